@@ -1,0 +1,1 @@
+"""qosbound.analytic: closed forms in SymPy, cited to their source equations, lambdified for numbers."""

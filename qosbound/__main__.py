@@ -1,0 +1,3 @@
+from qosbound.cli import main
+
+raise SystemExit(main())

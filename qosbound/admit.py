@@ -1,0 +1,173 @@
+"""Admission control: the largest (or smallest) value of one scenario parameter for which every SLO holds.
+
+The scenario is re-validated for each trial value; a value that makes the
+scenario invalid (e.g. utilisation >= 1) counts as infeasible. The feasible
+region is bracketed by doubling (or halving) from the current value, then the
+boundary is found with SciPy's ``brentq`` on the smallest normalised SLO margin
+where that margin is continuous, and by bisection on feasibility otherwise.
+The search assumes feasibility is monotone in the parameter over the bracket.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from qosbound.errors import ScenarioError
+from qosbound.scenario import build, get_path, set_path
+from qosbound.systems import get_system
+from qosbound.units import parse_quantity
+from qosbound.verdicts import judge_slos
+
+__all__ = ["AdmitResult", "admit"]
+
+
+@dataclass
+class AdmitResult:
+    parameter: str
+    direction: str
+    value: float | None  # SI, None when no value is feasible
+    unit: str
+    method: str
+    binding: str  # the SLO that stops the search
+    evaluations: int
+    history: list[tuple[float, float]] = field(default_factory=list)  # (x, margin)
+    message: str = ""
+
+
+_KIND_OF_UNIT = {"rate": "bit/s", "time": "s", "size": "B", "probability": "1", "count": "1"}
+
+
+def _kind_of(value) -> str:
+    if isinstance(value, bool):
+        raise ScenarioError("cannot vary a yes/no parameter")
+    if isinstance(value, (int, float)):
+        return "count"
+    for kind in ("rate", "time", "size", "probability"):
+        try:
+            parse_quantity(value, kind)
+            return kind
+        except ScenarioError:
+            continue
+    raise ScenarioError(f"cannot vary '{value}': not a number or a quantity with units")
+
+
+def admit(scn, parameter: str, *, direction: str = "largest", method: str | None = None,
+          lo: float | None = None, hi: float | None = None, rtol: float = 1e-4, max_evals: int = 80,
+          progress=None) -> AdmitResult:
+    system = get_system(scn.system)
+    if hasattr(system, "admit"):
+        return system.admit(scn, parameter, direction=direction, method=method, lo=lo, hi=hi, progress=progress)
+    if not scn.slos:
+        raise ScenarioError("the scenario has no SLOs to admit against", file=scn.path, field="slos")
+    raw = scn.raw
+    current = get_path(raw, parameter)
+    kind = _kind_of(current)
+    x0 = parse_quantity(current, kind) if kind != "count" else float(current)
+    integer = isinstance(current, int) and not isinstance(current, bool)
+    methods = system.default_methods(scn)
+    if method is None:
+        method = next((m for m in ("model-checked", "closed-form") if m in methods), methods[0] if methods else None)
+    if method is None:
+        raise ScenarioError("no method is enabled", file=scn.path, field="methods")
+    evals = 0
+    history: list[tuple[float, float]] = []
+    binding = {"name": ""}
+
+    def margin(x: float) -> float:
+        nonlocal evals
+        evals += 1
+        val = int(round(x)) if integer else x
+        try:
+            trial = build(set_path(raw, parameter, val), scn.path)
+        except ScenarioError:
+            history.append((x, -math.inf))
+            return -math.inf
+        from qosbound.progress import QUIET
+
+        results = system.evaluate(trial, [method], progress or QUIET)
+        verdicts = judge_slos(system, trial, results)
+        worst = math.inf
+        for v in verdicts:
+            if v.status == "missing":
+                raise ScenarioError(f"SLO '{v.name}' cannot be judged by method '{method}'", file=scn.path)
+            m = v.margin / abs(v.limit) if v.limit else v.margin
+            if m < worst:
+                worst = m
+                binding["name"] = v.name
+        history.append((x, worst))
+        return worst
+
+    sign = 1.0 if direction == "largest" else -1.0
+    step = 2.0
+    f0 = margin(x0)
+    # Bracket: find a feasible a and an infeasible b along the search direction.
+    if f0 >= 0:
+        a, fa = x0, f0
+        b = hi if (hi is not None and direction == "largest") else (lo if (lo is not None and direction == "smallest") else None)
+        if b is None:
+            b = x0 * step if sign > 0 else x0 / step
+            if x0 == 0:
+                b = 1.0 if sign > 0 else -1.0
+            fb = margin(b)
+            while fb >= 0 and evals < max_evals // 2:
+                a, fa = b, fb
+                b = b * step if sign > 0 else b / step
+                fb = margin(b)
+            if fb >= 0:
+                return AdmitResult(parameter, direction, b, _KIND_OF_UNIT[kind], method, binding["name"], evals,
+                                   history, "every SLO still holds at the end of the search range")
+        else:
+            fb = margin(b)
+            if fb >= 0:
+                return AdmitResult(parameter, direction, b, _KIND_OF_UNIT[kind], method, binding["name"], evals,
+                                   history, "every SLO holds up to the given limit")
+    else:
+        b, fb = x0, f0
+        a = lo if (lo is not None and direction == "largest") else (hi if (hi is not None and direction == "smallest") else None)
+        if a is None:
+            a = x0 / step if sign > 0 else x0 * step
+            fa = margin(a)
+            while fa < 0 and evals < max_evals // 2 and abs(a) > 1e-300:
+                b, fb = a, fa
+                a = a / step if sign > 0 else a * step
+                fa = margin(a)
+        else:
+            fa = margin(a)
+        if fa < 0:
+            return AdmitResult(parameter, direction, None, _KIND_OF_UNIT[kind], method, binding["name"], evals,
+                               history, "no value in the search range meets every SLO")
+    # Refine between feasible a and infeasible b.
+    if integer:
+        a, b = int(math.floor(a)) if sign > 0 else int(math.ceil(a)), int(round(b))
+        while abs(b - a) > 1 and evals < max_evals:
+            mid = (a + b) // 2
+            if margin(mid) >= 0:
+                a = mid
+            else:
+                b = mid
+        best = float(a)
+    elif math.isfinite(fb):
+        from scipy.optimize import brentq
+
+        try:
+            best = brentq(margin, a, b, rtol=rtol, maxiter=max_evals)
+            if margin(best) < 0:  # stay on the feasible side
+                best = a + (best - a) * (1 - 1e-9)
+        except (ValueError, RuntimeError):
+            best = _bisect(margin, a, b, rtol, max_evals)
+    else:
+        best = _bisect(margin, a, b, rtol, max_evals)
+    return AdmitResult(parameter, direction, best, _KIND_OF_UNIT[kind], method, binding["name"], evals, history)
+
+
+def _bisect(f, a, b, rtol, max_evals):
+    for _ in range(max_evals):
+        if abs(b - a) <= rtol * max(abs(a), abs(b)):
+            break
+        mid = 0.5 * (a + b)
+        if f(mid) >= 0:
+            a = mid
+        else:
+            b = mid
+    return a

@@ -1,0 +1,1 @@
+"""``qosbound reproduce PAPER``: the tables and figures of each source paper, regenerated."""

@@ -1,0 +1,271 @@
+"""Scenario files: safe YAML -> typed, validated, SI-unit pydantic objects.
+
+A scenario names its ``system`` (``pq_txq``, ``af``, ``tsq``, ``tfrc``); the
+system's module in :mod:`qosbound.systems` supplies the schema. Every quantity
+may carry units ("2 Mbps", "128 B", "10 ms"); bare numbers are SI. Errors name
+the file, the field (dotted path) and the problem, as :class:`ScenarioError`.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
+
+from qosbound.errors import ScenarioError
+from qosbound.units import Kind, parse_quantity
+
+__all__ = [
+    "ScenarioBase", "SLO", "Time", "Rate", "Size", "Probability", "PositiveInt",
+    "load_raw", "build", "load", "set_path", "get_path",
+]
+
+
+def _unit(kind: Kind):
+    def parse(v):
+        try:
+            return parse_quantity(v, kind)
+        except ScenarioError as e:
+            raise ValueError(e.problem) from None
+
+    return BeforeValidator(parse)
+
+
+def _probability(v):
+    try:
+        x = parse_quantity(v, "probability")
+    except ScenarioError as e:
+        raise ValueError(e.problem) from None
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"probability {v!r} is outside [0, 1]")
+    return x
+
+
+def _positive(v):
+    if not isinstance(v, (int, float)) or v <= 0:
+        raise ValueError(f"must be positive, got {v!r}")
+    return v
+
+
+def _int(v):
+    if isinstance(v, bool):
+        raise ValueError(f"expected an integer, got {v!r}")
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if isinstance(v, str):
+        try:
+            f = float(v)
+        except ValueError:
+            raise ValueError(f"expected an integer, got {v!r}") from None
+        if not f.is_integer():
+            raise ValueError(f"expected an integer, got {v!r}")
+        v = int(f)
+    if not isinstance(v, int):
+        raise ValueError(f"expected an integer, got {v!r}")
+    return v
+
+
+def _positive_int(v):
+    v = _int(v)
+    if v < 1:
+        raise ValueError(f"must be a positive integer, got {v}")
+    return v
+
+
+Time = Annotated[float, _unit("time")]
+Rate = Annotated[float, _unit("rate")]
+Size = Annotated[float, _unit("size")]
+Probability = Annotated[float, BeforeValidator(_probability)]
+PositiveInt = Annotated[int, BeforeValidator(_positive_int)]
+NonNegInt = Annotated[int, BeforeValidator(lambda v: _nonneg(_int(v)))]
+
+
+def _nonneg(v):
+    if v < 0:
+        raise ValueError(f"must be non-negative, got {v}")
+    return v
+
+
+class SLO(BaseModel):
+    """A service-level objective: ``metric`` must stay at most ``max`` (or at least ``min``).
+
+    The limit is read in the metric's unit ("15 ms" for a delay, 1e-3 for a
+    probability). ``method`` restricts the SLO to one method; by default every
+    method that produces the metric is judged.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str
+    max: Any = None
+    min: Any = None
+    method: str | None = None
+    name: str | None = None
+
+    @model_validator(mode="after")
+    def _one_limit(self):
+        if (self.max is None) == (self.min is None):
+            raise ValueError("give exactly one of 'max' or 'min'")
+        from qosbound.results import METHODS
+
+        if self.method is not None and self.method not in METHODS:
+            raise ValueError(f"unknown method '{self.method}'; expected one of {', '.join(METHODS)}")
+        return self
+
+    @property
+    def bound(self) -> str:
+        return "max" if self.max is not None else "min"
+
+    @property
+    def raw_limit(self):
+        return self.max if self.max is not None else self.min
+
+    def title(self) -> str:
+        if self.name:
+            return self.name
+        op = "<=" if self.bound == "max" else ">="
+        return f"{self.metric} {op} {self.raw_limit}"
+
+
+class ScenarioBase(BaseModel):
+    """Fields every scenario shares. Systems subclass it with their own sections."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    system: str
+    description: str = ""
+    source: str = ""
+    slos: list[SLO] = []
+
+    # Set by :func:`build`; not part of the file.
+    _path: str | None = None
+    _raw: dict | None = None
+
+    @property
+    def path(self) -> str | None:
+        return self._path
+
+    @property
+    def raw(self) -> dict:
+        return copy.deepcopy(self._raw or {})
+
+
+def load_raw(path: str | Path) -> dict:
+    """Read a YAML scenario safely; errors name the file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError("file not found", file=str(path)) from None
+    except IsADirectoryError:
+        raise ScenarioError("is a directory, not a scenario file", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScenarioError(f"cannot read: {e.__class__.__name__}", file=str(path)) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or "invalid YAML"
+        raise ScenarioError(f"invalid YAML{where}: {problem}", file=str(path)) from None
+    except Exception as e:  # pragma: no cover - defensive: yaml may raise odd errors on binary input
+        raise ScenarioError(f"invalid YAML: {e.__class__.__name__}", file=str(path)) from None
+    if not isinstance(data, dict):
+        raise ScenarioError("top level must be a mapping of fields (name, system, ...)", file=str(path))
+    return data
+
+
+def _loc(loc) -> str:
+    parts = []
+    for x in loc:
+        if isinstance(x, int):
+            parts.append(f"[{x}]")
+        elif isinstance(x, str) and (x.startswith("function-") or x in ("tagged-union",)):
+            continue
+        else:
+            parts.append(("." if parts else "") + str(x))
+    return "".join(parts)
+
+
+def _problem(err: dict) -> str:
+    msg = err.get("msg", "invalid value")
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    if err.get("type") == "extra_forbidden":
+        return "unknown field (check the spelling)"
+    if err.get("type") == "missing":
+        return "required field is missing"
+    return msg
+
+
+def build(raw: dict, path: str | None = None):
+    """Validate a raw mapping into the scenario class of its ``system``."""
+    from qosbound.systems import get_system, known_systems
+
+    file = str(path) if path else None
+    if not isinstance(raw, dict):
+        raise ScenarioError("top level must be a mapping", file=file)
+    name = raw.get("system")
+    if name is None:
+        raise ScenarioError("required field is missing", file=file, field="system")
+    if not isinstance(name, str) or name not in known_systems():
+        raise ScenarioError(f"unknown system {name!r}; expected one of {', '.join(known_systems())}",
+                            file=file, field="system")
+    system = get_system(name)
+    try:
+        scn = system.Scenario.model_validate(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise ScenarioError(_problem(err), file=file, field=_loc(err.get("loc", ())) or None) from None
+    except ScenarioError as e:
+        raise e.located(file=file) from None
+    except (ValueError, TypeError, ArithmeticError) as e:
+        raise ScenarioError(str(e), file=file) from None
+    scn._path = file
+    scn._raw = copy.deepcopy(raw)
+    # SLO limits are read now, so a bad limit is an input error, not a late crash.
+    for i, slo in enumerate(scn.slos):
+        try:
+            system.slo_limit(scn, slo)
+        except ScenarioError as e:
+            raise ScenarioError(e.problem, file=file, field=f"slos[{i}].{slo.bound}") from None
+    return scn
+
+
+def load(path: str | Path):
+    """Load and validate a scenario file."""
+    return build(load_raw(path), str(path))
+
+
+def get_path(raw: dict, dotted: str):
+    cur = raw
+    for part in dotted.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted)
+        cur = cur[part]
+    return cur
+
+
+def set_path(raw: dict, dotted: str, value) -> dict:
+    """Return a copy of ``raw`` with the dotted parameter replaced."""
+    out = copy.deepcopy(raw)
+    cur = out
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        if not isinstance(cur, dict) or part not in cur:
+            raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted)
+        cur = cur[part]
+    if not isinstance(cur, dict) or parts[-1] not in cur:
+        raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted)
+    cur[parts[-1]] = value
+    return out
+
+
+def finite(x: float) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)

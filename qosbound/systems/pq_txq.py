@@ -1,0 +1,384 @@
+"""Strict-priority EF queue feeding a finite FIFO transmission queue (seed 002, Ferrari, Pau & Raffaelli 2001).
+
+Semantics (shared by the closed forms, the PRISM model and the simulator; see
+DESIGN.md): a packet of ``size`` bytes occupies ``ceil(size/unit)`` units of the
+transmission queue (TxQ). Whenever fewer than ``Q_t`` units are occupied the
+scheduler moves one packet into the TxQ -- the head EF packet if one waits in the
+priority queue (PQ), else a best-effort (BE) packet, whose size is drawn from the
+BE size distribution (BE is saturated: it always has a packet). All units of a
+packet are released when its last bit leaves the wire; the TxQ is FIFO at line
+rate. EF delay runs from arrival to the last bit on the wire. The PQ holds at
+most ``pq.capacity`` EF packets; an EF packet arriving to a full PQ is lost.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from pydantic import Field, field_validator, model_validator
+
+from qosbound.errors import ScenarioError
+from qosbound.results import METHODS, Result, Verdict
+from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size, Time
+from qosbound.systems.base import Strict, ccdf_name, parse_quantile_name, quantile_name
+from qosbound.units import Kind, parse_quantity
+from qosbound.verdicts import default_slo_limit
+
+__all__ = ["Scenario", "Params", "params", "evaluate", "metric_kind", "slo_limit", "agreements",
+           "default_methods", "metric_names"]
+
+
+class Link(Strict):
+    rate: Rate = Field(description="line rate, bit/s")
+
+    @field_validator("rate")
+    @classmethod
+    def _pos(cls, v):
+        if v <= 0:
+            raise ValueError("link rate must be positive")
+        return v
+
+
+class TxQ(Strict):
+    units: PositiveInt = Field(description="Q_t: the scheduler refills while fewer than Q_t units are occupied")
+    unit_size: Size = Field(default=512.0, description="memory unit, bytes")
+
+    @field_validator("unit_size")
+    @classmethod
+    def _pos(cls, v):
+        if v <= 0:
+            raise ValueError("unit size must be positive")
+        return v
+
+
+class PQ(Strict):
+    capacity: PositiveInt = Field(default=10, description="priority queue size, packets")
+
+
+class EFTraffic(Strict):
+    rate: Rate = Field(description="EF wire rate, bit/s")
+    size: Size = Field(description="EF packet size on the wire, bytes")
+    arrivals: Literal["poisson", "cbr", "bernoulli"] = "poisson"
+    burst: Size | None = Field(default=None, description="token-bucket depth for the worst-case bound, bytes")
+
+    @field_validator("rate", "size")
+    @classmethod
+    def _pos(cls, v):
+        if v <= 0:
+            raise ValueError("must be positive")
+        return v
+
+
+class BESize(Strict):
+    size: Size
+    p: Probability
+
+    @field_validator("size")
+    @classmethod
+    def _pos(cls, v):
+        if v <= 0:
+            raise ValueError("packet size must be positive")
+        return v
+
+
+class BETraffic(Strict):
+    saturated: bool = True
+    size: Size | None = None
+    sizes: list[BESize] | None = None
+
+    @model_validator(mode="after")
+    def _check(self):
+        if not self.saturated:
+            raise ValueError("only saturated best effort is modelled (the worst case of seed 002): set saturated: true")
+        if (self.size is None) == (self.sizes is None):
+            raise ValueError("give exactly one of 'size' (a fixed size) or 'sizes' (a list of size/p pairs)")
+        if self.size is not None and self.size <= 0:
+            raise ValueError("packet size must be positive")
+        if self.sizes is not None:
+            if len(self.sizes) == 0:
+                raise ValueError("'sizes' is empty")
+            total = sum(s.p for s in self.sizes)
+            if abs(total - 1.0) > 1e-9:
+                raise ValueError(f"size probabilities sum to {total:.6g}, not 1")
+        return self
+
+    def distribution(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.size is not None:
+            return np.array([self.size]), np.array([1.0])
+        sizes = np.array([s.size for s in self.sizes])
+        probs = np.array([s.p for s in self.sizes])
+        keep = probs > 0
+        return sizes[keep], probs[keep]
+
+
+class Traffic(Strict):
+    EF: EFTraffic
+    BE: BETraffic
+
+
+class ClosedFormOptions(Strict):
+    enabled: bool = True
+
+
+class ModelOptions(Strict):
+    enabled: bool = True
+    engine: Literal["storm", "prism"] = "storm"
+    precision: float = 1e-10
+    exact: bool = False
+    granule: Size | Literal["auto"] = "auto"
+    max_granules: PositiveInt = 64
+
+    @field_validator("precision")
+    @classmethod
+    def _prec(cls, v):
+        if not (0 < v < 0.1):
+            raise ValueError("precision must be in (0, 0.1)")
+        return v
+
+
+class SimOptions(Strict):
+    enabled: bool = True
+    packets: PositiveInt = 2_000_000
+    replications: PositiveInt = 8
+    seed: int = 1
+    warmup: float = 0.01
+    confidence: float = 0.95
+
+    @field_validator("packets", mode="before")
+    @classmethod
+    def _pk(cls, v):
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        return v
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.packets < 1000:
+            raise ValueError("simulate at least 1000 packets per replication")
+        if self.replications < 2:
+            raise ValueError("at least 2 replications are needed for a confidence interval")
+        if not 0 <= self.warmup < 0.5:
+            raise ValueError("warmup is a fraction of the packets in [0, 0.5)")
+        if not 0.5 < self.confidence < 1:
+            raise ValueError("confidence must be in (0.5, 1)")
+        return self
+
+
+class Methods(Strict):
+    closed_form: ClosedFormOptions = Field(default_factory=ClosedFormOptions, alias="closed-form")
+    model_checked: ModelOptions = Field(default_factory=ModelOptions, alias="model-checked")
+    simulated: SimOptions = Field(default_factory=SimOptions)
+
+    model_config = Strict.model_config | {"populate_by_name": True}
+
+
+class Metrics(Strict):
+    ccdf_at: list[Time] = Field(default_factory=lambda: [5e-3, 10e-3, 15e-3])
+    quantiles: list[float] = Field(default_factory=lambda: [0.99])
+
+    @field_validator("ccdf_at")
+    @classmethod
+    def _pos(cls, v):
+        for d in v:
+            if d <= 0:
+                raise ValueError("CCDF points must be positive times")
+        return v
+
+    @field_validator("quantiles")
+    @classmethod
+    def _q(cls, v):
+        for q in v:
+            if not isinstance(q, (int, float)) or not 0 < q < 1:
+                raise ValueError(f"quantile {q!r} is not in (0, 1)")
+        return v
+
+
+class Scenario(ScenarioBase):
+    system: Literal["pq_txq"]
+    link: Link
+    txq: TxQ
+    pq: PQ = Field(default_factory=PQ)
+    traffic: Traffic
+    methods: Methods = Field(default_factory=Methods)
+    metrics: Metrics = Field(default_factory=Metrics)
+
+    @model_validator(mode="after")
+    def _stable(self):
+        rho = self.traffic.EF.rate / self.link.rate
+        if rho >= 1:
+            raise ScenarioError(f"EF utilisation rate/link = {rho:.4g} >= 1: the priority queue is unstable",
+                                field="traffic.EF.rate")
+        if self.traffic.EF.burst is not None and self.traffic.EF.burst < self.traffic.EF.size:
+            raise ScenarioError("token-bucket depth must hold at least one EF packet", field="traffic.EF.burst")
+        return self
+
+
+@dataclass(frozen=True)
+class Params:
+    """A scenario reduced to SI numbers."""
+
+    C: float  # line rate, bit/s
+    Q_t: int  # TxQ threshold, units
+    unit: float  # unit size, bytes
+    pq_cap: int  # PQ capacity, packets
+    ef_size: float  # bytes
+    ef_rate: float  # bit/s
+    lam: float  # EF packets/s
+    arrivals: str
+    be_sizes: np.ndarray  # bytes
+    be_probs: np.ndarray
+    burst: float  # token-bucket depth, bytes
+
+    @property
+    def rho(self) -> float:
+        return self.ef_rate / self.C
+
+    @property
+    def T_u(self) -> float:
+        """Transmission time of one unit, s."""
+        return self.unit * 8.0 / self.C
+
+    @property
+    def k_be(self) -> np.ndarray:
+        return np.ceil(self.be_sizes / self.unit - 1e-12).astype(int)
+
+    @property
+    def k_max(self) -> int:
+        return int(max(self.k_be.max(), math.ceil(self.ef_size / self.unit - 1e-12)))
+
+    @property
+    def k_ef(self) -> int:
+        return int(math.ceil(self.ef_size / self.unit - 1e-12))
+
+
+def params(scn: Scenario) -> Params:
+    ef = scn.traffic.EF
+    sizes, probs = scn.traffic.BE.distribution()
+    burst = ef.burst if ef.burst is not None else (ef.size if ef.arrivals == "cbr" else scn.pq.capacity * ef.size)
+    return Params(C=scn.link.rate, Q_t=scn.txq.units, unit=scn.txq.unit_size, pq_cap=scn.pq.capacity,
+                  ef_size=ef.size, ef_rate=ef.rate, lam=ef.rate / (8.0 * ef.size), arrivals=ef.arrivals,
+                  be_sizes=sizes, be_probs=probs, burst=burst)
+
+
+def metric_names(scn: Scenario) -> list[str]:
+    m = ["EF.delay.mean"] + [f"EF.delay.{quantile_name(q)}" for q in scn.metrics.quantiles]
+    m += [ccdf_name("EF.delay", d) for d in scn.metrics.ccdf_at]
+    m += ["EF.delay.worst_case_mean", "EF.delay.max", "EF.loss"]
+    return m
+
+
+def metric_kind(metric: str) -> Kind:
+    parts = metric.split(".")
+    if metric == "EF.loss":
+        return "probability"
+    if len(parts) >= 3 and parts[0] == "EF" and parts[1] == "delay":
+        stat = ".".join(parts[2:])
+        if stat.startswith("ccdf@"):
+            return "probability"
+        if stat in ("mean", "worst_case_mean", "max", "cobham_mean") or parse_quantile_name(stat) is not None:
+            return "time"
+    raise ScenarioError(f"unknown metric '{metric}' for a pq_txq scenario; known: EF.delay.mean, "
+                        "EF.delay.pNN, EF.delay.ccdf@<time>, EF.delay.worst_case_mean, EF.delay.max, EF.loss",
+                        field="metric")
+
+
+def slo_limit(scn: Scenario, slo) -> float:
+    return default_slo_limit(metric_kind, slo)
+
+
+def default_methods(scn: Scenario) -> list[str]:
+    m = scn.methods
+    out = []
+    if m.closed_form.enabled:
+        out.append("closed-form")
+    if m.model_checked.enabled:
+        out.append("model-checked")
+    if m.simulated.enabled:
+        out.append("simulated")
+    return out
+
+
+def _requested_metrics(scn: Scenario, extra: list[str]) -> tuple[list[float], list[float]]:
+    """CCDF points and quantiles from the metrics section plus any SLO metrics."""
+    ccdf = list(scn.metrics.ccdf_at)
+    qs = list(scn.metrics.quantiles)
+    for name in extra:
+        stat = name.split(".", 2)[-1]
+        if stat.startswith("ccdf@"):
+            d = parse_quantity(stat[5:], "time", field="metric")
+            if not any(abs(d - x) <= 1e-12 for x in ccdf):
+                ccdf.append(d)
+        q = parse_quantile_name(stat)
+        if q is not None and not any(abs(q - x) < 1e-12 for x in qs):
+            qs.append(q)
+    return ccdf, qs
+
+
+def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
+    """Every metric by every requested method."""
+    p = params(scn)
+    ccdf, qs = _requested_metrics(scn, [s.metric for s in scn.slos])
+    out: list[Result] = []
+    for method in methods:
+        if method == "closed-form":
+            from qosbound.analytic.pq_txq import closed_form_results
+
+            out += closed_form_results(p)
+        elif method == "model-checked":
+            from qosbound.models.pq_txq import model_results
+
+            out += model_results(p, scn.methods.model_checked, ccdf, qs, progress)
+        elif method == "simulated":
+            from qosbound.validation.pq_txq_sim import simulated_results
+
+            out += simulated_results(p, scn.methods.simulated, ccdf, qs, progress)
+        else:
+            raise ScenarioError(f"method '{method}' is not available for pq_txq scenarios", field="methods")
+    return out
+
+
+def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
+    """Cross-method checks: bounds dominate exact values; simulation intervals contain model values."""
+    by = {(r.metric, r.method): r for r in results}
+    out: list[Verdict] = []
+    mc_mean = by.get(("EF.delay.mean", "model-checked"))
+    wc = by.get(("EF.delay.worst_case_mean", "closed-form"))
+    if mc_mean and wc:
+        ok = mc_mean.value <= wc.value
+        out.append(Verdict("agreement", "worst-case mean (eq. 7) >= model-checked mean", "EF.delay.mean",
+                           "closed-form vs model-checked", "holds" if ok else "disagree", mc_mean.value, wc.value,
+                           "s", wc.value - mc_mean.value,
+                           "" if ok else "Ferrari eq. (7) is below the exact mean for this configuration"))
+    bound = by.get(("EF.delay.max", "closed-form"))
+    for method in ("simulated", "ns-3", "trace"):
+        mx = by.get(("EF.delay.max", method))
+        if bound and mx and scn.traffic.EF.arrivals == "cbr":
+            ok = mx.value <= bound.value * (1 + 1e-9)
+            out.append(Verdict("agreement", f"max-delay bound >= {method} maximum", "EF.delay.max",
+                               f"closed-form vs {method}", "holds" if ok else "disagree", mx.value, bound.value,
+                               "s", bound.value - mx.value))
+    # A simulated interval must contain the model-checked value. With many metrics checked at once, the
+    # family-wise error is held at 1 % (Bonferroni over the checks), from each estimate's standard error.
+    from scipy import stats
+
+    checks = [r for r in results if r.method in ("simulated", "ns-3", "trace") and r.interval is not None
+              and r.metric != "EF.delay.max" and (r.metric, "model-checked") in by
+              and r.provenance.get("std_error") is not None]
+    for r in checks:
+        m = by[(r.metric, "model-checked")]
+        se = float(r.provenance["std_error"])
+        dof = max(int(r.provenance.get("replications", 2)) - 1, 1)
+        t = stats.t.ppf(1 - 0.01 / (2 * len(checks)), dof)
+        tol = 0.0
+        if m.interval is not None:
+            tol = max(abs(m.interval.high - m.value), abs(m.value - m.interval.low))
+        half = t * se + tol
+        ok = abs(r.value - m.value) <= half
+        out.append(Verdict("agreement", f"{r.method} estimate agrees with model-checked value (family-wise 99 %)",
+                           r.metric, f"{r.method} vs model-checked", "holds" if ok else "disagree", r.value,
+                           m.value, r.unit, half - abs(r.value - m.value),
+                           "" if ok else f"|{r.value:.6g} - {m.value:.6g}| > {half:.3g} ({t:.2f} standard errors)"))
+    return out

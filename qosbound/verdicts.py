@@ -1,0 +1,59 @@
+"""Judging SLOs and cross-method agreement on a list of results."""
+
+from __future__ import annotations
+
+from qosbound.results import Result, Verdict
+from qosbound.scenario import SLO
+from qosbound.units import parse_quantity, SI_UNIT
+
+__all__ = ["default_slo_limit", "judge_slos", "exit_code"]
+
+
+def default_slo_limit(metric_kind, slo: SLO) -> float:
+    kind = metric_kind(slo.metric)
+    return parse_quantity(slo.raw_limit, kind, field=slo.bound)
+
+
+def judge_slo(slo: SLO, limit: float, results: list[Result]) -> list[Verdict]:
+    """One verdict per method that produced ``slo.metric``; 'missing' when none did."""
+    matching = [r for r in results if r.metric == slo.metric and (slo.method is None or r.method == slo.method)]
+    if not matching:
+        return [Verdict(kind="slo", name=slo.title(), metric=slo.metric, method=slo.method or "any",
+                        status="missing", limit=limit,
+                        detail="no requested method produces this metric")]
+    out = []
+    for r in matching:
+        if slo.bound == "max":
+            margin = limit - r.value
+        else:
+            margin = r.value - limit
+        status = "holds" if margin >= 0 else "violated"
+        detail = ""
+        iv = r.interval
+        if iv is not None and "CI" in iv.kind:
+            lo_ok = (limit - iv.high) >= 0 if slo.bound == "max" else (iv.low - limit) >= 0
+            hi_ok = (limit - iv.low) >= 0 if slo.bound == "max" else (iv.high - limit) >= 0
+            if lo_ok != hi_ok:
+                status = "inconclusive"
+                detail = f"the {iv.kind} straddles the limit; point estimate {'meets' if margin >= 0 else 'misses'} it"
+                if margin < 0:
+                    status = "violated"
+        out.append(Verdict(kind="slo", name=slo.title(), metric=slo.metric, method=r.method, status=status,
+                           value=r.value, limit=limit, unit=r.unit, margin=margin, detail=detail))
+    return out
+
+
+def judge_slos(system, scn, results: list[Result]) -> list[Verdict]:
+    out: list[Verdict] = []
+    for slo in scn.slos:
+        limit = system.slo_limit(scn, slo)
+        out.extend(judge_slo(slo, limit, results))
+    return out
+
+
+def exit_code(verdicts: list[Verdict]) -> int:
+    return 1 if any(v.failed for v in verdicts) else 0
+
+
+def unit_of(kind: str) -> str:
+    return SI_UNIT[kind]
