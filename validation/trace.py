@@ -1,0 +1,112 @@
+"""The one packet-trace schema, and its Parquet / CSV forms.
+
+One row per packet seen at the device's ingress:
+
+========== ========= =====================================================
+column     type      meaning
+========== ========= =====================================================
+flow       string    flow or aggregate name ("EF", "BE", "flow1", ...)
+cls        string    traffic class / PHB ("EF", "BE", "AF1", ...)
+colour     int8      drop precedence: 0 green/none, 1 yellow, 2 red
+hint       int16     TSQ delay hint (0 when not used)
+size       int32     bytes on the wire
+arrival    float64   arrival time at the ingress, seconds
+departure  float64   time the last bit left the egress, seconds; null if dropped
+dropped    bool      the packet was dropped in the device
+========== ========= =====================================================
+
+Times are seconds from the start of the trace. CSV uses the same columns with
+an empty ``departure`` for dropped packets.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from qosbound.errors import TraceError
+
+__all__ = ["COLUMNS", "make_table", "write_trace", "read_trace"]
+
+COLUMNS = ("flow", "cls", "colour", "hint", "size", "arrival", "departure", "dropped")
+
+
+def _schema():
+    import pyarrow as pa
+
+    return pa.schema([
+        ("flow", pa.string()), ("cls", pa.string()), ("colour", pa.int8()), ("hint", pa.int16()),
+        ("size", pa.int32()), ("arrival", pa.float64()), ("departure", pa.float64()), ("dropped", pa.bool_()),
+    ])
+
+
+def make_table(*, flow, cls, size, arrival, departure, dropped, colour=None, hint=None):
+    """Build a pyarrow Table in the trace schema from array-likes (strings may be scalars)."""
+    import pyarrow as pa
+
+    arrival = np.asarray(arrival, dtype=np.float64)
+    n = arrival.shape[0]
+
+    def col(v, dtype):
+        if v is None:
+            return np.zeros(n, dtype=dtype)
+        a = np.asarray(v)
+        if a.ndim == 0:
+            return np.full(n, a.item(), dtype=dtype)
+        return a.astype(dtype)
+
+    dropped = col(dropped, bool)
+    departure = col(departure, np.float64)
+    dep = pa.array(departure, mask=dropped | ~np.isfinite(departure), type=pa.float64())
+    flow_a = np.asarray(flow)
+    cls_a = np.asarray(cls)
+    flow_col = pa.array(np.full(n, str(flow_a.item()), dtype=object) if flow_a.ndim == 0 else flow_a.astype(str),
+                        type=pa.string())
+    cls_col = pa.array(np.full(n, str(cls_a.item()), dtype=object) if cls_a.ndim == 0 else cls_a.astype(str),
+                       type=pa.string())
+    return pa.Table.from_arrays(
+        [flow_col, cls_col, pa.array(col(colour, np.int8)), pa.array(col(hint, np.int16)),
+         pa.array(col(size, np.int32)), pa.array(arrival), dep, pa.array(dropped)],
+        schema=_schema())
+
+
+def write_trace(table, path: str | Path) -> None:
+    """Write a trace table as Parquet (``.parquet``) or CSV (``.csv``)."""
+    p = Path(path)
+    if p.suffix == ".csv":
+        import pyarrow.csv as pcsv
+
+        pcsv.write_csv(table, p)
+    else:
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, p)
+
+
+def read_trace(path: str | Path):
+    """Read a trace (Parquet or CSV) and check it against the schema."""
+    import pyarrow as pa
+
+    p = Path(path)
+    if not p.exists():
+        raise TraceError(f"{path}: file not found")
+    try:
+        if p.suffix == ".csv":
+            import pyarrow.csv as pcsv
+
+            opts = pcsv.ConvertOptions(column_types=_schema(), strings_can_be_null=False)
+            table = pcsv.read_csv(p, convert_options=opts)
+        else:
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(p)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise TraceError(f"{path}: not a readable trace ({str(e).splitlines()[0][:120]})") from None
+    missing = [c for c in COLUMNS if c not in table.column_names]
+    if missing:
+        raise TraceError(f"{path}: missing column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}")
+    try:
+        return table.select(list(COLUMNS)).cast(_schema())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise TraceError(f"{path}: a column has the wrong type ({str(e).splitlines()[0][:120]})") from None
