@@ -1,0 +1,243 @@
+"""Statistics for simulated and measured output: confidence intervals, batch means, streamed histograms.
+
+The public surface is small:
+
+* :func:`t_interval` -- Student-t interval for the mean of independent replications;
+* :func:`batch_means` -- the same for one long correlated run, cut into batches;
+* :class:`Estimate` -- a point estimate with its standard error and interval,
+  convertible to a :class:`qosbound.results.Interval`;
+* :func:`ci_kind` -- the interval label, ``0.95 -> "95% CI"``;
+* :func:`nice_bin_width` -- a round bin width (1, 2 or 5 times a power of ten);
+* :class:`Histogram` -- fixed-width bins streamed from chunks, with per-bin
+  minimum and maximum so quantiles are exact on atoms and interpolated inside a
+  bin otherwise; :func:`hist_quantile` and :func:`hist_ccdf` work on the raw arrays
+  (for numba kernels that fill them directly).
+
+Quantiles use the definition ``Q(q) = inf{x : F(x) >= q}``; the CCDF is
+``P(X > d)``. Estimates from a histogram are accurate to one bin.
+
+References: Law & Kelton, *Simulation Modeling and Analysis*, 3rd ed., sections
+9.4 (independent replications) and 9.5.3 (batch means).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Estimate", "t_interval", "batch_means", "ci_kind", "nice_bin_width", "Histogram",
+           "hist_quantile", "hist_ccdf"]
+
+
+def ci_kind(confidence: float) -> str:
+    """The interval label for a confidence level: 0.95 -> '95% CI', 0.975 -> '97.5% CI'."""
+    pct = f"{confidence * 100:.6f}".rstrip("0").rstrip(".")
+    return f"{pct}% CI"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean of ``n`` independent observations with its standard error and Student-t interval."""
+
+    mean: float
+    std_error: float
+    low: float
+    high: float
+    n: int
+    confidence: float
+
+    @property
+    def half_width(self) -> float:
+        return 0.5 * (self.high - self.low)
+
+    def interval(self):
+        """This estimate's interval as a :class:`qosbound.results.Interval`."""
+        from qosbound.results import Interval
+
+        return Interval(self.low, self.high, ci_kind(self.confidence))
+
+
+def t_interval(samples, confidence: float = 0.95) -> Estimate:
+    """Student-t confidence interval for the mean of independent, identically distributed samples.
+
+    Needs at least two finite samples. When all samples are equal the interval
+    has zero width.
+    """
+    from scipy import stats
+
+    x = np.asarray(samples, dtype=np.float64).ravel()
+    if x.size < 2:
+        raise ValueError("a confidence interval needs at least 2 samples")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("samples must be finite")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError("confidence must be in (0, 1)")
+    n = int(x.size)
+    mean = float(x.mean())
+    se = float(x.std(ddof=1) / math.sqrt(n))
+    t = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1))
+    return Estimate(mean, se, mean - t * se, mean + t * se, n, confidence)
+
+
+def batch_means(x, batches: int = 20, confidence: float = 0.95) -> Estimate:
+    """Confidence interval for the mean of one long (correlated) series by the method of batch means.
+
+    The series is cut into ``batches`` contiguous batches of equal length (the
+    remainder at the end is dropped); their means are treated as independent.
+    """
+    x = np.asarray(x, dtype=np.float64).ravel()
+    if batches < 2:
+        raise ValueError("batch means needs at least 2 batches")
+    m = x.size // batches
+    if m < 1:
+        raise ValueError(f"{x.size} observations cannot fill {batches} batches")
+    means = x[: m * batches].reshape(batches, m).mean(axis=1)
+    return t_interval(means, confidence)
+
+
+def nice_bin_width(span: float, max_bins: int) -> float:
+    """The smallest width of the form {1, 2, 5} * 10^k with ``span / width <= max_bins``."""
+    if not (span > 0 and math.isfinite(span)) or max_bins < 1:
+        raise ValueError("span must be positive and finite, max_bins >= 1")
+    target = span / max_bins
+    e = math.floor(math.log10(target))
+    for k in (e - 1, e, e + 1):
+        for m in (1.0, 2.0, 5.0):
+            w = m * 10.0 ** k
+            if w >= target * (1 - 1e-12):
+                return w
+    return 10.0 ** (e + 2)  # not reached
+
+
+def hist_quantile(counts, low: float, width: float, q: float, bin_min=None, bin_max=None) -> float:
+    """The q-quantile ``inf{x : F(x) >= q}`` from fixed-width bin counts starting at ``low``.
+
+    With per-bin observed minima and maxima the value is interpolated between
+    them (exact when a bin holds a single value, e.g. an atom of a lattice
+    distribution); without them, between the bin's edges.
+    """
+    c = np.asarray(counts, dtype=np.int64)
+    n = int(c.sum())
+    if n == 0:
+        raise ValueError("empty histogram")
+    if not 0.0 < q < 1.0:
+        raise ValueError("q must be in (0, 1)")
+    cum = np.cumsum(c)
+    target = q * n
+    i = int(np.searchsorted(cum, target - 1e-9 * n, side="left"))
+    i = min(i, c.size - 1)
+    before = float(cum[i - 1]) if i > 0 else 0.0
+    frac = min(max((target - before) / c[i], 0.0), 1.0)
+    if bin_min is not None and bin_max is not None:
+        a, b = float(bin_min[i]), float(bin_max[i])
+    else:
+        a, b = low + i * width, low + (i + 1) * width
+    return a + (b - a) * frac
+
+
+def hist_ccdf(counts, low: float, width: float, d: float, bin_min=None, bin_max=None) -> float:
+    """``P(X > d)`` from fixed-width bin counts, interpolating linearly inside the bin holding ``d``.
+
+    With per-bin observed minima and maxima, the bin holding ``d`` counts fully
+    when its minimum exceeds ``d``, not at all when its maximum is at most ``d``,
+    and is interpolated between them otherwise.
+    """
+    c = np.asarray(counts, dtype=np.int64)
+    n = int(c.sum())
+    if n == 0:
+        raise ValueError("empty histogram")
+    pos = (d - low) / width
+    if pos < 0:
+        return 1.0
+    i = int(math.floor(pos))
+    if i >= c.size:
+        return 0.0
+    if bin_min is not None and bin_max is not None and c[i] > 0:
+        a, b = float(bin_min[i]), float(bin_max[i])
+        part = 1.0 if a > d else 0.0 if b <= d else (b - d) / (b - a)
+    else:
+        part = 1.0 - (pos - i)
+    above = float(c[i + 1:].sum()) + c[i] * part
+    return above / n
+
+
+class Histogram:
+    """Fixed-width bins on ``[low, low + bins * width)``, filled from chunks of observations.
+
+    Observations outside the range are counted in ``underflow`` / ``overflow``
+    (and still enter ``count``, ``total``, ``min`` and ``max``); the quantile and
+    CCDF methods refuse to answer when any were clipped.
+    """
+
+    def __init__(self, low: float, width: float, bins: int):
+        if not (width > 0 and bins >= 1):
+            raise ValueError("width must be positive and bins >= 1")
+        self.low, self.width, self.bins = float(low), float(width), int(bins)
+        self.counts = np.zeros(self.bins, dtype=np.int64)
+        self.bin_min = np.full(self.bins, np.inf)
+        self.bin_max = np.full(self.bins, -np.inf)
+        self.underflow = 0
+        self.overflow = 0
+        self.count = 0
+        self.total = 0.0
+        self.total_sq = 0.0
+        self.min = math.inf
+        self.max = -math.inf
+
+    def add(self, x) -> None:
+        """Add a chunk of observations (any array-like of finite numbers)."""
+        x = np.asarray(x, dtype=np.float64).ravel()
+        if x.size == 0:
+            return
+        if not np.all(np.isfinite(x)):
+            raise ValueError("observations must be finite")
+        self.count += int(x.size)
+        self.total += float(x.sum())
+        self.total_sq += float(np.dot(x, x))
+        self.min = min(self.min, float(x.min()))
+        self.max = max(self.max, float(x.max()))
+        idx = np.floor((x - self.low) / self.width).astype(np.int64)
+        self.underflow += int((idx < 0).sum())
+        self.overflow += int((idx >= self.bins).sum())
+        ok = (idx >= 0) & (idx < self.bins)
+        idx, x = idx[ok], x[ok]
+        self.counts += np.bincount(idx, minlength=self.bins)
+        np.minimum.at(self.bin_min, idx, x)
+        np.maximum.at(self.bin_max, idx, x)
+
+    def merge(self, other: "Histogram") -> None:
+        """Add another histogram with the same bins into this one."""
+        if (other.low, other.width, other.bins) != (self.low, self.width, self.bins):
+            raise ValueError("histograms have different bins")
+        self.counts += other.counts
+        self.bin_min = np.minimum(self.bin_min, other.bin_min)
+        self.bin_max = np.maximum(self.bin_max, other.bin_max)
+        self.underflow += other.underflow
+        self.overflow += other.overflow
+        self.count += other.count
+        self.total += other.total
+        self.total_sq += other.total_sq
+        self.min = min(self.min, other.min)
+        self.max = max(self.max, other.max)
+
+    @property
+    def mean(self) -> float:
+        if self.count == 0:
+            raise ValueError("empty histogram")
+        return self.total / self.count
+
+    def _check(self):
+        if self.underflow or self.overflow:
+            raise ValueError(f"{self.underflow} observation(s) below and {self.overflow} above the bins")
+
+    def quantile(self, q: float) -> float:
+        """The q-quantile, accurate to one bin (exact on a bin holding a single value)."""
+        self._check()
+        return hist_quantile(self.counts, self.low, self.width, q, self.bin_min, self.bin_max)
+
+    def ccdf(self, d: float) -> float:
+        """``P(X > d)``, accurate to the mass of the bin holding ``d``."""
+        self._check()
+        return hist_ccdf(self.counts, self.low, self.width, d, self.bin_min, self.bin_max)
