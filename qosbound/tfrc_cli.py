@@ -1,0 +1,180 @@
+"""``qosbound tfrc``: the TFRC / gTFRC rate calculator (RFC 5348 section 3.1, seed 003 eq. (1) and (2)).
+
+One point from flags, or a table from a CSV file (one row per point, columns
+``s``, ``rtt``, ``loss`` and optionally ``target``, ``x_recv``; cells are numbers
+in SI units -- bytes, seconds, bit/s, a fraction -- or strings with units such as
+"1500 B", "30 ms", "1 %", "400 kbit/s"). Rates are printed in bit/s.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+
+import numpy as np
+
+from qosbound.errors import ScenarioError
+from qosbound.units import format_quantity, parse_quantity
+
+__all__ = ["add_arguments", "run", "compute"]
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--s", default="1500 B", help="packet size (default 1500 B)")
+    parser.add_argument("--rtt", help="round-trip time R, e.g. 30ms")
+    parser.add_argument("--loss", help="loss event rate p in (0, 1], e.g. 1%% or 0.01")
+    parser.add_argument("--target", help="gTFRC target rate g, e.g. 400kbit/s")
+    parser.add_argument("--x-recv", dest="x_recv", help="receiver-reported rate X_recv (caps gTFRC at 2 X_recv)")
+    parser.add_argument("--b", default="1", help="packets acknowledged per ACK (RFC 5348: 1)")
+    parser.add_argument("--t-rto", dest="t_rto", help="retransmission timeout (default 4 R)")
+    parser.add_argument("--csv", metavar="FILE", help="table input: columns s, rtt, loss[, target, x_recv]")
+    parser.add_argument("--json", action="store_true", help="print the machine-readable form")
+    parser.add_argument("--quiet", action="store_true")
+
+
+def _positive(value, kind, field):
+    x = parse_quantity(value, kind, field=field)
+    if not x > 0:
+        raise ScenarioError(f"must be positive, got {value!r}", field=field)
+    return x
+
+
+def _loss(value, field):
+    x = parse_quantity(value, "probability", field=field)
+    if not 0 < x <= 1:
+        raise ScenarioError(f"the loss event rate must lie in (0, 1], got {value!r} (p = 0 is slow start, "
+                            "where the equation does not apply)", field=field)
+    return x
+
+
+def compute(s, rtt, loss, target=None, x_recv=None, b=1.0, t_rto=None) -> dict:
+    """All calculator outputs for arrays of inputs (SI: bytes, s, fraction, bit/s); rates in bit/s."""
+    from qosbound.analytic import tfrc as T
+
+    s, rtt, loss = (np.asarray(v, dtype=float) for v in (s, rtt, loss))
+    out = {"s": s, "rtt": rtt, "loss": loss,
+           "X_calc": 8.0 * T.tfrc_rate(s, rtt, loss, b, t_rto),
+           "X_sqrt_law": 8.0 * T.sqrt_law_rate(s, rtt, loss, b)}
+    if target is not None:
+        g = np.asarray(target, dtype=float) / 8.0
+        xr = None if x_recv is None else np.asarray(x_recv, dtype=float) / 8.0
+        out["target"] = np.asarray(target, dtype=float)
+        out["X_gtfrc"] = 8.0 * T.gtfrc_rate(s, rtt, loss, g, xr, b, t_rto)
+        out["needs_guarantee"] = np.asarray(T.exceeds_fair_rate(s, rtt, loss, g, b, t_rto))
+        out["p_max"] = np.asarray(T.max_loss_for_target(s, rtt, g, b, t_rto), dtype=float)
+        out["rtt_max"] = T.max_rtt_for_target(s, loss, g, b) if t_rto is None else None
+        out["ratio"] = T.friendliness_ratio(s, rtt, loss, g, b, t_rto)
+        if out["rtt_max"] is None:
+            del out["rtt_max"]
+    return out
+
+
+_UNITS = {"s": "B", "rtt": "s", "loss": "1", "target": "bit/s", "X_calc": "bit/s", "X_sqrt_law": "bit/s",
+          "X_gtfrc": "bit/s", "needs_guarantee": "", "p_max": "1", "rtt_max": "s", "ratio": "1"}
+
+
+def _read_csv(path: str):
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except FileNotFoundError:
+        raise ScenarioError("file not found", file=path) from None
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise ScenarioError(f"cannot read CSV: {e.__class__.__name__}", file=path) from None
+    if not rows:
+        raise ScenarioError("the CSV has no data rows", file=path)
+    cols = set(rows[0].keys())
+    missing = {"s", "rtt", "loss"} - cols
+    if missing:
+        raise ScenarioError(f"missing column(s) {', '.join(sorted(missing))}; expected s, rtt, loss[, target, "
+                            "x_recv]", file=path)
+    unknown = cols - {"s", "rtt", "loss", "target", "x_recv"}
+    if unknown:
+        raise ScenarioError(f"unknown column(s) {', '.join(sorted(unknown))}", file=path)
+
+    def column(name, reader):
+        out = []
+        for i, row in enumerate(rows):
+            cell = row.get(name)
+            try:
+                cell = float(cell)
+            except (TypeError, ValueError):
+                pass
+            try:
+                out.append(reader(cell, f"row {i + 2}.{name}"))
+            except ScenarioError as e:
+                raise e.located(file=path) from None
+        return np.array(out)
+
+    data = {"s": column("s", lambda v, f: _positive(v, "size", f)),
+            "rtt": column("rtt", lambda v, f: _positive(v, "time", f)),
+            "loss": column("loss", _loss)}
+    if "target" in cols:
+        data["target"] = column("target", lambda v, f: _positive(v, "rate", f))
+    if "x_recv" in cols:
+        data["x_recv"] = column("x_recv", lambda v, f: _positive(v, "rate", f))
+    return data
+
+
+def run(args) -> int:
+    b = _positive(args.b, "count", "--b")
+    t_rto = _positive(args.t_rto, "time", "--t-rto") if args.t_rto else None
+    if args.csv:
+        data = _read_csv(args.csv)
+        res = compute(data["s"], data["rtt"], data["loss"], data.get("target"), data.get("x_recv"), b, t_rto)
+        _print_table(res, args.json)
+        return 0
+    if args.rtt is None:
+        raise ScenarioError("required (or give --csv FILE)", field="--rtt")
+    if args.loss is None:
+        raise ScenarioError("required (or give --csv FILE)", field="--loss")
+    s = _positive(args.s, "size", "--s")
+    rtt = _positive(args.rtt, "time", "--rtt")
+    loss = _loss(args.loss, "--loss")
+    target = _positive(args.target, "rate", "--target") if args.target else None
+    x_recv = _positive(args.x_recv, "rate", "--x-recv") if args.x_recv else None
+    if x_recv is not None and target is None:
+        raise ScenarioError("--x-recv only applies to gTFRC: give --target too", field="--x-recv")
+    res = {k: (v.item() if isinstance(v, np.ndarray) else v)
+           for k, v in compute(s, rtt, loss, target, x_recv, b, t_rto).items()}
+    if args.json:
+        doc = {k: {"value": (bool(v) if k == "needs_guarantee" else float(v)), "unit": _UNITS[k]}
+               for k, v in res.items()}
+        doc["equation"] = "RFC 5348 section 3.1 (seed 003 eq. (1)); gTFRC seed 003 eq. (2)"
+        doc["b"] = b
+        doc["t_rto"] = t_rto if t_rto is not None else 4 * rtt
+        print(json.dumps(doc, indent=2, allow_nan=False))
+        return 0
+    t_text = format_quantity(t_rto, "s") if t_rto is not None else "4R"
+    print(f"TFRC (RFC 5348 3.1): s = {format_quantity(s, 'B')}, R = {format_quantity(rtt, 's')}, "
+          f"p = {loss:.6g}, b = {b:g}, t_RTO = {t_text}")
+    print(f"  X_calc          = {format_quantity(res['X_calc'], 'bit/s')} ({res['X_calc'] / 8:.6g} B/s)")
+    print(f"  square-root law = {format_quantity(res['X_sqrt_law'], 'bit/s')} (upper envelope)")
+    if target is not None:
+        need = res["needs_guarantee"]
+        print(f"gTFRC (seed 003 eq. 2), target g = {format_quantity(target, 'bit/s')}"
+              + (f", X_recv = {format_quantity(x_recv, 'bit/s')}" if x_recv else ""))
+        print(f"  X_gTFRC         = {format_quantity(res['X_gtfrc'], 'bit/s')}")
+        print(f"  target needs the guarantee: {'yes' if need else 'no'} "
+              f"(g {'>' if need else '<='} X_calc; X_gTFRC / X_TFRC = {res['ratio']:.4g})")
+        print(f"  g is TCP-friendly up to p = {res['p_max']:.6g}"
+              + (f" at this R, and up to R = {format_quantity(res['rtt_max'], 's')} at this p"
+                 if "rtt_max" in res else ""))
+    return 0
+
+
+def _print_table(res: dict, as_json: bool) -> None:
+    keys = list(res.keys())
+    n = len(np.atleast_1d(res["X_calc"]))
+    cols = {k: np.broadcast_to(np.atleast_1d(res[k]), (n,)) for k in keys}
+    if as_json:
+        rows = [{k: (bool(cols[k][i]) if k == "needs_guarantee" else float(cols[k][i])) for k in keys}
+                for i in range(n)]
+        print(json.dumps({"units": {k: _UNITS[k] for k in keys}, "rows": rows}, indent=2, allow_nan=False))
+        return
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    w.writerow([f"{k} [{_UNITS[k]}]" if _UNITS[k] else k for k in keys])
+    for i in range(n):
+        w.writerow([str(bool(cols[k][i])).lower() if k == "needs_guarantee" else f"{float(cols[k][i]):.10g}"
+                    for k in keys])
