@@ -1,0 +1,114 @@
+"""Closed-form results for the EF priority queue + transmission queue system (seed 002).
+
+Three closed forms, all with method ``closed-form``:
+
+* ``EF.delay.worst_case_mean`` -- Ferrari, Pau & Raffaelli 2001, eq. (7), with
+  ``k`` the largest number of units a packet fills (``Params.k_max``). The
+  semantic gap: eq. (5) puts the *maximum* residual service time ``k T_u`` into
+  Cobham's mean-wait formula, while in the model an EF packet waits for the TxQ
+  occupancy to drop below ``Q_t`` (a mean residual, sometimes more than one
+  departure); eq. (6) charges ``Q_t + k - 1`` full units of TxQ wait while the
+  TxQ seen at admission holds fewer than ``Q_t`` units, some of them partly
+  filled or EF. It is a worst case of the mean, not a bound on any delay.
+* ``EF.delay.max`` -- :mod:`qosbound.analytic.ef_bound`: the maximum delay of an
+  accepted EF packet for token-bucket-conformant EF of depth ``Params.burst``
+  (for Poisson / Bernoulli EF the default depth is the PQ capacity, which
+  bounds every accepted packet whatever the arrivals).
+* ``EF.delay.cobham_mean`` -- an approximation: Cobham's mean EF wait
+  (:mod:`qosbound.analytic.priority`) with the line kept busy by saturated best
+  effort, plus an approximate TxQ wait at admission, plus the EF transmission.
+  The TxQ wait counts ``U = Q_t - 1 - (E[k^2]/E[k] - 1)/2`` units (the
+  occupancy left just after the departure that admits the EF packet: ``Q_t - 1``
+  less the mean renewal undershoot of BE units; exact for a fixed BE size that
+  fills ``k = 1`` unit, and ``k(ceil(Q_t/k) - 1)`` is exact for fixed ``k``) of
+  best effort at ``E[L]/E[k]`` bytes per unit. It ignores EF packets inside the
+  TxQ and the PQ capacity, so it is not a bound; with ``Q_t = 1`` it is the
+  M/G/1 non-preemptive priority mean exactly.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import sympy as sp
+
+from qosbound.analytic import ef_bound, ferrari, priority
+from qosbound.results import Interval, Result
+
+__all__ = ["closed_form_results", "txq_units_expr", "txq_wait_expr"]
+
+_Q = sp.Symbol("Q_t", positive=True, integer=True)  # units
+_k1 = sp.Symbol("Ek", positive=True)  # units, E[k] of BE packets
+_k2 = sp.Symbol("Ek2", positive=True)  # units^2, E[k^2] of BE packets
+_L = sp.Symbol("EL", positive=True)  # bytes, E[L] of BE packets
+_C = sp.Symbol("C", positive=True)  # bit/s
+
+#: Units of BE left in the TxQ just after the departure that admits an EF packet (approximation, see module doc).
+txq_units_expr = sp.Max(0, _Q - 1 - (_k2 / _k1 - 1) / 2)
+#: Approximate TxQ wait of an admitted EF packet, s: those units at the mean BE fill ``E[L]/E[k]`` bytes each.
+txq_wait_expr = txq_units_expr * 8 * (_L / _k1) / _C
+
+
+@lru_cache(maxsize=1)
+def _txq_wait_fn():
+    return sp.lambdify((_Q, _k1, _k2, _L, _C), txq_wait_expr, "numpy")
+
+
+def closed_form_results(p) -> list[Result]:
+    """Every closed-form EF delay metric for one :class:`qosbound.systems.pq_txq.Params`."""
+    T_u, rho = p.T_u, p.rho
+    k = p.k_max
+    W_pq = ferrari.w_pq(k, rho, T_u)
+    W_t = ferrari.w_t(k, p.Q_t, T_u)
+    W = ferrari.w(k, rho, p.Q_t, T_u)
+    out = [Result(
+        "EF.delay.worst_case_mean", "closed-form", W, "s", Interval(W, W, "exact"),
+        {"formula": ferrari.eq7_text, "source": "Ferrari et al. 2001, eq. (7)",
+         "W_pq": W_pq, "W_t": W_t, "k": k, "rho": rho, "Q_t": p.Q_t, "T_u": T_u,
+         "note": "worst case of the mean: eq. (5) uses the maximum residual k*T_u in Cobham's formula and "
+                 "eq. (6) Q_t+k-1 full units of TxQ; not a bound on the maximum delay"},
+    )]
+
+    sizes = np.concatenate([p.be_sizes, [p.ef_size]])
+    phi = ef_bound.fill_fraction(sizes, p.unit)
+    L_max = float(sizes.max())
+    D = ef_bound.ef_delay_bound(p.Q_t, p.unit, p.C, L_max, p.ef_size, p.burst, p.pq_cap, phi=phi)
+    if p.arrivals == "cbr":
+        assumption = (f"CBR EF conforms to a token bucket of one packet ({p.ef_size:g} B) at "
+                      f"{p.ef_rate:g} bit/s; the bound holds for every EF packet")
+    elif p.burst >= p.pq_cap * p.ef_size:
+        assumption = (f"{p.arrivals} EF is not token-bucket constrained; the PQ capacity ({p.pq_cap} packets) "
+                      "bounds the burst, so the bound holds for every accepted EF packet")
+    else:
+        assumption = (f"assumes EF conforms to a token bucket of {p.burst:g} B at {p.ef_rate:g} bit/s; "
+                      f"{p.arrivals} arrivals do not, so only the PQ-capacity bound "
+                      f"({p.pq_cap} packets) holds for them")
+    out.append(Result(
+        "EF.delay.max", "closed-form", D, "s", Interval(D, D, "bound"),
+        {"formula": ef_bound.bound_text, "source": "qosbound.analytic.ef_bound (derivation in its docstring)",
+         "assumption": assumption, "sigma": p.burst, "pq_cap": p.pq_cap, "L_max": L_max, "L_EF": p.ef_size,
+         "phi": phi, "Q_t": p.Q_t, "T_u": T_u,
+         "txq_work": ef_bound.txq_work(p.Q_t, p.unit, p.C, L_max, phi)},
+    ))
+
+    s_be = p.be_sizes * 8.0 / p.C
+    m1_be = float(np.dot(p.be_probs, s_be))
+    m2_be = float(np.dot(p.be_probs, s_be ** 2))
+    s_ef = p.ef_size * 8.0 / p.C
+    W1 = float(priority.cobham_wait_saturated([p.lam], [s_ef], [s_ef ** 2], m1_be, m2_be)[0])
+    kb = p.k_be.astype(float)
+    Ek, Ek2 = float(np.dot(p.be_probs, kb)), float(np.dot(p.be_probs, kb ** 2))
+    EL = float(np.dot(p.be_probs, p.be_sizes))
+    W_txq = float(_txq_wait_fn()(p.Q_t, Ek, Ek2, EL, p.C))
+    M = W1 + W_txq + s_ef
+    out.append(Result(
+        "EF.delay.cobham_mean", "closed-form", M, "s", Interval(M, M, "approximation"),
+        {"formula": "W_1 + W_txq + S_EF, W_1 = R/(1-rho) (Cobham, BE saturated), "
+                    "W_txq = max(0, Q_t-1-(E[k^2]/E[k]-1)/2) * 8*E[L]/(E[k]*C)",
+         "source": "Bertsekas & Gallager, Data Networks, sec. 3.5.3 (Cobham); TxQ term approximate",
+         "approximation": "Cobham's formula ignores the TxQ; the TxQ term ignores EF inside the TxQ and the "
+                          "PQ capacity; exact only for Q_t = 1",
+         "W_1": W1, "W_txq": W_txq, "S_EF": s_ef, "residual_BE": m2_be / (2 * m1_be)},
+    ))
+    return out
