@@ -1,0 +1,445 @@
+"""Packet simulator of one TSQ bottleneck over a PI AQM (seed 001), in numba.
+
+Mechanics (the same semantics as :mod:`qosbound.analytic.tsq`; the weight,
+the drop adjustment, the PI update and the TFRC equation are the SymPy forms
+compiled for numba, not re-typed):
+
+* One link of capacity ``C`` bit/s, work conserving, non-preemptive. The
+  waiting packets are kept in a treap (a randomised balanced search tree)
+  keyed by (weight, arrival number) whose nodes also hold the bytes of their
+  subtree, so insertion, removal of the head and "bytes ahead of a weight" all
+  cost O(log q) expected (seed 001 section 3.2 asks for O(log q), e.g. skip lists).
+* On arrival at ``t``: backlog ``B`` = bytes waiting + bytes left of the packet on
+  the wire; ``t_d = 8B/C``; ``w = d t_d/2^n + t``; ``q'`` = (bytes ahead of ``w``
+  + bytes left on the wire)*8/C; ``p' = min(1, ((l+t_d)/(l+q'))^2 p)`` with ``p``
+  the PI controller's current output; the packet is dropped with probability
+  ``p'``, or when ``q_max`` packets already wait (tail drop); otherwise inserted.
+* PI samples the number of waiting packets at ``hz`` (see :mod:`.pi_aqm`).
+* Flows: ``cbr`` (unresponsive, fixed rate) and ``tfrc`` (responsive,
+  equation-based: once per smoothed RTT the rate becomes
+  ``min(max_rate, max(s/64 s, X_TFRC(s, R, p_e)))`` with the loss-event rate
+  ``p_e`` from RFC 5348's average loss interval over the last 8 intervals,
+  weights 1,1,1,1,.8,.6,.4,.2; before the first loss event the rate doubles
+  each RTT (slow start)). ``R`` is the flow's propagation RTT plus a smoothed
+  queueing delay of its own packets. A TCP-friendly CBR source (the seed's
+  audio flow) is ``tfrc`` with ``max_rate`` its codec rate. Feedback is
+  immediate (the sender knows of a drop when it happens); rates change only
+  once per RTT.
+* Packet spacing: each flow sends at its current rate, each gap uniform in
+  [0.5, 1.5] times the mean gap (to break phase locking).
+
+Every packet is recorded (flow, hint, size, arrival, departure, dropped, and
+the router's ``t_d``, ``q'``, ``p'``); :func:`to_trace` writes the one trace schema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from qosbound.validation.pi_aqm import PIParams
+
+__all__ = ["Flow", "SimConfig", "SimOutput", "simulate", "to_trace", "treap_kernels", "flow_stats"]
+
+NIL = 0  # node 0 is the empty tree
+
+
+@dataclass(frozen=True)
+class Flow:
+    """One sender: ``kind`` 'cbr' or 'tfrc', ``rate`` (cbr) or ``max_rate`` (tfrc) in bit/s, size in bytes."""
+
+    name: str
+    kind: str
+    rate: float
+    size: int = 1000
+    hint: int = 16
+    rtt: float = 0.3  # propagation round-trip time, s
+
+    def __post_init__(self):
+        if self.kind not in ("cbr", "tfrc"):
+            raise ValueError(f"flow kind must be 'cbr' or 'tfrc', got {self.kind!r}")
+        if not (self.rate > 0 and self.size > 0 and self.rtt > 0):
+            raise ValueError("flow rate, size and RTT must be positive")
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    capacity: float  # bit/s
+    flows: tuple[Flow, ...]
+    duration: float  # s of simulated time
+    pi: PIParams = field(default_factory=PIParams)
+    latency: float = 0.040  # TSQ's l, s
+    bits: int = 4  # hint bits n
+    tsq: bool = True  # False: every packet joins the tail with p' = p (PI alone)
+    max_packets: int = 50_000_000
+
+
+@dataclass
+class SimOutput:
+    flow: np.ndarray
+    hint: np.ndarray
+    size: np.ndarray
+    arrival: np.ndarray
+    departure: np.ndarray  # NaN when dropped
+    dropped: np.ndarray
+    t_d: np.ndarray
+    q_ins: np.ndarray
+    p_adj: np.ndarray
+    p_trace: np.ndarray  # PI output at each sample
+    q_trace: np.ndarray  # waiting packets at each sample
+    names: tuple[str, ...]
+    capacity: float
+    duration: float
+
+
+@lru_cache(maxsize=1)
+def treap_kernels():
+    """numba treap over parallel arrays: ``(new_tree, insert, pop_min, bytes_before)``."""
+    import numba
+
+    @numba.njit(cache=True)
+    def new_tree(cap):
+        kw = np.zeros(cap + 1)
+        ks = np.zeros(cap + 1, dtype=np.int64)
+        pr = np.zeros(cap + 1)
+        lc = np.zeros(cap + 1, dtype=np.int64)
+        rc = np.zeros(cap + 1, dtype=np.int64)
+        nb = np.zeros(cap + 1, dtype=np.int64)
+        sb = np.zeros(cap + 1, dtype=np.int64)
+        pay = np.zeros(cap + 1, dtype=np.int64)
+        free = np.arange(cap, 0, -1).astype(np.int64)  # stack of free node ids
+        st = np.zeros(3, dtype=np.int64)  # root, free count, nodes in use
+        st[1] = cap
+        return kw, ks, pr, lc, rc, nb, sb, pay, free, st
+
+    @numba.njit(cache=True, inline="always")
+    def less(kw, ks, i, w, s):
+        return kw[i] < w or (kw[i] == w and ks[i] < s)
+
+    @numba.njit(cache=True)
+    def bytes_before(kw, ks, lc, rc, nb, sb, st, w, s):
+        acc = 0
+        x = st[0]
+        while x != NIL:
+            if less(kw, ks, x, w, s):
+                acc += sb[lc[x]] + nb[x]
+                x = rc[x]
+            else:
+                x = lc[x]
+        return acc
+
+    @numba.njit(cache=True)
+    def insert(kw, ks, pr, lc, rc, nb, sb, pay, free, st, w, s, nbytes, payload, path):
+        st[1] -= 1
+        x = free[st[1]]
+        kw[x] = w
+        ks[x] = s
+        pr[x] = np.random.random()
+        lc[x] = NIL
+        rc[x] = NIL
+        nb[x] = nbytes
+        sb[x] = nbytes
+        pay[x] = payload
+        st[2] += 1
+        # descend, adding the bytes to every ancestor
+        depth = 0
+        y = st[0]
+        while y != NIL:
+            path[depth] = y
+            depth += 1
+            sb[y] += nbytes
+            if less(kw, ks, y, w, s):
+                y = rc[y]
+            else:
+                y = lc[y]
+        if depth == 0:
+            st[0] = x
+            return x
+        par = path[depth - 1]
+        if less(kw, ks, par, w, s):
+            rc[par] = x
+        else:
+            lc[par] = x
+        # rotate up while the heap order on priorities is violated
+        while depth > 0 and pr[x] < pr[path[depth - 1]]:
+            par = path[depth - 1]
+            if lc[par] == x:
+                lc[par] = rc[x]
+                rc[x] = par
+            else:
+                rc[par] = lc[x]
+                lc[x] = par
+            sb[par] = nb[par] + sb[lc[par]] + sb[rc[par]]
+            sb[x] = nb[x] + sb[lc[x]] + sb[rc[x]]
+            depth -= 1
+            if depth == 0:
+                st[0] = x
+            else:
+                g = path[depth - 1]
+                if lc[g] == par:
+                    lc[g] = x
+                else:
+                    rc[g] = x
+        return x
+
+    @numba.njit(cache=True)
+    def pop_min(kw, ks, lc, rc, nb, sb, pay, free, st):
+        x = st[0]
+        par = NIL
+        while lc[x] != NIL:
+            par = x
+            x = lc[x]
+        b = nb[x]
+        y = st[0]
+        while y != x:  # the left spine above the minimum loses its bytes
+            sb[y] -= b
+            y = lc[y]
+        if par == NIL:
+            st[0] = rc[x]
+        else:
+            lc[par] = rc[x]
+        free[st[1]] = x
+        st[1] += 1
+        st[2] -= 1
+        return pay[x], b
+
+    return new_tree, insert, pop_min, bytes_before
+
+
+@lru_cache(maxsize=1)
+def _kernel():
+    import numba
+    import sympy as sp
+
+    from qosbound.analytic import tfrc as TF
+    from qosbound.analytic import tsq as A
+    from qosbound.validation.pi_aqm import pi_kernel
+
+    new_tree, insert, pop_min, bytes_before = treap_kernels()
+    wfun, pfun, _ = A.numba_functions()
+    pistep = pi_kernel()
+    tfrc = numba.njit(sp.lambdify((TF.s, TF.R, TF.p, TF.b, TF.t_RTO), TF.tfrc_expr, "math"))
+    weights = np.array([1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2])
+
+    @numba.njit(cache=False)
+    def sift_down(ht, hf, i):
+        m = ht.shape[0]
+        while True:
+            lft = 2 * i + 1
+            if lft >= m:
+                return
+            c = lft
+            if lft + 1 < m and ht[lft + 1] < ht[lft]:
+                c = lft + 1
+            if ht[c] < ht[i]:
+                ht[c], ht[i] = ht[i], ht[c]
+                hf[c], hf[i] = hf[i], hf[c]
+                i = c
+            else:
+                return
+
+    @numba.njit(cache=False)
+    def loss_rate(hist, nh, open_count):
+        if nh == 0:
+            return 1.0
+        num = 0.0
+        den = 0.0
+        for j in range(nh):
+            num += weights[j] * hist[j]
+            den += weights[j]
+        closed = num / den
+        num = weights[0] * open_count
+        den = weights[0]
+        for j in range(min(nh, 7)):
+            num += weights[j + 1] * hist[j]
+            den += weights[j + 1]
+        mean = max(closed, num / den)
+        return min(1.0, 1.0 / max(mean, 1.0))
+
+    @numba.njit(cache=False)
+    def run(C, duration, kind, rate, size, hint, rtt0, lat, nbits, tsq, a, b, hz, q_ref, q_max, cap, seed):
+        np.random.seed(seed)
+        F = kind.shape[0]
+        kw, ks, pr, lc, rc, nb, sb, pay, free, st = new_tree(q_max + 1)
+        path = np.zeros(512, dtype=np.int64)
+        o_flow = np.empty(cap, dtype=np.int32)
+        o_arr = np.empty(cap)
+        o_dep = np.full(cap, np.nan)
+        o_drop = np.zeros(cap, dtype=np.bool_)
+        o_td = np.empty(cap)
+        o_qi = np.empty(cap)
+        o_pp = np.empty(cap)
+        ns = int(duration * hz) + 2
+        p_tr = np.zeros(ns)
+        q_tr = np.zeros(ns)
+        X = np.empty(F)
+        srtt = rtt0.copy()
+        next_upd = np.zeros(F)
+        hist = np.zeros((F, 8))
+        nh = np.zeros(F, dtype=np.int64)
+        cnt = np.zeros(F)
+        last_ev = np.full(F, -1e300)
+        ht = np.empty(F)
+        hf = np.empty(F, dtype=np.int64)
+        for f in range(F):
+            if kind[f] == 0:
+                X[f] = rate[f]
+            else:
+                X[f] = min(rate[f], 4.0 * 8.0 * size[f] / rtt0[f])
+                next_upd[f] = rtt0[f]
+            ht[f] = np.random.random() * 8.0 * size[f] / X[f]
+            hf[f] = f
+        for i in range((F - 2) // 2, -1, -1):
+            sift_down(ht, hf, i)
+        p = 0.0
+        q_old = 0.0
+        k_s = 0
+        dt_s = 1.0 / hz
+        next_sample = dt_s
+        busy = False
+        tx_end = 0.0
+        cur = -1
+        n = 0
+        t_end = duration
+        while True:
+            t_arr = ht[0]
+            f = hf[0]
+            while True:
+                t_dep = tx_end if busy else 1e300
+                if t_dep <= next_sample:
+                    if t_dep > t_arr:
+                        break
+                    o_dep[cur] = tx_end
+                    busy = False
+                    if st[2] > 0:
+                        pid, nbytes = pop_min(kw, ks, lc, rc, nb, sb, pay, free, st)
+                        qd = tx_end - o_arr[pid]
+                        g = o_flow[pid]
+                        srtt[g] = 0.9 * srtt[g] + 0.1 * (rtt0[g] + qd + nbytes * 8.0 / C)
+                        tx_end = tx_end + nbytes * 8.0 / C
+                        cur = pid
+                        busy = True
+                else:
+                    if next_sample > t_arr:
+                        break
+                    qn = float(st[2])
+                    p = pistep(p, qn, q_old, q_ref, a, b)
+                    q_old = qn
+                    if k_s < ns:
+                        p_tr[k_s] = p
+                        q_tr[k_s] = qn
+                        k_s += 1
+                    next_sample += dt_s
+            if t_arr > duration:
+                break
+            if n >= cap:
+                t_end = t_arr
+                break
+            t = t_arr
+            s = size[f]
+            resid = (tx_end - t) * C if busy else 0.0
+            td = (8.0 * sb[st[0]] + resid) / C
+            if tsq:
+                w = wfun(float(hint[f]), td, t, float(nbits))
+                qi = (8.0 * bytes_before(kw, ks, lc, rc, nb, sb, st, w, n) + resid) / C
+                pp = min(1.0, pfun(td, qi, p, lat))
+            else:
+                w = t
+                qi = td
+                pp = p
+            o_flow[n] = f
+            o_arr[n] = t
+            o_td[n] = td
+            o_qi[n] = qi
+            o_pp[n] = pp
+            cnt[f] += 1.0
+            if st[2] >= q_max or np.random.random() < pp:
+                o_drop[n] = True
+                if kind[f] == 1 and t - last_ev[f] > srtt[f]:
+                    if nh[f] == 0:
+                        X[f] = max(X[f] / 2.0, 8.0 * s / 64.0)
+                    for j in range(7, 0, -1):
+                        hist[f, j] = hist[f, j - 1]
+                    hist[f, 0] = cnt[f]
+                    nh[f] = min(nh[f] + 1, 8)
+                    cnt[f] = 0.0
+                    last_ev[f] = t
+            elif not busy:
+                busy = True
+                cur = n
+                tx_end = t + s * 8.0 / C
+                srtt[f] = 0.9 * srtt[f] + 0.1 * (rtt0[f] + s * 8.0 / C)
+            else:
+                insert(kw, ks, pr, lc, rc, nb, sb, pay, free, st, w, n, s, n, path)
+            n += 1
+            if kind[f] == 1 and t >= next_upd[f]:
+                if nh[f] == 0:
+                    X[f] = min(rate[f], 2.0 * X[f])
+                else:
+                    pe = loss_rate(hist[f], nh[f], cnt[f])
+                    R = srtt[f]
+                    X[f] = min(rate[f], max(8.0 * s / 64.0, 8.0 * tfrc(float(s), R, pe, 1.0, 4.0 * R)))
+                next_upd[f] = t + srtt[f]
+            ht[0] = t + 8.0 * s / X[f] * (0.5 + np.random.random())
+            sift_down(ht, hf, 0)
+        return (o_flow[:n], o_arr[:n], o_dep[:n], o_drop[:n], o_td[:n], o_qi[:n], o_pp[:n], p_tr[:k_s],
+                q_tr[:k_s], t_end)
+
+    return run
+
+
+def simulate(cfg: SimConfig, seed: int = 1) -> SimOutput:
+    """Run one replication; the seed fixes numba's generator inside the run (no global state leaks)."""
+    flows = cfg.flows
+    if not flows:
+        raise ValueError("at least one flow is needed")
+    if cfg.capacity <= 0 or cfg.duration <= 0:
+        raise ValueError("capacity and duration must be positive")
+    kind = np.array([0 if f.kind == "cbr" else 1 for f in flows], dtype=np.int64)
+    rate = np.array([f.rate for f in flows], dtype=np.float64)
+    size = np.array([f.size for f in flows], dtype=np.int64)
+    hint = np.array([f.hint for f in flows], dtype=np.int64)
+    if np.any(hint < 1) or np.any(hint > 2 ** cfg.bits):
+        raise ValueError(f"hints must lie in 1..{2 ** cfg.bits}")
+    rtt0 = np.array([f.rtt for f in flows], dtype=np.float64)
+    cbr = float(rate[kind == 0].sum())
+    est = cfg.duration * (3.0 * cfg.capacity + cbr) / (8.0 * float(size.min())) + 10_000
+    cap = int(min(cfg.max_packets, est))
+    pi = cfg.pi
+    out = _kernel()(float(cfg.capacity), float(cfg.duration), kind, rate, size, hint, rtt0, float(cfg.latency),
+                    int(cfg.bits), bool(cfg.tsq), float(pi.a), float(pi.b), float(pi.hz), float(pi.q_ref),
+                    int(pi.q_max), cap, int(seed))
+    fl, arr, dep, drop, td, qi, pp, p_tr, q_tr, t_end = out
+    return SimOutput(flow=fl, hint=hint[fl].astype(np.int16), size=size[fl].astype(np.int32), arrival=arr,
+                     departure=dep, dropped=drop, t_d=td, q_ins=qi, p_adj=pp, p_trace=p_tr, q_trace=q_tr,
+                     names=tuple(f.name for f in flows), capacity=float(cfg.capacity), duration=float(t_end))
+
+
+def to_trace(out: SimOutput, cls: str = "BE"):
+    """The run as a table in the one trace schema (:mod:`qosbound.validation.trace`)."""
+    from qosbound.validation.trace import make_table
+
+    names = np.asarray(out.names, dtype=object)[out.flow]
+    return make_table(flow=names, cls=cls, size=out.size, arrival=out.arrival, departure=out.departure,
+                      dropped=out.dropped, hint=out.hint)
+
+
+def flow_stats(out: SimOutput, flow_index: int, warmup: float = 0.0) -> dict:
+    """Per-flow statistics after ``warmup`` s: mean queueing delay (s), drop fraction, throughput (bit/s)."""
+    sel = (out.flow == flow_index) & (out.arrival >= warmup)
+    done = sel & ~out.dropped & np.isfinite(out.departure)
+    span = out.duration - warmup
+    if span <= 0:
+        raise ValueError("warmup must be shorter than the run")
+    qd = out.departure[done] - out.arrival[done] - out.size[done] * 8.0 / out.capacity
+    n = int(sel.sum())
+    return {
+        "packets": n,
+        "delay_mean": float(qd.mean()) if qd.size else 0.0,
+        "delay_max": float(qd.max()) if qd.size else 0.0,
+        "drop": float(out.dropped[sel].mean()) if n else 0.0,
+        "throughput": float(out.size[done].sum()) * 8.0 / span,
+        "p_adj_mean": float(out.p_adj[sel].mean()) if n else 0.0,
+    }
