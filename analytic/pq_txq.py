@@ -15,15 +15,20 @@ Three closed forms, all with method ``closed-form``:
   (for Poisson / Bernoulli EF the default depth is the PQ capacity, which
   bounds every accepted packet whatever the arrivals).
 * ``EF.delay.cobham_mean`` -- an approximation: Cobham's mean EF wait
-  (:mod:`qosbound.analytic.priority`) with the line kept busy by saturated best
-  effort, plus an approximate TxQ wait at admission, plus the EF transmission.
-  The TxQ wait counts ``U = Q_t - 1 - (E[k^2]/E[k] - 1)/2`` units (the
-  occupancy left just after the departure that admits the EF packet: ``Q_t - 1``
-  less the mean renewal undershoot of BE units; exact for a fixed BE size that
-  fills ``k = 1`` unit, and ``k(ceil(Q_t/k) - 1)`` is exact for fixed ``k``) of
-  best effort at ``E[L]/E[k]`` bytes per unit. It ignores EF packets inside the
-  TxQ and the PQ capacity, so it is not a bound; with ``Q_t = 1`` it is the
-  M/G/1 non-preemptive priority mean exactly.
+  ``W_1 = R/(1-rho)`` (:mod:`qosbound.analytic.priority`) with the line kept
+  busy by saturated best effort, plus the mean time ``T`` an EF packet spends in
+  the TxQ after its admission (its own transmission included). ``T`` solves the
+  fixed point ``T = U (f S_EF/k_EF + (1-f) b) + S_EF``, ``f = lambda T k_EF / Q_t``:
+  the packet waits behind ``U = Q_t - 1 - (E[k^2]/E[k] - 1)/2`` units (the
+  occupancy left just after the departure that admits it: ``Q_t - 1`` less the
+  mean renewal undershoot of BE units, exact for fixed ``k``-unit BE when ``k``
+  divides ``Q_t - 1`` or ``Q_t``), a fraction ``f`` of them EF (Little's law:
+  ``lambda T`` EF packets sit in the TxQ, ``k_EF`` units each, of about ``Q_t``
+  occupied) and the rest best effort at ``b = 8 E[L] / (E[k] C)`` seconds per
+  unit. Against an event-driven replay of the semantics on the example
+  (Q_t = 5, 300 kbit/s Poisson EF) it is within 1 % for BE of 1, 2, 3 units and
+  the example mix. It ignores the PQ capacity and is not a bound; with
+  ``Q_t = 1`` it is the M/G/1 non-preemptive priority mean exactly.
 """
 
 from __future__ import annotations
@@ -36,23 +41,32 @@ import sympy as sp
 from qosbound.analytic import ef_bound, ferrari, priority
 from qosbound.results import Interval, Result
 
-__all__ = ["closed_form_results", "txq_units_expr", "txq_wait_expr"]
+__all__ = ["closed_form_results", "txq_units_expr", "txq_fixed_point", "txq_wait_expr"]
 
 _Q = sp.Symbol("Q_t", positive=True, integer=True)  # units
 _k1 = sp.Symbol("Ek", positive=True)  # units, E[k] of BE packets
 _k2 = sp.Symbol("Ek2", positive=True)  # units^2, E[k^2] of BE packets
 _L = sp.Symbol("EL", positive=True)  # bytes, E[L] of BE packets
 _C = sp.Symbol("C", positive=True)  # bit/s
+_lam = sp.Symbol("lambda", positive=True)  # EF packets/s
+_Lef = sp.Symbol("L_EF", positive=True)  # bytes, EF packet
+_kef = sp.Symbol("k_EF", positive=True, integer=True)  # units, EF packet
+_T = sp.Symbol("T", positive=True)  # s, EF time in the TxQ after admission
 
-#: Units of BE left in the TxQ just after the departure that admits an EF packet (approximation, see module doc).
+#: Units left in the TxQ just after the departure that admits an EF packet (approximation, see module doc).
 txq_units_expr = sp.Max(0, _Q - 1 - (_k2 / _k1 - 1) / 2)
-#: Approximate TxQ wait of an admitted EF packet, s: those units at the mean BE fill ``E[L]/E[k]`` bytes each.
-txq_wait_expr = txq_units_expr * 8 * (_L / _k1) / _C
+_b = 8 * _L / (_k1 * _C)  # s per BE unit
+_S = 8 * _Lef / _C  # s, EF transmission
+_f = _lam * _T * _kef / _Q  # fraction of TxQ units held by EF (Little's law)
+#: Fixed point for the mean time an EF packet spends in the TxQ after admission, its transmission included.
+txq_fixed_point = sp.Eq(_T, txq_units_expr * (_f * _S / _kef + (1 - _f) * _b) + _S)
+#: Its solution (linear in T), s.
+txq_wait_expr = sp.solve(txq_fixed_point, _T)[0]
 
 
 @lru_cache(maxsize=1)
 def _txq_wait_fn():
-    return sp.lambdify((_Q, _k1, _k2, _L, _C), txq_wait_expr, "numpy")
+    return sp.lambdify((_Q, _k1, _k2, _L, _C, _lam, _Lef, _kef), txq_wait_expr, "numpy")
 
 
 def closed_form_results(p) -> list[Result]:
@@ -100,15 +114,15 @@ def closed_form_results(p) -> list[Result]:
     kb = p.k_be.astype(float)
     Ek, Ek2 = float(np.dot(p.be_probs, kb)), float(np.dot(p.be_probs, kb ** 2))
     EL = float(np.dot(p.be_probs, p.be_sizes))
-    W_txq = float(_txq_wait_fn()(p.Q_t, Ek, Ek2, EL, p.C))
-    M = W1 + W_txq + s_ef
+    T = float(_txq_wait_fn()(p.Q_t, Ek, Ek2, EL, p.C, p.lam, p.ef_size, p.k_ef))
+    M = W1 + T
     out.append(Result(
         "EF.delay.cobham_mean", "closed-form", M, "s", Interval(M, M, "approximation"),
-        {"formula": "W_1 + W_txq + S_EF, W_1 = R/(1-rho) (Cobham, BE saturated), "
-                    "W_txq = max(0, Q_t-1-(E[k^2]/E[k]-1)/2) * 8*E[L]/(E[k]*C)",
+        {"formula": "W_1 + T, W_1 = R/(1-rho) (Cobham, BE saturated), T = U*(f*S_EF/k_EF + (1-f)*b) + S_EF, "
+                    "f = lambda*T*k_EF/Q_t, U = max(0, Q_t-1-(E[k^2]/E[k]-1)/2), b = 8*E[L]/(E[k]*C)",
          "source": "Bertsekas & Gallager, Data Networks, sec. 3.5.3 (Cobham); TxQ term approximate",
-         "approximation": "Cobham's formula ignores the TxQ; the TxQ term ignores EF inside the TxQ and the "
-                          "PQ capacity; exact only for Q_t = 1",
-         "W_1": W1, "W_txq": W_txq, "S_EF": s_ef, "residual_BE": m2_be / (2 * m1_be)},
+         "approximation": "Cobham's formula ignores the TxQ, added as an approximate mean time T in it; "
+                          "ignores the PQ capacity; exact only for Q_t = 1",
+         "W_1": W1, "T_txq": T, "S_EF": s_ef, "residual_BE": m2_be / (2 * m1_be)},
     ))
     return out
