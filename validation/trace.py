@@ -59,16 +59,27 @@ def make_table(*, flow, cls, size, arrival, departure, dropped, colour=None, hin
     dropped = col(dropped, bool)
     departure = col(departure, np.float64)
     dep = pa.array(departure, mask=dropped | ~np.isfinite(departure), type=pa.float64())
-    flow_a = np.asarray(flow)
-    cls_a = np.asarray(cls)
-    flow_col = pa.array(np.full(n, str(flow_a.item()), dtype=object) if flow_a.ndim == 0 else flow_a.astype(str),
-                        type=pa.string())
-    cls_col = pa.array(np.full(n, str(cls_a.item()), dtype=object) if cls_a.ndim == 0 else cls_a.astype(str),
-                       type=pa.string())
+    flow_col = _string_column(flow, n)
+    cls_col = _string_column(cls, n)
     return pa.Table.from_arrays(
         [flow_col, cls_col, pa.array(col(colour, np.int8)), pa.array(col(hint, np.int16)),
          pa.array(col(size, np.int32)), pa.array(arrival), dep, pa.array(dropped)],
         schema=_schema())
+
+
+def _string_column(v, n: int):
+    """A string column from a scalar, an array-like, or a pyarrow array (taken as is: fast for big traces)."""
+    import pyarrow as pa
+
+    if isinstance(v, (pa.Array, pa.ChunkedArray)):
+        if len(v) != n:
+            raise TraceError(f"a string column has {len(v)} rows, expected {n}")
+        return v.cast(pa.string())
+    a = np.asarray(v)
+    if a.ndim == 0:
+        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
+                                              pa.array([str(a.item())])).cast(pa.string())
+    return pa.array(a.astype(str), type=pa.string())
 
 
 def write_trace(table, path: str | Path) -> None:

@@ -1,0 +1,279 @@
+"""Trace statistics against models and bounds: estimates with batch-means intervals, KS tests, verdicts.
+
+A trace (the schema of :mod:`qosbound.validation.trace`) is reduced to the
+metrics the models produce, by name (``<class>.delay.mean``, ``.pNN``,
+``.ccdf@<time>``, ``.max``, ``<class>.loss``, ``<class>.drop.<colour>``,
+``<flow>.rate``), so the same code serves every system. The ``<class>`` prefix
+selects the rows whose ``cls`` (or else ``flow``) equals it.
+
+Intervals: packets of a trace are correlated in time, so the packets of the
+selection (in arrival order) are cut into ``batches`` contiguous batches; the
+point estimate is the statistic of the whole selection and its standard error
+is the spread of the per-batch statistics over sqrt(batches) (batch means,
+Law & Kelton §9.5.3). The interval is Student's t with batches-1 degrees of
+freedom; the provenance carries ``std_error`` and ``replications`` (= batches)
+like a simulated result.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from qosbound.errors import TraceError
+from qosbound.results import Interval, Result, Verdict
+
+__all__ = ["TraceArrays", "arrays", "trace_results", "trace_metric", "ks_test", "compare", "ccdf",
+           "is_bound", "BOUND_OF"]
+
+#: Closed-form bound metrics and the trace statistic each one bounds from above.
+BOUND_OF = {"worst_case_mean": "mean", "max": "max"}
+
+
+@dataclass
+class TraceArrays:
+    """A trace as numpy arrays (strings as numpy object arrays)."""
+
+    flow: np.ndarray
+    cls: np.ndarray
+    colour: np.ndarray
+    size: np.ndarray
+    arrival: np.ndarray
+    departure: np.ndarray  # NaN when dropped
+    dropped: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.arrival.shape[0])
+
+
+def arrays(table, warmup: float = 0.0) -> TraceArrays:
+    """Columns of a trace table, sorted by arrival; the first ``warmup`` fraction of packets is skipped."""
+    if table.num_rows == 0:
+        raise TraceError("the trace holds no packets")
+    arr = table.column("arrival").to_numpy()
+    order = np.argsort(arr, kind="stable")
+    start = int(len(order) * warmup)
+    order = order[start:]
+    dep = table.column("departure").to_numpy(zero_copy_only=False).astype(float)
+    return TraceArrays(
+        flow=np.asarray(table.column("flow").to_numpy(zero_copy_only=False))[order],
+        cls=np.asarray(table.column("cls").to_numpy(zero_copy_only=False))[order],
+        colour=table.column("colour").to_numpy()[order],
+        size=table.column("size").to_numpy()[order],
+        arrival=arr[order], departure=dep[order],
+        dropped=table.column("dropped").to_numpy(zero_copy_only=False)[order])
+
+
+def _select(t: TraceArrays, prefix: str) -> np.ndarray:
+    sel = t.cls == prefix
+    if not sel.any():
+        sel = t.flow == prefix
+    return sel
+
+
+def _parse(metric: str):
+    """metric -> (prefix, kind, arg): kinds 'delay' (arg = statistic), 'loss', 'drop' (arg = colour), 'rate'."""
+    from qosbound.systems.base import parse_quantile_name
+    from qosbound.units import parse_quantity
+
+    parts = metric.split(".")
+    if len(parts) >= 3 and parts[1] == "delay":
+        stat = ".".join(parts[2:])
+        if stat in ("mean", "max"):
+            return parts[0], "delay", (stat, None)
+        q = parse_quantile_name(stat)
+        if q is not None:
+            return parts[0], "delay", ("quantile", q)
+        if stat.startswith("ccdf@"):
+            try:
+                return parts[0], "delay", ("ccdf", parse_quantity(stat[5:], "time"))
+            except Exception:
+                return None
+        return None
+    if len(parts) == 2 and parts[1] in ("loss", "drop"):
+        return parts[0], "drop", None
+    if len(parts) == 3 and parts[1] == "drop":
+        col = _colour(parts[0], parts[2])
+        return (parts[0], "drop", col) if col is not None else None
+    if len(parts) == 2 and parts[1] in ("rate", "throughput"):
+        return parts[0], "rate", None
+    return None
+
+
+def _colour(prefix: str, name: str) -> int | None:
+    names = {"green": 0, "yellow": 1, "red": 2, "all": None}
+    if name in names:
+        return names[name] if name != "all" else -1
+    if name.startswith(prefix) and name[len(prefix):].isdigit():  # AF1.drop.AF13 -> colour 2
+        return int(name[len(prefix):]) - 1
+    return None
+
+
+def _stat(kind, arg, d):
+    if kind == "mean":
+        return float(np.mean(d))
+    if kind == "max":
+        return float(np.max(d))
+    if kind == "quantile":
+        return float(np.quantile(d, arg))
+    if kind == "ccdf":
+        return float(np.mean(d > arg))
+    raise ValueError(kind)
+
+
+def _batch(values_fn, n: int, batches: int):
+    """Per-batch statistics of contiguous slices of n items."""
+    edges = np.linspace(0, n, batches + 1).astype(int)
+    return np.array([values_fn(edges[i], edges[i + 1]) for i in range(batches)])
+
+
+def trace_metric(t: TraceArrays, metric: str, method: str, *, batches: int = 20, confidence: float = 0.95,
+                 source: str = "") -> Result | None:
+    """One metric from a trace with a batch-means interval; None when the trace cannot give it."""
+    from scipy import stats
+
+    parsed = _parse(metric)
+    if parsed is None:
+        return None
+    prefix, kind, arg = parsed
+    sel = _select(t, prefix)
+    if not sel.any():
+        return None
+    tq = stats.t.ppf(0.5 + confidence / 2, batches - 1)
+    prov = {"source": source or f"{method} trace", "replications": batches, "batches": batches,
+            "estimator": "batch means"}
+    if kind == "delay":
+        ok = sel & ~t.dropped
+        d = t.departure[ok] - t.arrival[ok]
+        if len(d) < 2 * batches:
+            return None
+        stat, a = arg
+        if stat in ("mean", "max"):
+            a, stat = None, stat
+        value = _stat(stat, a, d)
+        per = _batch(lambda i, j: _stat(stat, a, d[i:j]), len(d), batches)
+        unit = "1" if stat == "ccdf" else "s"
+        prov.update(packets=int(len(d)), statistic=stat)
+        if stat == "max":
+            prov["std_error"] = None
+            return Result(metric, method, value, unit, Interval(value, value, "observed maximum"), prov)
+    elif kind == "drop":
+        s2 = sel if arg in (None, -1) else sel & (t.colour == arg)
+        x = t.dropped[s2].astype(float)
+        if len(x) < 2 * batches:
+            return None
+        value = float(x.mean())
+        per = _batch(lambda i, j: x[i:j].mean(), len(x), batches)
+        unit = "1"
+        prov.update(packets=int(len(x)), dropped=int(x.sum()))
+    else:  # rate: bits delivered over the span of the selection's arrivals
+        ok = sel & ~t.dropped
+        arr = t.arrival[sel]
+        span = float(arr.max() - arr.min())
+        if span <= 0 or ok.sum() < 2 * batches:
+            return None
+        bits = t.size[ok].astype(float) * 8.0
+        tt = t.departure[ok]
+        value = float(bits.sum() / span)
+        edges = np.linspace(arr.min(), arr.max(), batches + 1)
+        per = np.array([bits[(tt >= edges[i]) & (tt < edges[i + 1])].sum() / (edges[i + 1] - edges[i])
+                        for i in range(batches)])
+        unit = "bit/s"
+        prov.update(packets=int(ok.sum()))
+    se = float(np.std(per, ddof=1) / math.sqrt(batches))
+    prov["std_error"] = se
+    half = tq * se
+    lo, hi = value - half, value + half
+    if unit == "1":
+        lo, hi = max(lo, 0.0), min(hi, 1.0)
+    return Result(metric, method, value, unit, Interval(lo, hi, f"{confidence * 100:g}% CI"), prov)
+
+
+def trace_results(table_or_arrays, metrics: list[str], method: str = "trace", *, batches: int = 20,
+                  confidence: float = 0.95, warmup: float = 0.0, source: str = "") -> list[Result]:
+    """Every metric of ``metrics`` the trace can estimate (others are left out)."""
+    t = table_or_arrays if isinstance(table_or_arrays, TraceArrays) else arrays(table_or_arrays, warmup)
+    out = []
+    for m in metrics:
+        r = trace_metric(t, m, method, batches=batches, confidence=confidence, source=source)
+        if r is not None:
+            out.append(r)
+    return out
+
+
+def delays(t: TraceArrays, prefix: str) -> np.ndarray:
+    """One-way delays (s) of the delivered packets of a class or flow, in arrival order."""
+    sel = _select(t, prefix) & ~t.dropped
+    return t.departure[sel] - t.arrival[sel]
+
+
+def ks_test(a: np.ndarray, b: np.ndarray, *, thin: int = 1):
+    """Two-sample Kolmogorov-Smirnov test on every ``thin``-th sample of each (thinning weakens correlation)."""
+    from scipy import stats
+
+    return stats.ks_2samp(np.asarray(a)[::thin], np.asarray(b)[::thin])
+
+
+def ccdf(d: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Empirical P(delay > x) at each grid point."""
+    s = np.sort(d)
+    return 1.0 - np.searchsorted(s, grid, side="right") / max(len(s), 1)
+
+
+def is_bound(r: Result) -> str | None:
+    """The trace statistic a reference result bounds from above, or None if it is an estimate."""
+    stat = r.metric.split(".", 2)[-1] if r.metric.count(".") >= 2 else ""
+    if r.interval is not None and r.interval.kind == "bound":
+        return BOUND_OF.get(stat, stat)
+    if r.method == "closed-form" and stat in BOUND_OF:
+        return BOUND_OF[stat]
+    return None
+
+
+def compare(reference: list[Result], observed: list[Result], *, family_error: float = 0.01) -> list[Verdict]:
+    """Verdicts: each observed estimate against each reference value of the same metric.
+
+    An estimate agrees with a reference value when they differ by at most
+    t * std_error + the reference's own numerical tolerance, with t chosen so
+    the family of checks has error ``family_error`` (Bonferroni). A bound
+    (closed-form worst case / maximum) must not be exceeded by the observed
+    statistic it bounds (its lower confidence limit, for estimates).
+    """
+    from scipy import stats
+
+    obs = {r.metric: r for r in observed}
+    pairs, bounds = [], []
+    for ref in reference:
+        b = is_bound(ref)
+        if b is not None:
+            prefix = ref.metric.rsplit(".", 1)[0]
+            target = obs.get(f"{prefix}.{b}")
+            if target is not None:
+                bounds.append((ref, target))
+        elif ref.metric in obs:
+            pairs.append((ref, obs[ref.metric]))
+    out: list[Verdict] = []
+    checks = [(ref, r) for ref, r in pairs if r.provenance.get("std_error") is not None]
+    for ref, r in checks:
+        se = float(r.provenance["std_error"])
+        dof = max(int(r.provenance.get("replications", 2)) - 1, 1)
+        t = stats.t.ppf(1 - family_error / (2 * len(checks)), dof)
+        tol = 0.0
+        if ref.interval is not None:
+            tol = max(abs(ref.interval.high - ref.value), abs(ref.value - ref.interval.low))
+        half = t * se + tol
+        ok = abs(r.value - ref.value) <= half
+        out.append(Verdict("agreement", f"{r.method} agrees with {ref.method}", r.metric,
+                           f"{r.method} vs {ref.method}", "holds" if ok else "disagree", r.value, ref.value,
+                           r.unit, half - abs(r.value - ref.value),
+                           f"within {t:.2f} standard errors" if ok else
+                           f"|{r.value:.6g} - {ref.value:.6g}| > {half:.3g} ({t:.2f} standard errors)"))
+    for ref, r in bounds:
+        low = r.interval.low if (r.interval is not None and "CI" in r.interval.kind) else r.value
+        ok = low <= ref.value * (1 + 1e-9)
+        out.append(Verdict("agreement", f"{ref.metric} ({ref.method} bound) >= {r.method} {r.metric}", r.metric,
+                           f"{ref.method} vs {r.method}", "holds" if ok else "disagree", r.value, ref.value,
+                           r.unit, ref.value - low, "" if ok else "the observed value exceeds the bound"))
+    return out
