@@ -1,0 +1,129 @@
+"""Token-bucket markers: long-run colour fractions of srTCM (RFC 2697) and trTCM (RFC 2698).
+
+Closed forms (SymPy) for constant-bit-rate input of rate ``r`` (bit/s), in the
+long run (the buckets' depths only shift a finite number of packets):
+
+* trTCM colour-blind (RFC 2698 sec. 3; seed 004 sec. 2.3): the P bucket passes
+  ``min(r, PIR)``, green packets also take C tokens, so
+  ``G = min(1, CIR/r)``, ``Y = min(1, PIR/r) - G``, ``R = 1 - min(1, PIR/r)``.
+* trTCM colour-aware with input fractions ``(g0, y0, r0)``: a non-red packet
+  passes P with ``f_P = min(1, PIR/(r (g0 + y0)))``; green needs C as well:
+  ``G = min(g0 f_P, CIR/r)``, ``Y = (g0 + y0) f_P - G``, ``R = 1 - (g0 + y0) f_P``.
+* srTCM colour-blind (RFC 2697 sec. 3): the E bucket fills only when C
+  overflows, which happens in the long run only when ``r < CIR``; so
+  ``G = min(1, CIR/r)``, ``Y = 0``, ``R = 1 - G``.
+* srTCM colour-aware: ``G = min(g0, CIR/r)``; C overflows at ``max(0, CIR - r g0)``
+  into E, which pre-yellow packets use: ``Y = min(y0, max(0, CIR/r - g0))``; ``R = 1 - G - Y``.
+* two-colour token bucket (seed 003 edge marker): ``IN = min(1, CIR/r)``.
+
+Random input: :func:`slotted_trtcm` solves the slotted chain of
+``models/marker.prism`` -- in each slot the buckets first gain ``ip`` and ``ic``
+token granules (capped at their depths), then a packet of ``g`` granules
+arrives with probability ``p`` and is marked colour-blind. It is exact for
+Bernoulli arrivals and approaches Poisson input as the slot shrinks (``p -> 0``
+with ``p/slot`` fixed).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import sympy as sp
+from scipy import sparse
+from scipy.sparse.linalg import spsolve
+
+from qosbound.errors import ScenarioError
+
+__all__ = ["r", "CIR", "PIR", "TRTCM_BLIND", "TRTCM_AWARE", "SRTCM_BLIND", "SRTCM_AWARE", "TWO_COLOUR",
+           "cbr_fractions", "slotted_trtcm"]
+
+r, CIR, PIR = sp.symbols("r CIR PIR", positive=True)
+g0, y0 = sp.symbols("g0 y0", nonnegative=True)
+
+#: RFC 2698 colour-blind, CBR long run: (G, Y, R).
+TRTCM_BLIND = (sp.Min(1, CIR / r), sp.Min(1, PIR / r) - sp.Min(1, CIR / r), 1 - sp.Min(1, PIR / r))
+_fP = sp.Min(1, PIR / (r * (g0 + y0)))
+#: RFC 2698 colour-aware, CBR long run with pre-colour fractions (g0, y0, 1-g0-y0).
+TRTCM_AWARE = (sp.Min(g0 * _fP, CIR / r), (g0 + y0) * _fP - sp.Min(g0 * _fP, CIR / r), 1 - (g0 + y0) * _fP)
+#: RFC 2697 colour-blind, CBR long run.
+SRTCM_BLIND = (sp.Min(1, CIR / r), sp.Integer(0), 1 - sp.Min(1, CIR / r))
+_Ya = sp.Min(y0, sp.Max(0, CIR / r - g0))
+#: RFC 2697 colour-aware, CBR long run.
+SRTCM_AWARE = (sp.Min(g0, CIR / r), _Ya, 1 - sp.Min(g0, CIR / r) - _Ya)
+#: Two-colour token bucket (seed 003): (IN, OUT).
+TWO_COLOUR = (sp.Min(1, CIR / r), 1 - sp.Min(1, CIR / r))
+
+_EXPR = {("trtcm", False): TRTCM_BLIND, ("trtcm", True): TRTCM_AWARE, ("srtcm", False): SRTCM_BLIND,
+         ("srtcm", True): SRTCM_AWARE}
+
+
+@lru_cache(maxsize=None)
+def _fn(kind: str, aware: bool):
+    if kind == "two-colour":
+        G, R = TWO_COLOUR
+        return sp.lambdify((r, CIR, PIR, g0, y0), [G, sp.Integer(0), R], "numpy")
+    return sp.lambdify((r, CIR, PIR, g0, y0), list(_EXPR[(kind, aware)]), "numpy")
+
+
+def cbr_fractions(kind: str, rate: float, cir: float, pir: float | None = None, aware: bool = False,
+                  pre=(1.0, 0.0, 0.0)) -> np.ndarray:
+    """Long-run (green, yellow, red) fractions for CBR input at ``rate`` (same unit as the token rates)."""
+    if kind not in ("trtcm", "srtcm", "two-colour"):
+        raise ScenarioError(f"unknown marker '{kind}'; expected trtcm, srtcm or two-colour", field="marker.kind")
+    if pir is None:
+        pir = cir
+    if not (rate > 0 and cir > 0 and pir > 0):
+        raise ScenarioError("marker and traffic rates must be positive", field="marker")
+    if kind == "trtcm" and pir < cir:
+        raise ScenarioError("trTCM needs PIR >= CIR (RFC 2698)", field="marker.pir")
+    pre = np.asarray(pre, dtype=float)
+    if np.any(pre < 0) or abs(pre.sum() - 1) > 1e-9:
+        raise ScenarioError("pre-colour fractions must be non-negative and sum to 1", field="marker.precolour")
+    if aware and pre[0] + pre[1] == 0:
+        return np.array([0.0, 0.0, 1.0])
+    out = np.array(_fn(kind, bool(aware) and kind != "two-colour")(rate, cir, pir, pre[0], pre[1]), dtype=float)
+    return np.clip(out, 0.0, 1.0)
+
+
+def slotted_trtcm(p: float, ip: int, ic: int, pbs: int, cbs: int, g: int, return_chain: bool = False):
+    """Colour-blind trTCM on a slotted chain: (G, Y, R) fractions of arriving packets.
+
+    State ``(tp, tc)`` in granules at the start of a slot. Each slot:
+    ``tp <- min(pbs, tp + ip)``, ``tc <- min(cbs, tc + ic)``; then with
+    probability ``p`` a packet of ``g`` granules arrives: red if ``tp < g``;
+    else yellow if ``tc < g`` (``tp -= g``); else green (both ``-= g``).
+    """
+    if not 0 < p <= 1:
+        raise ScenarioError("arrival probability per slot must be in (0, 1]", field="marker")
+    if min(ip, ic, g) < 0 or g == 0 or pbs < g or cbs < g:
+        raise ScenarioError("bucket depths must hold at least one packet", field="marker")
+    P = np.arange(pbs + 1)
+    Cc = np.arange(cbs + 1)
+    tp, tc = np.meshgrid(P, Cc, indexing="ij")
+    tp, tc = tp.ravel(), tc.ravel()
+    n = len(tp)
+    a = np.minimum(pbs, tp + ip)
+    b = np.minimum(cbs, tc + ic)
+    red = a < g
+    yel = ~red & (b < g)
+    grn = ~red & ~yel
+    ntp = np.where(red, a, a - g)
+    ntc = np.where(grn, b - g, b)
+    idx = lambda x, y: x * (cbs + 1) + y  # noqa: E731
+    rows = np.r_[np.arange(n), np.arange(n)]
+    cols = np.r_[idx(a, b), idx(ntp, ntc)]
+    vals = np.r_[np.full(n, 1.0 - p), np.full(n, p)]
+    T = sparse.csr_matrix((vals, (rows, cols)), shape=(n, n))
+    A = (T.T - sparse.identity(n)).tocsr()
+    keep = sparse.diags(np.r_[np.ones(n - 1), 0.0])
+    A = (keep @ A + sparse.csr_matrix((np.ones(n), (np.full(n, n - 1), np.arange(n))), shape=(n, n))).tocsc()
+    rhs = np.zeros(n)
+    rhs[-1] = 1.0
+    pi = spsolve(A, rhs, permc_spec="MMD_AT_PLUS_A")
+    pi = np.clip(pi, 0, None)
+    pi /= pi.sum()
+    frac = np.array([pi @ grn, pi @ yel, pi @ red], dtype=float)
+    if return_chain:
+        return frac, T, pi
+    return frac
