@@ -253,8 +253,8 @@ def delay_bound(hint, drain_max, capacity, sigma_bits, rho_bps, bits=4):
     bound is taken at ``drain_max``. Every hint, including 2^n, has a finite bound: no starvation.
     """
     return _np("bound")(np.asarray(hint, dtype=float), np.asarray(drain_max, dtype=float),
-                        np.asarray(capacity, dtype=float), np.asarray(sigma_bits, dtype=float),
-                        np.asarray(rho_bps, dtype=float), float(bits))
+                        np.asarray(sigma_bits, dtype=float), np.asarray(rho_bps, dtype=float),
+                        np.asarray(capacity, dtype=float), float(bits))
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,597 @@
+"""TSQ over a PI AQM (seed 001): per-hint delay, drop, throughput and application quality, three ways.
+
+Semantics: DESIGN.md "TSQ" and :mod:`qosbound.analytic.tsq`. A scenario names a
+bottleneck link, the TSQ settings (hint bits, latency constant ``l``), the PI
+AQM (Hollot et al. 2001; the seed's constants by default), and flow groups:
+``tfrc`` (responsive, equation-based; a "TCP-friendly CBR" audio source is
+``tfrc`` with ``rate`` its codec rate) or ``cbr`` (unresponsive), each with a
+delay hint, packet size, propagation RTT and an application (audio, video or
+file) for the quality functions of seed 001 section 2.
+
+Methods:
+
+* ``closed-form`` -- the fluid operating point: PI holds the queue at ``q_ref``
+  packets; the responsive flows' TFRC rates at the RTT ``rtt + q_ref`` delay
+  fill the link, which fixes the AQM drop ``p*``; a hint-d packet of the swept
+  flow gets ``q' = d q/2^n`` (analytic/tsq.py) and ``p'`` from eq. (5); its
+  rate is TFRC at (``rtt + q'``, ``p'``) capped at its codec rate. Interval kind
+  "approximation". Plus the per-hint worst-case queueing delay bound (a
+  finite buffer of ``q_max + 1`` packets and the aging term:
+  ``t_max (1 + d/2^n)``), and the cap threshold.
+* ``model-checked`` -- Storm on models/tsq_hint.prism per hint (delay and drop
+  in the slotted abstraction centred on ``(q_ref, p*)``) and, with ``mdp: true``,
+  models/tsq.prism: the best long-run square-root-law throughput over per-packet
+  hint choices relative to FIFO (metric ``tsq.gain``; seed 001 claims <= 0).
+* ``simulated`` -- validation/tsq_sim.py, independent replications, Student-t
+  95 % intervals.
+
+Metrics: ``<group>.delay.mean`` (queueing delay, s), ``<group>.drop``,
+``<group>.rate`` (bit/s per flow), ``<group>.quality``; the swept flow per hint
+as ``<flow>@h<d>.delay.mean|delay.max|delay.bound|drop|rate|quality``;
+``<flow>.best_hint``; ``tsq.aqm_drop``, ``tsq.cap_min_drop``, ``tsq.gain``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Literal
+
+import numpy as np
+from pydantic import Field, field_validator, model_validator
+
+from qosbound.errors import ModelError, ScenarioError
+from qosbound.results import Interval, Result, Verdict
+from qosbound.scenario import PositiveInt, Rate, ScenarioBase, Size, Time
+from qosbound.systems.base import Strict
+from qosbound.units import Kind
+from qosbound.verdicts import default_slo_limit
+
+__all__ = ["Scenario", "evaluate", "metric_kind", "slo_limit", "default_methods", "agreements", "admit",
+           "operating_point", "GAIN_TOLERANCE"]
+
+#: A model-checked relative gain at or below this counts as "no gain" (the MDP's LRA solver error).
+GAIN_TOLERANCE = 1e-6
+
+
+class Link(Strict):
+    rate: Rate = Field(description="bottleneck capacity, bit/s")
+
+    @field_validator("rate")
+    @classmethod
+    def _pos(cls, v):
+        if v <= 0:
+            raise ValueError("link rate must be positive")
+        return v
+
+
+class TSQConf(Strict):
+    enabled: bool = True
+    hint_bits: PositiveInt = 4
+    latency: Time = 0.040
+
+    @field_validator("latency")
+    @classmethod
+    def _pos(cls, v):
+        if v <= 0:
+            raise ValueError("the latency constant l must be positive")
+        return v
+
+    @field_validator("hint_bits")
+    @classmethod
+    def _bits(cls, v):
+        if v > 8:
+            raise ValueError("at most 8 hint bits are supported")
+        return v
+
+
+class PIConf(Strict):
+    kind: Literal["pi"] = "pi"
+    a: float = 1.822e-5
+    b: float = 1.816e-5
+    sampling: float = Field(default=170.0, description="sampling frequency, Hz")
+    q_ref: float = Field(default=200.0, description="target queue, packets")
+    q_max: PositiveInt = Field(default=800, description="buffer, packets")
+
+    @model_validator(mode="after")
+    def _check(self):
+        if not (self.a > 0 and self.b > 0):
+            raise ValueError("PI gains a and b must be positive")
+        if self.a <= self.b:
+            raise ValueError("PI needs a > b (positive integral gain)")
+        if self.sampling <= 0:
+            raise ValueError("sampling frequency must be positive")
+        if not 0 < self.q_ref < self.q_max:
+            raise ValueError("need 0 < q_ref < q_max")
+        return self
+
+
+class FlowConf(Strict):
+    kind: Literal["tfrc", "cbr"]
+    count: PositiveInt = 1
+    rate: Rate = Field(description="cbr: sending rate; tfrc: maximum (codec or access) rate, bit/s")
+    size: Size = 1000.0
+    hint: int = 16
+    rtt: Time = 0.3
+    one_way: Time | None = Field(default=None, description="one-way propagation delay for quality (default rtt/2)")
+    app: Literal["audio", "video", "file"] = "file"
+    file_size: Size | None = Field(default=None, description="file size for file-transfer quality, bytes")
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.rate <= 0 or self.size <= 0 or self.rtt <= 0:
+            raise ValueError("rate, size and rtt must be positive")
+        if self.app == "file" and self.file_size is None:
+            self.file_size = 1.25e6  # 10 Mbit, seed 001 section 2.3.2's example
+        return self
+
+
+class ClosedFormOptions(Strict):
+    enabled: bool = True
+
+
+class ModelOptions(Strict):
+    enabled: bool = True
+    precision: float = 1e-10
+    mdp: bool = True
+
+    @field_validator("precision")
+    @classmethod
+    def _prec(cls, v):
+        if not 0 < v < 0.1:
+            raise ValueError("precision must be in (0, 0.1)")
+        return v
+
+
+class SimOptions(Strict):
+    enabled: bool = True
+    duration: Time = 60.0
+    warmup: Time = 10.0
+    replications: PositiveInt = 3
+    seed: int = 1
+
+    @model_validator(mode="after")
+    def _check(self):
+        if not 0 <= self.warmup < self.duration:
+            raise ValueError("need 0 <= warmup < duration")
+        if self.replications < 2:
+            raise ValueError("at least 2 replications are needed for a confidence interval")
+        return self
+
+
+class Methods(Strict):
+    closed_form: ClosedFormOptions = Field(default_factory=ClosedFormOptions, alias="closed-form")
+    model_checked: ModelOptions = Field(default_factory=ModelOptions, alias="model-checked")
+    simulated: SimOptions = Field(default_factory=SimOptions)
+
+    model_config = Strict.model_config | {"populate_by_name": True}
+
+
+class Metrics(Strict):
+    sweep: str | None = Field(default=None, description="flow group (count 1) whose hint is swept")
+    hints: list[int] | None = None
+
+
+class Scenario(ScenarioBase):
+    system: Literal["tsq"]
+    link: Link
+    tsq: TSQConf = Field(default_factory=TSQConf)
+    aqm: PIConf = Field(default_factory=PIConf)
+    flows: dict[str, FlowConf]
+    metrics: Metrics = Field(default_factory=Metrics)
+    methods: Methods = Field(default_factory=Methods)
+
+    @model_validator(mode="after")
+    def _check(self):
+        H = 2 ** self.tsq.hint_bits
+        if not self.flows:
+            raise ScenarioError("at least one flow group is needed", field="flows")
+        for name, f in self.flows.items():
+            if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name):
+                raise ScenarioError("flow names are letters, digits and '_'", field=f"flows.{name}")
+            if not 1 <= f.hint <= H:
+                raise ScenarioError(f"hint {f.hint} is outside 1..{H}", field=f"flows.{name}.hint")
+        cbr = sum(f.rate * f.count for f in self.flows.values() if f.kind == "cbr")
+        if cbr >= self.link.rate:
+            raise ScenarioError(f"unresponsive (cbr) load {cbr:.4g} bit/s >= link rate: no stable operating point",
+                                field="flows")
+        if self.metrics.sweep is not None:
+            f = self.flows.get(self.metrics.sweep)
+            if f is None:
+                raise ScenarioError(f"no flow group '{self.metrics.sweep}'", field="metrics.sweep")
+            if f.count != 1:
+                raise ScenarioError("the swept flow group must have count 1", field="metrics.sweep")
+        if self.metrics.hints is not None:
+            for h in self.metrics.hints:
+                if not isinstance(h, int) or not 1 <= h <= H:
+                    raise ScenarioError(f"hint {h!r} is outside 1..{H}", field="metrics.hints")
+        return self
+
+    def hints(self) -> list[int]:
+        return list(self.metrics.hints) if self.metrics.hints else list(range(1, 2 ** self.tsq.hint_bits + 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# metric names and kinds
+
+_QUANT = {"delay.mean": "time", "delay.max": "time", "delay.bound": "time", "drop": "probability",
+          "rate": "rate", "quality": "probability", "best_hint": "count"}
+
+
+def metric_kind(metric: str) -> Kind:
+    if metric in ("tsq.aqm_drop", "tsq.cap_min_drop"):
+        return "probability"
+    if metric == "tsq.gain":
+        return "count"
+    head, _, rest = metric.partition(".")
+    if head and rest in _QUANT:
+        return _QUANT[rest]  # type: ignore[return-value]
+    raise ScenarioError(f"unknown metric '{metric}' for a tsq scenario; known: <flow>.delay.mean, <flow>.drop, "
+                        "<flow>.rate, <flow>.quality, <flow>@h<d>.delay.mean|delay.max|delay.bound|drop|rate|"
+                        "quality, <flow>.best_hint, tsq.aqm_drop, tsq.cap_min_drop, tsq.gain", field="metric")
+
+
+def slo_limit(scn: Scenario, slo) -> float:
+    return default_slo_limit(metric_kind, slo)
+
+
+def default_methods(scn: Scenario) -> list[str]:
+    m = scn.methods
+    return [name for name, on in (("closed-form", m.closed_form.enabled), ("model-checked", m.model_checked.enabled),
+                                  ("simulated", m.simulated.enabled)) if on]
+
+
+# ---------------------------------------------------------------------------------------------
+# closed form: the fluid operating point
+
+
+def _mean_size(scn: Scenario) -> float:
+    w = [(f.size, f.rate * f.count) for f in scn.flows.values()]
+    return float(sum(s * r for s, r in w) / sum(r for _, r in w)) if w else 1000.0
+
+
+def operating_point(scn: Scenario) -> dict:
+    """PI equilibrium: queue at q_ref packets, AQM drop p* where the responsive flows just fill the link."""
+    from scipy.optimize import brentq
+
+    from qosbound.analytic.tfrc import tfrc_rate
+
+    C = scn.link.rate
+    size = _mean_size(scn)
+    q0 = scn.aqm.q_ref * size * 8.0 / C
+    cbr = sum(f.rate * f.count for f in scn.flows.values() if f.kind == "cbr")
+    resp = [f for f in scn.flows.values() if f.kind == "tfrc"]
+
+    def load(pp: float) -> float:
+        tot = cbr * (1 - pp)
+        for f in resp:
+            x = 8.0 * float(tfrc_rate(f.size, f.rtt + q0, pp))
+            tot += f.count * min(f.rate, x)
+        return tot - C
+
+    if not resp or load(1e-9) <= 0:
+        return {"p": 0.0, "q": 0.0, "size": size, "congested": False}
+    p_star = brentq(load, 1e-9, 1.0, xtol=1e-14, rtol=1e-12)
+    return {"p": float(p_star), "q": float(q0), "size": size, "congested": True}
+
+
+def _per_hint_closed(scn: Scenario, name: str, op: dict, hints: list[int]) -> dict:
+    from qosbound.analytic import tsq as A
+    from qosbound.analytic.quality import quality
+    from qosbound.analytic.tfrc import tfrc_rate
+
+    f = scn.flows[name]
+    C = scn.link.rate
+    h = np.asarray(hints, dtype=float)
+    bits = scn.tsq.hint_bits
+    if scn.tsq.enabled:
+        qp = A.insertion_delay(h, op["q"], bits)
+        pp = A.adjusted_drop(op["q"], qp, op["p"], scn.tsq.latency) if op["congested"] else np.zeros_like(h)
+    else:
+        qp = np.full_like(h, op["q"])
+        pp = np.full_like(h, op["p"])
+    if f.kind == "tfrc":
+        rate = np.where(pp > 0, 8.0 * tfrc_rate(f.size, f.rtt + qp, np.maximum(pp, 1e-12)), np.inf)
+        rate = np.minimum(f.rate, rate)
+    else:
+        rate = f.rate * (1 - pp)
+    one_way = f.one_way if f.one_way is not None else f.rtt / 2
+    delay = one_way + qp + f.size * 8.0 / C
+    size_bits = (f.file_size or 1.25e6) * 8.0
+    qual = quality(f.app, delay, rate, size_bits if f.app == "file" else None)
+    t_max = (scn.aqm.q_max + 1) * max(g.size for g in scn.flows.values()) * 8.0 / C
+    bound = A.delay_bound(h, t_max, C, 0.0, C, bits) if scn.tsq.enabled else np.full_like(h, t_max)
+    return {"delay": qp, "drop": pp, "rate": rate, "quality": qual, "bound": bound}
+
+
+def _closed_form(scn: Scenario) -> list[Result]:
+    from qosbound.analytic import tsq as A
+
+    op = operating_point(scn)
+    out: list[Result] = []
+    prov = {"formula": "PI holds q_ref; TFRC rates fill the link (RFC 5348 eq., seed 001 eq. (5))",
+            "source": "fluid operating point; analytic/tsq.py, analytic/tfrc.py",
+            "q_ref_delay_s": op["q"], "congested": op["congested"]}
+    approx = Interval(op["p"], op["p"], "approximation")
+    out.append(Result("tsq.aqm_drop", "closed-form", op["p"], "1", approx, prov))
+    cap = float(A.cap_min_drop(1, op["q"], scn.tsq.latency, scn.tsq.hint_bits)) if op["q"] > 0 else 1.0
+    out.append(Result("tsq.cap_min_drop", "closed-form", cap, "1", Interval(cap, cap, "exact"),
+                      {"formula": "p > ((l + d q/2^n)/(l + q))^2 at d = 1, q = q_ref delay",
+                       "source": "analytic/tsq.py cap_p_expr (seed 001 eq. (3)-(5))"}))
+    for name, f in scn.flows.items():
+        r = _per_hint_closed(scn, name, op, [f.hint])
+        _add_group(out, name, "closed-form", {k: float(v[0]) for k, v in r.items()}, prov, "approximation")
+        out.append(Result(f"{name}.delay.bound", "closed-form", float(r["bound"][0]), "s",
+                          Interval(float(r["bound"][0]), float(r["bound"][0]), "bound"), _bound_prov()))
+    if scn.metrics.sweep:
+        name = scn.metrics.sweep
+        hints = scn.hints()
+        r = _per_hint_closed(scn, name, op, hints)
+        for i, h in enumerate(hints):
+            _add_group(out, f"{name}@h{h}", "closed-form", {k: float(v[i]) for k, v in r.items()}, prov,
+                       "approximation")
+            b = float(r["bound"][i])
+            out.append(Result(f"{name}@h{h}.delay.bound", "closed-form", b, "s", Interval(b, b, "bound"),
+                              _bound_prov()))
+        best = hints[int(np.argmax(np.round(r["quality"], 12) - 1e-9 * np.arange(len(hints))))]
+        out.append(Result(f"{name}.best_hint", "closed-form", float(best), "1", None,
+                          {"formula": "argmax over hints of min(Q_d, Q_t)", "source": "seed 001 eq. (1)"}))
+    return out
+
+
+def _bound_prov() -> dict:
+    return {"formula": "D_q <= t_max (1 + d/2^n), t_max = 8 (q_max + 1) L / C",
+            "source": "analytic/tsq.py delay_bound (aging term of seed 001 eq. (2))"}
+
+
+def _add_group(out, prefix, method, vals, prov, kind, ci=None, extra=None):
+    units = {"delay": ("delay.mean", "s"), "drop": ("drop", "1"), "rate": ("rate", "bit/s"),
+             "quality": ("quality", "1"), "delay_max": ("delay.max", "s")}
+    for key, (suffix, unit) in units.items():
+        if key not in vals:
+            continue
+        v = float(vals[key])
+        if not math.isfinite(v):
+            continue
+        if ci is not None and key in ci:
+            lo, hi, se, reps = ci[key]
+            out.append(Result(f"{prefix}.{suffix}", method, v, unit, Interval(lo, hi, "95% CI"),
+                              {**prov, "std_error": se, "replications": reps, **(extra or {})}))
+        else:
+            out.append(Result(f"{prefix}.{suffix}", method, v, unit, Interval(v, v, kind), dict(prov)))
+
+
+# ---------------------------------------------------------------------------------------------
+# model checking
+
+
+def _model_checked(scn: Scenario, opts: ModelOptions, progress) -> list[Result]:
+    from qosbound.models import tsq as M
+
+    op = operating_point(scn)
+    if not op["congested"]:
+        raise ModelError("the responsive flows do not congest the link: the TSQ models need an AQM drop p* > 0")
+    ab = M.abstraction(scn.link.rate, op["size"], scn.aqm.q_max, scn.aqm.q_ref, op["p"], scn.tsq.latency)
+    out: list[Result] = []
+    kind = f"precision {opts.precision:g}"
+    names = []
+    if scn.metrics.sweep:
+        names = [(f"{scn.metrics.sweep}@h{h}", h) for h in scn.hints()]
+    names += [(n, f.hint) for n, f in scn.flows.items()]
+    tick = progress.task("Storm: per-hint DTMC", len(names) + (1 if opts.mdp else 0))
+    cache: dict[int, object] = {}
+    for prefix, h in names:
+        if not scn.tsq.enabled:
+            h = 2 ** scn.tsq.hint_bits
+        if h not in cache:
+            cache[h] = M.hint_values(ab, h, opts.precision)
+        r = cache[h]
+        v = r.values
+        prov = {"model": "models/tsq_hint.prism", "property": "acc_delay / accepted; mean_drop",
+                "constants": {**ab.constants(), "d": h}, "states": r.states, "transitions": r.transitions,
+                "slot_s": ab.slot, "source": "slotted abstraction centred on (q_ref, p*)"}
+        delay = v["acc_delay"] / v["accepted"] * ab.slot if v["accepted"] > 0 else 0.0
+        out.append(Result(f"{prefix}.delay.mean", "model-checked", delay, "s", Interval(delay, delay, kind), prov))
+        out.append(Result(f"{prefix}.drop", "model-checked", v["mean_drop"], "1",
+                          Interval(v["mean_drop"], v["mean_drop"], kind), prov))
+        tick()
+    if opts.mdp:
+        g = M.no_gain(ab, opts.precision)
+        prov = {"model": "models/tsq.prism", "property": 'R{"sqrt_law"}max=? [ LRA ] / FIFO LRA - 1',
+                "constants": ab.constants(), "states": g["states"], "transitions": g["transitions"],
+                "max": g["max"], "fifo": g["fifo"], "capped_reachable": g["capped_reachable"],
+                "tolerance": GAIN_TOLERANCE}
+        out.append(Result("tsq.gain", "model-checked", g["gain"], "1",
+                          Interval(g["gain"] - GAIN_TOLERANCE, g["gain"] + GAIN_TOLERANCE, kind), prov))
+        tick()
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# simulation
+
+
+def _sim_flows(scn: Scenario, override: tuple[str, int] | None = None):
+    from qosbound.validation.tsq_sim import Flow
+
+    flows, groups = [], []
+    for name, f in scn.flows.items():
+        hint = f.hint if override is None or override[0] != name else override[1]
+        for i in range(f.count):
+            flows.append(Flow(f"{name}{i}" if f.count > 1 else name, f.kind, f.rate, int(round(f.size)), hint, f.rtt))
+            groups.append(name)
+    return tuple(flows), np.asarray(groups)
+
+
+def _sim_group_stats(scn, out, groups, name, warmup) -> dict:
+    from qosbound.analytic.quality import quality
+    from qosbound.validation.tsq_sim import flow_stats
+
+    f = scn.flows[name]
+    idx = np.flatnonzero(groups == name)
+    st = [flow_stats(out, int(i), warmup) for i in idx]
+    delay = float(np.mean([s["delay_mean"] for s in st]))
+    rate = float(np.mean([s["throughput"] for s in st]))
+    drop = float(np.mean([s["drop"] for s in st]))
+    dmax = float(np.max([s["delay_max"] for s in st]))
+    one_way = f.one_way if f.one_way is not None else f.rtt / 2
+    size_bits = (f.file_size or 1.25e6) * 8.0
+    q = float(quality(f.app, one_way + delay + f.size * 8.0 / scn.link.rate, rate,
+                      size_bits if f.app == "file" else None))
+    return {"delay": delay, "rate": rate, "drop": drop, "quality": q, "delay_max": dmax}
+
+
+def _ci(samples: list[float]):
+    from scipy import stats
+
+    a = np.asarray(samples, dtype=float)
+    m = float(a.mean())
+    se = float(a.std(ddof=1) / math.sqrt(a.size))
+    t = float(stats.t.ppf(0.975, a.size - 1))
+    return m, (m - t * se, m + t * se, se, int(a.size))
+
+
+def _run_reps(scn: Scenario, opts: SimOptions, override, names, tick):
+    from qosbound.validation.pi_aqm import PIParams
+    from qosbound.validation.tsq_sim import SimConfig, simulate
+
+    flows, groups = _sim_flows(scn, override)
+    a = scn.aqm
+    cfg = SimConfig(scn.link.rate, flows, opts.duration, PIParams(a.a, a.b, a.sampling, a.q_ref, a.q_max),
+                    scn.tsq.latency, scn.tsq.hint_bits, scn.tsq.enabled)
+    per = {n: [] for n in names}
+    pbar = []
+    npk = 0
+    for r in range(opts.replications):
+        out = simulate(cfg, seed=opts.seed + 7919 * r + (override[1] if override else 0) * 104729)
+        npk += len(out.arrival)
+        for n in names:
+            per[n].append(_sim_group_stats(scn, out, groups, n, opts.warmup))
+        k0 = int(len(out.p_trace) * opts.warmup / opts.duration)
+        pbar.append(float(out.p_trace[k0:].mean()) if len(out.p_trace) > k0 else 0.0)
+        tick()
+    return per, pbar, npk
+
+
+def _summarise(per_list: list[dict]):
+    vals, ci = {}, {}
+    for key in ("delay", "rate", "drop", "quality"):
+        m, c = _ci([d[key] for d in per_list])
+        vals[key], ci[key] = m, c
+    vals["delay_max"] = max(d["delay_max"] for d in per_list)
+    return vals, ci
+
+
+def _simulated(scn: Scenario, opts: SimOptions, progress) -> list[Result]:
+    out: list[Result] = []
+    names = list(scn.flows)
+    hints = scn.hints() if scn.metrics.sweep else []
+    tick = progress.task("simulating TSQ + PI", opts.replications * (1 + len(hints)))
+    per, pbar, npk = _run_reps(scn, opts, None, names, tick)
+    prov = {"source": "validation/tsq_sim.py (treap TSQ over PI, TFRC and CBR senders)", "seed": opts.seed,
+            "packets": npk, "duration_s": opts.duration, "warmup_s": opts.warmup}
+    m, c = _ci(pbar)
+    out.append(Result("tsq.aqm_drop", "simulated", m, "1", Interval(c[0], c[1], "95% CI"),
+                      {**prov, "std_error": c[2], "replications": c[3]}))
+    for n in names:
+        vals, ci = _summarise(per[n])
+        _add_group(out, n, "simulated", vals, prov, "", ci)
+    if hints:
+        name = scn.metrics.sweep
+        quals = []
+        for h in hints:
+            if h == scn.flows[name].hint:
+                p1 = per[name]
+            else:
+                p1 = _run_reps(scn, opts, (name, h), [name], tick)[0][name]
+            vals, ci = _summarise(p1)
+            quals.append(vals["quality"])
+            _add_group(out, f"{name}@h{h}", "simulated", vals, {**prov, "hint": h}, "", ci)
+        best = hints[int(np.argmax(np.asarray(quals) - 1e-9 * np.arange(len(hints))))]
+        out.append(Result(f"{name}.best_hint", "simulated", float(best), "1", None,
+                          {**prov, "formula": "argmax over hints of the mean quality min(Q_d, Q_t)"}))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
+    """Every metric by every requested method."""
+    out: list[Result] = []
+    for method in methods:
+        if method == "closed-form":
+            out += _closed_form(scn)
+        elif method == "model-checked":
+            out += _model_checked(scn, scn.methods.model_checked, progress)
+        elif method == "simulated":
+            out += _simulated(scn, scn.methods.simulated, progress)
+        else:
+            raise ScenarioError(f"method '{method}' is not available for tsq scenarios", field="methods")
+    return out
+
+
+def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
+    """The worst-case bound dominates simulated maxima; the MDP's gain is consistent with the cap region."""
+    by = {(r.metric, r.method): r for r in results}
+    out: list[Verdict] = []
+    for (metric, method), r in sorted(by.items()):
+        if method != "simulated" or not metric.endswith(".delay.max"):
+            continue
+        b = by.get((metric[: -len(".max")] + ".bound", "closed-form"))
+        if b is None:
+            continue
+        ok = r.value <= b.value * (1 + 1e-9)
+        out.append(Verdict("agreement", f"aging bound >= simulated maximum ({metric[:-10]})", metric,
+                           "closed-form vs simulated", "holds" if ok else "disagree", r.value, b.value, "s",
+                           b.value - r.value))
+    g = by.get(("tsq.gain", "model-checked"))
+    if g is not None:
+        gain = g.value > GAIN_TOLERANCE
+        capped = bool(g.provenance.get("capped_reachable"))
+        ok = (not gain) or capped
+        out.append(Verdict("agreement", "a throughput gain occurs only where the cap p' = 1 is reachable",
+                           "tsq.gain", "model-checked vs closed-form", "holds" if ok else "disagree", g.value,
+                           GAIN_TOLERANCE, "1", GAIN_TOLERANCE - g.value if not capped else None,
+                           "" if ok else "the MDP finds a gain outside the closed-form cap region"))
+    return out
+
+
+def admit(scn: Scenario, parameter: str, *, direction: str = "largest", method: str | None = None,
+          lo: float | None = None, hi: float | None = None, progress=None):
+    """``--vary flows.<name>.hint``: the hint that maximises the flow's quality (seed 001 section 4.2).
+
+    Every hint in 1..2^n (within ``--min``/``--max``) is evaluated by ``method`` (default: simulated when
+    enabled, else closed-form); ties go to the larger hint (less cutting in line).
+    """
+    from qosbound.admit import AdmitResult
+    from qosbound.progress import QUIET
+    from qosbound.scenario import build
+
+    m = re.fullmatch(r"flows\.([A-Za-z][A-Za-z0-9_]*)\.hint", parameter)
+    if not m or m.group(1) not in scn.flows:
+        raise ScenarioError("tsq scenarios can vary flows.<name>.hint (the hint maximising quality)",
+                            file=scn.path, field=parameter)
+    name = m.group(1)
+    if scn.flows[name].count != 1:
+        raise ScenarioError("the varied flow group must have count 1", file=scn.path, field=parameter)
+    methods = default_methods(scn)
+    if method is None:
+        method = "simulated" if "simulated" in methods else "closed-form"
+    if method not in ("simulated", "closed-form"):
+        raise ScenarioError("hint selection uses the simulated or closed-form method", file=scn.path, field="method")
+    H = 2 ** scn.tsq.hint_bits
+    hints = [h for h in range(1, H + 1) if (lo is None or h >= lo) and (hi is None or h <= hi)]
+    if not hints:
+        raise ScenarioError("no hint in the given range", file=scn.path, field=parameter)
+    raw = scn.raw
+    raw.setdefault("metrics", {})
+    raw["metrics"] = {**raw["metrics"], "sweep": name, "hints": hints}
+    trial = build(raw, scn.path)
+    results = evaluate(trial, [method], progress or QUIET)
+    q = {int(r.metric.split("@h")[1].split(".")[0]): r.value for r in results
+         if r.metric.startswith(f"{name}@h") and r.metric.endswith(".quality")}
+    best = max(hints, key=lambda h: (round(q[h], 9), h))
+    history = [(float(h), float(q[h])) for h in hints]
+    return AdmitResult(parameter, "quality-maximising", float(best), "1", method, f"{name}.quality", len(hints),
+                       history, f"quality {q[best]:.4f} at hint {best}")
