@@ -1,0 +1,110 @@
+"""Glue for the AF models: constants for ``wred.prism``, ``wred_ewma.prism`` and ``marker.prism``, checked on Storm.
+
+Every call goes through :mod:`qosbound.models.engine`. Delays come from the
+steady-state rewards ``sys_c = E[a_c (n+1)]``: an admitted colour-c packet
+meeting ``n`` packets waits ``(n+1)/mu`` (FIFO, exponential service), so its
+mean delay is ``sys_c / (mu (1 - drop_c))``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from qosbound.analytic.wred import Profile
+from qosbound.errors import ModelError
+from qosbound.models.engine import MODELS_DIR, check
+
+__all__ = ["WRED_MODEL", "WRED_PROPS", "EWMA_MODEL", "EWMA_PROPS", "MARKER_MODEL", "MARKER_PROPS",
+           "ModelValues", "wred_constants", "check_wred", "check_wred_ewma", "check_marker"]
+
+WRED_MODEL = MODELS_DIR / "wred.prism"
+WRED_PROPS = MODELS_DIR / "wred.props"
+EWMA_MODEL = MODELS_DIR / "wred_ewma.prism"
+EWMA_PROPS = MODELS_DIR / "wred_ewma.props"
+MARKER_MODEL = MODELS_DIR / "marker.prism"
+MARKER_PROPS = MODELS_DIR / "marker.props"
+
+_MODE = {"wred": 0, "rio": 1, "nred": 2}
+
+
+@dataclass
+class ModelValues:
+    """Per-colour drop probabilities and delays, mean queue, model size and timing."""
+
+    drop: np.ndarray
+    delay: np.ndarray
+    mean_queue: float
+    states: int
+    transitions: int
+    seconds: float
+    precision: str
+    model: str
+    misordered: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+
+def wred_constants(lam, mu: float, K: int, prof: Profile, ewma: bool = False) -> dict:
+    """The undefined constants of ``wred.prism`` (or ``wred_ewma.prism``) for one queue."""
+    c = {"K": int(K), "lam0": float(lam[0]), "lam1": float(lam[1]), "lam2": float(lam[2]), "mu": float(mu)}
+    for k in range(3):
+        c[f"lo{k}"] = float(prof.min_th[k])
+        c[f"hi{k}"] = float(prof.max_th[k])
+        c[f"pd{k}"] = float(prof.P_d[k])
+    if ewma:
+        c["alpha"] = float(prof.alpha)
+    else:
+        c["mode"] = _MODE[prof.mode]
+        c["gentle"] = int(bool(prof.gentle))
+    return c
+
+
+def _values(res, mu, model, lam) -> ModelValues:
+    v = res.values
+    drop = np.clip(np.array([v["drop0"], v["drop1"], v["drop2"]]), 0.0, 1.0)
+    delay = np.zeros(3)
+    for c in range(3):
+        acc = 1.0 - drop[c]
+        if "sys0" in v and acc > 1e-15 and lam[c] > 0:
+            delay[c] = v[f"sys{c}"] / (mu * acc)
+    return ModelValues(drop=drop, delay=delay, mean_queue=float(v["queue"]), states=res.states,
+                       transitions=res.transitions, seconds=res.seconds, precision=res.precision, model=model,
+                       misordered=float(v.get("misordered", 0.0)), extra=dict(v))
+
+
+def check_wred(lam, mu: float, K: int, prof: Profile, *, precision: float = 1e-10, exact: bool = False,
+               ordering: bool = True) -> ModelValues:
+    """Steady state of ``wred.prism`` (instantaneous average) on Storm."""
+    props = [("drop0", 'R{"drop0"}=? [ S ]'), ("drop1", 'R{"drop1"}=? [ S ]'), ("drop2", 'R{"drop2"}=? [ S ]'),
+             ("queue", 'R{"queue"}=? [ S ]'), ("sys0", 'R{"sys0"}=? [ S ]'), ("sys1", 'R{"sys1"}=? [ S ]'),
+             ("sys2", 'R{"sys2"}=? [ S ]')]
+    if ordering:
+        props.append(("misordered", 'P=? [ F "misordered" ]'))
+    res = check(WRED_MODEL, props, wred_constants(lam, mu, K, prof), exact=exact, precision=precision)
+    return _values(res, mu, "models/wred.prism", lam)
+
+
+def check_wred_ewma(lam, mu: float, K: int, prof: Profile, *, precision: float = 1e-10,
+                    exact: bool = False) -> ModelValues:
+    """Steady state of ``wred_ewma.prism`` (discretised EWMA average, WRED only) on Storm."""
+    if prof.mode != "wred":
+        raise ModelError("the discretised-EWMA model covers WRED only")
+    res = check(EWMA_MODEL, EWMA_PROPS, wred_constants(lam, mu, K, prof, ewma=True), exact=exact,
+                precision=precision)
+    return _values(res, mu, "models/wred_ewma.prism", lam)
+
+
+def check_marker(p: float, ip: int, ic: int, pbs: int, cbs: int, g: int):
+    """(green, yellow, red) fractions of packets from ``marker.prism`` and the check result.
+
+    Checked in Storm's exact mode: the float engine's long-run solver was seen to return wrong long-run
+    values on this DTMC (its arrival fraction differed from ``p``), while exact mode returns ``p``.
+    """
+    res = check(MARKER_MODEL, MARKER_PROPS, {"p": float(p), "ip": int(ip), "ic": int(ic), "pbs": int(pbs),
+                                              "cbs": int(cbs), "g": int(g)}, exact=True)
+    v = res.values
+    a = v["arrival"]
+    if not abs(a - p) <= 1e-9:
+        raise ModelError(f"marker model: long-run arrival fraction {a:.12g} differs from p = {p:.12g}")
+    return np.array([v["green"], v["yellow"], v["red"]]) / a, res
