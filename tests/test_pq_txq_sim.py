@@ -367,6 +367,19 @@ def test_simulated_results_interface():
     assert by["EF.delay.mean"].unit == "s" and by["EF.loss"].unit == "1"
 
 
+def test_rare_event_seen_zero_times_keeps_an_interval():
+    """A fraction never observed gets value 0 with a Clopper-Pearson upper limit and a nonzero standard error."""
+    p = params(ef_rate=50e3, pq_cap=50)
+    opts = SimOptions(packets=5000, replications=3, seed=1)
+    by = {r.metric: r for r in sim.simulated_results(p, opts, [1.0], [0.5], Counter())}
+    for m in ("EF.loss", "EF.delay.ccdf@1s"):
+        r = by[m]
+        n = r.provenance["trials"]
+        assert r.value == 0.0 and r.interval.low == 0.0
+        assert r.interval.high == pytest.approx(1 - 0.025 ** (1 / n))
+        assert r.provenance["std_error"] > 0
+
+
 def test_quantile_matches_trace_within_a_bin():
     """The histogram quantile agrees with the empirical quantile of the pooled delays to within a bin (plus noise)."""
     p = params(arrivals="bernoulli", ef_rate=500e3)

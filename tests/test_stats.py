@@ -12,7 +12,7 @@ from scipy import stats as sps
 from scipy.signal import lfilter
 
 from qosbound.validation.stats import (Estimate, Histogram, batch_means, ci_kind, hist_ccdf, hist_quantile,
-                                       nice_bin_width, t_interval)
+                                       nice_bin_width, proportion_interval, t_interval)
 
 
 def test_ci_kind_labels():
@@ -48,12 +48,12 @@ def test_t_interval_refuses_bad_input():
 def test_t_interval_coverage():
     """Over many independent experiments a 95 % interval covers the true mean about 95 % of the time."""
     rng = np.random.default_rng(7)
-    trials = 4000
+    trials = 2000
     x = rng.exponential(2.0, size=(trials, 30))
     ests = [t_interval(row) for row in x]
     cover = sum(e.low <= 2.0 <= e.high for e in ests)
-    # Skewed exponential samples of 30 undercover slightly (about 0.93); the band is +-5 binomial sd wide.
-    assert 0.915 <= cover / trials <= 0.96
+    # Skewed exponential samples of 30 undercover slightly (about 0.93); the band is about +-3.5 binomial sd.
+    assert 0.91 <= cover / trials <= 0.955
 
 
 def test_batch_means_covers_ar1_mean():
@@ -154,3 +154,17 @@ def test_estimate_half_width():
     """half_width is half the interval length."""
     e = Estimate(1.0, 0.1, 0.8, 1.2, 5, 0.95)
     assert e.half_width == pytest.approx(0.2)
+
+
+def test_proportion_interval_zero_successes_and_coverage():
+    """Clopper-Pearson gives (0, 1 - (alpha/2)^(1/n)) for no successes and covers at least nominally."""
+    lo, hi = proportion_interval(0, 1000, 0.95)
+    assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** (1 / 1000))
+    assert proportion_interval(5, 5)[1] == 1.0
+    rng = np.random.default_rng(5)
+    k = rng.binomial(200, 0.03, size=2000)
+    iv = {int(x): proportion_interval(int(x), 200) for x in np.unique(k)}
+    cover = np.mean([iv[int(x)][0] <= 0.03 <= iv[int(x)][1] for x in k])
+    assert cover >= 0.94  # conservative by construction; 0.94 allows sampling noise of 2000 trials
+    with pytest.raises(ValueError):
+        proportion_interval(3, 2)

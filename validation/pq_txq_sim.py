@@ -31,6 +31,12 @@ Time inside the kernels is counted in ticks of ``g*8/C`` (one byte time when a
 size is not a whole number of bytes), so with whole-byte sizes every departure
 time is an exact integer number of ticks and Bernoulli delays are exact.
 
+With CBR arrivals whose period is commensurate with the tick, the arrival
+phase relative to the lattice of departure times never changes, so a single
+replication does not average over phases: each replication draws its own phase,
+and the spread between replications (hence the interval) is much wider than with
+Poisson arrivals. Use more replications rather than longer ones for CBR.
+
 Statistics are streamed: per replication, a histogram of EF delays in fixed bins
 (with the minimum and maximum seen in each bin) covering the maximum-delay bound
 plus 5 %, the sum and sum of squares of delays, the maximum, the counts of
@@ -50,9 +56,9 @@ import numpy as np
 from numba import njit, prange
 
 from qosbound.errors import EngineError, ScenarioError
-from qosbound.results import Result
+from qosbound.results import Interval, Result
 from qosbound.systems.base import ccdf_name, quantile_name
-from qosbound.validation.stats import hist_quantile, nice_bin_width, t_interval
+from qosbound.validation.stats import ci_kind, hist_quantile, nice_bin_width, proportion_interval, t_interval
 
 __all__ = ["Setup", "setup", "max_delay_bound", "run_replications", "Replications", "simulated_results",
            "simulate_trace", "reference_departures", "threads"]
@@ -180,18 +186,21 @@ def _simulate(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_uni
     tracing = max_rows < 4611686018427387904
     nbins = counts.shape[0]
     nthr = thresholds.shape[0]
+    inv_width = 1.0 / width_ticks
     # TxQ ring buffer (at most Q_t packets: each takes >= 1 unit and entry needs occupied < Q_t).
     q_tx = np.empty(Q_t, np.float64)
     q_units = np.empty(Q_t, np.int64)
     q_arr = np.empty(Q_t, np.float64)  # EF arrival time, or -1 for BE
     q_row = np.empty(Q_t, np.int64)
     q_head = 0
+    q_tail = 0
     q_n = 0
     occupied = 0
     # PQ ring buffer.
     p_arr = np.empty(pq_cap, np.float64)
     p_row = np.empty(pq_cap, np.int64)
     p_head = 0
+    p_tail = 0
     p_n = 0
     rows = 0
     t = 0.0
@@ -204,112 +213,111 @@ def _simulate(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_uni
     next_arr = _next_arrival(kind, lam_tick, p_slot, phase, 0, 0.0)
     gen_done = max_ef <= 0
     lost_all = 0
-    # Initial fill with BE packets.
-    while occupied < Q_t:
-        j = _draw_be(be_cum)
-        pos = (q_head + q_n) % Q_t
-        q_tx[pos] = be_ticks[j]
-        q_units[pos] = be_units[j]
-        q_arr[pos] = -1.0
-        q_row[pos] = rows
-        if tracing:
-            tr_cls[rows] = 1
-            tr_size[rows] = j
-            tr_arr[rows] = 0.0
-            tr_drop[rows] = False
-        rows += 1
-        q_n += 1
-        occupied += be_units[j]
-        work += be_ticks[j]
     packets = 0
-    while q_n > 0:
-        # The head packet's last bit leaves.
-        tx = q_tx[q_head]
-        t += tx
-        work -= tx
-        occupied -= q_units[q_head]
-        a = q_arr[q_head]
-        r = q_row[q_head]
-        q_head = (q_head + 1) % Q_t
-        q_n -= 1
-        packets += 1
-        if tracing:
-            tr_dep[r] = t
-        if a >= 0.0:
-            ef_in -= 1
-            if not tracing and r >= warm:  # r is the EF sequence number in statistics mode
-                d = t - a
-                stats[S_DELAYS] += 1.0
-                stats[S_SUM] += d
-                stats[S_SUMSQ] += d * d
-                if d > stats[S_MAX]:
-                    stats[S_MAX] = d
-                b = np.int64(d / width_ticks)
-                if b >= nbins:
-                    stats[S_OVERFLOW] += 1.0
-                else:
-                    counts[b] += 1
-                    if d < bmin[b]:
-                        bmin[b] = d
-                    if d > bmax[b]:
-                        bmax[b] = d
-                for i in range(nthr):
-                    if d > thresholds[i]:
-                        above[i] += 1
-        # EF arrivals up to and including t join the PQ or are lost.
-        while not gen_done and rows < max_rows and next_arr <= t:
-            seq = ef_gen
-            ef_gen += 1
-            counted = (not tracing) and seq >= warm
-            if counted:
-                stats[S_ARRIVALS] += 1.0
-            rid = rows if tracing else seq
+    n_arr = 0
+    n_lost = 0
+    n_del = 0
+    s_sum = 0.0
+    s_sq = 0.0
+    s_max = 0.0
+    overflow = 0
+    first = True
+    while first or q_n > 0:
+        if first:
+            first = False  # the initial fill below, at t = 0, with the PQ empty
+        else:
+            # The head packet's last bit leaves.
+            tx = q_tx[q_head]
+            t += tx
+            work -= tx
+            occupied -= q_units[q_head]
+            a = q_arr[q_head]
+            r = q_row[q_head]
+            q_head += 1
+            if q_head == Q_t:
+                q_head = 0
+            q_n -= 1
+            packets += 1
             if tracing:
-                tr_cls[rows] = 0
-                tr_size[rows] = -1
-                tr_arr[rows] = next_arr
-                tr_work[rows] = work + (t - next_arr)  # the head leaves at t; work counts the rest
-                tr_ahead[rows] = p_n
-                rows += 1
-            if p_n < pq_cap:
-                pos = (p_head + p_n) % pq_cap
-                p_arr[pos] = next_arr
-                p_row[pos] = rid
-                p_n += 1
-                ef_in += 1
-                if tracing:
-                    tr_drop[rid] = False
-            else:
-                lost_all += 1
+                tr_dep[r] = t
+            if a >= 0.0:
+                ef_in -= 1
+                if not tracing and r >= warm:  # r is the EF sequence number in statistics mode
+                    d = t - a
+                    n_del += 1
+                    s_sum += d
+                    s_sq += d * d
+                    if d > s_max:
+                        s_max = d
+                    b = np.int64(d * inv_width)
+                    if b >= nbins:
+                        overflow += 1
+                    else:
+                        counts[b] += 1
+                        if d < bmin[b]:
+                            bmin[b] = d
+                        if d > bmax[b]:
+                            bmax[b] = d
+                    for i in range(nthr):
+                        if d > thresholds[i]:
+                            above[i] += 1
+            # EF arrivals up to and including t join the PQ or are lost.
+            while not gen_done and next_arr <= t and rows < max_rows:
+                seq = ef_gen
+                ef_gen += 1
+                counted = (not tracing) and seq >= warm
                 if counted:
-                    stats[S_LOST] += 1.0
+                    n_arr += 1
+                rid = rows if tracing else seq
                 if tracing:
-                    tr_drop[rid] = True
-                    tr_dep[rid] = np.nan
-            if ef_gen >= max_ef or rows >= max_rows:
-                gen_done = True
-            else:
-                next_arr = _next_arrival(kind, lam_tick, p_slot, phase, ef_gen, next_arr)
-        if gen_done and not tracing and ef_in == 0:
-            break
+                    tr_cls[rows] = 0
+                    tr_size[rows] = -1
+                    tr_arr[rows] = next_arr
+                    tr_work[rows] = work + (t - next_arr)  # the head left at t; work counts the rest
+                    tr_ahead[rows] = p_n
+                    rows += 1
+                if p_n < pq_cap:
+                    p_arr[p_tail] = next_arr
+                    p_row[p_tail] = rid
+                    p_tail += 1
+                    if p_tail == pq_cap:
+                        p_tail = 0
+                    p_n += 1
+                    ef_in += 1
+                    if tracing:
+                        tr_drop[rid] = False
+                else:
+                    lost_all += 1
+                    if counted:
+                        n_lost += 1
+                    if tracing:
+                        tr_drop[rid] = True
+                        tr_dep[rid] = np.nan
+                if ef_gen >= max_ef:
+                    gen_done = True
+                else:
+                    next_arr = _next_arrival(kind, lam_tick, p_slot, phase, ef_gen, next_arr)
+            if gen_done and not tracing and ef_in == 0:
+                break
         # Refill: head EF first, else a fresh BE packet.
         while occupied < Q_t:
-            pos = (q_head + q_n) % Q_t
             if p_n > 0:
-                q_tx[pos] = ef_ticks
-                q_units[pos] = ef_units
-                q_arr[pos] = p_arr[p_head]
-                q_row[pos] = p_row[p_head]
-                p_head = (p_head + 1) % pq_cap
+                q_tx[q_tail] = ef_ticks
+                q_units[q_tail] = ef_units
+                q_arr[q_tail] = p_arr[p_head]
+                q_row[q_tail] = p_row[p_head]
+                p_head += 1
+                if p_head == pq_cap:
+                    p_head = 0
                 p_n -= 1
                 occupied += ef_units
                 work += ef_ticks
             elif rows < max_rows:
                 j = _draw_be(be_cum)
-                q_tx[pos] = be_ticks[j]
-                q_units[pos] = be_units[j]
-                q_arr[pos] = -1.0
-                q_row[pos] = rows
+                q_tx[q_tail] = be_ticks[j]
+                q_units[q_tail] = be_units[j]
+                q_arr[q_tail] = -1.0
+                q_row[q_tail] = rows
                 if tracing:
                     tr_cls[rows] = 1
                     tr_size[rows] = j
@@ -320,7 +328,17 @@ def _simulate(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_uni
                 work += be_ticks[j]
             else:
                 break
+            q_tail += 1
+            if q_tail == Q_t:
+                q_tail = 0
             q_n += 1
+    stats[S_ARRIVALS] = n_arr
+    stats[S_LOST] = n_lost
+    stats[S_DELAYS] = n_del
+    stats[S_SUM] = s_sum
+    stats[S_SUMSQ] = s_sq
+    stats[S_MAX] = s_max
+    stats[S_OVERFLOW] = overflow
     stats[S_PACKETS] = packets + lost_all
     stats[S_TIME] = t
     return rows
@@ -457,6 +475,19 @@ def simulated_results(p, opts, ccdf: list[float], qs: list[float], progress) -> 
         prov = dict(base, std_error=e.std_error, estimator=estimator, **extra)
         out.append(Result(metric, "simulated", e.mean, unit, e.interval(), prov))
 
+    def add_fraction(metric, k, n_per_rep, estimator):
+        """A fraction: the replication t-interval, widened to the pooled Clopper-Pearson interval, with the
+        standard error floored at the binomial one (with (k+1)/(N+2)), so rare events seen zero times
+        still get an honest interval."""
+        e = t_interval(k / n_per_rep, conf)
+        K, N = int(k.sum()), int(n_per_rep.sum())
+        lo, hi = proportion_interval(K, N, conf)
+        pt = (K + 1.0) / (N + 2.0)
+        se = max(e.std_error, math.sqrt(pt * (1.0 - pt) / N))
+        prov = dict(base, std_error=se, estimator=estimator, events=K, trials=N)
+        iv = Interval(max(0.0, min(e.low, lo)), min(1.0, max(e.high, hi)), ci_kind(conf))
+        out.append(Result(metric, "simulated", e.mean, "1", iv, prov))
+
     add("EF.delay.mean", "s", st[:, S_SUM] / n, "mean of per-replication sample means")
     for q in qs:
         per = [hist_quantile(rep.counts[r], 0.0, s.bin_width, q, rep.bin_min[r], rep.bin_max[r])
@@ -464,14 +495,14 @@ def simulated_results(p, opts, ccdf: list[float], qs: list[float], progress) -> 
         add(f"EF.delay.{quantile_name(q)}", "s", per, "mean of per-replication histogram quantiles "
             "(interpolated between the smallest and largest delay in the bin)", bin_width=s.bin_width)
     for i, d in enumerate(rep.ccdf):
-        add(ccdf_name("EF.delay", float(d)), "1", rep.above[:, i] / n,
-            "mean of per-replication fractions of accepted EF packets with delay > d (exact count)")
+        add_fraction(ccdf_name("EF.delay", float(d)), rep.above[:, i].astype(float), n,
+                     "mean of per-replication fractions of accepted EF packets with delay > d (exact count)")
     mx = float(st[:, S_MAX].max())
     out.append(Result("EF.delay.max", "simulated", mx, "s", None,
                       dict(base, std_error=None, estimator="largest delay observed over all replications",
                            bound=s.bound)))
-    add("EF.loss", "1", st[:, S_LOST] / np.maximum(st[:, S_ARRIVALS], 1.0),
-        "mean of per-replication fractions of EF arrivals lost at the PQ")
+    add_fraction("EF.loss", st[:, S_LOST], np.maximum(st[:, S_ARRIVALS], 1.0),
+                 "mean of per-replication fractions of EF arrivals lost at the PQ")
     return out
 
 

@@ -6,6 +6,8 @@ The public surface is small:
 * :func:`batch_means` -- the same for one long correlated run, cut into batches;
 * :class:`Estimate` -- a point estimate with its standard error and interval,
   convertible to a :class:`qosbound.results.Interval`;
+* :func:`proportion_interval` -- Clopper-Pearson interval for a binomial proportion
+  (a floor for rare events, where replications may all see zero);
 * :func:`ci_kind` -- the interval label, ``0.95 -> "95% CI"``;
 * :func:`nice_bin_width` -- a round bin width (1, 2 or 5 times a power of ten);
 * :class:`Histogram` -- fixed-width bins streamed from chunks, with per-bin
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Estimate", "t_interval", "batch_means", "ci_kind", "nice_bin_width", "Histogram",
+__all__ = ["Estimate", "t_interval", "batch_means", "proportion_interval", "ci_kind", "nice_bin_width", "Histogram",
            "hist_quantile", "hist_ccdf"]
 
 
@@ -95,6 +97,19 @@ def batch_means(x, batches: int = 20, confidence: float = 0.95) -> Estimate:
         raise ValueError(f"{x.size} observations cannot fill {batches} batches")
     means = x[: m * batches].reshape(batches, m).mean(axis=1)
     return t_interval(means, confidence)
+
+
+def proportion_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Clopper-Pearson (exact binomial) interval for a proportion; ``(0, 1 - (alpha/2)^(1/n))`` for no successes."""
+    from scipy import stats
+
+    k, n = int(successes), int(trials)
+    if n < 1 or not 0 <= k <= n:
+        raise ValueError("need 0 <= successes <= trials and trials >= 1")
+    alpha = 1.0 - confidence
+    low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    high = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return low, high
 
 
 def nice_bin_width(span: float, max_bins: int) -> float:

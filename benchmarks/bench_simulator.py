@@ -1,0 +1,166 @@
+"""Benchmark of the PQ + TxQ simulator (qosbound.validation.pq_txq_sim).
+
+Prints, measured side by side in one run on the example scenario of seed 002
+(examples/ferrari2001.yaml: 2 Mbit/s, Q_t = 5 units of 512 B, EF 300 kbit/s of
+128 B, BE 512/1024/1536 B):
+
+1. packets per second of the numba kernel on one thread (target >= 2e7);
+2. the speed-up of independent replications on 2 threads over 1 thread (target >= 1.8);
+3. peak memory of a 1e8-packet streamed run and of a 1e6-packet full-trace run,
+   each in a fresh process (peak resident set minus the peak after imports and
+   compilation, from resource.getrusage);
+4. the speed ratio of the kernel over a plain-Python event loop of the same
+   semantics (qosbound.validation.pq_txq_sim.reference_departures) on a small run.
+
+"Packets" counts every packet handled: EF and BE departures plus lost EF arrivals.
+Timings take the best of a few repeats; the machine may be shared, so treat the
+figures as noisy. Run: ``python benchmarks/bench_simulator.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "ferrari2001.yaml"
+
+
+def example_params():
+    from qosbound.scenario import load
+    from qosbound.systems.pq_txq import params
+
+    return params(load(str(EXAMPLE)))
+
+
+def best_of(fn, repeats):
+    times, out = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), float(np.median(times)), out
+
+
+def single_core(p, ef_packets, repeats):
+    from qosbound.validation import pq_txq_sim as sim
+
+    best, med, r = best_of(lambda: sim.run_replications(p, ef_packets, 1, seed=1, n_threads=1), repeats)
+    n = float(r.stats[:, sim.S_PACKETS].sum())
+    return n, best, med
+
+
+def parallel(p, ef_packets, reps, repeats):
+    from qosbound.validation import pq_txq_sim as sim
+
+    out = {}
+    for k in (1, 2):  # interleaved so both see the same machine load
+        out[k] = []
+    for _ in range(repeats):
+        for k in (1, 2):
+            t0 = time.perf_counter()
+            r = sim.run_replications(p, ef_packets, reps, seed=2, n_threads=k, batch=reps)
+            out[k].append(time.perf_counter() - t0)
+    n = float(r.stats[:, sim.S_PACKETS].sum())
+    return n, min(out[1]), min(out[2])
+
+
+def python_loop(p, rows):
+    from qosbound.validation import pq_txq_sim as sim
+
+    table = sim.simulate_trace(p, rows, 4)
+    cls = np.array(table["cls"].to_pylist())
+    arr = table["arrival"].to_numpy()
+    size = table["size"].to_numpy()
+    ef_arr, be_sizes = arr[cls == "EF"], size[cls == "BE"]
+    t0 = time.perf_counter()
+    sim.reference_departures(p, ef_arr, be_sizes)
+    t_py = time.perf_counter() - t0
+    return rows, t_py
+
+
+# Run in a child process: print peak-memory figures as JSON.
+_CHILD = r"""
+import json, resource, sys, time, tracemalloc
+sys.path.insert(0, {root!r})
+from benchmarks.bench_simulator import example_params
+from qosbound.validation import pq_txq_sim as sim
+p = example_params()
+mode, n = sys.argv[1], int(float(sys.argv[2]))
+# Compile and warm up first, so the baseline holds the interpreter, numba and LLVM.
+sim.run_replications(p, 2000, 1, seed=1, n_threads=1)
+sim.simulate_trace(p, 2000, 1)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+tracemalloc.start()
+t0 = time.perf_counter()
+if mode == "stream":
+    # EF arrivals for about n packets in all (EF and BE departures).
+    r = sim.run_replications(p, 10_000, 1, seed=1, n_threads=1)
+    per_ef = r.stats[0, sim.S_PACKETS] / 10_000
+    r = sim.run_replications(p, int(n / per_ef), 1, seed=3, n_threads=1)
+    packets = float(r.stats[0, sim.S_PACKETS])
+else:
+    table = sim.simulate_trace(p, n, 3)
+    packets = float(table.num_rows)
+secs = time.perf_counter() - t0
+_, traced = tracemalloc.get_traced_memory()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({{"packets": packets, "seconds": secs, "rss_base_kB": base, "rss_peak_kB": peak,
+                  "tracemalloc_peak_B": traced}}))
+"""
+
+
+def memory(mode, n):
+    code = _CHILD.format(root=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code, mode, str(n)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller runs (a smoke test, not the figures)")
+    args = ap.parse_args(argv)
+    import numba
+
+    from qosbound.validation import pq_txq_sim as sim
+
+    p = example_params()
+    q = args.quick
+    sim.run_replications(p, 2000, 2, seed=1)  # compile (cached after the first run)
+    sim.simulate_trace(p, 2000, 1)
+    print(f"machine: {numba.config.NUMBA_NUM_THREADS} numba threads available; shared machine, timings are noisy")
+    print(f"scenario: {EXAMPLE.name} (rho = {p.rho:.3f}, Q_t = {p.Q_t}, pq_cap = {p.pq_cap})")
+
+    n, best, med = single_core(p, 200_000 if q else 4_000_000, 1 if q else 3)
+    print(f"[1] one thread: {n:.3g} packets in {best:.3f} s (median {med:.3f} s) -> "
+          f"{n / best:.3g} packets/s best, {n / med:.3g} median (target >= 2e7)")
+
+    reps = 4
+    n, t1, t2 = parallel(p, 100_000 if q else 1_500_000, reps, 1 if q else 3)
+    print(f"[2] {reps} replications, {n:.3g} packets: 1 thread {t1:.3f} s, 2 threads {t2:.3f} s -> "
+          f"speed-up {t1 / t2:.2f}x (target >= 1.8x)")
+
+    ms = memory("stream", 1e6 if q else 1e8)
+    mt = memory("trace", 1e5 if q else 1e6)
+    for name, m in (("streamed", ms), ("full trace", mt)):
+        d = (m["rss_peak_kB"] - m["rss_base_kB"]) / 1024
+        print(f"[3] {name}: {m['packets']:.3g} packets in {m['seconds']:.2f} s; peak RSS {m['rss_peak_kB'] / 1024:.1f} MiB"
+              f" ({d:.1f} MiB above the {m['rss_base_kB'] / 1024:.1f} MiB after imports); "
+              f"Python-side peak (tracemalloc) {m['tracemalloc_peak_B'] / 2**20:.1f} MiB")
+
+    rows = 20_000 if q else 100_000
+    _, t_py = python_loop(p, rows)
+    n1, best1, _ = single_core(p, 200_000, 3)
+    py_rate, nb_rate = rows / t_py, n1 / best1
+    print(f"[4] plain-Python event loop: {rows} packets in {t_py:.2f} s -> {py_rate:.3g} packets/s; "
+          f"numba kernel {nb_rate:.3g} packets/s -> ratio {nb_rate / py_rate:.0f}x")
+
+
+if __name__ == "__main__":
+    main()
