@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -49,26 +50,59 @@ def best_of(fn, repeats):
 
 
 def single_core(p, ef_packets, repeats):
+    """Packets, best and median wall time, and the least process CPU time of one replication on one thread."""
     from qosbound.validation import pq_txq_sim as sim
 
-    best, med, r = best_of(lambda: sim.run_replications(p, ef_packets, 1, seed=1, n_threads=1), repeats)
+    cpu = []
+
+    def run():
+        c0 = time.process_time()
+        r = sim.run_replications(p, ef_packets, 1, seed=1, n_threads=1)
+        cpu.append(time.process_time() - c0)
+        return r
+
+    best, med, r = best_of(run, repeats)
     n = float(r.stats[:, sim.S_PACKETS].sum())
-    return n, best, med
+    return n, best, med, min(cpu)
+
+
+def _control_kernel():
+    """A trivially parallel numba loop: what speed-up the machine allows at all right now."""
+    from numba import njit, prange
+
+    @njit(parallel=True)
+    def spin(n, out):
+        for r in prange(out.shape[0]):
+            s = 0.0
+            for i in range(n):
+                s += np.sqrt(i * 1.0 + r)
+            out[r] = s
+
+    spin(10, np.zeros(4))
+    return spin
 
 
 def parallel(p, ef_packets, reps, repeats):
+    """Wall and CPU seconds of the same replications on 1 and 2 threads, interleaved, and of a control loop."""
     from qosbound.validation import pq_txq_sim as sim
 
-    out = {}
-    for k in (1, 2):  # interleaved so both see the same machine load
-        out[k] = []
+    spin = _control_kernel()
+    wall = {1: [], 2: []}
+    cpu = {1: [], 2: []}
+    ctrl = {1: [], 2: []}
     for _ in range(repeats):
-        for k in (1, 2):
-            t0 = time.perf_counter()
+        for k in (1, 2):  # interleaved so both see the same machine load
+            c0, t0 = time.process_time(), time.perf_counter()
             r = sim.run_replications(p, ef_packets, reps, seed=2, n_threads=k, batch=reps)
-            out[k].append(time.perf_counter() - t0)
+            wall[k].append(time.perf_counter() - t0)
+            cpu[k].append(time.process_time() - c0)
+            with sim.threads(k):
+                t0 = time.perf_counter()
+                spin(20_000_000, np.zeros(reps))
+                ctrl[k].append(time.perf_counter() - t0)
     n = float(r.stats[:, sim.S_PACKETS].sum())
-    return n, min(out[1]), min(out[2])
+    return n, {k: min(v) for k, v in wall.items()}, {k: min(v) for k, v in cpu.items()}, \
+        {k: min(v) for k, v in ctrl.items()}
 
 
 def python_loop(p, rows):
@@ -134,32 +168,38 @@ def main(argv=None):
     q = args.quick
     sim.run_replications(p, 2000, 2, seed=1)  # compile (cached after the first run)
     sim.simulate_trace(p, 2000, 1)
-    print(f"machine: {numba.config.NUMBA_NUM_THREADS} numba threads available; shared machine, timings are noisy")
+    print(f"machine: {numba.config.NUMBA_NUM_THREADS} numba threads available; load average "
+          f"{os.getloadavg()[0]:.2f} at start (shared machine: timings are noisy)")
     print(f"scenario: {EXAMPLE.name} (rho = {p.rho:.3f}, Q_t = {p.Q_t}, pq_cap = {p.pq_cap})")
 
-    n, best, med = single_core(p, 200_000 if q else 4_000_000, 1 if q else 3)
+    n, best, med, cpu = single_core(p, 200_000 if q else 4_000_000, 1 if q else 3)
     print(f"[1] one thread: {n:.3g} packets in {best:.3f} s (median {med:.3f} s) -> "
-          f"{n / best:.3g} packets/s best, {n / med:.3g} median (target >= 2e7)")
+          f"{n / best:.3g} packets/s best wall-clock, {n / med:.3g} median; {n / cpu:.3g} packets per CPU-second "
+          f"(target >= 2e7)")
 
     reps = 4
-    n, t1, t2 = parallel(p, 100_000 if q else 1_500_000, reps, 1 if q else 3)
-    print(f"[2] {reps} replications, {n:.3g} packets: 1 thread {t1:.3f} s, 2 threads {t2:.3f} s -> "
-          f"speed-up {t1 / t2:.2f}x (target >= 1.8x)")
+    n, wall, cpu, ctrl = parallel(p, 100_000 if q else 1_500_000, reps, 1 if q else 3)
+    print(f"[2] {reps} replications, {n:.3g} packets: 1 thread {wall[1]:.3f} s, 2 threads {wall[2]:.3f} s -> "
+          f"speed-up {wall[1] / wall[2]:.2f}x (target >= 1.8x); CPU seconds 1 thread {cpu[1]:.3f}, "
+          f"2 threads {cpu[2]:.3f} (ratio {cpu[2] / cpu[1]:.2f}: parallel overhead)")
+    print(f"    control (trivial numba prange loop, same run): speed-up {ctrl[1] / ctrl[2]:.2f}x -- the most "
+          f"this machine gives right now")
 
     ms = memory("stream", 1e6 if q else 1e8)
     mt = memory("trace", 1e5 if q else 1e6)
     for name, m in (("streamed", ms), ("full trace", mt)):
         d = (m["rss_peak_kB"] - m["rss_base_kB"]) / 1024
-        print(f"[3] {name}: {m['packets']:.3g} packets in {m['seconds']:.2f} s; peak RSS {m['rss_peak_kB'] / 1024:.1f} MiB"
+        print(f"[3] {name}: {m['packets']:.3g} packets in {m['seconds']:.2f} s (tracemalloc on); peak RSS {m['rss_peak_kB'] / 1024:.1f} MiB"
               f" ({d:.1f} MiB above the {m['rss_base_kB'] / 1024:.1f} MiB after imports); "
               f"Python-side peak (tracemalloc) {m['tracemalloc_peak_B'] / 2**20:.1f} MiB")
 
     rows = 20_000 if q else 100_000
     _, t_py = python_loop(p, rows)
-    n1, best1, _ = single_core(p, 200_000, 3)
+    n1, best1, _, _ = single_core(p, 200_000, 3)
     py_rate, nb_rate = rows / t_py, n1 / best1
     print(f"[4] plain-Python event loop: {rows} packets in {t_py:.2f} s -> {py_rate:.3g} packets/s; "
           f"numba kernel {nb_rate:.3g} packets/s -> ratio {nb_rate / py_rate:.0f}x")
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 
 if __name__ == "__main__":
