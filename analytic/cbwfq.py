@@ -8,6 +8,13 @@ weights ``w_i`` (the configured bandwidths) and backlog indicators ``b_i`` in {0
     r_i = C * b_i * w_i / sum_j (b_j * w_j)
 
 An idle class gets nothing; the shares of the backlogged classes sum to ``C``.
+
+Service rate seen by one class's queue (a modelling choice, used by the AF
+queue models): CBWFQ is work-conserving, so a backlogged class gets what
+weighted max-min fair sharing (water-filling, each step the share formula
+above) gives it when its own demand is unbounded and every other class offers
+its configured rate. It is at least the guaranteed share ``C w_i / sum w`` and
+ignores the short-term bursts of the other classes (the simulator does not).
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import sympy as sp
 
 from qosbound.errors import ScenarioError
 
-__all__ = ["C", "share_expr", "allocate", "TAKEO_TABLE_V"]
+__all__ = ["C", "share_expr", "allocate", "maxmin", "service_rates", "TAKEO_TABLE_V"]
 
 C = sp.Symbol("C", positive=True)
 
@@ -64,3 +71,36 @@ TAKEO_TABLE_V = {
     5: (0, 1, 1, 1),
     6: (0, 1, 1, 1),
 }
+
+
+
+def maxmin(capacity: float, weights, demand) -> np.ndarray:
+    """Weighted max-min fair allocation of ``capacity`` to offered rates ``demand`` (water-filling)."""
+    w = np.asarray(weights, dtype=float)
+    d = np.asarray(demand, dtype=float)
+    x = np.zeros_like(d)
+    active = d > 0
+    left = float(capacity)
+    while active.any() and left > 1e-12 * capacity:
+        fair = allocate(left, np.where(active, w, 0.0) + np.where(active & (w == 0), 1e-300, 0.0))
+        sat = active & (d - x <= fair + 1e-12 * capacity)
+        if not sat.any():
+            x = x + np.where(active, fair, 0.0)
+            break
+        grant = np.where(sat, d - x, 0.0)
+        x = x + grant
+        left -= float(grant.sum())
+        active = active & ~sat
+    return x
+
+
+def service_rates(capacity: float, weights, demand) -> np.ndarray:
+    """Service rate of each class with traffic when it is backlogged (greedy max-min); 0 for idle classes."""
+    d = np.asarray(demand, dtype=float)
+    out = np.zeros_like(d)
+    for i in range(len(d)):
+        if d[i] > 0:
+            di = d.copy()
+            di[i] = 2.0 * capacity
+            out[i] = maxmin(capacity, weights, di)[i]
+    return out

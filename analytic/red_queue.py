@@ -242,8 +242,14 @@ def fixed_average(lam, mu_, K: int, prof: Profile, tol: float = 1e-12) -> QueueS
     # The map is decreasing in each average (more drops, shorter queue): WRED has a unique scalar root.
     from scipy.optimize import brentq, root
 
-    g = brentq(lambda x: (cum @ stats(np.full(3, x))[2])[2] - x, 0.0, float(K), xtol=1e-13, rtol=1e-13)
+    h = lambda x: (cum @ stats(np.full(3, x))[2])[2] - x  # noqa: E731
+    g = brentq(h, 0.0, float(K), xtol=1e-13, rtol=1e-13)
     a = cum @ stats(np.full(3, g))[2]
+    if prof.mode == "wred" and abs(h(g)) > 1e-6 * max(1.0, K):
+        # No fixed point: P jumps at a threshold (g = max_th of some colour) and the queue map jumps
+        # over the diagonal. The average then sits at the jump and the drop probability takes the
+        # value inside the jump that makes the mean queue equal to it (a Filippov solution).
+        return _at_jump(lam, mu_, K, prof, g)
     if prof.mode != "wred":
         sol = root(F, a, method="hybr", tol=1e-13)
         a = sol.x
@@ -265,6 +271,32 @@ def fixed_average(lam, mu_, K: int, prof: Profile, tol: float = 1e-12) -> QueueS
     sol = _finish(pi, adm, lam, mu_, "fixed average (small alpha), M/M/1/K fixed point", nvec)
     sol.averages = a
     del M
+    return sol
+
+
+def _at_jump(lam, mu_, K, prof: Profile, g: float) -> QueueSolution:
+    """Fixed-average solution when the average settles on a discontinuity of P at ``g``."""
+    from scipy.optimize import brentq
+
+    eps = 1e-9 * max(1.0, g)
+    lo = np.array([float(prof.prob(c, g - eps)) for c in range(3)])
+    hi = np.array([float(prof.prob(c, g + eps)) for c in range(3)])
+
+    def L_of(p):
+        r = float(np.sum(lam * (1.0 - p))) / mu_
+        return float(_L_mm1k(r, K)) if abs(r - 1.0) > 1e-9 else K / 2.0
+
+    th = brentq(lambda t: L_of(lo + t * (hi - lo)) - g, 0.0, 1.0, xtol=1e-14)
+    p = lo + th * (hi - lo)
+    r = float(np.sum(lam * (1.0 - p))) / mu_
+    nvec = np.arange(K + 1, dtype=float)
+    pi = np.asarray(_pi_mm1k(nvec, r, K), dtype=float) if abs(r - 1.0) > 1e-9 else np.full(K + 1, 1.0 / (K + 1))
+    pi = pi / pi.sum()
+    adm = np.repeat((1.0 - p)[:, None], K + 1, axis=1)
+    adm[:, K] = 0.0
+    sol = _finish(pi, adm, lam, mu_, "fixed average (small alpha), M/M/1/K, average held at a threshold jump",
+                  nvec)
+    sol.averages = np.full(3, g)
     return sol
 
 
