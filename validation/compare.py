@@ -188,6 +188,12 @@ def trace_metric(t: TraceArrays, metric: str, method: str, *, batches: int = 20,
     lo, hi = value - half, value + half
     if unit == "1":
         lo, hi = max(lo, 0.0), min(hi, 1.0)
+        n = prov["packets"]
+        # no event (or only events) seen: the batch spread is 0; use the rule of three (95 % one-sided)
+        if value == 0.0:
+            hi = max(hi, min(1.0, 3.0 / n))
+        elif value == 1.0:
+            lo = min(lo, max(0.0, 1.0 - 3.0 / n))
     return Result(metric, method, value, unit, Interval(lo, hi, f"{confidence * 100:g}% CI"), prov)
 
 
@@ -258,6 +264,10 @@ def compare(reference: list[Result], observed: list[Result], *, family_error: fl
     checks = [(ref, r) for ref, r in pairs if r.provenance.get("std_error") is not None]
     for ref, r in checks:
         se = float(r.provenance["std_error"])
+        n = r.provenance.get("packets")
+        if r.unit == "1" and n and 0.0 <= ref.value <= 1.0:
+            # a proportion: never claim more precision than binomial sampling at the reference value gives
+            se = max(se, math.sqrt(ref.value * (1.0 - ref.value) / n))
         dof = max(int(r.provenance.get("replications", 2)) - 1, 1)
         t = stats.t.ppf(1 - family_error / (2 * len(checks)), dof)
         tol = 0.0

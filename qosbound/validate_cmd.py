@@ -1,0 +1,331 @@
+"""``qosbound validate SCENARIO (--simulate | --ns3 | --trace FILE)``: models and bounds against a packet trace.
+
+The reference results come from the scenario's system (``evaluate`` with the
+closed-form and model-checked methods it enables); the trace comes from
+qosbound's simulator, from ns-3, or from a file (a trace in Parquet/CSV, a
+timestamp CSV, or an ``INGRESS,EGRESS`` pcap/pcapng pair). The trace is
+reduced to the same metric names with batch-means intervals and compared:
+an estimate must agree with the model-checked (or closed-form) value, and
+must not exceed a closed-form bound. Output: a table of model / bound / trace
+values with intervals and a verdict per metric, plots (PNG and SVG) in
+``--out``, or ``--json``. Exit 0 when every check holds, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from qosbound.errors import QosboundError, ScenarioError, TraceError
+from qosbound.results import Result, Verdict
+
+__all__ = ["run", "load_trace", "validate"]
+
+#: Extra CCDF points (s) asked of the model for the plot, besides the scenario's own.
+_PLOT_GRID = 12
+#: EF packets an ns-3 run aims for (ns-3 moves about 1e5 packets/s).
+NS3_EF_PACKETS = 20_000
+
+
+def load_trace(spec: str):
+    """A trace from a file spec: ``a.parquet``, ``a.csv`` (schema or timestamps), or ``in.pcap,out.pcap``.
+
+    Returns (table, info dict).
+    """
+    from qosbound.validation.trace import read_trace
+
+    if "," in spec:
+        from qosbound.validation.pcap import import_pair
+
+        ing, eg = (s.strip() for s in spec.split(",", 1))
+        table, rep = import_pair(ing, eg)
+        return table, {"kind": "pcap pair", "ingress": ing, "egress": eg, "match": rep.to_json()}
+    p = Path(spec)
+    if p.suffix in (".pcap", ".pcapng", ".cap"):
+        raise TraceError(f"{spec}: a capture needs its pair: give --trace INGRESS,EGRESS")
+    if p.suffix == ".csv":
+        try:
+            return read_trace(p), {"kind": "trace csv", "file": spec}
+        except TraceError as e:
+            if "missing column" not in str(e):
+                raise
+            from qosbound.validation.csv_import import read_timestamps_csv
+
+            return read_timestamps_csv(p), {"kind": "timestamp csv", "file": spec}
+    return read_trace(p), {"kind": "trace", "file": spec}
+
+
+def _with_plot_grid(scn, system):
+    """The scenario with extra CCDF points for the plot (when its schema has ``metrics.ccdf_at``)."""
+    from qosbound.scenario import build
+
+    metrics = getattr(scn, "metrics", None)
+    if metrics is None or not hasattr(metrics, "ccdf_at"):
+        return scn, []
+    bound = None
+    try:
+        if scn.system == "pq_txq":
+            from qosbound.validation.pq_txq_sim import max_delay_bound
+
+            bound = max_delay_bound(system.params(scn))
+    except Exception:  # pragma: no cover - the grid is a convenience
+        bound = None
+    if not bound:
+        return scn, []
+    from qosbound.systems.base import ccdf_name
+
+    own = list(metrics.ccdf_at)
+    grid = [float(x) for x in np.linspace(bound / _PLOT_GRID, bound, _PLOT_GRID, endpoint=False)]
+    grid = [g for g in grid if all(abs(g - o) > 1e-9 for o in own)]
+    raw = scn.raw
+    raw.setdefault("metrics", {})
+    raw["metrics"]["ccdf_at"] = own + grid
+    return build(raw, scn.path), [ccdf_name("EF.delay", g) for g in grid]
+
+
+def _reference(scn, system, progress, notes: list[str]):
+    methods = [m for m in system.default_methods(scn) if m in ("closed-form", "model-checked")]
+    scn_eval, grid = _with_plot_grid(scn, system)
+    out: list[Result] = []
+    for m in methods:
+        try:
+            out += system.evaluate(scn_eval, [m], progress)
+        except (QosboundError, ImportError) as e:
+            notes.append(f"{m} unavailable: {e}")
+    return out, grid
+
+
+def _simulate(scn, system, progress):
+    opts = getattr(getattr(scn, "methods", None), "simulated", None)
+    packets = int(getattr(opts, "packets", 1_000_000))
+    seed = int(getattr(opts, "seed", 1))
+    if hasattr(system, "simulate_trace"):
+        table = system.simulate_trace(scn, packets, seed)
+    elif scn.system == "pq_txq":
+        from qosbound.validation.pq_txq_sim import simulate_trace
+
+        table = simulate_trace(system.params(scn), packets, seed)
+    else:
+        raise ScenarioError(f"no trace simulator for {scn.system} scenarios yet; use --trace FILE", field="system")
+    return table, {"kind": "simulated", "simulator": f"qosbound.validation.{scn.system}_sim", "packets": packets,
+                   "seed": seed}
+
+
+def _ns3(scn, system):
+    from qosbound.validation import ns3_runner
+
+    if scn.system != "pq_txq":
+        raise ScenarioError(f"the ns-3 counterpart exists for pq_txq scenarios; {scn.system} scenarios are "
+                            "validated with --simulate or --trace", field="system")
+    p = system.params(scn)
+    seed = int(scn.methods.simulated.seed)
+    cfg = ns3_runner.pq_config_from_params(p, duration=NS3_EF_PACKETS / p.lam, seed=seed)
+    table, info = ns3_runner.run_pq(cfg)
+    info.update(kind="ns-3", device_queue_packets=cfg.device_queue, duration=cfg.duration,
+                semantics=f"device queue {cfg.device_queue} packets + 1 on the wire = Q_t {p.Q_t} units of one "
+                          "packet each")
+    return table, info
+
+
+def _metric_names(scn, system, reference: list[Result]) -> list[str]:
+    names: list[str] = []
+    if hasattr(system, "metric_names"):
+        names += list(system.metric_names(scn))
+    names += [s.metric for s in getattr(scn, "slos", [])]
+    names += [r.metric for r in reference]
+    out = []
+    for n in names:
+        if n not in out:
+            out.append(n)
+    return out
+
+
+def validate(scn, source: str, trace_spec: str | None = None, progress=None):
+    """Reference results, trace results, verdicts, and context for a report (no printing, no plots)."""
+    from qosbound.progress import QUIET
+    from qosbound.systems import get_system
+    from qosbound.validation.compare import arrays, compare, trace_results
+    from qosbound.verdicts import judge_slos
+
+    progress = progress or QUIET
+    system = get_system(scn.system)
+    notes: list[str] = []
+    reference, grid = _reference(scn, system, progress, notes)
+    if source == "simulate":
+        table, info = _simulate(scn, system, progress)
+        method, warmup = "simulated", 0.01
+    elif source == "ns3":
+        table, info = _ns3(scn, system)
+        method, warmup = "ns-3", 0.01
+    else:
+        table, info = load_trace(trace_spec)
+        method, warmup = "trace", 0.0
+    t = arrays(table, warmup)
+    # the model's plot-only CCDF points are not part of the report
+    ref_report = [r for r in reference if r.metric not in grid]
+    names = _metric_names(scn, system, ref_report)
+    observed = trace_results(t, names + grid, method, source=info.get("kind", method), warmup=warmup)
+    obs_plot = [r for r in observed if r.metric in grid and r.metric not in names]
+    observed = [r for r in observed if r.metric in names]
+    verdicts = compare(ref_report, observed)
+    slo = [v for v in judge_slos(system, scn, observed) if v.status != "missing"]
+    return {"system": system, "reference": ref_report, "reference_all": reference, "observed": observed,
+            "verdicts": verdicts, "slo_verdicts": slo, "trace": t, "info": info, "method": method,
+            "observed_plot": obs_plot,
+            "notes": notes, "grid": grid, "metrics": names}
+
+
+def _rows(ctx) -> list[dict]:
+    """One row per metric: reference value, bound, observed value and a verdict."""
+    from qosbound.validation.compare import is_bound
+
+    ref = ctx["reference"]
+    obs = {r.metric: r for r in ctx["observed"]}
+    rows = []
+    for name in ctx["metrics"]:
+        model = next((r for r in ref if r.metric == name and r.method == "model-checked"), None)
+        if model is None:
+            model = next((r for r in ref if r.metric == name and is_bound(r) is None
+                          and r.interval is not None and r.interval.kind != "approximation"), None)
+        prefix, stat = (name.rsplit(".", 1) + [""])[:2]
+        bounds = [r for r in ref if is_bound(r) == stat and r.metric.rsplit(".", 1)[0] == prefix]
+        o = obs.get(name)
+        vs = [v for v in ctx["verdicts"] if v.metric == name]
+        if o is None and model is None and not bounds:
+            continue
+        if not vs:
+            verdict = "no reference" if o is not None else "not in trace"
+        elif any(v.status == "disagree" for v in vs):
+            verdict = "exceeds bound" if any(v.status == "disagree" and "bound" in v.name for v in vs) else "disagree"
+        else:
+            verdict = "agrees" if any("agrees" in v.name for v in vs) else "within bound"
+        rows.append({"metric": name, "model": model, "bounds": bounds, "observed": o, "verdict": verdict})
+    return rows
+
+
+def _plots(ctx, scn, out_dir) -> list[str]:
+    from qosbound.validation import plots
+    from qosbound.validation.compare import delays
+    from qosbound.units import parse_quantity
+
+    t = ctx["trace"]
+    paths: list[str] = []
+    classes = []
+    for r in ctx["reference_all"] + ctx["observed"]:
+        parts = r.metric.split(".")
+        if len(parts) >= 3 and parts[1] == "delay" and parts[0] not in classes:
+            classes.append(parts[0])
+    for c in classes:
+        d = delays(t, c)
+        if len(d) == 0:
+            continue
+        pts = []
+        for r in ctx["reference_all"]:
+            if r.method == "model-checked" and r.metric.startswith(f"{c}.delay.ccdf@"):
+                pts.append((parse_quantity(r.metric.split("@", 1)[1], "time"), r.value))
+        tpts = []
+        for r in ctx["observed"] + ctx["observed_plot"]:
+            if r.metric.startswith(f"{c}.delay.ccdf@") and r.interval is not None:
+                tpts.append((parse_quantity(r.metric.split("@", 1)[1], "time"), r.value, r.interval.low,
+                             r.interval.high))
+        bounds = {r.metric.split(".", 2)[-1]: r.value for r in ctx["reference"]
+                  if r.method == "closed-form" and r.metric.startswith(f"{c}.delay.")
+                  and r.metric.split(".", 2)[-1] in ("worst_case_mean", "max")}
+        paths += plots.delay_ccdf(d, out_dir, cls=c, trace_label=ctx["method"], model_points=pts,
+                                  trace_points=tpts, bounds=bounds, title=f"{scn.name}: {c} delay CCDF")
+    capacity = getattr(getattr(scn, "link", None), "rate", None)
+    ref = {}
+    span = float(t.arrival.max() - t.arrival.min()) if len(t) else 0.0
+    for r in ctx["reference"]:
+        parts = r.metric.split(".")
+        if r.method in ("model-checked", "closed-form") and len(parts) >= 2 and parts[1] in ("loss", "drop") \
+                and span > 0:
+            sel = t.cls == parts[0]
+            load = float(t.size[sel].sum()) * 8.0 / span / (capacity or 1.0)
+            ref[f"{r.method}: {r.metric}"] = (load, r.value)
+    paths += plots.drop_vs_load(t.arrival, t.size, t.dropped, t.colour, t.cls, out_dir, capacity=capacity,
+                                reference=ref, trace_label=ctx["method"], title=f"{scn.name}: drops against load")
+    return paths
+
+
+def _fmt(r: Result | None) -> tuple[str, str]:
+    from qosbound.report import fmt_interval
+    from qosbound.units import format_quantity
+
+    if r is None:
+        return "-", ""
+    return format_quantity(r.value, r.unit), fmt_interval(r)
+
+
+def run(args) -> int:
+    """Entry point of ``qosbound validate``."""
+    from qosbound.progress import progress
+    from qosbound.report import console
+    from qosbound.scenario import load
+    from qosbound.units import format_quantity
+    from qosbound.verdicts import exit_code
+
+    scn = load(args.scenario)
+    source = "simulate" if args.simulate else "ns3" if args.ns3 else "trace"
+    with progress(None if not args.quiet else False) as prog:
+        ctx = validate(scn, source, args.trace, prog)
+    rows = _rows(ctx)
+    plot_paths = _plots(ctx, scn, args.out) if args.out else []
+    verdicts: list[Verdict] = ctx["verdicts"] + ctx["slo_verdicts"]
+    code = exit_code(verdicts)
+    if args.json:
+        doc = {"scenario": scn.name, "file": args.scenario, "system": scn.system, "source": ctx["info"],
+               "method": ctx["method"], "ok": code == 0,
+               "rows": [{"metric": r["metric"], "verdict": r["verdict"],
+                         "model": r["model"].to_json() if r["model"] else None,
+                         "bounds": [b.to_json() for b in r["bounds"]],
+                         "observed": r["observed"].to_json() if r["observed"] else None} for r in rows],
+               "metrics": [r.to_json() for r in ctx["reference"] + ctx["observed"]],
+               "verdicts": [v.to_json() for v in verdicts], "plots": plot_paths, "notes": ctx["notes"]}
+        print(json.dumps(doc, indent=2, allow_nan=False, default=_json_default))
+        return code
+    from rich.table import Table
+
+    c = console()
+    info = ctx["info"]
+    t = Table(title=f"qosbound validate: {scn.name} against {ctx['method']} ({info.get('kind', '')})",
+              title_justify="left")
+    for col in ("metric", "model", "model interval", "bound", ctx["method"], "interval", "verdict"):
+        t.add_column(col, justify="right" if col in ("model", "bound", ctx["method"]) else "left")
+    style = {"agrees": "green", "within bound": "green", "disagree": "bold red", "exceeds bound": "bold red"}
+    for r in rows:
+        mv, mi = _fmt(r["model"])
+        if r["model"] is not None and r["model"].method != "model-checked":
+            mi = f"{mi} ({r['model'].method})".strip()
+        ov, oi = _fmt(r["observed"])
+        b = ", ".join(format_quantity(x.value, x.unit) for x in r["bounds"]) or "-"
+        t.add_row(r["metric"], mv, mi, b, ov, oi, f"[{style.get(r['verdict'], 'yellow')}]{r['verdict']}[/]")
+    c.print(t)
+    for v in ctx["slo_verdicts"]:
+        c.print(f"SLO {v.name} on {v.method}: {v.status}", highlight=False)
+    for v in ctx["verdicts"]:
+        if v.failed:
+            c.print(f"[bold red]DISAGREE[/] {v.metric} ({v.method}): {v.detail}", highlight=False)
+    if "match" in info:
+        m = info["match"]
+        c.print(f"captures: {m['ingress']} ingress, {m['egress']} egress, {m['matched']} matched, {m['lost']} lost, "
+                f"{m['unmatched_egress']} egress packets not seen at the ingress", highlight=False)
+    if "semantics" in info:
+        c.print(f"ns-3: {info['semantics']}", highlight=False)
+    for n in ctx["notes"]:
+        c.print(f"[yellow]note[/] {n}", highlight=False)
+    if plot_paths:
+        c.print(f"plots: {', '.join(plot_paths)}", highlight=False)
+    nf = sum(v.failed for v in verdicts)
+    c.print(f"{scn.name}: {len(verdicts) - nf} checks hold, {nf} fail", highlight=False)
+    return code
+
+
+def _json_default(o):
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(type(o).__name__)
