@@ -394,3 +394,18 @@ def test_quantile_matches_trace_within_a_bin():
         for j, d in enumerate(r.ccdf):
             h = hist_ccdf(r.counts[i], 0.0, s.bin_width, d, r.bin_min[i], r.bin_max[i])
             assert h == pytest.approx(r.above[i, j] / r.stats[i, sim.S_DELAYS], abs=1e-12)
+
+
+@pytest.mark.parametrize("arrivals", ["poisson", "cbr"])
+def test_departures_on_tick_lattice(arrivals):
+    """With whole-byte sizes every departure is a whole number of ticks g*8/C, so an EF delay is the time to the
+    next tick after its arrival plus whole ticks (a CBR phase only matters through its offset in a tick)."""
+    p = params(arrivals=arrivals, be=(512.0, 1024.0, 1536.0), probs=(0.5, 0.3, 0.2))
+    tick = sim.setup(p).tick
+    assert tick == pytest.approx(128 * 8 / p.C)
+    is_ef, size, arr, dep, drop = columns(sim.simulate_trace(p, 20_000, 6))
+    k = dep[~drop] / tick
+    assert np.allclose(k, np.round(k), atol=1e-6)
+    a, d = arr[is_ef & ~drop], dep[is_ef & ~drop]
+    rest = (d - np.ceil(a / tick - 1e-9) * tick) / tick
+    assert np.allclose(rest, np.round(rest), atol=1e-6) and np.all(np.round(rest) >= 1)
