@@ -252,16 +252,10 @@ def fixed_average(lam, mu_, K: int, prof: Profile, tol: float = 1e-12) -> QueueS
         return _at_jump(lam, mu_, K, prof, g)
     if prof.mode != "wred":
         sol = root(F, a, method="hybr", tol=1e-13)
-        a = sol.x
-        if not sol.success or np.max(np.abs(F(a))) > 1e-8 * max(1.0, K):
-            a = cum @ stats(np.full(3, g))[2]
-            for _ in range(200000):
-                new = a + 0.02 * F(a)
-                if np.max(np.abs(new - a)) < tol:
-                    break
-                a = new
-            if np.max(np.abs(F(a))) > 1e-6 * max(1.0, K):  # pragma: no cover
-                raise ScenarioError("the fixed-average approximation did not converge", field="dropper")
+        if sol.success and np.max(np.abs(F(sol.x))) <= 1e-9 * max(1.0, K):
+            a = sol.x
+        else:
+            return _averaged(lam, mu_, K, prof, a, stats, cum)
     p, L, Lc, r = stats(a)
     nvec = np.arange(K + 1, dtype=float)
     pi = np.asarray(_pi_mm1k(nvec, r, K), dtype=float) if abs(r - 1.0) > 1e-9 else np.full(K + 1, 1.0 / (K + 1))
@@ -271,6 +265,74 @@ def fixed_average(lam, mu_, K: int, prof: Profile, tol: float = 1e-12) -> QueueS
     sol = _finish(pi, adm, lam, mu_, "fixed average (small alpha), M/M/1/K fixed point", nvec)
     sol.averages = a
     del M
+    return sol
+
+
+_IDX = {"wred": (2, 2, 2), "rio": (0, 2, 2), "nred": (0, 1, 2)}
+
+
+def _averaged(lam, mu_, K, prof, a0, stats, cum, steps: int = 3000) -> QueueSolution:
+    """RIO / n-RED fixed average when a drop curve's jump leaves no fixed point.
+
+    Mann iteration ``a <- a + g_n (F(a) - a)`` with steps ``g_n = (n + 10)^-0.6``: the
+    averages close in on the jump and chatter across it with shrinking amplitude; the drop
+    probabilities averaged over the second half of the run are the mixture inside the jump (the
+    multi-dimensional analogue of :func:`_at_jump`).
+    """
+    a = np.array(a0, dtype=float)
+    psum = np.zeros(3)
+    asum = np.zeros(3)
+    cnt = 0
+    for n in range(steps):
+        p, L, Lc, r = stats(a)
+        a = a + (n + 10.0) ** -0.6 * (cum @ Lc - a)
+        if n >= steps // 2:
+            psum += p
+            asum += a
+            cnt += 1
+    p = psum / cnt
+    abar = asum / cnt
+    # Make it consistent: the colour whose probability chatters sits on its jump; find the value
+    # inside the jump for which its average equals the threshold, the other averages at their fixed point.
+    j = int(np.argmax(np.abs(p - np.array([float(prof.prob(c, abar[idx])) for c, idx in
+                                            enumerate(_IDX[prof.mode])]))))
+    k = _IDX[prof.mode][j]
+    g = float(prof.max_th[j])
+    from scipy.optimize import brentq, root
+
+    lo_p = float(prof.prob(j, g - 1e-9 * g))
+    hi_p = float(prof.prob(j, g + 1e-9 * g))
+
+    def inner(th):
+        pj = lo_p + th * (hi_p - lo_p)
+
+        def stats_j(x):
+            pp, L, Lc, r = stats(x)
+            pp = pp.copy()
+            pp[j] = pj
+            lt = lam * (1.0 - pp)
+            tot = lt.sum()
+            rr = tot / mu_
+            LL = float(_L_mm1k(rr, K)) if abs(rr - 1.0) > 1e-9 else K / 2.0
+            return pp, cum @ (LL * lt / tot if tot > 0 else np.zeros(3))
+
+        sol = root(lambda x: stats_j(x)[1] - x, abar, method="hybr", tol=1e-13)
+        return sol.x, stats_j(sol.x)[0]
+
+    try:
+        th = brentq(lambda t: inner(t)[0][k] - g, 0.0, 1.0, xtol=1e-12)
+        abar, p = inner(th)
+    except ValueError:
+        pass
+    r = float(np.sum(lam * (1.0 - p))) / mu_
+    nvec = np.arange(K + 1, dtype=float)
+    pi = np.asarray(_pi_mm1k(nvec, r, K), dtype=float) if abs(r - 1.0) > 1e-9 else np.full(K + 1, 1.0 / (K + 1))
+    pi = pi / pi.sum()
+    adm = np.repeat((1.0 - p)[:, None], K + 1, axis=1)
+    adm[:, K] = 0.0
+    sol = _finish(pi, adm, lam, mu_, "fixed average (small alpha), M/M/1/K, averages held at a threshold jump",
+                  nvec)
+    sol.averages = abar
     return sol
 
 

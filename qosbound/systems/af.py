@@ -560,8 +560,10 @@ def _simulated(scn: Scenario, inputs: list[ClassInput], progress) -> list[Result
                     "alpha": ci.profile.alpha, "dropper": ci.profile.mode}
             if extra:
                 prov.update(extra)
-            out.append(Result(metric, "simulated", m, unit, Interval(m - tq * se, m + tq * se,
-                                                                     f"{o.confidence:.0%} CI"), prov))
+            lo, hi = max(0.0, m - tq * se), m + tq * se
+            if unit == "1":
+                hi = min(hi, 1.0)
+            out.append(Result(metric, "simulated", m, unit, Interval(lo, hi, f"{o.confidence:.0%} CI"), prov))
 
         for k in range(3):
             if any(rp.arrivals[i, k] > 0 for rp in reps):

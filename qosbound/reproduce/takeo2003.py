@@ -1,0 +1,155 @@
+"""``qosbound reproduce takeo2003``: Table I's WRED curves and Table V's CBWFQ allocations (Takeo & Tasaka 2003).
+
+Prints (1) the WRED drop probability of each drop precedence of Table I
+(P_d = 3) against the average queue, (2) the CBWFQ allocation of every class in
+the six cases of Table V beside the values the table prints, and (3) for the
+overloaded video class of case 1 (class 3 of ``examples/takeo2003.yaml``), the
+per-precedence drop probabilities of the two closed-form approximations
+(alpha -> 1 and fixed average) against the simulated float EWMA with
+alpha = 2^-9 -- how far each approximation is from the real average. Exit 0
+when every allocation matches the printed value to its rounding, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+__all__ = ["reference", "curves", "allocations", "approximations", "run"]
+
+AVG_POINTS = [0, 8, 16, 20, 24, 28, 32, 36, 40, 44, 48, 56]
+
+
+def reference() -> dict:
+    """Table I and Table V as recorded in ``qosbound/data/takeo2003.yaml``."""
+    return yaml.safe_load(resources.files("qosbound").joinpath("data/takeo2003.yaml").read_text(encoding="utf-8"))
+
+
+def curves(points=AVG_POINTS) -> dict[str, list[float]]:
+    """Drop probability per precedence (drop1..drop3) at the given averages (packets)."""
+    from qosbound.analytic.wred import drop_prob
+
+    t = reference()["table_I"]
+    return {k: [float(x) for x in drop_prob(np.asarray(points, float), v["min_th"], v["max_th"], t["P_d"])]
+            for k, v in t["thresholds_packets"].items()}
+
+
+def allocations() -> list[dict]:
+    """Per case: allocated kbit/s per class, the printed values, and whether they match."""
+    from qosbound.analytic.cbwfq import allocate
+
+    ref = reference()
+    bw = ref["table_I"]["bandwidth_kbit_s"]
+    names = list(bw)
+    tol = float(ref["table_V"]["printed_rounding_kbit_s"])
+    rows = []
+    for case, spec in ref["table_V"]["cases"].items():
+        got = allocate(float(ref["table_I"]["link_rate_bit_s"]), [bw[n] * 1e3 for n in names],
+                       [1.0 if n in spec["backlogged"] else 0.0 for n in names]) / 1e3
+        row = {"case": case, "kbit_s": {n: float(g) for n, g in zip(names, got)}, "printed": spec["printed"]}
+        row["ok"] = all(abs(row["kbit_s"][n] - float(v)) <= tol for n, v in spec["printed"].items())
+        rows.append(row)
+    return rows
+
+
+def approximations(quick: bool = False) -> dict:
+    """Class AF3 of the example (case 1): drops by alpha -> 1, fixed average, Storm and the simulated EWMA."""
+    from qosbound.progress import QUIET
+    from qosbound.scenario import load
+    from qosbound.systems import af
+
+    path = resources.files("qosbound").joinpath("../examples/takeo2003.yaml")
+    p = Path(str(path))
+    if not p.exists():
+        p = Path(__file__).resolve().parents[2] / "examples" / "takeo2003.yaml"
+    scn = load(p)
+    ci = next(c for c in af.class_inputs(scn) if c.name == "AF3")
+    from qosbound.analytic.red_queue import fixed_average, instantaneous
+
+    inst = instantaneous(ci.lam, ci.mu, ci.K, ci.profile)
+    fixed = fixed_average(ci.lam, ci.mu, ci.K, ci.profile)
+    raw = scn.raw
+    raw["traffic"] = {"AF3": raw["traffic"]["AF3"]}     # class 3 alone at its constant service rate
+    raw["link"] = {"rate": ci.mu * 8 * ci.size}
+    raw["classes"] = {"AF3": raw["classes"]["AF3"]}
+    raw["cases"] = {}
+    raw["slos"] = []
+    raw["methods"]["simulated"] = {"packets": 100_000 if quick else 1_000_000, "replications": 4 if quick else 8,
+                                   "seed": 2003}
+    from qosbound.scenario import build
+
+    alone = build(raw, str(p))
+    sim = {r.metric: r for r in af.evaluate(alone, ["simulated"], QUIET)}
+    out = {"service_rate_bit_s": ci.mu * 8 * ci.size, "offered_bit_s": float(ci.lam.sum() * 8 * ci.size),
+           "instantaneous": [float(x) for x in inst.drop[:2]], "fixed_average": [float(x) for x in fixed.drop[:2]],
+           "simulated": [], "simulated_ci": []}
+    for k in (1, 2):
+        r = sim.get(f"AF3.drop.AF3{k}")
+        out["simulated"].append(r.value if r else None)
+        out["simulated_ci"].append([r.interval.low, r.interval.high] if r else None)
+    out["queue"] = {"instantaneous": inst.mean_queue, "fixed_average": fixed.mean_queue,
+                    "simulated": sim["AF3.queue.mean"].value}
+    return out
+
+
+def run(args) -> int:
+    quick = bool(getattr(args, "quick", False))
+    c = curves()
+    alloc = allocations()
+    approx = approximations(quick)
+    ok = all(r["ok"] for r in alloc)
+    if getattr(args, "json", False):
+        print(json.dumps({"paper": "takeo2003", "avg_packets": AVG_POINTS, "wred_curves": c, "table_V": alloc,
+                          "approximations_AF3_case1": approx, "ok": ok}, indent=2, allow_nan=False))
+    else:
+        print("Takeo & Tasaka 2003, Table I: WRED drop probability (P_d = 3) vs average queue (packets)")
+        print("avg     " + "".join(f"{a:>7d}" for a in AVG_POINTS))
+        for k, v in c.items():
+            print(f"{k:<8}" + "".join(f"{x:7.3f}" for x in v))
+        print("\nTable V: CBWFQ allocation (kbit/s) on 2 Mbit/s; printed values in brackets")
+        for r in alloc:
+            cells = []
+            for n, v in r["kbit_s"].items():
+                pr = r["printed"].get(n)
+                cells.append(f"{n} {v:7.1f}" + (f" [{pr}]" if pr is not None else "      "))
+            print(f"{r['case']}: " + "  ".join(cells) + ("" if r["ok"] else "  MISMATCH"))
+        a = approx
+        print(f"\nClass 3 of case 1 (video {a['offered_bit_s'] / 1e3:.0f} kbit/s at {a['service_rate_bit_s'] / 1e3:.0f}"
+              " kbit/s, alpha = 2^-9): drop probability by approximation")
+        print(f"{'':<16}{'AF31':>12}{'AF32':>12}{'mean queue':>12}")
+        print(f"{'alpha -> 1':<16}{a['instantaneous'][0]:12.4g}{a['instantaneous'][1]:12.4g}"
+              f"{a['queue']['instantaneous']:12.3f}")
+        print(f"{'fixed average':<16}{a['fixed_average'][0]:12.4g}{a['fixed_average'][1]:12.4g}"
+              f"{a['queue']['fixed_average']:12.3f}")
+        s = a["simulated"]
+        print(f"{'simulated EWMA':<16}{s[0]:12.4g}{s[1]:12.4g}{a['queue']['simulated']:12.3f}"
+              f"   (95% CI AF31 [{a['simulated_ci'][0][0]:.4g}, {a['simulated_ci'][0][1]:.4g}],"
+              f" AF32 [{a['simulated_ci'][1][0]:.4g}, {a['simulated_ci'][1][1]:.4g}])")
+    out = getattr(args, "out", None)
+    if out:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from qosbound.analytic.wred import drop_prob
+
+        Path(out).mkdir(parents=True, exist_ok=True)
+        xs = np.linspace(0, 60, 601)
+        t = reference()["table_I"]
+        fig, ax = plt.subplots(figsize=(5, 3.5))
+        for k, v in t["thresholds_packets"].items():
+            ax.plot(xs, drop_prob(xs, v["min_th"], v["max_th"], t["P_d"]), label=k)
+        ax.set_xlabel("average queue (packets)")
+        ax.set_ylabel("drop probability")
+        ax.set_title("Table I WRED, P_d = 3")
+        ax.legend()
+        fig.tight_layout()
+        for ext in ("png", "svg"):
+            fig.savefig(Path(out) / f"takeo2003_wred.{ext}")
+        plt.close(fig)
+    return 0 if ok else 1
