@@ -13,7 +13,10 @@ values with intervals and a verdict per metric, plots (PNG and SVG) in
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -107,6 +110,10 @@ def _simulate(scn, system, progress):
         from qosbound.validation.pq_txq_sim import simulate_trace
 
         table = simulate_trace(system.params(scn), packets, seed)
+    elif scn.system == "af":
+        from qosbound.validation.af_sim import trace_table
+
+        table = trace_table(system.sim_config(scn), packets, seed, list(scn.classes))
     else:
         raise ScenarioError(f"no trace simulator for {scn.system} scenarios yet; use --trace FILE", field="system")
     return table, {"kind": "simulated", "simulator": f"qosbound.validation.{scn.system}_sim", "packets": packets,
@@ -155,7 +162,8 @@ def validate(scn, source: str, trace_spec: str | None = None, progress=None):
     reference, grid = _reference(scn, system, progress, notes)
     if source == "simulate":
         table, info = _simulate(scn, system, progress)
-        method, warmup = "simulated", 0.01
+        opts = getattr(getattr(scn, "methods", None), "simulated", None)
+        method, warmup = "simulated", float(getattr(opts, "warmup", 0.01))
     elif source == "ns3":
         table, info = _ns3(scn, system)
         method, warmup = "ns-3", 0.01
@@ -235,16 +243,17 @@ def _plots(ctx, scn, out_dir) -> list[str]:
                   and r.metric.split(".", 2)[-1] in ("worst_case_mean", "max")}
         paths += plots.delay_ccdf(d, out_dir, cls=c, trace_label=ctx["method"], model_points=pts,
                                   trace_points=tpts, bounds=bounds, title=f"{scn.name}: {c} delay CCDF")
+    from qosbound.validation.compare import _colour
+
     capacity = getattr(getattr(scn, "link", None), "rate", None)
-    ref = {}
-    span = float(t.arrival.max() - t.arrival.min()) if len(t) else 0.0
+    ref = []
     for r in ctx["reference"]:
         parts = r.metric.split(".")
-        if r.method in ("model-checked", "closed-form") and len(parts) >= 2 and parts[1] in ("loss", "drop") \
-                and span > 0:
-            sel = t.cls == parts[0]
-            load = float(t.size[sel].sum()) * 8.0 / span / (capacity or 1.0)
-            ref[f"{r.method}: {r.metric}"] = (load, r.value)
+        if r.method in ("model-checked", "closed-form") and len(parts) >= 2 and parts[1] in ("loss", "drop"):
+            col = _colour(parts[0], parts[2]) if len(parts) == 3 else None
+            if len(parts) == 3 and col is None:
+                continue
+            ref.append((parts[0], None if col in (None, -1) else col, r.method, r.value))
     paths += plots.drop_vs_load(t.arrival, t.size, t.dropped, t.colour, t.cls, out_dir, capacity=capacity,
                                 reference=ref, trace_label=ctx["method"], title=f"{scn.name}: drops against load")
     return paths
@@ -269,7 +278,7 @@ def run(args) -> int:
 
     scn = load(args.scenario)
     source = "simulate" if args.simulate else "ns3" if args.ns3 else "trace"
-    with progress(None if not args.quiet else False) as prog:
+    with progress(None if not args.quiet else False) as prog, _stdout_to_stderr(args.json):
         ctx = validate(scn, source, args.trace, prog)
     rows = _rows(ctx)
     plot_paths = _plots(ctx, scn, args.out) if args.out else []
@@ -321,6 +330,23 @@ def run(args) -> int:
     nf = sum(v.failed for v in verdicts)
     c.print(f"{scn.name}: {len(verdicts) - nf} checks hold, {nf} fail", highlight=False)
     return code
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr(active: bool):
+    """Send file descriptor 1 to stderr while engines run, so native-library chatter cannot spoil ``--json``."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _json_default(o):

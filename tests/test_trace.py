@@ -98,11 +98,11 @@ def test_drop_metrics_by_colour():
     dropped = colour == 2
     t = make_table(flow="a", cls="AF1", size=100, arrival=np.arange(n) * 1e-3,
                    departure=np.where(dropped, np.nan, np.arange(n) * 1e-3 + 1e-3), dropped=dropped, colour=colour)
-    res = {r.metric: r for r in trace_results(t, ["AF1.drop.AF13", "AF1.drop.AF11", "AF1.drop", "AF1.rate"])}
+    res = {r.metric: r for r in trace_results(t, ["AF1.drop.AF13", "AF1.drop.AF11", "AF1.drop", "AF1.throughput"])}
     assert res["AF1.drop.AF13"].value == 1.0
     assert res["AF1.drop.AF11"].value == 0.0
     assert res["AF1.drop"].value == pytest.approx(1 / 3, abs=1e-3)
-    assert res["AF1.rate"].value == pytest.approx(2 / 3 * 100 * 8 / 1e-3, rel=0.01)
+    assert res["AF1.throughput"].value == pytest.approx(2 / 3 * 100 * 8 / 1e-3, rel=0.01)
 
 
 def test_compare_agreement_and_bounds():

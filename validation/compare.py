@@ -2,8 +2,11 @@
 
 A trace (the schema of :mod:`qosbound.validation.trace`) is reduced to the
 metrics the models produce, by name (``<class>.delay.mean``, ``.pNN``,
-``.ccdf@<time>``, ``.max``, ``<class>.loss``, ``<class>.drop.<colour>``,
-``<flow>.rate``), so the same code serves every system. The ``<class>`` prefix
+``.ccdf@<time>``, ``.max``, ``<class>.delay.<colour>`` (mean delay of one
+colour), ``<class>.loss``, ``<class>.drop``, ``<class>.drop.<colour>``,
+``<flow>.throughput`` (delivered bit/s; ``.rate`` names a configured or
+model rate, not a trace statistic); a colour is ``AF12``-style or
+green/yellow/red), so the same code serves every system. The ``<class>`` prefix
 selects the rows whose ``cls`` (or else ``flow``) equals it.
 
 Intervals: packets of a trace are correlated in time, so the packets of the
@@ -43,27 +46,35 @@ class TraceArrays:
     arrival: np.ndarray
     departure: np.ndarray  # NaN when dropped
     dropped: np.ndarray
+    in_flight: int = 0  # packets still in the device at the end of the trace (not counted)
 
     def __len__(self) -> int:
         return int(self.arrival.shape[0])
 
 
 def arrays(table, warmup: float = 0.0) -> TraceArrays:
-    """Columns of a trace table, sorted by arrival; the first ``warmup`` fraction of packets is skipped."""
+    """Columns of a trace table, sorted by arrival; the first ``warmup`` fraction of packets is skipped.
+
+    A packet neither dropped nor departed was still in the device when the trace
+    ended; it is left out of every statistic and counted in ``in_flight``.
+    """
     if table.num_rows == 0:
         raise TraceError("the trace holds no packets")
     arr = table.column("arrival").to_numpy()
     order = np.argsort(arr, kind="stable")
     start = int(len(order) * warmup)
     order = order[start:]
-    dep = table.column("departure").to_numpy(zero_copy_only=False).astype(float)
+    dep = table.column("departure").to_numpy(zero_copy_only=False).astype(float)[order]
+    dropped = table.column("dropped").to_numpy(zero_copy_only=False)[order]
+    # packets neither dropped nor departed were still inside the device when the trace ended: left out
+    keep = dropped | np.isfinite(dep)
+    order = order[keep]
     return TraceArrays(
         flow=np.asarray(table.column("flow").to_numpy(zero_copy_only=False))[order],
         cls=np.asarray(table.column("cls").to_numpy(zero_copy_only=False))[order],
         colour=table.column("colour").to_numpy()[order],
         size=table.column("size").to_numpy()[order],
-        arrival=arr[order], departure=dep[order],
-        dropped=table.column("dropped").to_numpy(zero_copy_only=False)[order])
+        arrival=arr[order], departure=dep[keep], dropped=dropped[keep], in_flight=int((~keep).sum()))
 
 
 def _select(t: TraceArrays, prefix: str) -> np.ndarray:
@@ -82,22 +93,25 @@ def _parse(metric: str):
     if len(parts) >= 3 and parts[1] == "delay":
         stat = ".".join(parts[2:])
         if stat in ("mean", "max"):
-            return parts[0], "delay", (stat, None)
+            return parts[0], "delay", (stat, None, None)
         q = parse_quantile_name(stat)
         if q is not None:
-            return parts[0], "delay", ("quantile", q)
+            return parts[0], "delay", ("quantile", q, None)
         if stat.startswith("ccdf@"):
             try:
-                return parts[0], "delay", ("ccdf", parse_quantity(stat[5:], "time"))
+                return parts[0], "delay", ("ccdf", parse_quantity(stat[5:], "time"), None)
             except Exception:
                 return None
+        col = _colour(parts[0], stat)  # AF1.delay.AF12: mean delay of one colour
+        if col is not None and col >= 0:
+            return parts[0], "delay", ("mean", None, col)
         return None
     if len(parts) == 2 and parts[1] in ("loss", "drop"):
         return parts[0], "drop", None
     if len(parts) == 3 and parts[1] == "drop":
         col = _colour(parts[0], parts[2])
         return (parts[0], "drop", col) if col is not None else None
-    if len(parts) == 2 and parts[1] in ("rate", "throughput"):
+    if len(parts) == 2 and parts[1] == "throughput":
         return parts[0], "rate", None
     return None
 
@@ -145,13 +159,13 @@ def trace_metric(t: TraceArrays, metric: str, method: str, *, batches: int = 20,
     prov = {"source": source or f"{method} trace", "replications": batches, "batches": batches,
             "estimator": "batch means"}
     if kind == "delay":
+        stat, a, col = arg
         ok = sel & ~t.dropped
+        if col is not None:
+            ok &= t.colour == col
         d = t.departure[ok] - t.arrival[ok]
         if len(d) < 2 * batches:
             return None
-        stat, a = arg
-        if stat in ("mean", "max"):
-            a, stat = None, stat
         value = _stat(stat, a, d)
         per = _batch(lambda i, j: _stat(stat, a, d[i:j]), len(d), batches)
         unit = "1" if stat == "ccdf" else "s"

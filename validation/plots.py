@@ -79,16 +79,20 @@ def delay_ccdf(delays: np.ndarray, out_dir, *, cls: str = "EF", trace_label: str
 
 def drop_vs_load(arrival: np.ndarray, size: np.ndarray, dropped: np.ndarray, colour: np.ndarray, cls: np.ndarray,
                  out_dir, *, capacity: float | None = None, windows: int = 200,
-                 reference: dict[str, tuple[float, float]] | None = None, trace_label: str = "trace",
+                 reference: list[tuple[str, int | None, str, float]] = (), trace_label: str = "trace",
                  title: str = "") -> list[str]:
     """Drop fraction per class and colour against the class's offered load, from time windows of one trace.
 
     ``capacity`` (bit/s) turns the offered bit rate into a load; ``reference``
-    maps a label to (load, drop probability) points from the models.
+    holds (class, colour or None for all colours, method, drop probability)
+    from the models, drawn at the trace's mean load of the class in the colour
+    of the matching trace curve.
     """
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(8, 4.5))
     span = float(arrival.max() - arrival.min()) if len(arrival) else 0.0
+    colour_of: dict[tuple[str, int | None], str] = {}
+    mean_load: dict[str, float] = {}
     if span > 0:
         edges = np.linspace(arrival.min(), arrival.max() + 1e-12, windows + 1)
         w = np.clip(np.searchsorted(edges, arrival, side="right") - 1, 0, windows - 1)
@@ -98,6 +102,7 @@ def drop_vs_load(arrival: np.ndarray, size: np.ndarray, dropped: np.ndarray, col
             offered = np.bincount(w[of_cls], weights=size[of_cls].astype(float) * 8.0, minlength=windows) \
                 / (span / windows)
             x = offered / capacity if capacity else offered
+            mean_load[c] = float(size[of_cls].sum()) * 8.0 / span / (capacity or 1.0)
             sel = of_cls & (colour == col)
             tot = np.bincount(w[sel], minlength=windows)
             drp = np.bincount(w[sel], weights=dropped[sel].astype(float), minlength=windows)
@@ -112,14 +117,23 @@ def drop_vs_load(arrival: np.ndarray, size: np.ndarray, dropped: np.ndarray, col
             cx = np.bincount(b, weights=x[ok] * tot[ok], minlength=len(bins) - 1)
             m = den > 0
             label = c if col == 0 and c in ("EF", "BE") else f"{c} {_COLOUR_NAMES.get(col, col)}"
-            ax.plot(cx[m] / den[m], num[m] / den[m], "o-", ms=3, lw=1, color=f"C{k % 10}",
+            colour_of[(c, col)] = f"C{k % 10}"
+            colour_of.setdefault((c, None), f"C{k % 10}")
+            ax.plot(cx[m] / den[m], num[m] / den[m], "o-", ms=3, lw=1, color=colour_of[(c, col)],
                     label=f"{trace_label}: {label}")
-    for i, (name, (load, p)) in enumerate((reference or {}).items()):
-        ax.plot([load], [p], marker="*", ms=12, ls="none", color=f"C{(i + 5) % 10}", label=name)
+    markers = {"model-checked": "*", "closed-form": "D"}
+    seen = set()
+    for c, col, method, p in reference:
+        if (c, col) not in colour_of or c not in mean_load:
+            continue  # no such traffic in the trace
+        lab = method if method not in seen else None
+        seen.add(method)
+        ax.plot([mean_load[c]], [p], marker=markers.get(method, "s"), ms=10 if method == "model-checked" else 6,
+                ls="none", color=colour_of[(c, col)], markeredgecolor="k", label=lab)
     ax.set_xlabel("offered load of the class (fraction of the link rate)" if capacity else
                   "offered rate of the class (bit/s)")
     ax.set_ylabel("drop probability")
     ax.set_title(title or "drop probability per colour against load")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return save(fig, out_dir, "drop_vs_load")

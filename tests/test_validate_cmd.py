@@ -1,0 +1,164 @@
+"""Tests for qosbound/validate_cmd.py (``qosbound validate``) and validation/plots.py, end to end through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+from qosbound.cli import main
+from qosbound.validation.trace import make_table, read_trace, write_trace
+
+SCN = {
+    "name": "small-pq",
+    "system": "pq_txq",
+    "link": {"rate": "2 Mbps"},
+    "txq": {"units": 3, "unit_size": "512 B"},
+    "traffic": {"EF": {"rate": "300 kbps", "size": "128 B", "arrivals": "poisson"}, "BE": {"size": "512 B"}},
+    "metrics": {"ccdf_at": ["3 ms"], "quantiles": [0.9]},
+    "methods": {"simulated": {"packets": 60000, "replications": 2, "seed": 5}},
+    "slos": [{"metric": "EF.delay.mean", "max": "50 ms"}],
+}
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory):
+    p = tmp_path_factory.mktemp("scn") / "small.yaml"
+    p.write_text(yaml.safe_dump(SCN))
+    return p
+
+
+def _run(capsys, *argv):
+    code = main(["validate", *map(str, argv), "--quiet"])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _sim_trace(scenario, n=60000, seed=9):
+    from qosbound.scenario import load
+    from qosbound.systems.pq_txq import params
+    from qosbound.validation.pq_txq_sim import simulate_trace
+
+    return simulate_trace(params(load(scenario)), n, seed)
+
+
+def test_simulate_json_and_plots(scenario, tmp_path, capsys):
+    """--simulate --json: every row with a model value agrees, bounds hold, exit 0, PNG and SVG plots written."""
+    out = tmp_path / "plots"
+    code, text, _ = _run(capsys, scenario, "--simulate", "--json", "--out", out)
+    doc = json.loads(text)
+    assert code == 0, [r for r in doc["rows"] if r["verdict"] not in ("agrees", "within bound")]
+    rows = {r["metric"]: r for r in doc["rows"]}
+    assert rows["EF.delay.mean"]["verdict"] == "agrees"
+    assert rows["EF.delay.mean"]["model"]["method"] == "model-checked"
+    assert rows["EF.delay.mean"]["bounds"][0]["metric"] == "EF.delay.worst_case_mean"
+    assert rows["EF.delay.max"]["verdict"] == "within bound"
+    assert rows["EF.delay.p90"]["observed"]["interval"]["kind"] == "95% CI"
+    for stem in ("EF_delay_ccdf", "drop_vs_load"):
+        for ext in ("png", "svg"):
+            assert (out / f"{stem}.{ext}").stat().st_size > 1000
+    assert (out / "EF_delay_ccdf.png").read_bytes()[:4] == b"\x89PNG"
+    assert "<svg" in (out / "EF_delay_ccdf.svg").read_text()[:2000]
+
+
+def test_trace_file_text_table(scenario, tmp_path, capsys):
+    """--trace a Parquet trace of the same system: a readable table with a verdict per metric, exit 0."""
+    p = tmp_path / "t.parquet"
+    write_trace(_sim_trace(scenario), p)
+    code, text, _ = _run(capsys, scenario, "--trace", p, "--out", tmp_path / "o")
+    assert code == 0, text
+    assert "EF.delay.mean" in text and "agrees" in text and "within bound" in text
+
+
+def test_slow_trace_disagrees(scenario, tmp_path, capsys):
+    """A trace whose delays are 30 % longer than the system's is reported as disagreeing (exit 1)."""
+    t = _sim_trace(scenario)
+    arr = t.column("arrival").to_numpy()
+    dep = t.column("departure").to_numpy(zero_copy_only=False)
+    drop = t.column("dropped").to_numpy(zero_copy_only=False)
+    slow = make_table(flow=t.column("flow"), cls=t.column("cls"), size=t.column("size").to_numpy(), arrival=arr,
+                      departure=arr + 1.3 * (dep - arr), dropped=drop)
+    p = tmp_path / "slow.parquet"
+    write_trace(slow, p)
+    code, text, _ = _run(capsys, scenario, "--trace", p, "--json", "--out", "")
+    doc = json.loads(text)
+    assert code == 1
+    rows = {r["metric"]: r for r in doc["rows"]}
+    assert rows["EF.delay.mean"]["verdict"] in ("disagree", "exceeds bound")
+
+
+def test_pcap_pair_end_to_end(scenario, tmp_path, capsys):
+    """A capture pair written from a simulated trace (ingress at arrival, egress at departure) validates
+    like the trace itself: delays agree with the model; the match report counts every packet."""
+    from qosbound.validation.pcap_write import udp_frame, write_capture
+
+    t = _sim_trace(scenario, n=20000, seed=4)
+    arr = t.column("arrival").to_numpy()
+    dep = t.column("departure").to_numpy(zero_copy_only=False)
+    cls = t.column("cls").to_pylist()
+    size = t.column("size").to_numpy()
+    ing, eg = [], []
+    t0 = 1.6e9
+    for i in range(len(arr)):
+        f = udp_frame(dscp=46 if cls[i] == "EF" else 0, ip_id=i & 0xFFFF,
+                      payload=i.to_bytes(4, "big") + bytes(max(int(size[i]) - 32, 0)))
+        ing.append((t0 + arr[i], f))
+        if np.isfinite(dep[i]):
+            eg.append((t0 + dep[i], f))
+    eg.sort(key=lambda x: x[0])
+    a, b = tmp_path / "in.pcap", tmp_path / "out.pcapng"
+    write_capture(a, ing, nano=True)
+    write_capture(b, eg, fmt="pcapng")
+    code, text, _ = _run(capsys, scenario, "--trace", f"{a},{b}", "--json", "--out", "")
+    doc = json.loads(text)
+    assert doc["source"]["match"]["matched"] == len(eg)
+    assert doc["source"]["match"]["unmatched_egress"] == 0
+    rows = {r["metric"]: r for r in doc["rows"]}
+    assert rows["EF.delay.mean"]["verdict"] == "agrees"
+    assert code == 0
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--trace", "missing.parquet"], "not found"),
+    (["--trace", "only-one.pcap"], "pair"),
+])
+def test_bad_trace_inputs(scenario, capsys, argv, match):
+    """Bad trace arguments exit 2 with one line naming the problem."""
+    code, _, err = _run(capsys, scenario, *argv)
+    assert code == 2 and match in err and len(err.strip().splitlines()) == 1
+
+
+def test_ns3_needs_one_packet_units(tmp_path, capsys):
+    """--ns3 on a scenario whose packets span several units is refused (exit 2) naming txq.unit_size."""
+    raw = dict(SCN, traffic={"EF": {"rate": "300 kbps", "size": "128 B"}, "BE": {"size": "1024 B"}})
+    p = tmp_path / "multi.yaml"
+    p.write_text(yaml.safe_dump(raw))
+    code, _, err = _run(capsys, p, "--ns3")
+    assert code == 2 and "unit_size" in err
+
+
+def test_timestamp_csv_trace(scenario, tmp_path, capsys):
+    """--trace with a timestamp CSV (not the schema) is read as timestamps; EF rows come from the DSCP column."""
+    t = _sim_trace(scenario, n=20000, seed=2)
+    arr = t.column("arrival").to_numpy()
+    dep = t.column("departure").to_numpy(zero_copy_only=False)
+    cls = t.column("cls").to_pylist()
+    lines = ["t_in,t_out,dscp,size"]
+    for i in range(len(arr)):
+        lines.append(f"{arr[i] * 1e3:.9f},{'' if not np.isfinite(dep[i]) else f'{dep[i] * 1e3:.9f}'},"
+                     f"{46 if cls[i] == 'EF' else 0},128")
+    p = tmp_path / "ts.csv"
+    p.write_text("\n".join(lines) + "\n")
+    from qosbound.validation.csv_import import read_timestamps_csv
+
+    assert read_timestamps_csv(p, time_unit="ms").num_rows == len(arr)
+    # the command reads times in seconds: the same file in seconds
+    lines = ["t_in,t_out,dscp,size"] + [
+        f"{arr[i]:.12f},{'' if not np.isfinite(dep[i]) else f'{dep[i]:.12f}'},{46 if cls[i] == 'EF' else 0},128"
+        for i in range(len(arr))]
+    p.write_text("\n".join(lines) + "\n")
+    code, text, _ = _run(capsys, scenario, "--trace", p, "--json", "--out", "")
+    rows = {r["metric"]: r for r in json.loads(text)["rows"]}
+    assert rows["EF.delay.mean"]["verdict"] == "agrees"
