@@ -193,7 +193,7 @@ def main(argv=None):
         autogroup = False
     if autogroup and os.getloadavg()[0] > 2:
         print("    note: the kernel's autogroup scheduling is on and the load is high; a session's threads then "
-              "share one session's CPU share, so a second thread cannot add CPU time")
+              "can share one session's CPU share, so a second thread may add no CPU time")
     print(f"    control (trivial numba prange loop, same run, {used[2]} worker threads used): speed-up "
           f"{ctrl[1] / ctrl[2]:.2f}x -- the most this machine gives right now")
 
