@@ -409,3 +409,23 @@ def test_departures_on_tick_lattice(arrivals):
     a, d = arr[is_ef & ~drop], dep[is_ef & ~drop]
     rest = (d - np.ceil(a / tick - 1e-9) * tick) / tick
     assert np.allclose(rest, np.round(rest), atol=1e-6) and np.all(np.round(rest) >= 1)
+
+
+def test_streamed_statistics_equal_trace_statistics():
+    """Replication 0 and the trace with the same seed draw the same numbers, so the streamed statistics of the
+    first n EF arrivals equal those computed from the trace's rows (sum, max, losses, CCDF counts, histogram)."""
+    p = params(ef_rate=700e3, pq_cap=4, be=(1500.0, 300.0), probs=(0.5, 0.5))
+    n = 3000
+    r = sim.run_replications(p, n, 1, seed=17, warmup=0.0, ccdf=[6e-3])
+    is_ef, size, arr, dep, drop = columns(sim.simulate_trace(p, 4 * n, 17))
+    assert is_ef.sum() > n
+    first = np.flatnonzero(is_ef)[:n]
+    d = (dep - arr)[first][~drop[first]]
+    assert r.stats[0, sim.S_ARRIVALS] == n
+    assert r.stats[0, sim.S_LOST] == drop[first].sum() > 0
+    assert r.stats[0, sim.S_DELAYS] == d.size
+    assert r.stats[0, sim.S_SUM] == pytest.approx(d.sum(), rel=1e-12)
+    assert r.stats[0, sim.S_MAX] == pytest.approx(d.max(), rel=1e-12)
+    assert r.above[0, 0] == np.sum(d > 6e-3)
+    w = r.setup.bin_width
+    assert np.array_equal(np.flatnonzero(r.counts[0]), np.unique(np.floor(d / w + 1e-9).astype(int)))
