@@ -1,0 +1,321 @@
+"""TFRC / gTFRC flows over a DiffServ/AF class (seed 003, QSTP; RFC 5348).
+
+A scenario declares flows (``flows.<name>``) with their protocol (``tfrc`` or
+``gtfrc``), packet size, RTT, loss event rate and (for gTFRC, or for the SLO)
+target rate; optionally the AF testbed they cross (``network``: bottleneck
+capacity, competing TCP aggregate and its marker rate, RIO parameters), which
+the simulator uses.
+
+Closed form (:mod:`qosbound.analytic.tfrc`): ``<flow>.rate`` is X_calc for TFRC and
+max(X_calc, g), capped by the bottleneck when one is given, for gTFRC (no receive
+cap: a steady-state question); ``<flow>.rate.tfrc`` is X_calc;
+``<flow>.loss.max_friendly`` the largest loss event rate at which g is still
+TCP-friendly; ``<flow>.rtt.max_friendly`` the largest RTT at which it is;
+``<flow>.friendliness`` the ratio X_gTFRC / X_TFRC.
+
+Simulated (:mod:`qosbound.validation.qstp_sim`): each flow in turn is the studied
+flow on the testbed; ``<flow>.rate`` is its measured throughput (95 % CI over
+replications), ``<flow>.loss`` its loss event rate and ``<flow>.rtt`` its RTT.
+
+An SLO may compare a rate with the flow's own target: ``{metric: flow1.rate, min: target}``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from qosbound.errors import ScenarioError
+from qosbound.results import Interval, Result, Verdict
+from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size, Time
+from qosbound.systems.base import Strict
+from qosbound.units import Kind
+from qosbound.verdicts import default_slo_limit
+
+__all__ = ["Scenario", "evaluate", "metric_kind", "slo_limit", "agreements", "default_methods"]
+
+
+class Flow(Strict):
+    protocol: Literal["tfrc", "gtfrc"] = "gtfrc"
+    size: Size = Field(default=1000.0, description="packet size s, bytes")
+    rtt: Time = Field(description="round-trip time R, s")
+    loss: Probability = Field(description="loss event rate p in (0, 1]")
+    target: Rate | None = Field(default=None, description="gTFRC target g (the AF class's rate), bit/s")
+    b: float = 1.0
+    t_rto: Time | None = Field(default=None, description="TCP retransmission timeout (default 4 R)")
+
+    @field_validator("size", "rtt", "b")
+    @classmethod
+    def _pos(cls, v):
+        if not v > 0:
+            raise ValueError("must be positive")
+        return v
+
+    @field_validator("t_rto", "target")
+    @classmethod
+    def _pos_opt(cls, v):
+        if v is not None and not v > 0:
+            raise ValueError("must be positive")
+        return v
+
+    @field_validator("loss")
+    @classmethod
+    def _loss(cls, v):
+        if not 0 < v <= 1:
+            raise ValueError("the loss event rate must lie in (0, 1] (p = 0 is slow start: no equation rate)")
+        return v
+
+    @model_validator(mode="after")
+    def _target(self):
+        if self.protocol == "gtfrc" and self.target is None:
+            raise ValueError("a gTFRC flow needs a target rate")
+        return self
+
+
+class Network(Strict):
+    capacity: Rate = Field(default=1000e3, description="bottleneck, bit/s")
+    tcp_flows: int = Field(default=10, description="TCP flows in the competing aggregate")
+    aggregate_target: Rate = Field(default=400e3, description="the aggregate's marker rate, bit/s")
+    bucket: Size = Field(default=1e4, description="token-bucket depth, bytes")
+    rio: list[float] = Field(default_factory=lambda: [10, 20, 0.1, 20, 40, 0.02],
+                             description="(min_out, max_out, p_out, min_in, max_in, p_in), packets")
+    buffer: PositiveInt = 50
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.capacity <= 0:
+            raise ScenarioError("the bottleneck capacity must be positive", field="network.capacity")
+        if not 0 <= self.tcp_flows <= 200:
+            raise ScenarioError("between 0 and 200 TCP flows", field="network.tcp_flows")
+        if len(self.rio) != 6:
+            raise ScenarioError("give six RIO numbers (min_out, max_out, p_out, min_in, max_in, p_in)",
+                                field="network.rio")
+        mo, xo, po, mi, xi, pi = self.rio
+        if not (0 <= mo < xo and 0 <= mi < xi):
+            raise ScenarioError("RIO needs min_th < max_th for both colours", field="network.rio")
+        if not (0 <= po <= 1 and 0 <= pi <= 1):
+            raise ScenarioError("RIO drop probabilities must lie in [0, 1]", field="network.rio")
+        if self.aggregate_target <= 0 or self.aggregate_target >= self.capacity:
+            raise ScenarioError("the aggregate's target must be positive and below the capacity",
+                                field="network.aggregate_target")
+        return self
+
+
+class SimOptions(Strict):
+    enabled: bool = True
+    replications: PositiveInt = 4
+    duration: Time = 60.0
+    warmup: Time = 15.0
+    seed: int = 1
+    confidence: float = 0.95
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.replications < 2:
+            raise ValueError("at least 2 replications are needed for a confidence interval")
+        if not 0 <= self.warmup < self.duration:
+            raise ValueError("warmup must lie in [0, duration)")
+        if not 0.5 < self.confidence < 1:
+            raise ValueError("confidence must be in (0.5, 1)")
+        return self
+
+
+class ClosedFormOptions(Strict):
+    enabled: bool = True
+
+
+class Methods(Strict):
+    closed_form: ClosedFormOptions = Field(default_factory=ClosedFormOptions, alias="closed-form")
+    simulated: SimOptions | None = None
+
+    model_config = Strict.model_config | {"populate_by_name": True}
+
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+class Scenario(ScenarioBase):
+    system: Literal["tfrc"]
+    flows: dict[str, Flow]
+    network: Network | None = None
+    methods: Methods = Field(default_factory=Methods)
+
+    @model_validator(mode="after")
+    def _check(self):
+        if not self.flows:
+            raise ScenarioError("declare at least one flow", field="flows")
+        for name, f in self.flows.items():
+            if not _NAME.match(name):
+                raise ScenarioError("a flow name is letters, digits, '_' or '-' (no dots)", field=f"flows.{name}")
+            if self.network is not None:
+                if f.target is not None and f.target + self.network.aggregate_target > self.network.capacity:
+                    raise ScenarioError("the AF reservations (flow target + aggregate target) exceed the "
+                                        "bottleneck capacity", field=f"flows.{name}.target")
+                if f.rtt <= f.size * 8 / self.network.capacity:
+                    raise ScenarioError("the RTT must exceed one packet's transmission time at the bottleneck",
+                                        field=f"flows.{name}.rtt")
+        if self.methods.simulated is not None and self.methods.simulated.enabled and self.network is None:
+            raise ScenarioError("the simulated method needs a 'network' section", field="methods.simulated")
+        return self
+
+
+_STATS = {"rate": "rate", "rate.tfrc": "rate", "loss.max_friendly": "probability", "rtt.max_friendly": "time",
+          "friendliness": "count", "loss": "probability", "rtt": "time"}
+
+
+def metric_kind(metric: str) -> Kind:
+    flow, _, stat = metric.partition(".")
+    if stat in _STATS:
+        return _STATS[stat]
+    raise ScenarioError(f"unknown metric '{metric}' for a tfrc scenario; known: <flow>.rate, <flow>.rate.tfrc, "
+                        "<flow>.loss.max_friendly, <flow>.rtt.max_friendly, <flow>.friendliness, <flow>.loss, "
+                        "<flow>.rtt", field="metric")
+
+
+def slo_limit(scn: Scenario, slo) -> float:
+    """SLO limit in SI; ``target`` (a string) stands for the metric's flow's target rate."""
+    flow, _, _ = slo.metric.partition(".")
+    if flow not in scn.flows:
+        raise ScenarioError(f"no flow named '{flow}' (flows: {', '.join(scn.flows)})")
+    kind = metric_kind(slo.metric)
+    if isinstance(slo.raw_limit, str) and slo.raw_limit.strip() == "target":
+        if kind != "rate":
+            raise ScenarioError("'target' is a rate: use it with a rate metric")
+        t = scn.flows[flow].target
+        if t is None:
+            raise ScenarioError(f"flow '{flow}' has no target rate")
+        return t
+    return default_slo_limit(metric_kind, slo)
+
+
+def default_methods(scn: Scenario) -> list[str]:
+    out = []
+    if scn.methods.closed_form.enabled:
+        out.append("closed-form")
+    if scn.methods.simulated is not None and scn.methods.simulated.enabled:
+        out.append("simulated")
+    return out
+
+
+def _closed_form(scn: Scenario) -> list[Result]:
+    from qosbound.analytic import tfrc as T
+
+    out = []
+    eq = "RFC 5348 section 3.1; seed 003 eq. (1)"
+    for name, f in scn.flows.items():
+        rto_text = "4R" if f.t_rto is None else f"{f.t_rto:g} s"
+        base = {"s": f.size, "R": f.rtt, "p": f.loss, "b": f.b, "t_RTO": rto_text}
+        xc = 8.0 * float(T.tfrc_rate(f.size, f.rtt, f.loss, f.b, f.t_rto))
+        exact = Interval(xc, xc, "exact")
+        out.append(Result(f"{name}.rate.tfrc", "closed-form", xc, "bit/s", exact,
+                          {"formula": "X = s/(R sqrt(2bp/3) + t_RTO 3 sqrt(3bp/8) p (1+32p^2))", "source": eq, **base}))
+        if f.protocol == "gtfrc":
+            x = 8.0 * float(T.gtfrc_rate(f.size, f.rtt, f.loss, f.target / 8.0, None, f.b, f.t_rto))
+            src = "seed 003 eq. (2): max(X_calc, g), floor s/64 (RFC 5348 4.3); no receive cap"
+        else:
+            x = xc
+            src = eq
+        if scn.network is not None and x > scn.network.capacity:
+            x = scn.network.capacity
+            src += "; capped at the bottleneck capacity"
+        out.append(Result(f"{name}.rate", "closed-form", x, "bit/s", Interval(x, x, "exact"),
+                          {"formula": "gTFRC" if f.protocol == "gtfrc" else "TFRC", "source": src, **base}))
+        if f.target is not None:
+            g = f.target / 8.0
+            pm = float(T.max_loss_for_target(f.size, f.rtt, g, f.b, f.t_rto))
+            out.append(Result(f"{name}.loss.max_friendly", "closed-form", pm, "1", Interval(pm, pm, "precision 1e-12"),
+                              {"formula": "largest p with X_calc(p) >= g (SciPy Newton in sqrt(p))", "source": eq,
+                               **base}))
+            if f.t_rto is None:
+                rm = float(T.max_rtt_for_target(f.size, f.loss, g, f.b))
+                out.append(Result(f"{name}.rtt.max_friendly", "closed-form", rm, "s", Interval(rm, rm, "exact"),
+                                  {"formula": "R = s/(g K(p)) with t_RTO = 4R (SymPy solve)", "source": eq, **base}))
+            ratio = float(T.friendliness_ratio(f.size, f.rtt, f.loss, g, f.b, f.t_rto))
+            out.append(Result(f"{name}.friendliness", "closed-form", ratio, "1", Interval(ratio, ratio, "exact"),
+                              {"formula": "X_gTFRC / X_TFRC = max(X_calc, g) / X_calc", "source": "seed 003 eq. (2)",
+                               **base}))
+    return out
+
+
+def _simulated(scn: Scenario, progress) -> list[Result]:
+    import numpy as np
+
+    from qosbound.validation.qstp_sim import QstpConfig, replicate
+    from qosbound.validation.stats import t_interval
+
+    opt = scn.methods.simulated
+    net = scn.network
+    out = []
+    advance = progress.task("tfrc: simulating", len(scn.flows))
+    for k, (name, f) in enumerate(scn.flows.items()):
+        target = f.target if f.target is not None else net.capacity - net.aggregate_target
+        try:
+            cfg = QstpConfig(protocol=f.protocol, target=target, aggregate_target=net.aggregate_target,
+                             n_tcp=net.tcp_flows, capacity=net.capacity, rtt=f.rtt, size=f.size, bucket=net.bucket,
+                             rio=tuple(net.rio), buffer=net.buffer, duration=opt.duration, warmup=opt.warmup)
+        except ValueError as e:
+            raise ScenarioError(str(e), field="network") from None
+        runs = replicate(cfg, opt.replications, opt.seed + 7919 * k)
+        prov = {"simulator": "qosbound.validation.qstp_sim", "seed": opt.seed + 7919 * k,
+                "replications": opt.replications, "duration_s": opt.duration, "warmup_s": opt.warmup,
+                "packets": int(sum(r.packets for r in runs)), "tcp_flows": net.tcp_flows}
+        for metric, vals, unit in ((f"{name}.rate", [r.throughput for r in runs], "bit/s"),
+                                   (f"{name}.loss", [r.loss_event_rate for r in runs], "1"),
+                                   (f"{name}.rtt", [r.rtt for r in runs], "s")):
+            est = t_interval(vals, opt.confidence)
+            extra = {}
+            if metric.endswith(".rate"):
+                pred = [r.predicted for r in runs if math.isfinite(r.predicted)]
+                if pred:
+                    extra["equation_at_simulated_p_R"] = float(np.mean(pred))
+            out.append(Result(metric, "simulated", est.mean, unit, est.interval(),
+                              {**prov, "std_error": est.std_error, **extra}))
+        advance()
+    return out
+
+
+def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
+    out: list[Result] = []
+    for m in methods:
+        if m == "closed-form":
+            out += _closed_form(scn)
+        elif m == "simulated":
+            if scn.network is None:
+                raise ScenarioError("the simulated method needs a 'network' section", field="network")
+            opt = scn.methods.simulated
+            if opt is None:
+                from qosbound.systems.tfrc import SimOptions
+
+                scn.methods.simulated = SimOptions()
+            out += _simulated(scn, progress)
+        else:
+            raise ScenarioError(f"method '{m}' is not available for tfrc scenarios", field="methods")
+    return out
+
+
+def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
+    """Simulated TFRC throughput vs the equation at the simulated p and R (within 15 %); gTFRC at or above g."""
+    out = []
+    for r in results:
+        if r.method != "simulated" or not r.metric.endswith(".rate"):
+            continue
+        name = r.metric.split(".")[0]
+        f = scn.flows.get(name)
+        pred = r.provenance.get("equation_at_simulated_p_R")
+        if pred is not None:
+            rel = abs(r.value - pred) / pred
+            ok = rel <= 0.15
+            out.append(Verdict("agreement", f"{name}: simulated rate vs equation at simulated p, R (15 %)",
+                               r.metric, "simulated vs closed-form", "holds" if ok else "disagree", r.value, pred,
+                               "bit/s", 0.15 * pred - abs(r.value - pred),
+                               "" if ok else f"relative gap {rel:.1%}"))
+        if f is not None and f.protocol == "gtfrc" and r.interval is not None:
+            ok = r.interval.high >= f.target
+            out.append(Verdict("agreement", f"{name}: gTFRC holds its target in simulation", r.metric,
+                               "simulated", "holds" if ok else "disagree", r.value, f.target, "bit/s",
+                               r.interval.high - f.target,
+                               "" if ok else "the confidence interval lies below the target"))
+    return out
