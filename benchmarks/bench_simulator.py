@@ -201,7 +201,8 @@ def main(argv=None):
     mt = memory("trace", 1e5 if q else 1e6)
     for name, m in (("streamed", ms), ("full trace", mt)):
         d = (m["rss_peak_kB"] - m["rss_base_kB"]) / 1024
-        print(f"[3] {name}: {m['packets']:.3g} packets in {m['seconds']:.2f} s (tracemalloc on); peak RSS {m['rss_peak_kB'] / 1024:.1f} MiB"
+        print(f"[3] {name}: {m['packets']:.3g} packets in {m['seconds']:.2f} s (tracemalloc on); "
+              f"peak RSS {m['rss_peak_kB'] / 1024:.1f} MiB"
               f" ({d:.1f} MiB above the {m['rss_base_kB'] / 1024:.1f} MiB after imports); "
               f"Python-side peak (tracemalloc) {m['tracemalloc_peak_B'] / 2**20:.1f} MiB")
 

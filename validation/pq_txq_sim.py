@@ -60,8 +60,8 @@ from qosbound.results import Interval, Result
 from qosbound.systems.base import ccdf_name, quantile_name
 from qosbound.validation.stats import ci_kind, hist_quantile, nice_bin_width, proportion_interval, t_interval
 
-__all__ = ["Setup", "setup", "max_delay_bound", "run_replications", "replication_seeds", "Replications", "simulated_results",
-           "simulate_trace", "reference_departures", "threads"]
+__all__ = ["Setup", "setup", "max_delay_bound", "run_replications", "replication_seeds", "Replications",
+           "simulated_results", "simulate_trace", "reference_departures", "threads"]
 
 ARRIVALS = {"poisson": 0, "cbr": 1, "bernoulli": 2}
 MAX_BINS = 20_000  # histogram bins per replication
