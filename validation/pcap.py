@@ -3,7 +3,7 @@
 Each capture is read whole into memory and walked by a compiled loop (numba)
 that extracts, per frame: the timestamp (integer nanoseconds), the IP version,
 DSCP, datagram length, IPv4 identification, protocol, ports, and a 64-bit
-hash of the addresses and the transport payload (up to the first 64 captured
+hash of the addresses and the transport payload (up to the first 32 captured
 bytes after the transport header). dpkt reads the file header only.
 
 Matching. A packet's *key* is (source/destination addresses, protocol, ports,
@@ -78,7 +78,7 @@ class MatchReport:
 
 # ----------------------------------------------------------------------------------------------- frame walkers
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _walk_pcap(buf, start, big, nano_mult):
     """Record offsets of a classic pcap: returns (t_ns, data_off, caplen, origlen, status, bad_offset)."""
     n = buf.shape[0]
@@ -125,19 +125,19 @@ def _walk_pcap(buf, start, big, nano_mult):
     return t[:i], off[:i], cl[:i], ol[:i], status, pos
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grow(a, cap):
     b = np.empty(cap, a.dtype)
     b[:a.shape[0]] = a
     return b
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _u32le(buf, p):
     return buf[p] | (buf[p + 1] << 8) | (buf[p + 2] << 16) | (buf[p + 3] << 24)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _walk_pcapng(buf):
     """Enhanced packet blocks of a little-endian pcapng: (iface, ts64, data_off, caplen, origlen, idb_offs, status, pos)."""
     n = buf.shape[0]
@@ -196,7 +196,7 @@ def _walk_pcapng(buf):
     return ifc[:i], ts[:i], off[:i], cl[:i], ol[:i], idb[:nidb], status, pos
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _fields(buf, off, caplen, ip_off):
     """Per frame: version, dscp, ip length, key hash, truncated flag."""
     m = off.shape[0]
@@ -261,7 +261,7 @@ def _fields(buf, off, caplen, ip_off):
         elif proto == 6 and tp + 13 <= end:
             thl = (buf[tp + 12] >> 4) * 4
         # ports (first four bytes of TCP/UDP) and the start of the transport header
-        stop = min(tp + thl + 64, end, ip + dlen)
+        stop = min(tp + thl + 32, end, ip + dlen)
         for q in range(tp, stop):
             h = (h ^ np.uint64(buf[q])) * prime
         if h == 0:
@@ -276,7 +276,13 @@ def read_capture(path: str | Path) -> Capture:
     """Read a pcap or pcapng file into per-frame arrays. Raises TraceError on truncated or corrupt files."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        if p.stat().st_size > 0:
+            import mmap
+
+            with open(p, "rb") as f:  # mapped, not copied: the walkers read the page cache directly
+                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        else:
+            data = b""
     except FileNotFoundError:
         raise TraceError(f"{path}: capture file not found") from None
     except OSError as e:
@@ -284,7 +290,7 @@ def read_capture(path: str | Path) -> Capture:
     buf = np.frombuffer(data, dtype=np.uint8)
     if len(data) < 24 and not (len(data) >= 12 and data[:4] == b"\n\r\r\n"):
         raise TraceError(f"{path}: truncated capture: {len(data)} bytes is shorter than a capture file header")
-    magic_le = struct.unpack("<I", data[:4])[0]
+    magic_le = struct.unpack("<I", bytes(data[:4]))[0]
     if magic_le == 0x0A0D0D0A:
         return _read_pcapng(str(path), buf)
     if magic_le not in _PCAP_MAGIC:
@@ -331,7 +337,7 @@ def _read_pcapng(path: str, buf: np.ndarray) -> Capture:
     if len(idbs) == 0 and len(ts):
         raise TraceError(f"{path}: pcapng file has packets but no interface description block")
     links, res = [], []
-    raw = buf.tobytes() if len(idbs) else b""
+    raw = buf
     for o in idbs:
         blen = struct.unpack_from("<I", raw, o + 4)[0]
         linktype = struct.unpack_from("<H", raw, o + 8)[0]
@@ -344,7 +350,7 @@ def _read_pcapng(path: str, buf: np.ndarray) -> Capture:
             if code == 0:
                 break
             if code == 9 and olen >= 1:
-                tsresol = raw[q + 4]
+                tsresol = int(raw[q + 4])
             q += 4 + ((olen + 3) // 4) * 4
         links.append(linktype)
         res.append(tsresol)
@@ -382,23 +388,48 @@ def dscp_class(dscp: int) -> tuple[str, int]:
     return f"DSCP{dscp}", 0
 
 
-def _rank_within_key(keys: np.ndarray) -> np.ndarray:
-    """Occurrence number of each element among equal keys, in order of position."""
-    order = np.argsort(keys, kind="stable")
-    sk = keys[order]
-    n = len(keys)
-    starts = np.ones(n, dtype=bool)
-    if n:
-        starts[1:] = sk[1:] != sk[:-1]
-    group_start = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
-    rank = np.empty(n, np.int64)
-    rank[order] = np.arange(n) - group_start
-    return rank
+@njit(cache=True)
+def _join(ka, kb):
+    """For each ingress key, the index of its egress match, or -1 (hash join, in order of appearance).
 
-
-def _mix(key: np.ndarray, rank: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        return key + rank.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    The k-th ingress frame with a given key is matched to the k-th egress frame
+    with that key: egress frames with equal keys are chained in file order and
+    consumed from the front.
+    """
+    nb = kb.shape[0]
+    m = 1
+    while m < 2 * nb + 2:
+        m *= 2
+    mask = np.uint64(m - 1)
+    slot_key = np.zeros(m, np.uint64)
+    head = np.full(m, -1, np.int64)
+    tail = np.full(m, -1, np.int64)
+    used = np.zeros(m, np.bool_)
+    nxt = np.full(nb, -1, np.int64)
+    mult = np.uint64(0x9E3779B97F4A7C15)
+    for j in range(nb):
+        k = kb[j]
+        h = (k * mult) >> np.uint64(20) & mask
+        while used[h] and slot_key[h] != k:
+            h = (h + np.uint64(1)) & mask
+        if not used[h]:
+            used[h] = True
+            slot_key[h] = k
+            head[h] = j
+        else:
+            nxt[tail[h]] = j
+        tail[h] = j
+    na = ka.shape[0]
+    out = np.full(na, -1, np.int64)
+    for i in range(na):
+        k = ka[i]
+        h = (k * mult) >> np.uint64(20) & mask
+        while used[h] and slot_key[h] != k:
+            h = (h + np.uint64(1)) & mask
+        if used[h] and head[h] >= 0:
+            out[i] = head[h]
+            head[h] = nxt[head[h]]
+    return out
 
 
 def import_pair(ingress: str | Path, egress: str | Path, *, max_clock_skew: float = 0.0):
@@ -412,8 +443,12 @@ def import_pair(ingress: str | Path, egress: str | Path, *, max_clock_skew: floa
 
     from qosbound.validation.trace import make_table
 
-    a = read_capture(ingress)
-    b = read_capture(egress)
+    # the two files are read and parsed in parallel (the compiled loops release the GIL)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        fa, fb = pool.submit(read_capture, ingress), pool.submit(read_capture, egress)
+        a, b = fa.result(), fb.result()
     if len(a) == 0:
         raise TraceError(f"{ingress}: the ingress capture holds no frames")
     a_ip = a.version > 0
@@ -422,19 +457,9 @@ def import_pair(ingress: str | Path, egress: str | Path, *, max_clock_skew: floa
     bi = np.nonzero(b_ip)[0]
     if len(ai) == 0:
         raise TraceError(f"{ingress}: the ingress capture holds no IPv4/IPv6 packets")
-    # one sortable key per packet: the match key mixed with its occurrence rank among equal keys
-    ka = _mix(a.key[ai], _rank_within_key(a.key[ai]))
-    kb = _mix(b.key[bi], _rank_within_key(b.key[bi]))
-    oa = np.argsort(ka, kind="stable")
-    ob = np.argsort(kb, kind="stable")
-    sa, sb = ka[oa], kb[ob]
-    ia = np.searchsorted(sb, sa)
-    ia_c = np.minimum(ia, max(len(sb) - 1, 0))
-    hit = (ia < len(sb)) & (sb[ia_c] == sa) if len(sb) else np.zeros(len(sa), bool)
-    matched_a = np.zeros(len(ai), bool)
-    dep_idx = np.full(len(ai), -1, np.int64)
-    matched_a[oa[hit]] = True
-    dep_idx[oa[hit]] = ob[ia_c[hit]]
+    dep_idx = _join(a.key[ai], b.key[bi])
+    matched_a = dep_idx >= 0
+    hit = matched_a
     n_matched = int(hit.sum())
     if n_matched == 0:
         raise TraceError(f"{ingress} / {egress}: the captures do not match: no egress packet was found at the "
@@ -453,7 +478,10 @@ def import_pair(ingress: str | Path, egress: str | Path, *, max_clock_skew: floa
                          "synchronised, or the files are swapped")
     # classes by ingress DSCP, built as a dictionary column (fast for millions of packets)
     codes = a.dscp[ai].astype(np.int64)
-    uniq, inv = np.unique(codes, return_inverse=True)
+    present = np.nonzero(np.bincount(codes, minlength=64))[0]
+    lookup = np.zeros(64, np.int32)
+    lookup[present] = np.arange(len(present))
+    uniq, inv = present, lookup[codes]
     names, colours = zip(*(dscp_class(int(c)) for c in uniq))
     cls = pa.DictionaryArray.from_arrays(pa.array(inv.astype(np.int32)), pa.array(list(names))).cast(pa.string())
     colour = np.asarray(colours, dtype=np.int8)[inv]
