@@ -5,7 +5,8 @@ aggregate of ``n_tcp`` greedy TCP flows (C -> D) share one bottleneck of
 ``capacity`` bit/s (1000 kbit/s). At the edge each of the two aggregates has its
 own two-colour token-bucket marker (depth 10^4 bytes, rate = the aggregate's
 target): a packet finding at least its size in tokens is IN (colour 0, green)
-and takes them, otherwise it is OUT (colour 1). The core queue is RIO with
+and takes them, otherwise it is OUT (colour 2, red; the kernel of
+:mod:`qosbound.validation.markers`). The core queue is RIO with
 (min_out, max_out, p_out, min_in, max_in, p_in) = (10, 20, 0.1, 20, 40, 0.02)
 packets, EWMA weight 2^-9, a 50-packet buffer; IN packets read the average of IN
 packets, OUT packets the average of all packets (the drop kernels of
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from qosbound.validation.droppers import RIO, colour_drop_prob, ewma_idle, update_averages
+from qosbound.validation.markers import TWO_COLOUR, mark, new_state
 from qosbound.validation.tcp_aimd import AimdSender
 from qosbound.validation.tfrc_sender import TfrcReceiver, TfrcSender
 
@@ -73,22 +75,18 @@ class QstpConfig:
 
 
 class TokenBucket:
-    """Two-colour token-bucket marker: rate in bytes/s, depth in bytes; full at time 0."""
+    """Two-colour token-bucket marker: rate in bytes/s, depth in bytes, full at time 0.
+
+    A thin holder of state for the shared kernel :func:`qosbound.validation.markers.mark`
+    (two-colour kind): IN packets are green (0), OUT packets red (2).
+    """
 
     def __init__(self, rate: float, depth: float):
-        self.rate = rate
-        self.depth = depth
-        self.tokens = depth
-        self.last = 0.0
+        self.state = new_state("two-colour", 8.0 * rate, depth)
 
     def mark(self, size: float, now: float) -> int:
-        """0 (IN, green) if the bucket holds ``size`` bytes of tokens (and take them), else 1 (OUT)."""
-        self.tokens = min(self.depth, self.tokens + (now - self.last) * self.rate)
-        self.last = now
-        if self.tokens >= size:
-            self.tokens -= size
-            return 0
-        return 1
+        """0 (IN) if the bucket holds ``size`` bytes of tokens (and take them), else 2 (OUT)."""
+        return mark(self.state, TWO_COLOUR, now, size, 0, False)
 
 
 @dataclass
