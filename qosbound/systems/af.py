@@ -424,7 +424,7 @@ def _closed_form(scn: Scenario, inputs: list[ClassInput]) -> list[Result]:
         sol = solve(ci.lam, ci.mu, ci.K, ci.profile, approx)
         other = solve(ci.lam, ci.mu, ci.K, ci.profile,
                       "fixed-average" if approx == "instantaneous" else "instantaneous") \
-            if (ci.profile.mode == "wred" or ci.K <= 40) else None
+            if (ci.profile.mode == "wred" or ci.K <= 52) else None
         prov = {"formula": sol.method, "source": "Takeo & Tasaka 2003 sec. II.A (P(avr)); Kleinrock eq. 3.11",
                 "module": "qosbound.analytic.red_queue", "service_rate_pps": ci.mu, "share_bit_s": ci.share,
                 "alpha": ci.profile.alpha, "dropper": ci.profile.mode}
@@ -458,7 +458,7 @@ def _model_checked(scn: Scenario, inputs: list[ClassInput], progress) -> list[Re
             same = None
         else:
             mv = check_wred(ci.lam, ci.mu, ci.K, ci.profile, precision=opts.precision, exact=opts.exact)
-            same = instantaneous(ci.lam, ci.mu, ci.K, ci.profile) if (ci.profile.mode == "wred" or ci.K <= 40) \
+            same = instantaneous(ci.lam, ci.mu, ci.K, ci.profile) if (ci.profile.mode == "wred" or ci.K <= 52) \
                 else None
         prov = {"model": mv.model, "properties": "drop0..2, queue, sys0..2 (R{..}=? [ S ])",
                 "states": mv.states, "transitions": mv.transitions, "seconds": round(mv.seconds, 4),
