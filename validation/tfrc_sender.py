@@ -25,7 +25,8 @@ What is modelled, section by section of RFC 5348:
   of the averages with and without the open interval I_0 (5.4); p = 1/I_mean.
   The first loss interval is synthesised from the receive rate (6.3.1): the p
   with X_calc(s, R, p) = X_recv, solved by
-  :func:`qosbound.analytic.tfrc.max_loss_for_target`. Feedback (X_recv over the
+  :func:`qosbound.analytic.tfrc.max_loss_for_target` (X_recv at least s/(2R), the
+  RFC's target when the very first packets are lost). Feedback (X_recv over the
   last period, p, the echoed timestamp and the hold time) is sent once per R and
   at once when a new loss event is detected; no feedback when nothing arrived.
 """
@@ -195,7 +196,8 @@ class TfrcReceiver:
             from qosbound.analytic.tfrc import max_loss_for_target
 
             span = max(now - (self.last_fb if self.last_fb is not None else now - self._rtt()), 1e-6)
-            x_recv = max(self.bytes_since_fb / span, self.sender.s / T_MBI)
+            # at least s/(2R), RFC 5348 6.3.1's target when the first packets are lost
+            x_recv = max(self.bytes_since_fb / span, self.sender.s / (2.0 * self._rtt()))
             p0 = max_loss_for_target(self.sender.s, self._rtt(), x_recv)
             self.closed.insert(0, max(1.0 / float(p0), 1.0))
         else:
