@@ -138,3 +138,25 @@ def test_config_rejects_invalid(kw):
     """Unstable or meaningless settings (min >= max, probability > 1, warmup past the end) are errors."""
     with pytest.raises(ValueError):
         QstpConfig(**kw)
+
+
+def test_trace_is_fifo_and_matches_counters():
+    """The trace (validation.trace schema) is FIFO at line rate: departures of kept packets increase by at
+    least one transmission time, each waits at least that long, drops have no departure, and the studied
+    flow's bytes departing in the window equal the measured throughput."""
+    cfg = QstpConfig(n_tcp=4, duration=12.0, warmup=2.0)
+    r = simulate(cfg, np.random.default_rng(8), trace=True)
+    tb = r.extra["trace"]
+    assert tb.schema.names == ["flow", "cls", "colour", "hint", "size", "arrival", "departure", "dropped"]
+    arr = tb["arrival"].to_numpy()
+    dep = tb["departure"].to_numpy(zero_copy_only=False)
+    dropped = tb["dropped"].to_numpy(zero_copy_only=False)
+    flow = np.array(tb["flow"].to_pylist())
+    tx = cfg.size * 8 / cfg.capacity
+    kept = ~dropped & np.isfinite(dep)
+    assert np.all(np.isnan(dep[dropped]))
+    assert np.all(np.diff(dep[kept]) >= tx * (1 - 1e-9))
+    assert np.all(dep[kept] - arr[kept] >= tx * (1 - 1e-9))
+    sel = kept & (flow == "flow0") & (dep >= cfg.warmup) & (dep < cfg.duration)
+    assert 8 * cfg.size * sel.sum() / (cfg.duration - cfg.warmup) == pytest.approx(r.throughput, abs=8 * cfg.size)
+    assert set(np.unique(tb["colour"].to_numpy())) <= {0, 2}

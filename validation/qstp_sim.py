@@ -130,6 +130,7 @@ class _Net:
         self.sent: dict[int, int] = {}
         self.sent_in: dict[int, int] = {}
         self.dropped: dict[int, int] = {}
+        self.trace = None
         self.per_second = np.zeros(int(math.ceil(cfg.duration)) + 1)  # studied flow, bytes per 1-s window
 
     def at(self, t, fn, arg):
@@ -159,6 +160,13 @@ class _Net:
     # -- core: RIO queue and the bottleneck link ---------------------------------------------------
     def _arrive(self, pkt):
         flow, seq, epoch, t_send, colour = pkt
+        if self.trace is not None:
+            pkt = pkt + (len(self.trace["arrival"]),)
+            tr = self.trace
+            tr["fid"].append(flow.fid)
+            tr["colour"].append(colour)
+            tr["arrival"].append(self.now)
+            tr["departure"].append(math.nan)
         qlen = len(self.queue) - self.qhead
         if qlen == 0 and not self.busy:
             m = (self.now - self.idle_since) / self.tx
@@ -168,6 +176,8 @@ class _Net:
         pd = colour_drop_prob(self.avgs, colour, self.min_th, self.max_th, self.max_p, RIO, False)
         if qlen >= self.cfg.buffer or (pd > 0.0 and self.rng.random() < pd):
             self.dropped[flow.fid] = self.dropped.get(flow.fid, 0) + 1
+            if self.trace is not None:
+                self.trace["dropped"].add(pkt[5])
             if hasattr(flow, "on_drop"):
                 flow.on_drop(seq, epoch)
             return
@@ -186,7 +196,9 @@ class _Net:
         if self.qhead > 4096:
             del self.queue[: self.qhead]
             self.qhead = 0
-        flow, seq, epoch, t_send, colour = pkt
+        flow, seq, epoch, t_send, colour = pkt[:5]
+        if self.trace is not None:
+            self.trace["departure"][pkt[5]] = self.now
         self.qcol[colour] -= 1
         fid = flow.fid
         self.delivered[fid] = self.delivered.get(fid, 0.0) + self.cfg.size
@@ -215,11 +227,19 @@ class _Ack:
         self.flow.on_ack(self.seq, self.epoch)
 
 
-def simulate(cfg: QstpConfig, rng: np.random.Generator) -> RunStats:
-    """One run of the testbed; returns the studied flow's and the aggregate's measured figures."""
+def simulate(cfg: QstpConfig, rng: np.random.Generator, trace: bool = False) -> RunStats:
+    """One run of the testbed; returns the studied flow's and the aggregate's measured figures.
+
+    With ``trace=True``, ``extra["trace"]`` holds every packet seen at the bottleneck as a
+    pyarrow Table in the schema of :mod:`qosbound.validation.trace` (flow "flow0" is the studied
+    flow, "tcp<i>" the aggregate's flows; class "AF1"; colour 0 IN, 2 OUT; departure = last bit
+    on the bottleneck).
+    """
     from qosbound.analytic.tfrc import tfrc_rate
 
     net = _Net(cfg, rng)
+    if trace:
+        net.trace = {"fid": [], "colour": [], "arrival": [], "departure": [], "dropped": set()}
     net.markers = {0: TokenBucket(cfg.target / 8.0, cfg.bucket),
                    1: TokenBucket(cfg.aggregate_target / 8.0, cfg.bucket)}
     starts = rng.uniform(0.0, 1.0, size=cfg.n_tcp + 1)
@@ -265,9 +285,25 @@ def simulate(cfg: QstpConfig, rng: np.random.Generator) -> RunStats:
         pred = math.nan
     in_frac = (net.sent_in.get(0, 0) - snap.get("sent_in", 0)) / packets if packets else 0.0
     w = 8.0 * net.per_second[int(math.ceil(cfg.warmup)):int(math.floor(cfg.duration))]
-    return RunStats(thr, agg, p_ev, p_loss, R, pred, in_frac, packets, w,
-                    {"tcp_timeouts": sum(f.timeouts for f in tcps), "tcp_reductions": sum(f.reductions for f in tcps),
-                     "drops_studied": net.dropped.get(0, 0)})
+    extra = {"tcp_timeouts": sum(f.timeouts for f in tcps), "tcp_reductions": sum(f.reductions for f in tcps),
+             "drops_studied": net.dropped.get(0, 0)}
+    if trace:
+        extra["trace"] = _trace_table(net.trace, cfg.size)
+    return RunStats(thr, agg, p_ev, p_loss, R, pred, in_frac, packets, w, extra)
+
+
+def _trace_table(tr: dict, size: float):
+    from qosbound.validation.trace import make_table
+
+    n = len(tr["arrival"])
+    dropped = np.zeros(n, dtype=bool)
+    if tr["dropped"]:
+        dropped[np.fromiter(tr["dropped"], dtype=np.int64)] = True
+    fid = np.asarray(tr["fid"], dtype=np.int64)
+    names = np.where(fid == 0, "flow0", np.char.add("tcp", fid.astype(str)))
+    return make_table(flow=names, cls="AF1", size=np.full(n, int(size)), arrival=tr["arrival"],
+                      departure=np.asarray(tr["departure"], dtype=float), dropped=dropped,
+                      colour=np.asarray(tr["colour"], dtype=np.int8))
 
 
 def replicate(cfg: QstpConfig, replications: int, seed: int) -> list[RunStats]:
