@@ -318,6 +318,18 @@ def _closed_form(scn: Scenario) -> list[Result]:
     out.append(Result("tsq.cap_min_drop", "closed-form", cap, "1", Interval(cap, cap, "exact"),
                       {"formula": "p > ((l + d q/2^n)/(l + q))^2 at d = 1, q = q_ref delay",
                        "source": "analytic/tsq.py cap_p_expr (seed 001 eq. (3)-(5))"}))
+    if op["congested"] and scn.tsq.enabled:
+        H = 2 ** scn.tsq.hint_bits
+        hs = np.arange(1, H + 1, dtype=float)
+        qp = A.insertion_delay(hs, op["q"], scn.tsq.hint_bits)
+        ratio = A.throughput_tsq(op["q"], qp, op["p"], scn.tsq.latency) / A.throughput(op["q"], op["p"],
+                                                                                        scn.tsq.latency)
+        gain = float(np.max(ratio) - 1.0)
+    else:
+        gain = 0.0
+    out.append(Result("tsq.gain", "closed-form", gain, "1", Interval(gain, gain, "approximation"),
+                      {"formula": "max over hints of T'/T - 1 at the operating point (q_ref delay, p*)",
+                       "source": "analytic/tsq.py throughput_tsq (seed 001 eq. (3)-(5)); 0 outside the cap region"}))
     for name, f in scn.flows.items():
         r = _per_hint_closed(scn, name, op, [f.hint])
         _add_group(out, name, "closed-form", {k: float(v[0]) for k, v in r.items()}, prov, "approximation")
