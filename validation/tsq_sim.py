@@ -101,14 +101,17 @@ def treap_kernels():
 
     @numba.njit(cache=True)
     def new_tree(cap):
-        kw = np.zeros(cap + 1)
-        ks = np.zeros(cap + 1, dtype=np.int64)
-        pr = np.zeros(cap + 1)
-        lc = np.zeros(cap + 1, dtype=np.int64)
-        rc = np.zeros(cap + 1, dtype=np.int64)
-        nb = np.zeros(cap + 1, dtype=np.int64)
-        sb = np.zeros(cap + 1, dtype=np.int64)
-        pay = np.zeros(cap + 1, dtype=np.int64)
+        # one row per node (columns are strided views), so a node's fields share cache lines
+        fl = np.zeros((cap + 1, 2))
+        it = np.zeros((cap + 1, 6), dtype=np.int64)
+        kw = fl[:, 0]
+        pr = fl[:, 1]
+        ks = it[:, 0]
+        lc = it[:, 1]
+        rc = it[:, 2]
+        nb = it[:, 3]
+        sb = it[:, 4]
+        pay = it[:, 5]
         free = np.arange(cap, 0, -1).astype(np.int64)  # stack of free node ids
         st = np.zeros(3, dtype=np.int64)  # root, free count, nodes in use
         st[1] = cap
