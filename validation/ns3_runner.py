@@ -18,11 +18,14 @@ Traffic is UDP from raw sockets driven by a small C++ sender: the packet
 send times and sizes are drawn in Python (NumPy, seeded) and handed to ns-3,
 so CBR, Poisson and saturated best effort are all exactly what was asked.
 Sizes are bytes on the wire: UDP payload = size - 30 (PPP 2 + IPv4 20 + UDP 8).
-Each payload starts with a 32-bit sequence number; the receiving socket's
-callback records the time each one arrives, which with zero propagation
-delay is when its last bit left the sender's wire. A packet never received
-was dropped by a queue disc (every source stops at ``duration`` and the run
-continues until the queues are empty, so no packet is left in flight).
+Each payload starts with a 32-bit sequence number. Departures come from the
+sender device's ``PhyTxEnd`` trace source (the last bit left the wire); drops
+from the root queue disc's ``Drop`` trace source (child drops reach it). The
+runner checks that the two agree (every packet either left the wire or was
+counted as a drop) and, as a second witness, that the receiving socket saw
+each packet at its ``PhyTxEnd`` time (zero propagation delay). Every source
+stops at ``duration`` and the run continues until the queues are empty, so
+no packet is left in flight.
 
 ns-3 runs in a child Python process (``python -m qosbound.validation.ns3_runner``):
 a fatal ns-3 error (an ``NS_FATAL_ERROR`` aborts the process) cannot kill the
@@ -204,7 +207,8 @@ struct Flow {
   size_t i = 0;
 };
 
-static std::vector<double> g_tx, g_rx;
+static std::vector<double> g_tx, g_rx, g_end;
+static uint64_t g_drops = 0;
 
 static void Send(Flow* f) {
   uint32_t seq = f->first + (uint32_t)f->i;
@@ -218,6 +222,20 @@ static void Send(Flow* f) {
     Simulator::Schedule(Seconds(f->t[f->i]) - Simulator::Now(), &Send, f);
   }
 }
+
+// Trace source PointToPointNetDevice::PhyTxEnd: the last bit of a packet left the wire.
+// The packet carries its PPP (2), IPv4 (20) and UDP (8) headers here; the sequence number follows.
+static void TxEnd(Ptr<const Packet> p) {
+  if (p->GetSize() < 34) return;
+  uint8_t b[34];
+  p->CopyData(b, 34);
+  uint32_t seq;
+  std::memcpy(&seq, b + 30, 4);
+  if (seq < g_end.size()) g_end[seq] = Simulator::Now().GetSeconds();
+}
+
+// Trace source QueueDisc::Drop (root queue disc; child drops are reported through it).
+static void QdDrop(Ptr<const QueueDiscItem> item) { g_drops++; }
 
 static void Recv(Ptr<Socket> s) {
   Ptr<Packet> p;
@@ -236,6 +254,8 @@ double Run(int mode, double rate, uint32_t devq, uint32_t cap0, uint32_t cap1,
   uint32_t n = f0->t.size() + (f1 ? f1->t.size() : 0);
   g_tx.assign(n, -1.0);
   g_rx.assign(n, -1.0);
+  g_end.assign(n, -1.0);
+  g_drops = 0;
   NodeContainer nodes;
   nodes.Create(2);
   PointToPointHelper p2p;
@@ -263,7 +283,9 @@ double Run(int mode, double rate, uint32_t devq, uint32_t cap0, uint32_t cap1,
                          "LinkBandwidth", DataRateValue(DataRate((uint64_t)rate)),
                          "LinkDelay", TimeValue(Seconds(0)));
   }
-  tch.Install(devs.Get(0));
+  QueueDiscContainer qdiscs = tch.Install(devs.Get(0));
+  qdiscs.Get(0)->TraceConnectWithoutContext("Drop", MakeCallback(&QdDrop));
+  devs.Get(0)->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&TxEnd));
   Ipv4AddressHelper addr;
   addr.SetBase("10.1.1.0", "255.255.255.0");
   Ipv4InterfaceContainer ifs = addr.Assign(devs);
@@ -290,6 +312,8 @@ double Run(int mode, double rate, uint32_t devq, uint32_t cap0, uint32_t cap1,
 
 std::vector<double>& Tx() { return g_tx; }
 std::vector<double>& Rx() { return g_rx; }
+std::vector<double>& End() { return g_end; }
+uint64_t Drops() { return g_drops; }
 }
 """
 
@@ -335,11 +359,19 @@ def _child(cfg_path: str, out_dir: str) -> None:
         info = {"packets": len(t)}
     tx = np.array(g.Tx())
     rx = np.array(g.Rx())
+    end = np.array(g.End())
     if (tx < 0).any():
         raise SystemExit("ns-3 run ended before every packet was sent")
-    np.savez(Path(out_dir) / "trace.npz", tx=tx, rx=rx, size=sizes)
+    sent_not_left = int((end < 0).sum())
+    if sent_not_left != int(g.Drops()):
+        raise SystemExit(f"ns-3 trace sources disagree: {sent_not_left} packets never left the wire but the queue "
+                         f"disc reported {int(g.Drops())} drops")
+    both = (end >= 0) & (rx >= 0)
+    np.savez(Path(out_dir) / "trace.npz", tx=tx, rx=end, size=sizes)
     info.update(packets_total=int(len(tx)), run_seconds=float(wall), load_seconds=float(t_loaded - t_start),
-                ns3_version="3.44")
+                ns3_version="3.44", drops_traced=int(g.Drops()),
+                max_rx_minus_txend=float(np.max(np.abs(rx[both] - end[both]))) if both.any() else 0.0,
+                received_not_transmitted=int(((rx >= 0) & (end < 0)).sum()))
     (Path(out_dir) / "info.json").write_text(json.dumps(info))
 
 
