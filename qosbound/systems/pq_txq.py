@@ -353,9 +353,20 @@ def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
                            "s", wc.value - mc_mean.value,
                            "" if ok else "Ferrari eq. (7) is below the exact mean for this configuration"))
     bound = by.get(("EF.delay.max", "closed-form"))
+    p = params(scn)
+    # The bound holds for every accepted packet when the token bucket is the traffic's own (CBR) or when
+    # the PQ capacity is the binding term (any arrival process).
+    bound_applies = scn.traffic.EF.arrivals == "cbr" or p.burst >= p.pq_cap * p.ef_size
+    if bound and bound_applies:
+        for r in results:
+            if r.method == "model-checked" and r.metric.startswith("EF.delay.p"):
+                ok = r.value <= bound.value * (1 + 1e-9)
+                out.append(Verdict("agreement", f"max-delay bound >= model-checked {r.metric.split('.')[-1]}",
+                                   r.metric, "closed-form vs model-checked", "holds" if ok else "disagree",
+                                   r.value, bound.value, "s", bound.value - r.value))
     for method in ("simulated", "ns-3", "trace"):
         mx = by.get(("EF.delay.max", method))
-        if bound and mx and scn.traffic.EF.arrivals == "cbr":
+        if bound and mx and bound_applies:
             ok = mx.value <= bound.value * (1 + 1e-9)
             out.append(Verdict("agreement", f"max-delay bound >= {method} maximum", "EF.delay.max",
                                f"closed-form vs {method}", "holds" if ok else "disagree", mx.value, bound.value,
@@ -382,3 +393,11 @@ def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
                            m.value, r.unit, half - abs(r.value - m.value),
                            "" if ok else f"|{r.value:.6g} - {m.value:.6g}| > {half:.3g} ({t:.2f} standard errors)"))
     return out
+
+
+def render_models(scn: Scenario, out_dir) -> list:
+    """Write the scenario's PRISM model and property file (``qosbound model render``)."""
+    from qosbound.models.pq_txq import render, write_files
+
+    rendered = render(params(scn), scn.methods.model_checked, scn.name)
+    return list(write_files(rendered, out_dir))
