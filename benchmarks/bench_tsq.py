@@ -47,6 +47,30 @@ def _churn_kernel():
         return acc
 
     @numba.njit
+    def fill_tsq(q, seed):
+        # a queue as TSQ builds it: packet j arrived at time j (one packet time apart), drain time q
+        np.random.seed(seed)
+        kw, ks, pr, lc, rc, nb, sb, pay, free, st = new(q + 2)
+        path = np.zeros(512, dtype=np.int64)
+        for i in range(q):
+            w = i + np.random.randint(1, 17) * q / 16.0
+            ins(kw, ks, pr, lc, rc, nb, sb, pay, free, st, w, i, 1000, i, path)
+        return kw, ks, pr, lc, rc, nb, sb, pay, free, st, path
+
+    @numba.njit
+    def churn_tsq(kw, ks, pr, lc, rc, nb, sb, pay, free, st, path, m, start):
+        # arrivals at one per packet time, weight t_a + d t_d / 16 with a random hint d, head served
+        q = st[2]
+        acc = 0
+        for j in range(m):
+            w = (start + j) + np.random.randint(1, 17) * q / 16.0
+            acc += bb(kw, ks, lc, rc, nb, sb, st, w, start + j)
+            ins(kw, ks, pr, lc, rc, nb, sb, pay, free, st, w, start + j, 1000, start + j, path)
+            pid, b = pop(kw, ks, lc, rc, nb, sb, pay, free, st)
+            acc += b
+        return acc
+
+    @numba.njit
     def mean_depth(lc, rc, st):
         # iterative DFS: the mean number of nodes on the root-to-node path = node visits of one descent
         stack = np.empty((st[2] + 1, 2), dtype=np.int64)
@@ -70,11 +94,13 @@ def _churn_kernel():
                 top += 1
         return total / st[2]
 
-    return fill, churn, mean_depth
+    return fill, churn, mean_depth, fill_tsq, churn_tsq
 
 
-def insertion_cost(qs, m):
-    fill, churn, mean_depth = _churn_kernel()
+def insertion_cost(qs, m, workload="uniform"):
+    fill, churn, mean_depth, fill_tsq, churn_tsq = _churn_kernel()
+    if workload == "tsq":
+        fill, churn = fill_tsq, churn_tsq
     t = fill(100, 0)
     churn(*t, 1000, 10**9)  # compile
     out, depth = [], []
@@ -84,7 +110,7 @@ def insertion_cost(qs, m):
         best = np.inf
         for rep in range(3):
             t0 = time.perf_counter()
-            churn(*t, m, 10**9 + rep * m)
+            churn(*t, m, (int(q) if workload == "tsq" else 10**9) + rep * m)
             best = min(best, time.perf_counter() - t0)
         out.append(best / m * 1e9)
     return np.asarray(out), np.asarray(depth)
@@ -138,6 +164,14 @@ def main(argv=None) -> int:
     print(f"   fit depth = a + b log2(q): a = {ad:.2f}, b = {bd:.3f} (treap theory 2 ln 2 = 1.386), R^2 = {r2_depth:.5f}")
     print(f"   time per node visit: {cost[0] / depth[0]:.1f} ns at q = 1e2, {cost[-1] / depth[-1]:.1f} ns at q = 1e6 "
           "(memory latency: the tree outgrows the caches)")
+    cost_t, depth_t = insertion_cost(qs, m, "tsq")
+    print("\n   TSQ workload (arrival j at time j, weight j + d q/16, d uniform in 1..16, head served):")
+    print("   " + ", ".join(f"q={q:.0e}: {c:.1f} ns" for q, c in zip(qs, cost_t)))
+    (a2, b2), r2_t = _fit(np.log2(qs), cost_t)
+    (_, _), r2_tl = _fit(qs, cost_t)
+    print(f"   fit a + b log2(q): a = {a2:.1f} ns, b = {b2:.1f} ns per doubling, R^2 = {r2_t:.4f}; fit a + b q: "
+          f"R^2 = {r2_tl:.4f}; cost(1e6)/cost(1e2) = {cost_t[-1] / cost_t[0]:.2f}")
+    print("   mean node depth: " + ", ".join(f"{d:.1f}" for d in depth_t))
     print("\n2. Simulator speed, packets per wall-clock second (TFRC senders, PI AQM)")
     dur = 30.0 if args.quick else 100.0
     for scale in (1, 10):
