@@ -8,6 +8,7 @@ network engineers read), dimensionless probabilities. ``1 Mbps = 1e6 bit/s``
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 from typing import Literal
 
@@ -32,10 +33,17 @@ def _registry():
     import pint
 
     ureg = pint.UnitRegistry()
-    ureg.define("bps = bit / second")
-    ureg.define("Bps = byte / second")
     ureg.define("pps = 1 / second")
     return ureg
+
+
+_BPS = re.compile(r"(?<![A-Za-z])([kKMGT]?)(bps|Bps)(?![A-Za-z])")
+
+
+def _normalise(text: str) -> str:
+    """'2 Mbps' -> '2 Mbit/s', '5 kBps' -> '5 kB/s' (pint would otherwise also read 'Mbps' as mega-point-second)."""
+    return _BPS.sub(lambda m: ("k" if m.group(1) == "K" else m.group(1)) + ("bit/s" if m.group(2) == "bps" else "B/s"),
+                    text)
 
 
 def _units_text(q) -> str:
@@ -57,7 +65,7 @@ def parse_quantity(value, kind: Kind, *, field: str | None = None) -> float:
         if not text:
             raise ScenarioError(f"expected a {kind}, got an empty string", field=field)
         try:
-            q = _registry().Quantity(text)
+            q = _registry().Quantity(_normalise(text))
         except Exception:
             raise ScenarioError(f"cannot read '{value}' as a {kind} with units", field=field) from None
         x = _convert(q, kind, value, field)
@@ -72,7 +80,7 @@ def parse_quantity(value, kind: Kind, *, field: str | None = None) -> float:
 def _convert(q, kind: Kind, original, field) -> float:
     ureg = _registry()
     units = _units_text(q)
-    has_info = "bit" in units or "byte" in units or "bps" in units or "Bps" in units
+    has_info = "bit" in units or "byte" in units
     try:
         if kind == "time":
             if not q.check("[time]"):

@@ -242,3 +242,18 @@ def test_max_delay_bound_dominates_the_model_support(QT, k, rho, PQ, arrivals):
     bound = {r.metric: r for r in closed_form_results(p)}["EF.delay.max"].value
     if arrivals == "cbr" or p.burst >= p.pq_cap * p.ef_size:
         assert dd.ccdf(bound * (1 + 1e-9)) == 0.0
+
+
+def test_property_file_values_match_exact_arithmetic():
+    """The .props long-run values on a small instance equal Storm's exact (rational) results."""
+    from qosbound.models.engine import check
+    from qosbound.models.pq_txq import PROPS_TEXT
+
+    scn = scenario(QT=2, PQ=2, be=((512, 0.5), (1024, 0.5)), rate="600 kbit/s", arrivals="bernoulli")
+    text = render(params(scn), ModelOptions()).text
+    fl = check(text, PROPS_TEXT)
+    ex = check(text, PROPS_TEXT, exact=True)
+    assert (fl.states, fl.transitions) == (ex.states, ex.transitions)
+    for name, v in ex.values.items():
+        assert fl.values[name] == pytest.approx(v, rel=1e-9, abs=1e-15), name
+    assert all(isinstance(v, Fraction) for v in ex.exact_values.values())

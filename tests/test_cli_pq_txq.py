@@ -1,0 +1,248 @@
+"""The command line on the EF scenario: plan, verify (exit codes, JUnit), admit, model render/check, bad input."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from qosbound.cli import main
+from qosbound.errors import QosboundError
+from qosbound.scenario import build, load_raw
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "ferrari2001.yaml"
+FAST = "closed-form,model-checked"
+
+
+def write(tmp_path, raw, name="s.yaml"):
+    p = tmp_path / name
+    p.write_text(yaml.safe_dump(raw) if not isinstance(raw, str) else raw)
+    return str(p)
+
+
+def base():
+    raw = load_raw(EXAMPLE)
+    raw["methods"]["simulated"] = {"packets": 20000, "replications": 4, "seed": 3}
+    return raw
+
+
+def test_plan_json_has_every_metric_by_every_method(tmp_path, capsys):
+    """plan --json lists each metric with method, value, unit, interval and provenance."""
+    code = main(["plan", write(tmp_path, base()), "--json", "--quiet"])
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) >= {"scenario", "metrics", "verdicts"}
+    keys = {(m["metric"], m["method"]) for m in doc["metrics"]}
+    for method in ("closed-form", "model-checked", "simulated"):
+        assert any(k[1] == method for k in keys)
+    for metric in ("EF.delay.mean", "EF.delay.p99", "EF.delay.ccdf@10ms", "EF.loss"):
+        assert (metric, "model-checked") in keys and (metric, "simulated") in keys
+    for m in doc["metrics"]:
+        assert set(m) == {"metric", "method", "value", "unit", "interval", "provenance"}
+        assert m["unit"] in ("s", "1")
+    assert code in (0, 1)
+    assert code == (1 if any(v["status"] in ("violated", "disagree", "missing") for v in doc["verdicts"]) else 0)
+
+
+def test_verify_passes_and_writes_junit(tmp_path, capsys):
+    """verify exits 0 when every SLO holds and writes one JUnit testcase per verdict."""
+    junit = tmp_path / "r.xml"
+    code = main(["verify", write(tmp_path, base()), "--methods", FAST, "--junit", str(junit), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite.get("failures") == "0" and int(suite.get("tests")) >= 4
+
+
+def test_verify_fails_and_says_which_by_how_much_and_method(tmp_path, capsys):
+    """A p99 SLO tighter than the model's value fails with exit 1, naming the SLO, the excess and the method."""
+    raw = base()
+    raw["slos"] = [{"metric": "EF.delay.p99", "max": "10 ms"}]
+    junit = tmp_path / "r.xml"
+    code = main(["verify", write(tmp_path, raw), "--methods", FAST, "--junit", str(junit), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "FAIL" in out and "EF.delay.p99 <= 10 ms" in out and "model-checked" in out and "by 3.74" in out
+    assert ET.parse(junit).getroot().find("testsuite").get("failures") == "1"
+
+
+def test_verify_json(tmp_path, capsys):
+    raw = base()
+    raw["slos"] = [{"metric": "EF.loss", "max": 1e-9}]
+    code = main(["verify", write(tmp_path, raw), "--methods", FAST, "--json", "--quiet"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1 and doc["ok"] is False
+    assert doc["verdicts"][0]["status"] == "violated" and doc["verdicts"][0]["margin"] < 0
+
+
+def test_admit_finds_the_largest_ef_rate(tmp_path, capsys):
+    """admit --vary traffic.EF.rate returns the rate where the binding SLO sits on its limit.
+
+    A 10-packet PQ caps the delay of accepted packets, so p99 alone stays under 15 ms almost up to
+    saturation; the loss SLO is the one that binds.
+    """
+    raw = base()
+    raw["slos"] = [{"metric": "EF.delay.p99", "max": "15 ms"}, {"metric": "EF.loss", "max": 1e-4}]
+    path = write(tmp_path, raw)
+    code = main(["admit", path, "--vary", "traffic.EF.rate", "--method", "model-checked", "--json", "--quiet"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0
+    x = doc["value"]
+    assert doc["unit"] == "bit/s" and 300e3 < x < 2e6
+    assert doc["binding_slo"] == "EF.loss <= 0.0001"
+    from qosbound.models.pq_txq import delay_distribution, render
+    from qosbound.scenario import set_path
+    from qosbound.systems.pq_txq import params
+
+    def worst(rate):
+        scn = build(set_path(raw, "traffic.EF.rate", rate))
+        dd, _ = delay_distribution(render(params(scn), scn.methods.model_checked))
+        return max(dd.quantile(0.99) / 15e-3, dd.loss / 1e-4)
+
+    assert worst(x * 0.999) <= 1 < worst(x * 1.001)
+
+
+def test_model_render_and_check(tmp_path, capsys):
+    """model render writes .prism/.props; model check runs them on Storm and prints states and values."""
+    assert main(["model", "render", str(EXAMPLE), "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert main(["model", "check", str(tmp_path / "pq_txq.prism"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["states"] == 6580
+    v = doc["values"]
+    assert 0 < v["tick"] < 1
+    # Loss per slot over arrivals per slot equals the loss probability of the delay-distribution route.
+    from qosbound.models.pq_txq import delay_distribution, render
+    from qosbound.scenario import load
+    from qosbound.systems.pq_txq import params
+
+    scn = load(EXAMPLE)
+    dd, _ = delay_distribution(render(params(scn), scn.methods.model_checked, scn.name))
+    assert v["ef_lost"] / (v["tick"] * 0.15) == pytest.approx(dd.loss, rel=1e-9)
+    # Little's law on the property values gives the distribution's mean delay (Poisson: plus the in-slot term).
+    assert v["ef_accepted"] / v["tick"] == pytest.approx(dd.accepted_per_slot, rel=1e-9)
+
+
+@pytest.mark.skipif(__import__("shutil").which("prism") is None, reason="PRISM is not installed")
+def test_prism_engine_agrees_with_storm(capsys):  # pragma: no cover - needs PRISM
+    """The committed model gives the same properties on PRISM's default engine as on Storm."""
+    main(["model", "check", str(ROOT / "models" / "pq_txq.prism"), "--json"])
+    storm = json.loads(capsys.readouterr().out)["values"]
+    main(["model", "check", str(ROOT / "models" / "pq_txq.prism"), "--engine", "prism", "--json"])
+    prism = json.loads(capsys.readouterr().out)["values"]
+    for k, v in storm.items():
+        assert prism[k] == pytest.approx(v, rel=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Bad input: one line, exit 2, naming the file, the field and the problem.
+# ---------------------------------------------------------------------------------------------------------
+
+def _mut(path, value):
+    def f(raw):
+        cur = raw
+        parts = path.split(".")
+        for part in parts[:-1]:
+            cur = cur[part]
+        if value is _DELETE:
+            del cur[parts[-1]]
+        else:
+            cur[parts[-1]] = value
+        return raw
+    return f
+
+
+_DELETE = object()
+
+BAD = [
+    ("link rate missing", _mut("link.rate", _DELETE), "link.rate", "required field is missing"),
+    ("rate in bytes", _mut("link.rate", "2 MB"), "link.rate", "wrong units"),
+    ("rate not a number", _mut("link.rate", "fast"), "link.rate", "cannot read 'fast'"),
+    ("negative rate", _mut("link.rate", "-2 Mbps"), "link.rate", "must be positive"),
+    ("utilisation >= 1", _mut("traffic.EF.rate", "2.5 Mbps"), "traffic.EF.rate", "unstable"),
+    ("size in seconds", _mut("traffic.EF.size", "10 ms"), "traffic.EF.size", "wrong units"),
+    ("zero Q_t", _mut("txq.units", 0), "txq.units", "positive integer"),
+    ("fractional Q_t", _mut("txq.units", 2.5), "txq.units", "expected an integer"),
+    ("unknown arrivals", _mut("traffic.EF.arrivals", "pareto"), "traffic.EF.arrivals", "poisson"),
+    ("probability > 1", _mut("traffic.BE.sizes", [{"size": "512 B", "p": 1.5}]), "traffic.BE.sizes[0].p",
+     "outside [0, 1]"),
+    ("probabilities do not sum to 1", _mut("traffic.BE.sizes", [{"size": "512 B", "p": 0.5}]), "traffic.BE",
+     "sum to 0.5"),
+    ("unsaturated BE", _mut("traffic.BE.saturated", False), "traffic.BE", "saturated"),
+    ("typo in a field", _mut("txq.unit_sise", "512 B"), "txq.unit_sise", "unknown field"),
+    ("unknown system", _mut("system", "wfq"), "system", "unknown system"),
+    ("SLO without a limit", _mut("slos", [{"metric": "EF.delay.p99"}]), "slos[0]", "exactly one of"),
+    ("SLO limit with wrong unit", _mut("slos", [{"metric": "EF.delay.p99", "max": "15 MB"}]), "slos[0].max",
+     "wrong units"),
+    ("unknown SLO metric", _mut("slos", [{"metric": "EF.jitter", "max": "1 ms"}]), "slos[0].max",
+     "unknown metric"),
+    ("unknown method", _mut("slos", [{"metric": "EF.loss", "max": 0.1, "method": "guess"}]), "slos[0]",
+     "unknown method"),
+    ("too few replications", _mut("methods.simulated", {"replications": 1}), "methods.simulated",
+     "at least 2 replications"),
+    ("quantile outside (0,1)", _mut("metrics.quantiles", [99]), "metrics.quantiles", "not in (0, 1)"),
+]
+
+
+@pytest.mark.parametrize("name,mutate,field,message", BAD, ids=[b[0] for b in BAD])
+def test_bad_scenario_gives_one_line_and_exit_2(tmp_path, capsys, name, mutate, field, message):
+    path = write(tmp_path, mutate(base()))
+    code = main(["plan", path, "--methods", "closed-form", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert path in err and f"field '{field}'" in err and message in err, err
+
+
+@pytest.mark.parametrize("text,message", [
+    ("name: [unclosed", "invalid YAML at line 1"),
+    ("- just\n- a list\n", "top level must be a mapping"),
+    ("", "top level must be a mapping"),
+    ("name: x\n", "field 'system': required field is missing"),
+])
+def test_malformed_files(tmp_path, capsys, text, message):
+    path = write(tmp_path, text)
+    assert main(["verify", path, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_missing_file(capsys):
+    assert main(["plan", "/nonexistent/x.yaml"]) == 2
+    assert "file not found" in capsys.readouterr().err
+
+
+yaml_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=12),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=st.dictionaries(st.sampled_from(["name", "system", "link", "txq", "pq", "traffic", "slos", "methods",
+                                            "metrics", "extra"]), yaml_values, max_size=8),
+       system=st.sampled_from(["pq_txq", None]))
+def test_scenario_loading_never_crashes(doc, system):
+    """Arbitrary YAML mappings either validate or raise a QosboundError; nothing else escapes."""
+    if system:
+        doc["system"] = system
+    try:
+        build(doc, "fuzz.yaml")
+    except QosboundError:
+        pass
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(max_size=200))
+def test_yaml_text_never_crashes(tmp_path_factory, text):
+    """Arbitrary text files give a one-line error, never a traceback."""
+    p = tmp_path_factory.mktemp("fz") / "f.yaml"
+    p.write_text(text, encoding="utf-8")
+    try:
+        build(load_raw(p), str(p))
+    except QosboundError:
+        pass
