@@ -93,6 +93,8 @@ def read_timestamps_csv(path: str | Path, *, time_unit: str = "s", default_class
                 raise TraceError(f"{path}: line {line}: cannot read a number ({e})") from None
             if not math.isfinite(a):
                 raise TraceError(f"{path}: line {line}: the arrival time is not a finite number")
+            if math.isinf(d):
+                raise TraceError(f"{path}: line {line}: the departure time is not a finite number")
             if not math.isnan(d) and d < a:
                 raise TraceError(f"{path}: line {line}: the packet departs before it arrives")
             arr.append(a)
