@@ -15,7 +15,7 @@ def test_seed_constants_from_data_file():
     assert (p.a, p.b, p.hz, p.q_ref, p.q_max) == (1.822e-5, 1.816e-5, 170.0, 200.0, 800)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(p0=st.floats(0, 1), qn=st.floats(0, 800), qo=st.floats(0, 800))
 def test_kernel_equals_sympy(p0, qn, qo):
     """The numba update equals the SymPy clamped difference equation evaluated exactly."""

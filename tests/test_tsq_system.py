@@ -126,3 +126,17 @@ def test_example_verify_all_methods(capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "no throughput gain from cutting in line" in out
+
+
+def test_model_checked_per_hint():
+    """Storm gives per-hint mean, p99 and drop; lower hints wait less and drop more; p99 >= mean."""
+    raw = _raw(**{"metrics.hints": [1, 8, 16]})
+    raw["methods"]["model-checked"]["mdp"] = False
+    scn = build(raw, "x.yaml")
+    res = {r.metric: r.value for r in S.evaluate(scn, ["model-checked"], QUIET)}
+    mean = [res[f"audio@h{h}.delay.mean"] for h in (1, 8, 16)]
+    p99 = [res[f"audio@h{h}.delay.p99"] for h in (1, 8, 16)]
+    drop = [res[f"audio@h{h}.drop"] for h in (1, 8, 16)]
+    assert mean == sorted(mean) and p99 == sorted(p99) and drop == sorted(drop, reverse=True)
+    assert all(p >= m for p, m in zip(p99, mean))
+    assert "tsq.gain" not in res
