@@ -163,12 +163,20 @@ def render(p, opts, scenario_name: str = "") -> Rendered:
 
     # Arrivals per slot.
     if p.arrivals == "poisson":
-        pa = [math.exp(-a) * a ** k / math.factorial(k) for k in range(PQ)]
+        # P(k arrivals) for k < PQ and the tail P(>= PQ); the most probable outcome's constant is written as the
+        # complement of the others, so the distribution sums to one exactly (also in exact arithmetic) and no
+        # constant goes negative through rounding.
+        k_ = np.arange(PQ)
+        pa = list(np.exp(-a + k_ * math.log(a) - special.gammaln(k_ + 1))) + [float(special.gammainc(PQ, a))]
+        mode = int(np.argmax(pa))
         arrival_consts = [f"const double A = {_fmt(a)};   // mean EF arrivals per slot (Poisson), lambda * slot"]
-        for k in range(PQ):
-            arrival_consts.append(f"const double PA{k} = {_fmt(pa[k])};   // P({k} arrivals in a slot)")
-        arrival_consts.append(f"const double PA{PQ} = 1 - ({' + '.join(f'PA{k}' for k in range(PQ))});"
-                              f"   // P(>= {PQ} arrivals): fills the PQ")
+        for k in [j for j in range(PQ + 1) if j != mode] + [mode]:  # the complement is declared last
+            what = f"P({k} arrivals in a slot)" if k < PQ else f"P(>= {PQ} arrivals in a slot): fills the PQ"
+            if k == mode:
+                rest = " + ".join(f"PA{j}" for j in range(PQ + 1) if j != mode) or "0"
+                arrival_consts.append(f"const double PA{k} = 1 - ({rest});   // {what} = {_fmt(pa[k])}")
+            else:
+                arrival_consts.append(f"const double PA{k} = {_fmt(pa[k])};   // {what}")
         outcomes = [(f"PA{k}", f"(pq'=min(PQ,pq+{k}))") for k in range(PQ + 1)]
         lost = [poisson_excess(a, PQ - n) for n in range(PQ + 1)]
         acc = [a - x for x in lost]
