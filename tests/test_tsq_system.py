@@ -140,3 +140,17 @@ def test_model_checked_per_hint():
     assert mean == sorted(mean) and p99 == sorted(p99) and drop == sorted(drop, reverse=True)
     assert all(p >= m for p, m in zip(p99, mean))
     assert "tsq.gain" not in res
+
+
+def test_admit_respects_the_flows_slos():
+    """With audio.delay.mean <= 30 ms only hints with q' = d q/16 <= 30 ms qualify; the best of them is chosen."""
+    from qosbound.admit import admit
+
+    raw = _raw()
+    raw["slos"] = [{"metric": "audio.delay.mean", "max": "30 ms"}]
+    scn = build(raw, "x.yaml")
+    r = admit(scn, "flows.audio.hint", method="closed-form")
+    res = {x.metric: x.value for x in S.evaluate(scn, ["closed-form"], QUIET)}
+    ok = [h for h in range(1, 17) if res[f"audio@h{h}.delay.mean"] <= 0.030]
+    assert r.value == max(ok, key=lambda h: res[f"audio@h{h}.quality"])
+    assert "failing" in r.message

@@ -610,9 +610,31 @@ def admit(scn: Scenario, parameter: str, *, direction: str = "largest", method: 
     raw["metrics"] = {**raw["metrics"], "sweep": name, "hints": hints}
     trial = build(raw, scn.path)
     results = evaluate(trial, [method], progress or QUIET)
-    q = {int(r.metric.split("@h")[1].split(".")[0]): r.value for r in results
-         if r.metric.startswith(f"{name}@h") and r.metric.endswith(".quality")}
-    best = max(hints, key=lambda h: (round(q[h], 9), h))
+    by = {r.metric: r for r in results}
+    q = {h: by[f"{name}@h{h}.quality"].value for h in hints}
+    # the flow's own SLOs, judged on each hint's results (<name>.X read as <name>@h<d>.X)
+    own = [slo for slo in trial.slos if slo.metric.startswith(f"{name}.") and slo.metric != f"{name}.best_hint"]
+    feasible, failing = [], {}
+    for h in hints:
+        bad = []
+        for slo in own:
+            r = by.get(f"{name}@h{h}." + slo.metric[len(name) + 1:])
+            if r is None:
+                continue
+            lim = slo_limit(trial, slo)
+            if (slo.bound == "max" and r.value > lim) or (slo.bound == "min" and r.value < lim):
+                bad.append(slo.title())
+        if bad:
+            failing[h] = bad
+        else:
+            feasible.append(h)
     history = [(float(h), float(q[h])) for h in hints]
+    if not feasible:
+        return AdmitResult(parameter, "quality-maximising", None, "1", method, f"{name}.quality", len(hints),
+                           history, "no hint meets the flow's SLOs")
+    best = max(feasible, key=lambda h: (round(q[h], 9), h))
+    note = f"quality {q[best]:.4f} at hint {best}"
+    if failing:
+        note += f"; hints failing an SLO: {', '.join(str(h) for h in sorted(failing))}"
     return AdmitResult(parameter, "quality-maximising", float(best), "1", method, f"{name}.quality", len(hints),
-                       history, f"quality {q[best]:.4f} at hint {best}")
+                       history, note)
