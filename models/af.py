@@ -60,6 +60,25 @@ def wred_constants(lam, mu: float, K: int, prof: Profile, ewma: bool = False) ->
     return c
 
 
+def _check_sane(model, props, constants, *, exact: bool, precision: float):
+    """Check, and re-check in Storm's exact mode when the float engine returns a value that cannot be right.
+
+    Long-run rewards here are probabilities (drops), queue lengths in [0, K] and E[a (n+1)] in [0, K+1];
+    a non-finite or out-of-range float result (seen on heavily loaded instances) is replaced by the
+    exact (rational) result of the same model and properties.
+    """
+    res = check(model, props, constants, exact=exact, precision=precision)
+    if exact:
+        return res
+    K = float(constants["K"])
+    bad = [k for k, v in res.values.items()
+           if not np.isfinite(v) or v < -1e-9 or v > (1 + 1e-9 if k.startswith(("drop", "mis")) else K + 1 + 1e-9)]
+    if bad:
+        res = check(model, props, constants, exact=True, precision=precision)
+        res.precision = f"exact (float engine returned out-of-range {', '.join(bad)})"
+    return res
+
+
 def _values(res, mu, model, lam) -> ModelValues:
     v = res.values
     drop = np.clip(np.array([v["drop0"], v["drop1"], v["drop2"]]), 0.0, 1.0)
@@ -81,7 +100,7 @@ def check_wred(lam, mu: float, K: int, prof: Profile, *, precision: float = 1e-1
              ("sys2", 'R{"sys2"}=? [ S ]')]
     if ordering:
         props.append(("misordered", 'P=? [ F "misordered" ]'))
-    res = check(WRED_MODEL, props, wred_constants(lam, mu, K, prof), exact=exact, precision=precision)
+    res = _check_sane(WRED_MODEL, props, wred_constants(lam, mu, K, prof), exact=exact, precision=precision)
     return _values(res, mu, "models/wred.prism", lam)
 
 
@@ -90,8 +109,9 @@ def check_wred_ewma(lam, mu: float, K: int, prof: Profile, *, precision: float =
     """Steady state of ``wred_ewma.prism`` (discretised EWMA average, WRED only) on Storm."""
     if prof.mode != "wred":
         raise ModelError("the discretised-EWMA model covers WRED only")
-    res = check(EWMA_MODEL, EWMA_PROPS, wred_constants(lam, mu, K, prof, ewma=True), exact=exact,
-                precision=precision)
+    props = [(n, f'R{{"{n}"}}=? [ S ]') for n in ("drop0", "drop1", "drop2", "queue", "avg")]
+    res = _check_sane(EWMA_MODEL, props, wred_constants(lam, mu, K, prof, ewma=True), exact=exact,
+                      precision=precision)
     return _values(res, mu, "models/wred_ewma.prism", lam)
 
 

@@ -424,7 +424,7 @@ def _closed_form(scn: Scenario, inputs: list[ClassInput]) -> list[Result]:
         sol = solve(ci.lam, ci.mu, ci.K, ci.profile, approx)
         other = solve(ci.lam, ci.mu, ci.K, ci.profile,
                       "fixed-average" if approx == "instantaneous" else "instantaneous") \
-            if (ci.profile.mode == "wred" or ci.K <= 52) else None
+            if (ci.profile.mode == "wred" or ci.K <= 24) else None
         prov = {"formula": sol.method, "source": "Takeo & Tasaka 2003 sec. II.A (P(avr)); Kleinrock eq. 3.11",
                 "module": "qosbound.analytic.red_queue", "service_rate_pps": ci.mu, "share_bit_s": ci.share,
                 "alpha": ci.profile.alpha, "dropper": ci.profile.mode}
