@@ -154,3 +154,16 @@ def test_admit_respects_the_flows_slos():
     ok = [h for h in range(1, 17) if res[f"audio@h{h}.delay.mean"] <= 0.030]
     assert r.value == max(ok, key=lambda h: res[f"audio@h{h}.quality"])
     assert "failing" in r.message
+
+
+def test_model_render_and_check(tmp_path, capsys):
+    """`qosbound model render` writes both TSQ models with constants filled in; the DTMC then checks on Storm."""
+    assert main(["model", "render", str(EXAMPLE), "--out", str(tmp_path)]) == 0
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["tsq-audio_tsq.prism", "tsq-audio_tsq.props", "tsq-audio_tsq_hint.prism",
+                     "tsq-audio_tsq_hint.props"]
+    capsys.readouterr()
+    assert main(["model", "check", str(tmp_path / "tsq-audio_tsq_hint.prism"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["states"], out["transitions"]) == (801, 2401)
+    assert 0 < out["values"]["mean_drop"] < 1
