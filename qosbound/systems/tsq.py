@@ -25,9 +25,9 @@ Methods:
 * ``simulated`` -- validation/tsq_sim.py, independent replications, Student-t
   95 % intervals.
 
-Metrics: ``<group>.delay.mean`` (queueing delay, s), ``<group>.drop``,
-``<group>.rate`` (bit/s per flow), ``<group>.quality``; the swept flow per hint
-as ``<flow>@h<d>.delay.mean|delay.max|delay.bound|drop|rate|quality``;
+Metrics: ``<group>.delay.mean`` and ``.delay.p99`` (queueing delay, s),
+``<group>.drop``, ``<group>.rate`` (bit/s per flow), ``<group>.quality``; the
+swept flow per hint as ``<flow>@h<d>.delay.mean|delay.p99|delay.max|delay.bound|drop|rate|quality``;
 ``<flow>.best_hint``; ``tsq.aqm_drop``, ``tsq.cap_min_drop``, ``tsq.gain``.
 """
 
@@ -227,7 +227,7 @@ def metric_kind(metric: str) -> Kind:
     if head and rest in _QUANT:
         return _QUANT[rest]  # type: ignore[return-value]
     raise ScenarioError(f"unknown metric '{metric}' for a tsq scenario; known: <flow>.delay.mean, <flow>.drop, "
-                        "<flow>.rate, <flow>.quality, <flow>@h<d>.delay.mean|delay.max|delay.bound|drop|rate|"
+                        "<flow>.rate, <flow>.quality, <flow>@h<d>.delay.mean|delay.p99|delay.max|delay.bound|drop|rate|"
                         "quality, <flow>.best_hint, tsq.aqm_drop, tsq.cap_min_drop, tsq.gain", field="metric")
 
 
