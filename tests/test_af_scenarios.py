@@ -126,3 +126,20 @@ def test_bad_input_is_one_line_exit_2(edit, field, problem, tmp_path, capsys):
     assert code == 2
     assert len(err.splitlines()) == 1
     assert path in err and f"field '{field}" in err and problem in err
+
+
+def test_simulation_agrees_with_storm_where_the_model_is_exact(tmp_path, capsys):
+    """One WRED class with alpha = 1, Poisson arrivals and exponential sizes: the simulated intervals
+    contain Storm's values (family-wise 99 %), so plan reports agreement."""
+    raw = _raw("qstp2008")
+    raw["classes"]["AF1"]["dropper"] = {"mode": "wred", "alpha": 1.0, "thresholds": {
+        "AF11": {"min_th": 20, "max_th": 40, "P_d": 3}, "AF12": {"min_th": 12, "max_th": 32, "P_d": 3},
+        "AF13": {"min_th": 6, "max_th": 24, "P_d": 3}}}
+    raw["traffic"]["AF1"] = {"rate": "1100 kbit/s", "size": "1500 B", "mix": [0.3, 0.3, 0.4]}
+    raw["methods"]["simulated"] = {"packets": 100000, "replications": 6, "seed": 5}
+    raw["slos"] = []
+    code = main(["plan", _write(tmp_path, raw), "--methods", "model-checked,simulated", "--json", "--quiet"])
+    doc = json.loads(capsys.readouterr().out)
+    sims = [v for v in doc["verdicts"] if v["method"] == "simulated vs model-checked"]
+    assert len(sims) >= 6
+    assert code == 0 and all(v["status"] == "holds" for v in sims)
