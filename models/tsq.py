@@ -11,7 +11,6 @@ zero there, so the chain centres on ``q_ref`` as PI does.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -131,7 +130,3 @@ def stationary_scipy(P: np.ndarray) -> np.ndarray:
     rhs = np.zeros(n)
     rhs[-1] = 1.0
     return linalg.solve(M, rhs)
-
-
-def _finite(x: float) -> bool:
-    return math.isfinite(x)
