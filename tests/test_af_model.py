@@ -129,3 +129,17 @@ def test_marker_model_equals_slotted_chain():
     assert (res.states, res.transitions) == (74, 148)
     np.testing.assert_allclose(frac, slotted_trtcm(0.5, 2, 1, 12, 8, 4), rtol=1e-9)
     assert frac.sum() == pytest.approx(1.0)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=6, deadline=None)
+@given(mode=st.sampled_from(["wred", "rio", "nred"]), load=st.floats(0.3, 2.5), K=st.integers(9, 14),
+       gentle=st.booleans())
+def test_model_equals_direct_solution_on_random_small_instances(mode, load, K, gentle):
+    """On random small instances Storm's drops equal the SciPy solution of the same chain."""
+    prof = dataclasses.replace(P, mode=mode, gentle=gentle, min_th=(5, 3, 1), max_th=(8, 7, 6))
+    v = af.check_wred(LAM * load, MU, K, prof, ordering=False)
+    ref = rq.instantaneous(LAM * load, MU, K, prof)
+    np.testing.assert_allclose(v.drop, ref.drop, rtol=RTOL, atol=1e-9)
