@@ -7,7 +7,9 @@ disagree; 2 bad input (the message names the file, the field and the problem).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import json
 import sys
 
@@ -22,6 +24,28 @@ PAPERS = {
     "qstp2008": "qosbound.reproduce.qstp2008",
     "tsq": "qosbound.reproduce.tsq",
 }
+
+
+@contextlib.contextmanager
+def engine_output_to_stderr():
+    """Send file descriptor 1 to stderr while engines run: Storm's C++ code prints warnings on stdout,
+    which would corrupt --json output. Python's own prints are unaffected once it is restored."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError, AttributeError):  # no real stdout (e.g. captured in tests)
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,7 +72,7 @@ def _evaluate(args, scn):
 
     system = get_system(scn.system)
     methods = _methods_arg(getattr(args, "methods", None)) or system.default_methods(scn)
-    with progress(None if not args.quiet else False) as prog:
+    with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
         results = system.evaluate(scn, methods, prog)
     slo_verdicts = judge_slos(system, scn, results)
     agree = system.agreements(scn, results) if hasattr(system, "agreements") else []
@@ -114,7 +138,7 @@ def cmd_admit(args) -> int:
     scn = load(args.scenario)
     lo = float(args.min) if args.min is not None else None
     hi = float(args.max) if args.max is not None else None
-    with progress(None if not args.quiet else False) as prog:
+    with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
         res = admit(scn, args.vary, direction=args.direction, method=args.method, lo=lo, hi=hi, progress=prog)
     if args.json:
         print(json.dumps({"scenario": scn.name, "parameter": res.parameter, "direction": res.direction,
@@ -242,6 +266,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except QosboundError as e:
+        from qosbound.errors import ScenarioError
+
+        if isinstance(e, ScenarioError) and e.file is None and isinstance(getattr(args, "scenario", None), str):
+            e = e.located(file=args.scenario)
         print(f"qosbound: {e}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
