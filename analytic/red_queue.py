@@ -221,8 +221,7 @@ def fixed_average(lam, mu_, K: int, prof: Profile, tol: float = 1e-12) -> QueueS
     """Small alpha: constant averages equal to their stationary means; M/M/1/K with constant thinning."""
     lam = _check(lam, mu_, K, prof)
     K = int(K)
-    M = avg_counts(prof.mode)
-    idx = np.array([[2, 2, 2], [0, 2, 2], [0, 1, 2]][("wred", "rio", "nred").index(prof.mode)])
+    idx = np.array(_IDX[prof.mode])
     # Averages a_k = mean number of packets of colours 0..k (k = 0, 1, 2).
     cum = np.tril(np.ones((3, 3)))
 
@@ -264,7 +263,6 @@ def fixed_average(lam, mu_, K: int, prof: Profile, tol: float = 1e-12) -> QueueS
     adm[:, K] = 0.0
     sol = _finish(pi, adm, lam, mu_, "fixed average (small alpha), M/M/1/K fixed point", nvec)
     sol.averages = a
-    del M
     return sol
 
 
