@@ -38,7 +38,8 @@ from pydantic import Field, field_validator, model_validator
 from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result, Verdict
 from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size
-from qosbound.systems.base import Strict
+from qosbound.systems.base import ClosedFormOptions as BaseClosedFormOptions
+from qosbound.systems.base import MethodsBase, ModelOptionsBase, PacketSimOptions, Strict
 from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
@@ -157,52 +158,25 @@ class Traffic(Strict):
         return self
 
 
-class ClosedFormOptions(Strict):
-    enabled: bool = True
+class ClosedFormOptions(BaseClosedFormOptions):
     approximation: Literal["auto", "instantaneous", "fixed-average"] = "auto"
 
 
-class ModelOptions(Strict):
-    enabled: bool = True
+class ModelOptions(ModelOptionsBase):
     average: Literal["instantaneous", "ewma"] = "instantaneous"
-    precision: float = 1e-10
     exact: bool = False
 
-    @field_validator("precision")
-    @classmethod
-    def _prec(cls, v):
-        if not (0 < v < 0.1):
-            raise ValueError("precision must be in (0, 0.1)")
-        return v
 
-
-class SimOptions(Strict):
-    enabled: bool = True
+class SimOptions(PacketSimOptions):
     packets: PositiveInt = 400_000
     replications: PositiveInt = 6
-    seed: int = 1
     warmup: float = 0.1
-    confidence: float = 0.95
-
-    @model_validator(mode="after")
-    def _check(self):
-        if self.packets < 1000:
-            raise ValueError("simulate at least 1000 packets per replication")
-        if self.replications < 2:
-            raise ValueError("at least 2 replications are needed for a confidence interval")
-        if not 0 <= self.warmup < 0.5:
-            raise ValueError("warmup is a fraction of the packets in [0, 0.5)")
-        if not 0.5 < self.confidence < 1:
-            raise ValueError("confidence must be in (0.5, 1)")
-        return self
 
 
-class Methods(Strict):
+class Methods(MethodsBase):
     closed_form: ClosedFormOptions = Field(default_factory=ClosedFormOptions, alias="closed-form")
     model_checked: ModelOptions = Field(default_factory=ModelOptions, alias="model-checked")
     simulated: SimOptions = Field(default_factory=SimOptions)
-
-    model_config = Strict.model_config | {"populate_by_name": True}
 
 
 class OrderingOptions(Strict):

@@ -54,3 +54,83 @@ def require(cond: bool, problem: str, field: str) -> None:
 
 def jsonable_config(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json")
+
+
+# ---- method options shared by the systems' scenario schemas --------------------------------------------
+
+from typing import Annotated  # noqa: E402
+
+from pydantic import AfterValidator, Field, model_validator  # noqa: E402
+
+from qosbound.scenario import PositiveInt, Time  # noqa: E402
+
+
+def _precision(v: float) -> float:
+    if not 0 < v < 0.1:
+        raise ValueError("precision must be in (0, 0.1)")
+    return v
+
+
+#: Requested numerical precision of a model-checking run (relative), in (0, 0.1).
+Precision = Annotated[float, AfterValidator(_precision)]
+
+
+class ClosedFormOptions(Strict):
+    enabled: bool = True
+
+
+class ModelOptionsBase(Strict):
+    enabled: bool = True
+    precision: Precision = 1e-10
+
+
+class PacketSimOptions(Strict):
+    """Independent replications of a fixed number of packets; ``warmup`` is a fraction of them."""
+
+    enabled: bool = True
+    packets: PositiveInt = 2_000_000
+    replications: PositiveInt = 8
+    seed: int = 1
+    warmup: float = 0.01
+    confidence: float = 0.95
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.packets < 1000:
+            raise ValueError("simulate at least 1000 packets per replication")
+        if self.replications < 2:
+            raise ValueError("at least 2 replications are needed for a confidence interval")
+        if not 0 <= self.warmup < 0.5:
+            raise ValueError("warmup is a fraction of the packets in [0, 0.5)")
+        if not 0.5 < self.confidence < 1:
+            raise ValueError("confidence must be in (0.5, 1)")
+        return self
+
+
+class TimedSimOptions(Strict):
+    """Independent replications of a fixed simulated time; ``warmup`` is a time at the start of each."""
+
+    enabled: bool = True
+    duration: Time = 60.0
+    warmup: Time = 10.0
+    replications: PositiveInt = 3
+    seed: int = 1
+    confidence: float = 0.95
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.replications < 2:
+            raise ValueError("at least 2 replications are needed for a confidence interval")
+        if not 0 <= self.warmup < self.duration:
+            raise ValueError("warmup must lie in [0, duration)")
+        if not 0.5 < self.confidence < 1:
+            raise ValueError("confidence must be in (0.5, 1)")
+        return self
+
+
+class MethodsBase(Strict):
+    """The ``methods:`` section: subclasses add ``model_checked`` and ``simulated`` with their own options."""
+
+    model_config = Strict.model_config | {"populate_by_name": True}
+
+    closed_form: ClosedFormOptions = Field(default_factory=ClosedFormOptions, alias="closed-form")

@@ -21,9 +21,10 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from qosbound.errors import ScenarioError
-from qosbound.results import METHODS, Result, Verdict
+from qosbound.results import Result, Verdict
 from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size, Time
-from qosbound.systems.base import Strict, ccdf_name, parse_quantile_name, quantile_name
+from qosbound.systems.base import (MethodsBase, ModelOptionsBase, PacketSimOptions, Strict, ccdf_name,
+                                   parse_quantile_name, quantile_name)
 from qosbound.units import Kind, parse_quantity
 from qosbound.verdicts import default_slo_limit
 
@@ -119,34 +120,14 @@ class Traffic(Strict):
     BE: BETraffic
 
 
-class ClosedFormOptions(Strict):
-    enabled: bool = True
-
-
-class ModelOptions(Strict):
-    enabled: bool = True
+class ModelOptions(ModelOptionsBase):
     engine: Literal["storm", "prism"] = "storm"
-    precision: float = 1e-10
     exact: bool = False
     granule: Size | Literal["auto"] = "auto"
     max_granules: PositiveInt = 64
 
-    @field_validator("precision")
-    @classmethod
-    def _prec(cls, v):
-        if not (0 < v < 0.1):
-            raise ValueError("precision must be in (0, 0.1)")
-        return v
 
-
-class SimOptions(Strict):
-    enabled: bool = True
-    packets: PositiveInt = 2_000_000
-    replications: PositiveInt = 8
-    seed: int = 1
-    warmup: float = 0.01
-    confidence: float = 0.95
-
+class SimOptions(PacketSimOptions):
     @field_validator("packets", mode="before")
     @classmethod
     def _pk(cls, v):
@@ -154,25 +135,10 @@ class SimOptions(Strict):
             return int(v)
         return v
 
-    @model_validator(mode="after")
-    def _check(self):
-        if self.packets < 1000:
-            raise ValueError("simulate at least 1000 packets per replication")
-        if self.replications < 2:
-            raise ValueError("at least 2 replications are needed for a confidence interval")
-        if not 0 <= self.warmup < 0.5:
-            raise ValueError("warmup is a fraction of the packets in [0, 0.5)")
-        if not 0.5 < self.confidence < 1:
-            raise ValueError("confidence must be in (0.5, 1)")
-        return self
 
-
-class Methods(Strict):
-    closed_form: ClosedFormOptions = Field(default_factory=ClosedFormOptions, alias="closed-form")
+class Methods(MethodsBase):
     model_checked: ModelOptions = Field(default_factory=ModelOptions, alias="model-checked")
     simulated: SimOptions = Field(default_factory=SimOptions)
-
-    model_config = Strict.model_config | {"populate_by_name": True}
 
 
 class Metrics(Strict):

@@ -31,7 +31,7 @@ from pydantic import Field, field_validator, model_validator
 from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result, Verdict
 from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size, Time
-from qosbound.systems.base import Strict
+from qosbound.systems.base import MethodsBase, Strict, TimedSimOptions
 from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
@@ -104,34 +104,13 @@ class Network(Strict):
         return self
 
 
-class SimOptions(Strict):
-    enabled: bool = True
+class SimOptions(TimedSimOptions):
     replications: PositiveInt = 4
-    duration: Time = 60.0
     warmup: Time = 15.0
-    seed: int = 1
-    confidence: float = 0.95
-
-    @model_validator(mode="after")
-    def _check(self):
-        if self.replications < 2:
-            raise ValueError("at least 2 replications are needed for a confidence interval")
-        if not 0 <= self.warmup < self.duration:
-            raise ValueError("warmup must lie in [0, duration)")
-        if not 0.5 < self.confidence < 1:
-            raise ValueError("confidence must be in (0.5, 1)")
-        return self
 
 
-class ClosedFormOptions(Strict):
-    enabled: bool = True
-
-
-class Methods(Strict):
-    closed_form: ClosedFormOptions = Field(default_factory=ClosedFormOptions, alias="closed-form")
+class Methods(MethodsBase):
     simulated: SimOptions | None = None
-
-    model_config = Strict.model_config | {"populate_by_name": True}
 
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")

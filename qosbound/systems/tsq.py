@@ -43,7 +43,7 @@ from pydantic import Field, field_validator, model_validator
 from qosbound.errors import ModelError, ScenarioError
 from qosbound.results import Interval, Result, Verdict
 from qosbound.scenario import PositiveInt, Rate, ScenarioBase, Size, Time
-from qosbound.systems.base import Strict
+from qosbound.systems.base import MethodsBase, ModelOptionsBase, Strict, TimedSimOptions
 from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
@@ -126,45 +126,17 @@ class FlowConf(Strict):
         return self
 
 
-class ClosedFormOptions(Strict):
-    enabled: bool = True
-
-
-class ModelOptions(Strict):
-    enabled: bool = True
-    precision: float = 1e-10
+class ModelOptions(ModelOptionsBase):
     mdp: bool = True
 
-    @field_validator("precision")
-    @classmethod
-    def _prec(cls, v):
-        if not 0 < v < 0.1:
-            raise ValueError("precision must be in (0, 0.1)")
-        return v
+
+class SimOptions(TimedSimOptions):
+    pass
 
 
-class SimOptions(Strict):
-    enabled: bool = True
-    duration: Time = 60.0
-    warmup: Time = 10.0
-    replications: PositiveInt = 3
-    seed: int = 1
-
-    @model_validator(mode="after")
-    def _check(self):
-        if not 0 <= self.warmup < self.duration:
-            raise ValueError("need 0 <= warmup < duration")
-        if self.replications < 2:
-            raise ValueError("at least 2 replications are needed for a confidence interval")
-        return self
-
-
-class Methods(Strict):
-    closed_form: ClosedFormOptions = Field(default_factory=ClosedFormOptions, alias="closed-form")
+class Methods(MethodsBase):
     model_checked: ModelOptions = Field(default_factory=ModelOptions, alias="model-checked")
     simulated: SimOptions = Field(default_factory=SimOptions)
-
-    model_config = Strict.model_config | {"populate_by_name": True}
 
 
 class Metrics(Strict):
