@@ -38,24 +38,13 @@ from pydantic import Field, field_validator, model_validator
 from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result, Verdict
 from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size
-from qosbound.systems.base import ClosedFormOptions as BaseClosedFormOptions
+from qosbound.systems.base import Link, ClosedFormOptions as BaseClosedFormOptions
 from qosbound.systems.base import MethodsBase, ModelOptionsBase, PacketSimOptions, Strict
 from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
 __all__ = ["Scenario", "evaluate", "metric_kind", "slo_limit", "default_methods", "agreements",
            "ordering_sweep", "class_inputs", "metric_names"]
-
-
-class Link(Strict):
-    rate: Rate = Field(description="line rate, bit/s")
-
-    @field_validator("rate")
-    @classmethod
-    def _pos(cls, v):
-        if v <= 0:
-            raise ValueError("link rate must be positive")
-        return v
 
 
 class Threshold(Strict):

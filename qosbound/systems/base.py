@@ -134,3 +134,21 @@ class MethodsBase(Strict):
     model_config = Strict.model_config | {"populate_by_name": True}
 
     closed_form: ClosedFormOptions = Field(default_factory=ClosedFormOptions, alias="closed-form")
+
+
+from pydantic import field_validator  # noqa: E402
+
+from qosbound.scenario import Rate  # noqa: E402
+
+
+class Link(Strict):
+    """The output link: its line rate (bit/s)."""
+
+    rate: Rate = Field(description="line rate, bit/s")
+
+    @field_validator("rate")
+    @classmethod
+    def _pos(cls, v):
+        if v <= 0:
+            raise ValueError("link rate must be positive")
+        return v

@@ -23,24 +23,13 @@ from pydantic import Field, field_validator, model_validator
 from qosbound.errors import ScenarioError
 from qosbound.results import Result, Verdict
 from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size, Time
-from qosbound.systems.base import (MethodsBase, ModelOptionsBase, PacketSimOptions, Strict, ccdf_name,
+from qosbound.systems.base import (Link, MethodsBase, ModelOptionsBase, PacketSimOptions, Strict, ccdf_name,
                                    parse_quantile_name, quantile_name)
 from qosbound.units import Kind, parse_quantity
 from qosbound.verdicts import default_slo_limit
 
 __all__ = ["Scenario", "Params", "params", "evaluate", "metric_kind", "slo_limit", "agreements",
            "default_methods", "metric_names"]
-
-
-class Link(Strict):
-    rate: Rate = Field(description="line rate, bit/s")
-
-    @field_validator("rate")
-    @classmethod
-    def _pos(cls, v):
-        if v <= 0:
-            raise ValueError("link rate must be positive")
-        return v
 
 
 class TxQ(Strict):

@@ -43,7 +43,7 @@ from pydantic import Field, field_validator, model_validator
 from qosbound.errors import ModelError, ScenarioError
 from qosbound.results import Interval, Result, Verdict
 from qosbound.scenario import PositiveInt, Rate, ScenarioBase, Size, Time
-from qosbound.systems.base import MethodsBase, ModelOptionsBase, Strict, TimedSimOptions
+from qosbound.systems.base import Link, MethodsBase, ModelOptionsBase, Strict, TimedSimOptions
 from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
@@ -52,17 +52,6 @@ __all__ = ["Scenario", "evaluate", "metric_kind", "slo_limit", "default_methods"
 
 #: A model-checked relative gain at or below this counts as "no gain" (the MDP's LRA solver error).
 GAIN_TOLERANCE = 1e-6
-
-
-class Link(Strict):
-    rate: Rate = Field(description="bottleneck capacity, bit/s")
-
-    @field_validator("rate")
-    @classmethod
-    def _pos(cls, v):
-        if v <= 0:
-            raise ValueError("link rate must be positive")
-        return v
 
 
 class TSQConf(Strict):
