@@ -163,7 +163,10 @@ def validate(scn, source: str, trace_spec: str | None = None, progress=None):
     if source == "simulate":
         table, info = _simulate(scn, system, progress)
         opts = getattr(getattr(scn, "methods", None), "simulated", None)
-        method, warmup = "simulated", float(getattr(opts, "warmup", 0.01))
+        warmup = float(getattr(opts, "warmup", 0.01))
+        if getattr(opts, "duration", None):  # timed runs: warm-up is seconds, the trace wants a fraction
+            warmup = warmup / float(opts.duration)
+        method = "simulated"
     elif source == "ns3":
         table, info = _ns3(scn, system)
         method, warmup = "ns-3", 0.01

@@ -142,7 +142,12 @@ class Scenario(ScenarioBase):
 
 
 _STATS = {"rate": "rate", "rate.tfrc": "rate", "loss.max_friendly": "probability", "rtt.max_friendly": "time",
-          "friendliness": "count", "loss": "probability", "rtt": "time"}
+          "friendliness": "count", "loss": "probability", "rtt": "time", "throughput": "rate"}
+
+
+def metric_names(scn: Scenario) -> list[str]:
+    """Per flow: the rate (model or simulated) and the delivered throughput a packet trace measures."""
+    return [m for name in scn.flows for m in (f"{name}.rate", f"{name}.throughput")]
 
 
 def metric_kind(metric: str) -> Kind:
@@ -151,7 +156,7 @@ def metric_kind(metric: str) -> Kind:
         return _STATS[stat]
     raise ScenarioError(f"unknown metric '{metric}' for a tfrc scenario; known: <flow>.rate, <flow>.rate.tfrc, "
                         "<flow>.loss.max_friendly, <flow>.rtt.max_friendly, <flow>.friendliness, <flow>.loss, "
-                        "<flow>.rtt", field="metric")
+                        "<flow>.rtt, <flow>.throughput (trace)", field="metric")
 
 
 def slo_limit(scn: Scenario, slo) -> float:
@@ -298,3 +303,31 @@ def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
                                r.interval.high - f.target,
                                "" if ok else "the confidence interval lies below the target"))
     return out
+
+
+def simulate_trace(scn: Scenario, packets: int, seed: int):
+    """The studied flows' packets at the bottleneck, one simulated test bed per flow, as one trace
+    (``qosbound validate --simulate``); ``packets`` is not used (runs are timed). Competing TCP packets are
+    left out: the metrics concern the studied flows."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from qosbound.validation.qstp_sim import QstpConfig, simulate
+
+    if scn.network is None:
+        raise ScenarioError("simulation needs a 'network' section", field="network")
+    opt = scn.methods.simulated or SimOptions()
+    net = scn.network
+    parts = []
+    for k, (name, f) in enumerate(scn.flows.items()):
+        target = f.target if f.target is not None else net.capacity - net.aggregate_target
+        cfg = QstpConfig(protocol=f.protocol, target=target, aggregate_target=net.aggregate_target,
+                         n_tcp=net.tcp_flows, capacity=net.capacity, rtt=f.rtt, size=f.size, bucket=net.bucket,
+                         rio=tuple(net.rio), buffer=net.buffer, duration=opt.duration, warmup=opt.warmup)
+        import numpy as np
+
+        run = simulate(cfg, np.random.default_rng(seed + 7919 * k), trace=True)
+        t = run.extra["trace"]
+        t = t.filter(pc.equal(t["flow"], "flow0"))
+        parts.append(t.set_column(t.schema.get_field_index("flow"), "flow", pa.array([name] * t.num_rows)))
+    return pa.concat_tables(parts)

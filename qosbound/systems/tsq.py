@@ -632,3 +632,26 @@ def render_models(scn: Scenario, out_dir) -> list:
         q.write_text(props.read_text(encoding="utf-8"), encoding="utf-8")
         written += [p, q]
     return written
+
+
+def simulate_trace(scn: Scenario, packets: int, seed: int):
+    """One simulated run as a per-packet trace for ``qosbound validate --simulate``.
+
+    The run lasts ``methods.simulated.duration`` (``packets`` is not used: TSQ runs are timed). Flow names are
+    the scenario's flow groups (``bulk`` for ``bulk0..bulk98``), so trace metrics match the scenario's. Trace
+    delays are sojourn times (arrival to last bit); the scenario's delay metrics are queueing delays, smaller
+    by one packet transmission time.
+    """
+    import pyarrow as pa
+
+    from qosbound.validation.pi_aqm import PIParams
+    from qosbound.validation.tsq_sim import SimConfig, simulate, to_trace
+
+    flows, groups = _sim_flows(scn)
+    a, opts = scn.aqm, scn.methods.simulated
+    cfg = SimConfig(scn.link.rate, flows, opts.duration, PIParams(a.a, a.b, a.sampling, a.q_ref, a.q_max),
+                    scn.tsq.latency, scn.tsq.hint_bits, scn.tsq.enabled)
+    out = simulate(cfg, seed=seed)
+    table = to_trace(out)
+    group_of = np.asarray(groups, dtype=object)[out.flow]
+    return table.set_column(table.schema.get_field_index("flow"), "flow", pa.array(group_of.astype(str)))
