@@ -257,3 +257,19 @@ def test_property_file_values_match_exact_arithmetic():
     for name, v in ex.values.items():
         assert fl.values[name] == pytest.approx(v, rel=1e-9, abs=1e-15), name
     assert all(isinstance(v, Fraction) for v in ex.exact_values.values())
+
+
+@pytest.mark.slow
+def test_reported_interval_contains_the_exact_value_on_a_hard_instance():
+    """Where Storm's floating stationary vector is least accurate (heavy loss), the a-posteriori interval of
+    the model-checked mean still contains the exact (rational) value."""
+    from qosbound.models.pq_txq import model_results
+    from qosbound.progress import QUIET
+
+    scn = scenario(QT=5, PQ=3, be=((512, 0.5), (1024, 0.3), (1536, 0.2)), rate="1200 kbit/s", arrivals="poisson")
+    p = params(scn)
+    fl = {r.metric: r for r in model_results(p, ModelOptions(), [0.01], [0.99], QUIET)}
+    ex = {r.metric: r for r in model_results(p, ModelOptions(exact=True), [0.01], [0.99], QUIET)}
+    for metric in ("EF.delay.mean", "EF.loss", "EF.delay.ccdf@10ms"):
+        iv = fl[metric].interval
+        assert iv.low <= ex[metric].value <= iv.high, (metric, iv, ex[metric].value)
