@@ -251,19 +251,45 @@ def _profile(c: AFClass, name: str):
 
 
 def colour_fractions(t: Traffic) -> tuple[np.ndarray, str]:
-    """Colour fractions of a class's arrivals: the fixed mix, or the marker's long-run CBR fractions."""
+    """Colour fractions of a class's arrivals: the fixed mix, or the marker's long-run fractions.
+
+    Poisson arrivals of fixed-size packets use the numerical Poisson solution
+    (:func:`qosbound.analytic.markers.poisson_fractions`); other inputs use the smooth-input (CBR) closed forms.
+    """
+    return _colour_fractions(t)[:2]
+
+
+def colour_fraction_error(t: Traffic) -> np.ndarray:
+    """Estimated error of :func:`colour_fractions` (zeros where they are exact)."""
+    return _colour_fractions(t)[2]
+
+
+def _colour_fractions(t: Traffic):
+    zero = np.zeros(3)
     if t.marker is None:
         mix = t.mix if t.mix is not None else [1.0, 0.0, 0.0]
-        return np.asarray(mix, dtype=float), "fixed mix"
-    from qosbound.analytic.markers import cbr_fractions
+        return np.asarray(mix, dtype=float), "fixed mix", zero
+    from qosbound.analytic.markers import cbr_fractions, poisson_fractions
 
     m = t.marker
     if t.rate <= 0:
-        return np.array([1.0, 0.0, 0.0]), "no traffic"
+        return np.array([1.0, 0.0, 0.0]), "no traffic", zero
+    src = {"trtcm": "RFC 2698", "srtcm": "RFC 2697", "two-colour": "seed 003 token bucket"}[m.kind]
+    if t.arrivals == "poisson" and t.sizes == "fixed":
+        if m.kind == "trtcm":
+            f, err = poisson_fractions("trtcm", t.rate, t.size, m.cir, m.cbs, m.pbs, pir=m.pir, aware=m.aware,
+                                       pre=tuple(m.precolour))
+        else:
+            # A two-colour bucket is srTCM's C bucket alone: C never depends on E, so IN = srTCM green.
+            ebs = m.ebs if m.kind == "srtcm" else t.size
+            f, err = poisson_fractions("srtcm", t.rate, t.size, m.cir, m.cbs, ebs,
+                                       aware=m.aware and m.kind == "srtcm", pre=tuple(m.precolour))
+            if m.kind == "two-colour":
+                f, err = np.array([f[0], 0.0, f[1] + f[2]]), np.array([err[0], 0.0, err[0]])
+        return f, f"{src} long-run fractions (Poisson input, slotted-chain limit), qosbound.analytic.markers", err
     second = m.pir if m.kind == "trtcm" else None
     f = cbr_fractions(m.kind, t.rate, m.cir, second, aware=m.aware, pre=m.precolour)
-    src = {"trtcm": "RFC 2698", "srtcm": "RFC 2697", "two-colour": "seed 003 token bucket"}[m.kind]
-    return f, f"{src} long-run fractions (smooth input), qosbound.analytic.markers"
+    return f, f"{src} long-run fractions (smooth input), qosbound.analytic.markers", zero
 
 
 def class_inputs(scn: Scenario) -> list[ClassInput]:
@@ -401,10 +427,12 @@ def _closed_form(scn: Scenario, inputs: list[ClassInput]) -> list[Result]:
         out += _queue_results(ci, sol.drop, sol.delay, sol.mean_queue, "closed-form", iv, prov)
         t = scn.traffic[ci.name]
         _, src = colour_fractions(t)
+        err = colour_fraction_error(t)
         for k in range(3):
-            out.append(Result(f"{ci.name}.colour.{ci.name}{k + 1}", "closed-form", float(ci.colour_fractions[k]), "1",
-                              Interval(float(ci.colour_fractions[k]), float(ci.colour_fractions[k]), "exact"),
-                              {"formula": src}))
+            v = float(ci.colour_fractions[k])
+            iv = Interval(v, v, "exact") if err[k] == 0 else \
+                Interval(max(0.0, v - float(err[k])), min(1.0, v + float(err[k])), "discretisation error")
+            out.append(Result(f"{ci.name}.colour.{ci.name}{k + 1}", "closed-form", v, "1", iv, {"formula": src}))
     return out
 
 
