@@ -16,10 +16,11 @@ Prints, measured side by side on one core:
 
 from __future__ import annotations
 
-import os
+import sys
+from pathlib import Path
 
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import best_of  # noqa: E402  (sets single-threaded BLAS before NumPy loads)
 
 import argparse  # noqa: E402
 import time  # noqa: E402
@@ -27,16 +28,6 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from qosbound.analytic import tfrc as T  # noqa: E402
-
-
-def best_of(repeat: int, fn) -> float:
-    """Smallest wall-clock time of ``repeat`` calls, s."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main() -> None:
