@@ -4,7 +4,8 @@ The scenario is re-validated for each trial value; a value that makes the
 scenario invalid (e.g. utilisation >= 1) counts as infeasible. The feasible
 region is bracketed by doubling (or halving) from the current value, then the
 boundary is found with SciPy's ``brentq`` on the smallest normalised SLO margin
-where that margin is continuous, and by bisection on feasibility otherwise.
+where that margin is continuous and changes sign, and by bisection on
+feasibility otherwise (e.g. when an SLO holds with equality over a stretch).
 The search assumes feasibility is monotone in the parameter over the bracket.
 """
 
@@ -70,9 +71,12 @@ def admit(scn, parameter: str, *, direction: str = "largest", method: str | None
         method = next((m for m in ("model-checked", "closed-form") if m in methods), methods[0] if methods else None)
     if method is None:
         raise ScenarioError("no method is enabled", file=scn.path, field="methods")
+    # SLOs the chosen method cannot judge (e.g. a worst-case bound) are judged by the closed form, which is cheap.
+    used = [method] + (["closed-form"] if method != "closed-form" and "closed-form" in methods else [])
     evals = 0
     history: list[tuple[float, float]] = []
     binding = {"name": ""}
+    worst_name: dict[float, str] = {}
 
     def margin(x: float) -> float:
         nonlocal evals
@@ -85,17 +89,19 @@ def admit(scn, parameter: str, *, direction: str = "largest", method: str | None
             return -math.inf
         from qosbound.progress import QUIET
 
-        results = system.evaluate(trial, [method], progress or QUIET)
+        results = system.evaluate(trial, used, progress or QUIET)
         verdicts = judge_slos(system, trial, results)
         worst = math.inf
         for v in verdicts:
             if v.status == "missing":
-                raise ScenarioError(f"SLO '{v.name}' cannot be judged by method '{method}'", file=scn.path)
+                raise ScenarioError(f"SLO '{v.name}' cannot be judged by method(s) {', '.join(used)}",
+                                    file=scn.path)
             m = v.margin / abs(v.limit) if v.limit else v.margin
             if m < worst:
                 worst = m
                 binding["name"] = v.name
         history.append((x, worst))
+        worst_name[x] = binding["name"]
         return worst
 
     sign = 1.0 if direction == "largest" else -1.0
@@ -147,7 +153,9 @@ def admit(scn, parameter: str, *, direction: str = "largest", method: str | None
             else:
                 b = mid
         best = float(a)
-    elif math.isfinite(fb):
+    elif math.isfinite(fb) and fa > 0:
+        # brentq needs a sign change; where the margin is exactly 0 over a stretch (an SLO met with equality,
+        # e.g. gTFRC's rate pinned at its target) it would stop at the bracket's end, so bisect on feasibility.
         from scipy.optimize import brentq
 
         try:
@@ -158,7 +166,10 @@ def admit(scn, parameter: str, *, direction: str = "largest", method: str | None
             best = _bisect(margin, a, b, rtol, max_evals)
     else:
         best = _bisect(margin, a, b, rtol, max_evals)
-    return AdmitResult(parameter, direction, best, _KIND_OF_UNIT[kind], method, binding["name"], evals, history)
+    # The binding SLO is the one that fails at the nearest infeasible point evaluated beyond the answer.
+    beyond = [(abs(x - best), x) for x, m in history if m < 0 and math.isfinite(m) and (x - best) * sign > 0]
+    name = worst_name[min(beyond)[1]] if beyond else binding["name"]
+    return AdmitResult(parameter, direction, best, _KIND_OF_UNIT[kind], method, name, evals, history)
 
 
 def _bisect(f, a, b, rtol, max_evals):
