@@ -322,16 +322,21 @@ def _averaged(lam, mu_, K, prof, a0, stats, cum, steps: int = 3000) -> QueueSolu
         abar, p = inner(th)
     except ValueError:
         pass
+    sol = _fixed_p_solution(lam, mu_, K, p, "fixed average (small alpha), M/M/1/K, averages held at a "
+                            "threshold jump")
+    sol.averages = abar
+    return sol
+
+
+def _fixed_p_solution(lam, mu_, K: int, p, label: str) -> QueueSolution:
+    """M/M/1/K with per-colour admission probabilities ``1 - p`` that do not depend on the queue."""
     r = float(np.sum(lam * (1.0 - p))) / mu_
     nvec = np.arange(K + 1, dtype=float)
     pi = np.asarray(_pi_mm1k(nvec, r, K), dtype=float) if abs(r - 1.0) > 1e-9 else np.full(K + 1, 1.0 / (K + 1))
     pi = pi / pi.sum()
     adm = np.repeat((1.0 - p)[:, None], K + 1, axis=1)
     adm[:, K] = 0.0
-    sol = _finish(pi, adm, lam, mu_, "fixed average (small alpha), M/M/1/K, averages held at a threshold jump",
-                  nvec)
-    sol.averages = abar
-    return sol
+    return _finish(pi, adm, lam, mu_, label, nvec)
 
 
 def _at_jump(lam, mu_, K, prof: Profile, g: float) -> QueueSolution:
@@ -348,14 +353,8 @@ def _at_jump(lam, mu_, K, prof: Profile, g: float) -> QueueSolution:
 
     th = brentq(lambda t: L_of(lo + t * (hi - lo)) - g, 0.0, 1.0, xtol=1e-14)
     p = lo + th * (hi - lo)
-    r = float(np.sum(lam * (1.0 - p))) / mu_
-    nvec = np.arange(K + 1, dtype=float)
-    pi = np.asarray(_pi_mm1k(nvec, r, K), dtype=float) if abs(r - 1.0) > 1e-9 else np.full(K + 1, 1.0 / (K + 1))
-    pi = pi / pi.sum()
-    adm = np.repeat((1.0 - p)[:, None], K + 1, axis=1)
-    adm[:, K] = 0.0
-    sol = _finish(pi, adm, lam, mu_, "fixed average (small alpha), M/M/1/K, average held at a threshold jump",
-                  nvec)
+    sol = _fixed_p_solution(lam, mu_, K, p, "fixed average (small alpha), M/M/1/K, average held at a "
+                            "threshold jump")
     sol.averages = np.full(3, g)
     return sol
 

@@ -182,13 +182,13 @@ def render(p, opts, scenario_name: str = "") -> Rendered:
         acc = [a - x for x in lost]
         lost_rewards = "\n".join(f"  ph=0 & pq={n} : {_fmt(lost[n])};" for n in range(PQ + 1) if lost[n] > 0)
         accepted_rewards = "\n".join(f"  ph=0 & pq={n} : {_fmt(acc[n])};" for n in range(PQ + 1) if acc[n] > 0)
-        cbr_decl, cbr_doc, cbr_upd = "", "", ""
+        cbr_decl, cbr_doc = "", ""
     elif p.arrivals == "bernoulli":
         arrival_consts = [f"const double A = {_fmt(a)};   // P(an EF packet arrives in a slot) (Bernoulli)"]
         outcomes = [("1-A", "(pq'=pq)"), ("A", "(pq'=min(PQ,pq+1))")]
         lost_rewards = "  ph=0 & pq=PQ : A;"
         accepted_rewards = "  ph=0 & pq<PQ : A;"
-        cbr_decl, cbr_doc, cbr_upd = "", "", ""
+        cbr_decl, cbr_doc = "", ""
     else:
         P_, Q_ = cbr
         arrival_consts = [f"const int CP = {P_};   // CBR: EF arrivals per slot = CP/CQ = {_fmt(a)}",
@@ -199,7 +199,6 @@ def render(p, opts, scenario_name: str = "") -> Rendered:
         cbr_decl = "  c  : [0..CQ-1] init 0;   // CBR credit: the next arrival comes when c+CP*u reaches CQ\n"
         cbr_doc = ("//        c      CBR credit in 1/CQ of a packet: the slot's arrivals come at u = (i*CQ - c)/CP,"
                    " i = 1, 2, ... (u in (0,1])")
-        cbr_upd = ""
 
     def tick(extra: str) -> str:
         return " + ".join(f"{pr}:{upd}&{extra}" for pr, upd in outcomes) if len(outcomes) > 1 else \
@@ -236,7 +235,6 @@ def render(p, opts, scenario_name: str = "") -> Rendered:
         work_tail=work_tail, slot_decls=slot_decls, cbr_decl=cbr_decl, tick_commands=tick_commands,
         fill_ef_commands="\n".join(fill_ef), fill_be_commands="\n".join(fill_be),
         lost_rewards=lost_rewards, accepted_rewards=accepted_rewards)
-    del cbr_upd
     return Rendered(text, g, slot, gef, kef, gbe, kbe, probs, p.arrivals, a, cbr, QT, PQ, rounded)
 
 
@@ -308,7 +306,7 @@ class DelayDistribution:
             num = den = 0.0
             for j in range(self.PQ):
                 ok = self.n + j < self.PQ
-                pj1 = special.gammaincc(j + 1, a) if False else special.gammainc(j + 1, a)  # P(Pois(a) >= j+1)
+                pj1 = special.gammainc(j + 1, a)  # P(Pois(a) >= j+1)
                 pj2 = special.gammainc(j + 2, a)
                 base = self.w[ok] + (self.n[ok] + j + 1) * e
                 num += np.sum(self.pi[ok] * (base * pj1 - (j + 1) / a * pj2))

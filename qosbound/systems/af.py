@@ -38,7 +38,7 @@ from pydantic import Field, field_validator, model_validator
 from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result, Verdict
 from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size
-from qosbound.systems.base import Link, ClosedFormOptions as BaseClosedFormOptions
+from qosbound.systems.base import default_methods, Link, ClosedFormOptions as BaseClosedFormOptions
 from qosbound.systems.base import MethodsBase, ModelOptionsBase, PacketSimOptions, Strict
 from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
@@ -349,12 +349,6 @@ def metric_kind(metric: str) -> Kind:
 
 def slo_limit(scn: Scenario, slo) -> float:
     return default_slo_limit(metric_kind, slo)
-
-
-def default_methods(scn: Scenario) -> list[str]:
-    m = scn.methods
-    return [name for name, on in (("closed-form", m.closed_form.enabled), ("model-checked", m.model_checked.enabled),
-                                  ("simulated", m.simulated.enabled)) if on]
 
 
 def _approximation(scn: Scenario, ci: ClassInput) -> str:

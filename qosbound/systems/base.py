@@ -152,3 +152,13 @@ class Link(Strict):
         if v <= 0:
             raise ValueError("link rate must be positive")
         return v
+
+
+def default_methods(scn) -> list[str]:
+    """The methods a scenario's ``methods:`` section enables, in report order (absent sections count as off)."""
+    out = []
+    for name, attr in (("closed-form", "closed_form"), ("model-checked", "model_checked"), ("simulated", "simulated")):
+        opts = getattr(scn.methods, attr, None)
+        if opts is not None and opts.enabled:
+            out.append(name)
+    return out

@@ -24,7 +24,7 @@ from qosbound.errors import ScenarioError
 from qosbound.results import Result, Verdict
 from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size, Time
 from qosbound.systems.base import (Link, MethodsBase, ModelOptionsBase, PacketSimOptions, Strict, ccdf_name,
-                                   parse_quantile_name, quantile_name)
+                                   default_methods, parse_quantile_name, quantile_name)
 from qosbound.units import Kind, parse_quantity
 from qosbound.verdicts import default_slo_limit
 
@@ -242,18 +242,6 @@ def metric_kind(metric: str) -> Kind:
 
 def slo_limit(scn: Scenario, slo) -> float:
     return default_slo_limit(metric_kind, slo)
-
-
-def default_methods(scn: Scenario) -> list[str]:
-    m = scn.methods
-    out = []
-    if m.closed_form.enabled:
-        out.append("closed-form")
-    if m.model_checked.enabled:
-        out.append("model-checked")
-    if m.simulated.enabled:
-        out.append("simulated")
-    return out
 
 
 def _requested_metrics(scn: Scenario, extra: list[str]) -> tuple[list[float], list[float]]:

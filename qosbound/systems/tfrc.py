@@ -31,7 +31,7 @@ from pydantic import Field, field_validator, model_validator
 from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result, Verdict
 from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size, Time
-from qosbound.systems.base import MethodsBase, Strict, TimedSimOptions
+from qosbound.systems.base import default_methods, MethodsBase, Strict, TimedSimOptions
 from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
@@ -173,15 +173,6 @@ def slo_limit(scn: Scenario, slo) -> float:
             raise ScenarioError(f"flow '{flow}' has no target rate")
         return t
     return default_slo_limit(metric_kind, slo)
-
-
-def default_methods(scn: Scenario) -> list[str]:
-    out = []
-    if scn.methods.closed_form.enabled:
-        out.append("closed-form")
-    if scn.methods.simulated is not None and scn.methods.simulated.enabled:
-        out.append("simulated")
-    return out
 
 
 def _closed_form(scn: Scenario) -> list[Result]:

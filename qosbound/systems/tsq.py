@@ -43,7 +43,7 @@ from pydantic import Field, field_validator, model_validator
 from qosbound.errors import ModelError, ScenarioError
 from qosbound.results import Interval, Result, Verdict
 from qosbound.scenario import PositiveInt, Rate, ScenarioBase, Size, Time
-from qosbound.systems.base import Link, MethodsBase, ModelOptionsBase, Strict, TimedSimOptions
+from qosbound.systems.base import default_methods, Link, MethodsBase, ModelOptionsBase, Strict, TimedSimOptions
 from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
@@ -194,12 +194,6 @@ def metric_kind(metric: str) -> Kind:
 
 def slo_limit(scn: Scenario, slo) -> float:
     return default_slo_limit(metric_kind, slo)
-
-
-def default_methods(scn: Scenario) -> list[str]:
-    m = scn.methods
-    return [name for name, on in (("closed-form", m.closed_form.enabled), ("model-checked", m.model_checked.enabled),
-                                  ("simulated", m.simulated.enabled)) if on]
 
 
 # ---------------------------------------------------------------------------------------------
