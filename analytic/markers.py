@@ -175,8 +175,7 @@ def slotted_marker(kind: str, p: float, g: int, c_gain: int, c_depth: int, secon
             sn = np.where(red, s1, s1 - g)
         else:
             grn = (c1 >= g) & ((pc == 0) if aware else True)
-            yel = ~grn & (e_ok := (s1 >= g)) & ((pc != 2) if aware else True)
-            del e_ok
+            yel = ~grn & (s1 >= g) & ((pc != 2) if aware else True)
             red = ~grn & ~yel
             cn = np.where(grn, c1 - g, c1)
             sn = np.where(yel, s1 - g, s1)

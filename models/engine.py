@@ -65,11 +65,9 @@ class CheckResult:
 
 def _stormpy():
     try:
-        import stormpy  # noqa: F401
+        import stormpy
     except ImportError:  # pragma: no cover - stormpy is a hard dependency
         raise EngineError("stormpy is not installed: pip install stormpy") from None
-    import stormpy
-
     return stormpy
 
 
@@ -244,7 +242,6 @@ def steady_state(model, constants: Mapping[str, Any] | None = None, variables: l
     Returns ``(valuations, pi, built)``: ``valuations`` maps each variable name to a NumPy integer array
     (one entry per state), ``pi`` is the probability vector (float64).
     """
-    stormpy = _stormpy()
     built = build(model, constants, None, exact=exact, state_valuations=True, program=program)
     env = _environment(precision, exact)
     t0 = time.perf_counter()

@@ -133,7 +133,7 @@ def cmd_admit(args) -> int:
     from qosbound.admit import admit
     from qosbound.progress import progress
     from qosbound.scenario import load
-    from qosbound.units import format_quantity, parse_quantity
+    from qosbound.units import format_quantity
 
     scn = load(args.scenario)
     lo = float(args.min) if args.min is not None else None

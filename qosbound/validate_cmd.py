@@ -13,10 +13,7 @@ values with intervals and a verdict per metric, plots (PNG and SVG) in
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -273,6 +270,7 @@ def _fmt(r: Result | None) -> tuple[str, str]:
 
 def run(args) -> int:
     """Entry point of ``qosbound validate``."""
+    from qosbound.cli import engine_output_to_stderr
     from qosbound.progress import progress
     from qosbound.report import console
     from qosbound.scenario import load
@@ -281,7 +279,7 @@ def run(args) -> int:
 
     scn = load(args.scenario)
     source = "simulate" if args.simulate else "ns3" if args.ns3 else "trace"
-    with progress(None if not args.quiet else False) as prog, _stdout_to_stderr(args.json):
+    with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
         ctx = validate(scn, source, args.trace, prog)
     rows = _rows(ctx)
     plot_paths = _plots(ctx, scn, args.out) if args.out else []
@@ -333,23 +331,6 @@ def run(args) -> int:
     nf = sum(v.failed for v in verdicts)
     c.print(f"{scn.name}: {len(verdicts) - nf} checks hold, {nf} fail", highlight=False)
     return code
-
-
-@contextlib.contextmanager
-def _stdout_to_stderr(active: bool):
-    """Send file descriptor 1 to stderr while engines run, so native-library chatter cannot spoil ``--json``."""
-    if not active:
-        yield
-        return
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def _json_default(o):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from qosbound.results import Result, Verdict
 from qosbound.scenario import SLO
-from qosbound.units import parse_quantity, SI_UNIT
+from qosbound.units import parse_quantity
 
 __all__ = ["default_slo_limit", "judge_slos", "exit_code"]
 
@@ -53,7 +53,3 @@ def judge_slos(system, scn, results: list[Result]) -> list[Verdict]:
 
 def exit_code(verdicts: list[Verdict]) -> int:
     return 1 if any(v.failed for v in verdicts) else 0
-
-
-def unit_of(kind: str) -> str:
-    return SI_UNIT[kind]
