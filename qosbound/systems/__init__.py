@@ -14,6 +14,7 @@ A system module provides:
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
 
 __all__ = ["SYSTEMS", "known_systems", "get_system"]
