@@ -75,7 +75,9 @@ def _evaluate(args, scn):
     with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
         results = system.evaluate(scn, methods, prog)
     slo_verdicts = judge_slos(system, scn, results)
-    agree = system.agreements(scn, results) if hasattr(system, "agreements") else []
+    from qosbound.agreement import agreements
+
+    agree = agreements(results) + (system.agreements(scn, results) if hasattr(system, "agreements") else [])
     return system, results, slo_verdicts, agree
 
 

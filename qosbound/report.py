@@ -23,16 +23,17 @@ def fmt_interval(r: Result) -> str:
     iv = r.interval
     if iv is None:
         return ""
-    if iv.kind == "exact":
-        return "exact"
+    label = iv.label()
+    if iv.neglects:
+        label += f" (neglects {iv.neglects})"
     if iv.low == iv.high:
-        return iv.kind
-    return f"[{format_quantity(iv.low, r.unit)}, {format_quantity(iv.high, r.unit)}] {iv.kind}"
+        return label
+    return f"[{format_quantity(iv.low, r.unit)}, {format_quantity(iv.high, r.unit)}] {label}"
 
 
 def _status_style(status: str) -> str:
     return {"holds": "green", "violated": "bold red", "disagree": "bold red", "missing": "red",
-            "inconclusive": "yellow"}.get(status, "")
+            "inconclusive": "yellow", "agree": "green", "approximate": "yellow"}.get(status, "")
 
 
 def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdict], out=None,

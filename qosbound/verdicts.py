@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from qosbound.results import Result, Verdict
+from qosbound.results import Kind, Result, Verdict
 from qosbound.scenario import SLO
 from qosbound.units import parse_quantity
 
-__all__ = ["default_slo_limit", "judge_slos", "exit_code"]
+__all__ = ["default_slo_limit", "judge_slos", "exit_code", "EXIT_OK", "EXIT_SLO", "EXIT_INPUT", "EXIT_DISAGREE"]
 
 
 def default_slo_limit(metric_kind, slo: SLO) -> float:
@@ -30,12 +30,12 @@ def judge_slo(slo: SLO, limit: float, results: list[Result]) -> list[Verdict]:
         status = "holds" if margin >= 0 else "violated"
         detail = ""
         iv = r.interval
-        if iv is not None and "CI" in iv.kind:
+        if iv is not None and iv.kind is Kind.CI:
             lo_ok = (limit - iv.high) >= 0 if slo.bound == "max" else (iv.low - limit) >= 0
             hi_ok = (limit - iv.low) >= 0 if slo.bound == "max" else (iv.high - limit) >= 0
             if lo_ok != hi_ok:
                 status = "inconclusive"
-                detail = f"the {iv.kind} straddles the limit; point estimate {'meets' if margin >= 0 else 'misses'} it"
+                detail = f"the {iv.label()} straddles the limit; point estimate {'meets' if margin >= 0 else 'misses'} it"
                 if margin < 0:
                     status = "violated"
         out.append(Verdict(kind="slo", name=slo.title(), metric=slo.metric, method=r.method, status=status,
@@ -51,5 +51,14 @@ def judge_slos(system, scn, results: list[Result]) -> list[Verdict]:
     return out
 
 
+#: Exit codes shared by every command (documented in the README).
+EXIT_OK, EXIT_SLO, EXIT_INPUT, EXIT_DISAGREE = 0, 1, 2, 3
+
+
 def exit_code(verdicts: list[Verdict]) -> int:
-    return 1 if any(v.failed for v in verdicts) else 0
+    """0 when every SLO holds and methods agree; 1 when an SLO fails; 3 when only methods disagree."""
+    if any(v.failed for v in verdicts):
+        return EXIT_SLO
+    if any(v.disagrees for v in verdicts):
+        return EXIT_DISAGREE
+    return EXIT_OK
