@@ -152,12 +152,13 @@ def agreements(results: list[Result], *, family_confidence: float = FAMILY_CONFI
         ok = margin >= -_slack(b.value, credible)
         status = "agree" if ok else ("approximate" if e.kind is Kind.APPROXIMATION else "disagree")
         rel = "<=" if upper else ">="
-        detail = (f"{_who(e, m)} ({_kind_text(e)}; {how}: {credible:.6g}) {rel} {_who(b, m)} "
+        shown = rel if ok else (">" if upper else "<")
+        detail = (f"{_who(e, m)} ({e.interval.label()}; {how}: {credible:.6g}) {shown} {_who(b, m)} "
                   f"({_kind_text(b)}: {b.value:.6g})")
         if not ok:
             detail = f"{_who(e, m)} lies {'above' if upper else 'below'} the {b.interval.label()}: " + detail
-            if e.kind is Kind.APPROXIMATION:
-                detail += f"; the approximation neglects {e.interval.neglects}"
+        if e.kind is Kind.APPROXIMATION:
+            detail += f"; the approximation neglects {e.interval.neglects}"
         name = f"{_who(b, m)} {b.interval.label()} {'>=' if upper else '<='} {_who(e, m)} on {m}"
         out.append(Verdict("agreement", name, m, f"{b.method} vs {e.method}", status, e.value, b.value, e.unit,
                            margin, detail, result_kind=f"{b.interval.label()} vs {e.interval.label()}"))

@@ -139,6 +139,8 @@ def cmd_verify(args) -> int:
                            "slos_hold": not any(v.failed for v in slos),
                            "methods_agree": not any(v.disagrees for v in agree), "exit_code": code}))
         return code
+    from rich.markup import escape
+
     c = console()
 
     def q(x, unit):
@@ -146,24 +148,24 @@ def cmd_verify(args) -> int:
 
     c.print("[bold]SLOs[/]", highlight=False)
     for v in slos:
-        kind = f" [{v.result_kind}]" if v.result_kind else ""
+        kind = escape(f" [{v.result_kind}]") if v.result_kind else ""
         if v.failed:
             by = f"by {format_quantity(-v.margin, v.unit)} " if v.margin is not None else ""
             c.print(f"[bold red]FAIL[/] {v.name}: {v.status} {by}({v.method}{kind}: {q(v.value, v.unit)}, "
-                    f"limit {q(v.limit, v.unit)}){' - ' + v.detail if v.detail else ''}", highlight=False)
+                    f"limit {q(v.limit, v.unit)}){' - ' + escape(v.detail) if v.detail else ''}", highlight=False)
         else:
             tag = "[yellow]WARN[/]" if v.status == "inconclusive" else "[green]ok[/]  "
             c.print(f"{tag} {v.name} ({v.method}{kind}: {q(v.value, v.unit)}, limit {q(v.limit, v.unit)})"
-                    f"{' - ' + v.detail if v.detail else ''}", highlight=False)
+                    f"{' - ' + escape(v.detail) if v.detail else ''}", highlight=False)
     for line in omitted(results):
-        c.print(f"[yellow]note[/] {line}", highlight=False)
+        c.print(f"[yellow]note[/] {escape(line)}", highlight=False)
     if agree:
         c.print("[bold]agreement between methods[/] (not SLOs: a disagreement is a finding about the methods)",
                 highlight=False)
     for v in agree:
         tag = {"agree": "[green]agree[/]     ", "approximate": "[yellow]approximate[/]",
                "disagree": "[bold red]DISAGREE[/]  "}.get(v.status, v.status)
-        c.print(f"{tag} {v.name} ({v.result_kind}) - {v.detail}", highlight=False)
+        c.print(f"{tag} {escape(v.name)} ({escape(v.result_kind)}) - {escape(v.detail)}", highlight=False)
     nf = sum(v.failed for v in slos)
     nd = sum(v.disagrees for v in agree)
     na = sum(v.status == "approximate" for v in agree)

@@ -64,6 +64,7 @@ def split(verdicts: list[Verdict]) -> tuple[list[Verdict], list[Verdict]]:
 
 def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdict], out=None,
                 title: str | None = None) -> None:
+    from rich.markup import escape as escape_markup
     from rich.table import Table
 
     c = console(out)
@@ -87,11 +88,11 @@ def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdic
         if r.bounds:
             src = f"also bounds {', '.join(r.bounds)}; {src}"
         t.add_row(r.metric if r.metric != prev else "", r.method, format_quantity(r.value, r.unit),
-                  fmt_interval(r), src)
+                  escape_markup(fmt_interval(r)), escape_markup(src))
         prev = r.metric
     c.print(t)
     for line in omitted(results):
-        c.print(f"[yellow]note[/] {line}", highlight=False)
+        c.print(f"[yellow]note[/] {escape_markup(line)}", highlight=False)
     slos, agree = split(verdicts)
     for heading, group in (("SLO verdicts", slos), ("agreement between methods", agree)):
         if not group:
@@ -108,8 +109,8 @@ def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdic
             detail = x.detail
             if x.kind == "slo" and x.result_kind:
                 detail = f"({x.result_kind}) {detail}".strip()
-            v.add_row(x.name, x.method, f"[{_status_style(x.status)}]{x.status}[/]", _q(x.value, x.unit),
-                      _q(x.limit, x.unit), _q(x.margin, x.unit), detail)
+            v.add_row(escape_markup(x.name), x.method, f"[{_status_style(x.status)}]{x.status}[/]",
+                      _q(x.value, x.unit), _q(x.limit, x.unit), _q(x.margin, x.unit), escape_markup(detail))
         c.print(v)
 
 
@@ -143,14 +144,14 @@ def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str
     """One <testsuite>: a <testcase> per verdict with a unique name, its time and its result's kind."""
     names: dict[str, int] = {}
     cases = []
-    total = 0.0
+    involved: set[str] = set()
     for v in verdicts:
         base = _testcase_name(v)
         k = names.get(base, 0) + 1
         names[base] = k
         case = base if k == 1 else f"{base} #{k}"
         t = sum(seconds.get(m, 0.0) for m in v.method.split(" vs "))
-        total += t
+        involved.update(v.method.split(" vs "))
         lines = [f'    <testcase classname={quoteattr(classname)} name={quoteattr(case)} time="{t:.3f}">']
         props = [("metric", v.metric), ("method", v.method), ("status", v.status)]
         if v.result_kind:
@@ -165,6 +166,7 @@ def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str
         lines.append("    </testcase>")
         cases += lines
     failures = sum(1 for v in verdicts if failing(v))
+    total = sum(seconds.get(m, 0.0) for m in involved)
     head = (f'  <testsuite name={quoteattr(name)} tests="{len(verdicts)}" failures="{failures}" errors="0" '
             f'skipped="0" time="{total:.3f}">')
     return [head] + cases + ["  </testsuite>"]
