@@ -31,8 +31,11 @@ def fmt_interval(r: Result) -> str:
     label = iv.describe()
     if iv.low == iv.high:
         return label
+    if iv.kind is Kind.NUMERICAL:  # an error bound: shown as a half-width (none below the normal floats)
+        h = max(iv.high - r.value, r.value - iv.low)
+        return f"{label}, ±{format_quantity(h, r.unit, digits=2)}" if h >= 1e-300 else label
     lo, hi, val = (format_quantity(x, r.unit) for x in (iv.low, iv.high, r.value))
-    if lo == val == hi or (iv.kind is Kind.NUMERICAL and lo == hi):
+    if lo == val == hi:
         return f"{label}, ±{format_quantity(iv.half_width, r.unit, digits=2)}"
     return f"[{lo}, {hi}] {label}"
 

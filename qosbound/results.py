@@ -101,6 +101,8 @@ class Interval:
             object.__setattr__(self, "kind", kind)
             if level is not None and self.level is None:
                 object.__setattr__(self, "level", level)
+            if kind is Kind.APPROXIMATION and not self.neglects:  # legacy label: say that nobody said what
+                object.__setattr__(self, "neglects", "unstated (legacy 'approximation' label)")
         for name in ("low", "high"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or math.isnan(v):
