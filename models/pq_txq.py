@@ -454,8 +454,8 @@ def model_results(p, opts, ccdf_at: list[float], quantiles: list[float], progres
     if rendered.rounded:
         rounded_note = (f"packet sizes rounded up to whole {rendered.granule}-byte granules: every transmission is "
                         "at least as long as the scenario's, so delays (mean, quantiles, CCDF) and loss are upper "
-                        "bounds on the scenario's (sample-path coupling, exact when no EF packet is lost at the "
-                        f"PQ; model loss here {dd.loss:.3g}); {how} added")
+                        "bounds on the scenario's (by sample-path coupling; the argument assumes no EF packet is lost "
+                        f"at the PQ, model loss here {dd.loss:.3g}); the numerical error ({how}) is added")
         prov["note"] = "sizes rounded up to whole granules: model results are upper bounds"
 
     def iv(v: float, prob: bool = False, scale: float | None = None) -> tuple[float, Interval]:
