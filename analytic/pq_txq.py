@@ -1,4 +1,4 @@
-"""Closed-form results for the EF priority queue + transmission queue system (seed 002).
+"""Closed-form results for the EF priority queue + transmission queue system (Ferrari, Pau & Raffaelli 2001).
 
 Three closed forms, all with method ``closed-form``:
 
@@ -9,11 +9,17 @@ Three closed forms, all with method ``closed-form``:
   occupancy to drop below ``Q_t`` (a mean residual, sometimes more than one
   departure); eq. (6) charges ``Q_t + k - 1`` full units of TxQ wait while the
   TxQ seen at admission holds fewer than ``Q_t`` units, some of them partly
-  filled or EF. It is a worst case of the mean, not a bound on any delay.
+  filled or EF. It is a worst case of the mean: reported as an upper bound on
+  ``EF.delay.mean`` (which the agreement checks test against the model and the
+  simulator), not a bound on any quantile or on the maximum delay.
 * ``EF.delay.max`` -- :mod:`qosbound.analytic.ef_bound`: the maximum delay of an
   accepted EF packet for token-bucket-conformant EF of depth ``Params.burst``
   (for Poisson / Bernoulli EF the default depth is the PQ capacity, which
-  bounds every accepted packet whatever the arrivals).
+  bounds every accepted packet whatever the arrivals). It is an upper bound on
+  the maximum delay, hence on every quantile and on the mean, only when it
+  applies (CBR EF, or the PQ capacity binding the burst); for a token bucket the
+  arrivals do not conform to, it is reported as an approximation that neglects
+  the bursts beyond the bucket.
 * ``EF.delay.cobham_mean`` -- an approximation: Cobham's mean EF wait
   ``W_1 = R/(1-rho)`` (:mod:`qosbound.analytic.priority`) with the line kept
   busy by saturated best effort, plus the mean time ``T`` an EF packet spends in
@@ -28,7 +34,8 @@ Three closed forms, all with method ``closed-form``:
   unit. Against an event-driven replay of the semantics on the example
   (Q_t = 5, 300 kbit/s Poisson EF) it is within 1 % for BE of 1, 2, 3 units and
   the example mix. It ignores the PQ capacity and is not a bound; with
-  ``Q_t = 1`` it is the M/G/1 non-preemptive priority mean exactly.
+  ``Q_t = 1`` it is the M/G/1 non-preemptive priority mean exactly. Reported as
+  an approximation that ``estimates`` ``EF.delay.mean``.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ import sympy as sp
 from qosbound.analytic import ef_bound, ferrari, priority
 from qosbound.results import Interval, Result
 
-__all__ = ["closed_form_results", "txq_units_expr", "txq_fixed_point", "txq_wait_expr"]
+__all__ = ["closed_form_results", "max_bound_applies", "txq_units_expr", "txq_fixed_point", "txq_wait_expr"]
 
 _Q = sp.Symbol("Q_t", positive=True, integer=True)  # units
 _k1 = sp.Symbol("Ek", positive=True)  # units, E[k] of BE packets
@@ -77,33 +84,44 @@ def closed_form_results(p) -> list[Result]:
     W_t = ferrari.w_t(k, p.Q_t, T_u)
     W = ferrari.w(k, rho, p.Q_t, T_u)
     out = [Result(
-        "EF.delay.worst_case_mean", "closed-form", W, "s", Interval(W, W, "exact"),
+        "EF.delay.worst_case_mean", "closed-form", W, "s",
+        Interval.upper_bound(W, note="Ferrari et al.'s worst case of the mean EF delay: the maximum residual "
+                                     "service k*T_u in Cobham's formula and Q_t+k-1 full TxQ units"),
         {"formula": ferrari.eq7_text, "source": "Ferrari et al. 2001, eq. (7)",
          "W_pq": W_pq, "W_t": W_t, "k": k, "rho": rho, "Q_t": p.Q_t, "T_u": T_u,
          "note": "worst case of the mean: eq. (5) uses the maximum residual k*T_u in Cobham's formula and "
                  "eq. (6) Q_t+k-1 full units of TxQ; not a bound on the maximum delay"},
+        bounds=("EF.delay.mean",),
     )]
 
     sizes = np.concatenate([p.be_sizes, [p.ef_size]])
     phi = ef_bound.fill_fraction(sizes, p.unit)
     L_max = float(sizes.max())
     D = ef_bound.ef_delay_bound(p.Q_t, p.unit, p.C, L_max, p.ef_size, p.burst, p.pq_cap, phi=phi)
+    applies = max_bound_applies(p)
     if p.arrivals == "cbr":
         assumption = (f"CBR EF conforms to a token bucket of one packet ({p.ef_size:g} B) at "
                       f"{p.ef_rate:g} bit/s; the bound holds for every EF packet")
-    elif p.burst >= p.pq_cap * p.ef_size:
+    elif applies:
         assumption = (f"{p.arrivals} EF is not token-bucket constrained; the PQ capacity ({p.pq_cap} packets) "
                       "bounds the burst, so the bound holds for every accepted EF packet")
     else:
         assumption = (f"assumes EF conforms to a token bucket of {p.burst:g} B at {p.ef_rate:g} bit/s; "
                       f"{p.arrivals} arrivals do not, so only the PQ-capacity bound "
                       f"({p.pq_cap} packets) holds for them")
+    if applies:
+        iv, also = Interval.upper_bound(D, note=assumption), ("EF.delay.p*", "EF.delay.mean")
+    else:
+        iv, also = Interval.approximation(
+            D, neglects=f"{p.arrivals} EF bursts beyond the {p.burst:g} B token bucket (not a bound for these "
+                        "arrivals)", note=assumption), ()
     out.append(Result(
-        "EF.delay.max", "closed-form", D, "s", Interval(D, D, "bound"),
+        "EF.delay.max", "closed-form", D, "s", iv,
         {"formula": ef_bound.bound_text, "source": "qosbound.analytic.ef_bound (derivation in its docstring)",
          "assumption": assumption, "sigma": p.burst, "pq_cap": p.pq_cap, "L_max": L_max, "L_EF": p.ef_size,
          "phi": phi, "Q_t": p.Q_t, "T_u": T_u,
          "txq_work": ef_bound.txq_work(p.Q_t, p.unit, p.C, L_max, phi)},
+        bounds=also,
     ))
 
     s_be = p.be_sizes * 8.0 / p.C
@@ -117,12 +135,21 @@ def closed_form_results(p) -> list[Result]:
     T = float(_txq_wait_fn()(p.Q_t, Ek, Ek2, EL, p.C, p.lam, p.ef_size, p.k_ef))
     M = W1 + T
     out.append(Result(
-        "EF.delay.cobham_mean", "closed-form", M, "s", Interval(M, M, "approximation"),
+        "EF.delay.cobham_mean", "closed-form", M, "s",
+        Interval.approximation(M, neglects="the TxQ dynamics beyond a mean-value fixed point for the time in the "
+                                           "TxQ, and the PQ capacity (exact only for Q_t = 1)"),
         {"formula": "W_1 + T, W_1 = R/(1-rho) (Cobham, BE saturated), T = U*(f*S_EF/k_EF + (1-f)*b) + S_EF, "
                     "f = lambda*T*k_EF/Q_t, U = max(0, Q_t-1-(E[k^2]/E[k]-1)/2), b = 8*E[L]/(E[k]*C)",
          "source": "Bertsekas & Gallager, Data Networks, sec. 3.5.3 (Cobham); TxQ term approximate",
          "approximation": "Cobham's formula ignores the TxQ, added as an approximate mean time T in it; "
                           "ignores the PQ capacity; exact only for Q_t = 1",
          "W_1": W1, "T_txq": T, "S_EF": s_ef, "residual_BE": m2_be / (2 * m1_be)},
+        estimates="EF.delay.mean",
     ))
     return out
+
+
+def max_bound_applies(p) -> bool:
+    """Whether the max-delay bound holds for every accepted EF packet: CBR EF (its own token bucket), or a
+    token-bucket depth no smaller than the PQ capacity (which then bounds any burst)."""
+    return p.arrivals == "cbr" or p.burst >= p.pq_cap * p.ef_size

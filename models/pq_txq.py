@@ -444,32 +444,49 @@ def model_results(p, opts, ccdf_at: list[float], quantiles: list[float], progres
     # against exact arithmetic here); the Little's-law residual of the same vector is an a-posteriori estimate
     # of its error (same order in the tests), so the interval is the larger of the two, with a factor 10.
     rel = max(opts.precision, 10.0 * little_rel)
-    kind = "exact" if opts.exact else f"precision {rel:.1g} (a posteriori)"
+    how = "exact arithmetic" if opts.exact else (f"relative error {rel:.1g} (the larger of the requested precision "
+                                                 "and 10x the Little's-law residual, a posteriori)")
     prov = {"model": "models/templates/pq_txq.prism (rendered)", "engine": "storm", "states": built.states,
             "transitions": built.transitions, "seconds": round(built.seconds, 4), "granule_bytes": rendered.granule,
             "slot_s": rendered.slot, "arrivals": rendered.arrivals,
             "construction": "stationary distribution of tick states x tagged-arrival delay"}
+    rounded_note = ""
     if rendered.rounded:
-        prov["note"] = "sizes rounded up to whole granules: model delays are upper estimates"
+        rounded_note = (f"packet sizes rounded up to whole {rendered.granule}-byte granules: every transmission is "
+                        "at least as long as the scenario's, so delays (mean, quantiles, CCDF) and loss are upper "
+                        "bounds on the scenario's (by sample-path coupling; the argument assumes no EF packet is lost "
+                        f"at the PQ, model loss here {dd.loss:.3g}); the numerical error ({how}) is added")
+        prov["note"] = "sizes rounded up to whole granules: model results are upper bounds"
 
-    def iv(v: float) -> Interval:
+    def iv(v: float, prob: bool = False, scale: float | None = None) -> tuple[float, Interval]:
+        """(value, interval) of a model number; ``scale`` is the magnitude its error is relative to (default:
+        the value itself). A probability's interval stays within [0, 1]."""
+        h = 0.0 if opts.exact else abs(v if scale is None else scale) * rel
+        lo, hi = v - h, v + h
+        if prob:
+            lo, hi = max(lo, 0.0), min(hi, 1.0)
+        if rendered.rounded:
+            return hi, Interval.upper_bound(hi, note=rounded_note)
         if opts.exact:
-            return Interval(v, v, "exact")
-        h = max(abs(v), 1e-300) * rel
-        return Interval(v - h, v + h, kind)
+            return v, Interval.exact(v, note="Storm, exact (rational) arithmetic")
+        return v, Interval.numerical(lo, hi, note=how)
 
     out = []
-    out.append(Result("EF.delay.mean", "model-checked", mean, "s", iv(mean),
+    v, i = iv(mean)
+    out.append(Result("EF.delay.mean", "model-checked", v, "s", i,
                       {**prov, "source": f"Storm, {built.states} states; Little's law gives {little:.9g} s",
                        "little_law_mean": little, "little_law_rel_diff": little_rel}))
     for q in quantiles:
-        v = dd.quantile(q)
-        out.append(Result(f"EF.delay.{quantile_name(q)}", "model-checked", v, "s", iv(v),
+        v, i = iv(dd.quantile(q))
+        out.append(Result(f"EF.delay.{quantile_name(q)}", "model-checked", v, "s", i,
                           {**prov, "source": f"Storm, {built.states} states"}))
     for t in ccdf_at:
-        v = dd.ccdf(t)
-        out.append(Result(ccdf_name("EF.delay", t), "model-checked", v, "1", iv(v),
+        c = dd.ccdf(t)
+        v, i = iv(c, prob=True)
+        out.append(Result(ccdf_name("EF.delay", t), "model-checked", v, "1", i,
                           {**prov, "source": f"Storm, {built.states} states"}))
-    out.append(Result("EF.loss", "model-checked", dd.loss, "1", iv(dd.loss),
+    # loss = 1 - accepted/a: its absolute error is that of accepted/a (about 1), not relative to the loss
+    v, i = iv(dd.loss, prob=True, scale=1.0 - dd.loss)
+    out.append(Result("EF.loss", "model-checked", v, "1", i,
                       {**prov, "source": f"Storm, {built.states} states"}))
     return out

@@ -66,19 +66,29 @@ def _methods_arg(text: str | None):
 
 
 def _evaluate(args, scn):
+    """Every requested method (timed one by one), the SLO verdicts and the agreement verdicts.
+
+    Returns (system, results, SLO verdicts, agreement verdicts, seconds per method)."""
+    import time
+
     from qosbound.progress import progress
     from qosbound.systems import get_system
     from qosbound.verdicts import judge_slos
 
     system = get_system(scn.system)
     methods = _methods_arg(getattr(args, "methods", None)) or system.default_methods(scn)
+    results = []
+    seconds: dict[str, float] = {}
     with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
-        results = system.evaluate(scn, methods, prog)
+        for m in methods:
+            t0 = time.perf_counter()
+            results += system.evaluate(scn, [m], prog)
+            seconds[m] = time.perf_counter() - t0
     slo_verdicts = judge_slos(system, scn, results)
     from qosbound.agreement import agreements
 
     agree = agreements(results) + (system.agreements(scn, results) if hasattr(system, "agreements") else [])
-    return system, results, slo_verdicts, agree
+    return system, results, slo_verdicts, agree, seconds
 
 
 def cmd_plan(args) -> int:
@@ -87,47 +97,82 @@ def cmd_plan(args) -> int:
     from qosbound.verdicts import exit_code
 
     scn = load(args.scenario)
-    system, results, slos, agree = _evaluate(args, scn)
+    system, results, slos, agree, _ = _evaluate(args, scn)
     verdicts = slos + agree
     if args.json:
-        print(render_json(scn.name, results, verdicts, {"system": scn.system, "file": args.scenario}))
+        print(render_json(scn.name, results, verdicts, {"system": scn.system, "file": args.scenario,
+                                                        "exit_code": exit_code(verdicts)}))
     else:
         render_text(scn.name, results, verdicts)
     return exit_code(verdicts)
 
 
 def cmd_verify(args) -> int:
-    from qosbound.report import render_json, write_junit, console
+    """Decide on the SLOs; report method disagreements in their own section (exit 3 when every SLO holds but
+    methods disagree). With --junit a report is written even when the scenario cannot be loaded or evaluated."""
+    import time
+
+    from qosbound.report import console, omitted, render_json, write_junit, write_junit_error
     from qosbound.scenario import load
     from qosbound.units import format_quantity
-    from qosbound.verdicts import exit_code
+    from qosbound.verdicts import EXIT_DISAGREE, EXIT_OK, exit_code
 
-    scn = load(args.scenario)
-    if not scn.slos:
-        raise QosboundError(f"{args.scenario}: field 'slos': the scenario declares no SLOs to verify")
-    system, results, slos, agree = _evaluate(args, scn)
+    t0 = time.perf_counter()
+    try:
+        scn = load(args.scenario)
+        if not scn.slos:
+            raise QosboundError(f"{args.scenario}: field 'slos': the scenario declares no SLOs to verify")
+        system, results, slos, agree, seconds = _evaluate(args, scn)
+    except QosboundError as e:
+        if args.junit:
+            from pathlib import Path
+
+            write_junit_error(args.junit, Path(args.scenario).stem, e, time.perf_counter() - t0)
+        raise
     verdicts = slos + agree
     if args.junit:
-        write_junit(args.junit, scn.name, verdicts)
+        write_junit(args.junit, scn.name, verdicts, seconds)
     code = exit_code(verdicts)
     if args.json:
         print(render_json(scn.name, [r for r in results if any(r.metric == v.metric for v in slos)], verdicts,
-                          {"system": scn.system, "file": args.scenario, "ok": code == 0}))
+                          {"system": scn.system, "file": args.scenario, "ok": code == EXIT_OK,
+                           "slos_hold": not any(v.failed for v in slos),
+                           "methods_agree": not any(v.disagrees for v in agree), "exit_code": code}))
         return code
+    from rich.markup import escape
+
     c = console()
-    for v in verdicts:
-        val = format_quantity(v.value, v.unit) if v.value is not None else "-"
-        lim = format_quantity(v.limit, v.unit) if v.limit is not None else "-"
+
+    def q(x, unit):
+        return format_quantity(x, unit) if x is not None else "-"
+
+    c.print("[bold]SLOs[/]", highlight=False)
+    for v in slos:
+        kind = escape(f" [{v.result_kind}]") if v.result_kind else ""
         if v.failed:
             by = f"by {format_quantity(-v.margin, v.unit)} " if v.margin is not None else ""
-            c.print(f"[bold red]FAIL[/] {v.name}: {v.status} {by}({v.method}: {val}, limit {lim})"
-                    f"{' - ' + v.detail if v.detail else ''}", highlight=False)
+            c.print(f"[bold red]FAIL[/] {v.name}: {v.status} {by}({v.method}{kind}: {q(v.value, v.unit)}, "
+                    f"limit {q(v.limit, v.unit)}){' - ' + escape(v.detail) if v.detail else ''}", highlight=False)
         else:
             tag = "[yellow]WARN[/]" if v.status == "inconclusive" else "[green]ok[/]  "
-            c.print(f"{tag} {v.name} ({v.method}: {val}, limit {lim}){' - ' + v.detail if v.detail else ''}",
-                    highlight=False)
-    nf = sum(v.failed for v in verdicts)
-    c.print(f"{scn.name}: {len(verdicts) - nf} passed, {nf} failed", highlight=False)
+            c.print(f"{tag} {v.name} ({v.method}{kind}: {q(v.value, v.unit)}, limit {q(v.limit, v.unit)})"
+                    f"{' - ' + escape(v.detail) if v.detail else ''}", highlight=False)
+    for line in omitted(results):
+        c.print(f"[yellow]note[/] {escape(line)}", highlight=False)
+    if agree:
+        c.print("[bold]agreement between methods[/] (not SLOs: a disagreement is a finding about the methods)",
+                highlight=False)
+    for v in agree:
+        tag = {"agree": "[green]agree[/]     ", "approximate": "[yellow]approximate[/]",
+               "disagree": "[bold red]DISAGREE[/]  "}.get(v.status, v.status)
+        c.print(f"{tag} {escape(v.name)} ({escape(v.result_kind)}) - {escape(v.detail)}", highlight=False)
+    nf = sum(v.failed for v in slos)
+    nd = sum(v.disagrees for v in agree)
+    na = sum(v.status == "approximate" for v in agree)
+    c.print(f"{scn.name}: SLOs {len(slos) - nf} hold, {nf} fail; methods: {len(agree) - nd - na} checks agree, "
+            f"{na} approximate, {nd} disagree", highlight=False)
+    if code == EXIT_DISAGREE:
+        c.print(f"{scn.name}: every SLO holds but methods disagree (exit {EXIT_DISAGREE})", highlight=False)
     return code
 
 

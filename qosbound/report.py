@@ -7,10 +7,11 @@ import sys
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from qosbound.results import METHODS, Result, Verdict
+from qosbound.results import METHODS, Kind, Result, Verdict
 from qosbound.units import format_quantity
 
-__all__ = ["render_text", "render_json", "write_junit", "render_markdown", "console"]
+__all__ = ["render_text", "render_json", "write_junit", "write_junit_error", "render_markdown", "console", "split",
+           "omitted", "fmt_interval"]
 
 
 def console(file=None):
@@ -20,15 +21,23 @@ def console(file=None):
 
 
 def fmt_interval(r: Result) -> str:
+    """The result's interval and kind: '[7.87 ms, 7.88 ms] 95% CI', 'upper bound', 'approximation (neglects ...)'.
+
+    The bounds are shown only when they differ from the value at the printed precision (a numerical interval
+    1e-10 wide is 'numerical', with its half-width); every number carries the result's unit."""
     iv = r.interval
     if iv is None:
         return ""
-    label = iv.label()
-    if iv.neglects:
-        label += f" (neglects {iv.neglects})"
+    label = iv.describe()
     if iv.low == iv.high:
         return label
-    return f"[{format_quantity(iv.low, r.unit)}, {format_quantity(iv.high, r.unit)}] {label}"
+    if iv.kind is Kind.NUMERICAL:  # an error bound: shown as a half-width (none below the normal floats)
+        h = max(iv.high - r.value, r.value - iv.low)
+        return f"{label}, ±{format_quantity(h, r.unit, digits=2)}" if h >= 1e-300 else label
+    lo, hi, val = (format_quantity(x, r.unit) for x in (iv.low, iv.high, r.value))
+    if lo == val == hi:
+        return f"{label}, ±{format_quantity(iv.half_width, r.unit, digits=2)}"
+    return f"[{lo}, {hi}] {label}"
 
 
 def _status_style(status: str) -> str:
@@ -36,8 +45,29 @@ def _status_style(status: str) -> str:
             "inconclusive": "yellow", "agree": "green", "approximate": "yellow"}.get(status, "")
 
 
+def _q(x: float | None, unit: str) -> str:
+    return format_quantity(x, unit) if x is not None else "-"
+
+
+def omitted(results: list[Result]) -> list[str]:
+    """Why a method left metrics out (``provenance['omitted']``), one line each."""
+    out = []
+    for r in results:
+        for pattern, reason in (r.provenance.get("omitted") or {}).items():
+            line = f"{pattern} by {r.method} omitted: {reason}"
+            if line not in out:
+                out.append(line)
+    return out
+
+
+def split(verdicts: list[Verdict]) -> tuple[list[Verdict], list[Verdict]]:
+    """(SLO verdicts, agreement verdicts)."""
+    return [v for v in verdicts if v.kind == "slo"], [v for v in verdicts if v.kind != "slo"]
+
+
 def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdict], out=None,
                 title: str | None = None) -> None:
+    from rich.markup import escape as escape_markup
     from rich.table import Table
 
     c = console(out)
@@ -45,8 +75,8 @@ def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdic
     t.add_column("metric")
     t.add_column("method")
     t.add_column("value", justify="right")
-    t.add_column("interval")
-    t.add_column("provenance", overflow="fold", max_width=60)
+    t.add_column("kind and interval", overflow="fold", max_width=60)
+    t.add_column("provenance", overflow="fold", max_width=50)
     order = {m: i for i, m in enumerate(METHODS)}
     metrics_order: list[str] = []
     for r in results:
@@ -55,66 +85,140 @@ def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdic
     rows = sorted(results, key=lambda r: (metrics_order.index(r.metric), order.get(r.method, 99)))
     prev = None
     for r in rows:
+        src = str(r.provenance.get("source", r.provenance.get("formula", "")))
+        if r.estimates:
+            src = f"estimates {r.estimates}; {src}"
+        if r.bounds:
+            src = f"also bounds {', '.join(r.bounds)}; {src}"
         t.add_row(r.metric if r.metric != prev else "", r.method, format_quantity(r.value, r.unit),
-                  fmt_interval(r), str(r.provenance.get("source", r.provenance.get("formula", ""))))
+                  escape_markup(fmt_interval(r)), escape_markup(src))
         prev = r.metric
     c.print(t)
-    if verdicts:
-        v = Table(title="verdicts", title_justify="left")
+    for line in omitted(results):
+        c.print(f"[yellow]note[/] {escape_markup(line)}", highlight=False)
+    slos, agree = split(verdicts)
+    for heading, group in (("SLO verdicts", slos), ("agreement between methods", agree)):
+        if not group:
+            continue
+        v = Table(title=heading, title_justify="left")
         v.add_column("check")
         v.add_column("method")
         v.add_column("status")
         v.add_column("value", justify="right")
-        v.add_column("limit", justify="right")
+        v.add_column("limit" if heading.startswith("SLO") else "reference", justify="right")
         v.add_column("margin", justify="right")
-        v.add_column("detail", overflow="fold", max_width=50)
-        for x in verdicts:
-            v.add_row(x.name, x.method, f"[{_status_style(x.status)}]{x.status}[/]",
-                      format_quantity(x.value, x.unit) if x.value is not None else "-",
-                      format_quantity(x.limit, x.unit) if x.limit is not None else "-",
-                      format_quantity(x.margin, x.unit) if x.margin is not None else "-", x.detail)
+        v.add_column("detail", overflow="fold", max_width=60)
+        for x in group:
+            detail = x.detail
+            if x.kind == "slo" and x.result_kind:
+                detail = f"({x.result_kind}) {detail}".strip()
+            v.add_row(escape_markup(x.name), x.method, f"[{_status_style(x.status)}]{x.status}[/]",
+                      _q(x.value, x.unit), _q(x.limit, x.unit), _q(x.margin, x.unit), escape_markup(detail))
         c.print(v)
 
 
 def render_json(scenario: Any, results: list[Result], verdicts: list[Verdict], extra: dict | None = None) -> str:
+    slos, agree = split(verdicts)
     doc = {"scenario": scenario, "metrics": [r.to_json() for r in results],
-           "verdicts": [v.to_json() for v in verdicts]}
+           "verdicts": [v.to_json() for v in verdicts],
+           "slo_verdicts": [v.to_json() for v in slos], "agreement_verdicts": [v.to_json() for v in agree],
+           "omitted": omitted(results)}
     if extra:
         doc.update(extra)
     return json.dumps(doc, indent=2, allow_nan=False)
 
 
-def write_junit(path: str, suite: str, verdicts: list[Verdict]) -> None:
-    """One testcase per verdict; violated/disagree/missing are failures."""
-    failures = sum(1 for v in verdicts if v.failed)
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
-             f'<testsuites><testsuite name={quoteattr(suite)} tests="{len(verdicts)}" failures="{failures}" '
-             f'errors="0" skipped="0">']
+def _testcase_name(v: Verdict) -> str:
+    return f"{v.name} [{v.method}]" if v.kind == "slo" else v.name
+
+
+def _message(v: Verdict) -> str:
+    msg = f"{v.status}: value {_q(v.value, v.unit)}, {'limit' if v.kind == 'slo' else 'reference'} {_q(v.limit, v.unit)}"
+    if v.margin is not None:
+        msg += f", margin {_q(v.margin, v.unit)}"
+    if v.result_kind:
+        msg += f" ({v.result_kind})"
+    if v.detail:
+        msg += f"; {v.detail}"
+    return msg
+
+
+def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str, float], failing) -> list[str]:
+    """One <testsuite>: a <testcase> per verdict with a unique name, its time and its result's kind."""
+    names: dict[str, int] = {}
+    cases = []
+    involved: set[str] = set()
     for v in verdicts:
-        name = f"{v.name} [{v.method}]"
-        lines.append(f'  <testcase classname={quoteattr(suite + "." + v.kind)} name={quoteattr(name)}>')
-        if v.failed:
-            msg = (f"{v.status}: value {format_quantity(v.value, v.unit) if v.value is not None else '-'}, "
-                   f"limit {format_quantity(v.limit, v.unit) if v.limit is not None else '-'}"
-                   f"{', margin ' + format_quantity(v.margin, v.unit) if v.margin is not None else ''}"
-                   f"{'; ' + v.detail if v.detail else ''}")
-            lines.append(f"    <failure message={quoteattr(msg)}>{escape(msg)}</failure>")
-        elif v.status == "inconclusive":
-            lines.append(f"    <system-out>{escape(v.detail)}</system-out>")
-        lines.append("  </testcase>")
-    lines.append("</testsuite></testsuites>")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
+        base = _testcase_name(v)
+        k = names.get(base, 0) + 1
+        names[base] = k
+        case = base if k == 1 else f"{base} #{k}"
+        t = sum(seconds.get(m, 0.0) for m in v.method.split(" vs "))
+        involved.update(v.method.split(" vs "))
+        lines = [f'    <testcase classname={quoteattr(classname)} name={quoteattr(case)} time="{t:.3f}">']
+        props = [("metric", v.metric), ("method", v.method), ("status", v.status)]
+        if v.result_kind:
+            props.append(("kind", v.result_kind))
+        lines.append("      <properties>" + "".join(f"<property name={quoteattr(a)} value={quoteattr(b)}/>"
+                                                    for a, b in props) + "</properties>")
+        msg = _message(v)
+        if failing(v):
+            lines.append(f"      <failure message={quoteattr(msg)} type={quoteattr(v.status)}>{escape(msg)}</failure>")
+        else:
+            lines.append(f"      <system-out>{escape(msg)}</system-out>")
+        lines.append("    </testcase>")
+        cases += lines
+    failures = sum(1 for v in verdicts if failing(v))
+    total = sum(seconds.get(m, 0.0) for m in involved)
+    head = (f'  <testsuite name={quoteattr(name)} tests="{len(verdicts)}" failures="{failures}" errors="0" '
+            f'skipped="0" time="{total:.3f}">')
+    return [head] + cases + ["  </testsuite>"]
+
+
+def write_junit(path: str, suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None) -> None:
+    """JUnit XML with two test suites: ``<suite>.slo`` (a failure per SLO that does not hold) and
+    ``<suite>.agreement`` (a failure per pair of methods that disagree). Every verdict is one testcase whose
+    name is unique and names the metric and the method(s); ``time`` is the time spent computing the results it
+    judges (``seconds``: per method)."""
+    seconds = seconds or {}
+    slos, agree = split(verdicts)
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<testsuites name={quoteattr(suite)}>"]
+    lines += _suite(f"{suite}.slo", f"{suite}.slo", slos, seconds, lambda v: v.failed)
+    lines += _suite(f"{suite}.agreement", f"{suite}.agreement", agree, seconds, lambda v: v.disagrees)
+    lines.append("</testsuites>")
+    _write(path, "\n".join(lines) + "\n")
+
+
+def write_junit_error(path: str, suite: str, error: BaseException, seconds: float = 0.0) -> None:
+    """A JUnit report for a run that could not be evaluated (bad input, engine failure): one failing testcase
+    carrying the message, so CI shows why."""
+    msg = str(error) or type(error).__name__
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<testsuites name={quoteattr(suite)}>",
+             f'  <testsuite name={quoteattr(suite + ".input")} tests="1" failures="1" errors="0" skipped="0" '
+             f'time="{seconds:.3f}">',
+             f'    <testcase classname={quoteattr(suite + ".input")} name="scenario loads and evaluates" '
+             f'time="{seconds:.3f}">',
+             f"      <failure message={quoteattr(msg)} type={quoteattr(type(error).__name__)}>{escape(msg)}</failure>",
+             "    </testcase>", "  </testsuite>", "</testsuites>"]
+    _write(path, "\n".join(lines) + "\n")
+
+
+def _write(path: str, text: str) -> None:
+    from qosbound.errors import QosboundError
+
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise QosboundError(f"--junit {path}: cannot write the report: {e.strerror or e}") from None
 
 
 def render_markdown(results: list[Result], verdicts: list[Verdict]) -> str:
-    out = ["| metric | method | value | interval |", "|---|---|---|---|"]
+    out = ["| metric | method | value | kind and interval |", "|---|---|---|---|"]
     for r in results:
         out.append(f"| {r.metric} | {r.method} | {format_quantity(r.value, r.unit)} | {fmt_interval(r)} |")
     if verdicts:
         out += ["", "| check | method | status | value | limit |", "|---|---|---|---|---|"]
         for v in verdicts:
-            out.append(f"| {v.name} | {v.method} | {v.status} | "
-                       f"{format_quantity(v.value, v.unit) if v.value is not None else '-'} | "
-                       f"{format_quantity(v.limit, v.unit) if v.limit is not None else '-'} |")
+            out.append(f"| {v.name} | {v.method} | {v.status} | {_q(v.value, v.unit)} | {_q(v.limit, v.unit)} |")
     return "\n".join(out) + "\n"

@@ -34,7 +34,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Kind", "Interval", "Result", "Verdict", "METHODS", "results_to_json"]
+__all__ = ["Kind", "Interval", "Result", "Verdict", "METHODS", "results_to_json", "InconsistentResult"]
+
+
+class InconsistentResult(ValueError):
+    """A result or interval that contradicts itself (a value outside its own interval, an empty interval, an
+    unknown kind): an internal error of the code that built it, never a user's input error."""
 
 #: The methods, in report order.
 METHODS = ("closed-form", "model-checked", "simulated", "ns-3", "trace")
@@ -69,7 +74,7 @@ def _legacy_kind(text: str) -> tuple[Kind, float | None]:
         return Kind.CI, float(t[:-4]) / 100.0
     if t.startswith("precision") or "error" in t:
         return Kind.NUMERICAL, None
-    raise ValueError(f"unknown interval kind {text!r}")
+    raise InconsistentResult(f"unknown interval kind {text!r}")
 
 
 @dataclass(frozen=True)
@@ -96,15 +101,19 @@ class Interval:
             object.__setattr__(self, "kind", kind)
             if level is not None and self.level is None:
                 object.__setattr__(self, "level", level)
+            if kind is Kind.APPROXIMATION and not self.neglects:  # legacy label: say that nobody said what
+                object.__setattr__(self, "neglects", "unstated (legacy 'approximation' label)")
         for name in ("low", "high"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or math.isnan(v):
-                raise ValueError(f"interval {name} {v!r} is not a number")
+                raise InconsistentResult(f"interval {name} {v!r} is not a number")
             object.__setattr__(self, name, float(v))
         if self.low > self.high:
-            raise ValueError(f"interval [{self.low!r}, {self.high!r}] is empty")
+            raise InconsistentResult(f"interval [{self.low!r}, {self.high!r}] is empty")
         if self.kind is Kind.CI and not (self.level is not None and 0.0 < self.level < 1.0):
-            raise ValueError("a confidence interval needs a level in (0, 1)")
+            raise InconsistentResult("a confidence interval needs a level in (0, 1)")
+        if self.kind is Kind.APPROXIMATION and not self.neglects:
+            raise InconsistentResult("an approximation must say what it neglects")
 
     # ---- constructors -------------------------------------------------------------------------------
     @classmethod
@@ -129,8 +138,6 @@ class Interval:
                       note: str = "") -> "Interval":
         """An approximation of the metric; ``neglects`` says what it leaves out; ``[low, high]`` an error
         estimate if one is known."""
-        if not neglects:
-            raise ValueError("an approximation must say what it neglects")
         return cls(value if low is None else low, value if high is None else high, Kind.APPROXIMATION,
                    neglects=neglects, note=note)
 
@@ -158,8 +165,12 @@ class Interval:
             return f"{pct}% CI"
         return self.kind.value
 
+    def describe(self) -> str:
+        """The label with what an approximation neglects: 'approximation (neglects the PQ capacity)'."""
+        return self.label() + (f" (neglects {self.neglects})" if self.neglects else "")
+
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind.value, "low": _clean(self.low), "high": _clean(self.high)}
+        out: dict[str, Any] = {"kind": self.kind.value, "label": self.label(), "low": _clean(self.low), "high": _clean(self.high)}
         if self.level is not None:
             out["level"] = self.level
         if self.se is not None:
@@ -179,6 +190,9 @@ class Result:
 
     ``bounds`` lists further metrics (``fnmatch`` patterns on metric names) that an
     upper or lower bound also bounds, e.g. ``EF.delay.max`` bounding ``EF.delay.p*``.
+    ``estimates`` names the metric an estimate is of when its own name differs,
+    e.g. ``EF.delay.cobham_mean`` (an approximation) estimates ``EF.delay.mean``;
+    agreement checks then compare it with the other methods' ``EF.delay.mean``.
     """
 
     metric: str
@@ -188,20 +202,24 @@ class Result:
     interval: Interval | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
     bounds: tuple[str, ...] = ()
+    estimates: str | None = None
 
     def __post_init__(self):
         if self.method not in METHODS:
-            raise ValueError(f"unknown method {self.method!r}")
+            raise InconsistentResult(f"unknown method {self.method!r}")
         if not isinstance(self.value, (int, float)) or not math.isfinite(self.value):
-            raise ValueError(f"{self.metric} by {self.method}: value {self.value!r} is not finite")
+            raise InconsistentResult(f"{self.metric} by {self.method}: value {self.value!r} is not finite")
         iv = self.interval
         if iv is not None:
             tol = 1e-12 * max(1.0, abs(self.value))
             if not iv.contains(self.value, tol):
-                raise ValueError(f"{self.metric} by {self.method}: value {self.value!r} lies outside its own "
+                raise InconsistentResult(f"{self.metric} by {self.method}: value {self.value!r} lies outside its own "
                                  f"{iv.label()} [{iv.low!r}, {iv.high!r}]")
         if self.bounds and (iv is None or not iv.is_bound):
-            raise ValueError(f"{self.metric} by {self.method}: only a bound can bound other metrics")
+            raise InconsistentResult(f"{self.metric} by {self.method}: only a bound can bound other metrics")
+        if self.estimates is not None and (iv is None or iv.is_bound):
+            raise InconsistentResult(f"{self.metric} by {self.method}: a bound bounds (use 'bounds'), it does not "
+                                     "estimate another metric")
 
     @property
     def kind(self) -> Kind | None:
@@ -225,6 +243,8 @@ class Result:
         }
         if self.bounds:
             out["bounds"] = list(self.bounds)
+        if self.estimates:
+            out["estimates"] = self.estimates
         return out
 
 
@@ -250,6 +270,7 @@ class Verdict:
     unit: str = ""
     margin: float | None = None  # limit-side slack, SI; negative when violated
     detail: str = ""
+    result_kind: str = ""  # kind of the judged result (SLO), or of the two compared results (agreement)
 
     @property
     def failed(self) -> bool:
@@ -273,6 +294,7 @@ class Verdict:
             "unit": self.unit,
             "margin": _clean(self.margin),
             "detail": self.detail,
+            "result_kind": self.result_kind,
         }
 
 

@@ -8,7 +8,13 @@ reduced to the same metric names with batch-means intervals and compared:
 an estimate must agree with the model-checked (or closed-form) value, and
 must not exceed a closed-form bound. Output: a table of model / bound / trace
 values with intervals and a verdict per metric, plots (PNG and SVG) in
-``--out``, or ``--json``. Exit 0 when every check holds, 1 otherwise.
+``--out``, or ``--json``. Exit codes as everywhere (:mod:`qosbound.verdicts`):
+0 when every check holds, 1 when an SLO fails on the trace, 3 when the trace
+disagrees with a model or exceeds a bound.
+
+The command asks the system module for what it can do, not for its name:
+``plot_delays(scn)`` (the delay range worth plotting), ``simulate_trace(scn,
+packets, seed)`` and ``ns3_trace(scn, ef_packets)``.
 """
 
 from __future__ import annotations
@@ -58,20 +64,14 @@ def load_trace(spec: str):
 
 
 def _with_plot_grid(scn, system):
-    """The scenario with extra CCDF points for the plot (when its schema has ``metrics.ccdf_at``)."""
+    """The scenario with extra CCDF points for the plot (when its schema has ``metrics.ccdf_at`` and the system
+    says which delay range is worth plotting)."""
     from qosbound.scenario import build
 
     metrics = getattr(scn, "metrics", None)
-    if metrics is None or not hasattr(metrics, "ccdf_at"):
+    if metrics is None or not hasattr(metrics, "ccdf_at") or not hasattr(system, "plot_delays"):
         return scn, []
-    bound = None
-    try:
-        if scn.system == "pq_txq":
-            from qosbound.validation.pq_txq_sim import max_delay_bound
-
-            bound = max_delay_bound(system.params(scn))
-    except Exception:  # pragma: no cover - the grid is a convenience
-        bound = None
+    bound = system.plot_delays(scn)
     if not bound:
         return scn, []
     from qosbound.systems.base import ccdf_name
@@ -103,11 +103,7 @@ def _simulate(scn, system, progress):
     seed = int(getattr(opts, "seed", 1))
     if hasattr(system, "simulate_trace"):
         table = system.simulate_trace(scn, packets, seed)
-    elif scn.system == "pq_txq":
-        from qosbound.validation.pq_txq_sim import simulate_trace
-
-        table = simulate_trace(system.params(scn), packets, seed)
-    elif scn.system == "af":
+    elif hasattr(system, "sim_config"):  # AF: the class simulator's own trace writer
         from qosbound.validation.af_sim import trace_table
 
         table = trace_table(system.sim_config(scn), packets, seed, list(scn.classes))
@@ -118,19 +114,10 @@ def _simulate(scn, system, progress):
 
 
 def _ns3(scn, system):
-    from qosbound.validation import ns3_runner
-
-    if scn.system != "pq_txq":
-        raise ScenarioError(f"the ns-3 counterpart exists for pq_txq scenarios; {scn.system} scenarios are "
-                            "validated with --simulate or --trace", field="system")
-    p = system.params(scn)
-    seed = int(scn.methods.simulated.seed)
-    cfg = ns3_runner.pq_config_from_params(p, duration=NS3_EF_PACKETS / p.lam, seed=seed)
-    table, info = ns3_runner.run_pq(cfg)
-    info.update(kind="ns-3", device_queue_packets=cfg.device_queue, duration=cfg.duration,
-                semantics=f"device queue {cfg.device_queue} packets + 1 on the wire = Q_t {p.Q_t} units of one "
-                          "packet each")
-    return table, info
+    if not hasattr(system, "ns3_trace"):
+        raise ScenarioError(f"no ns-3 counterpart for {scn.system} scenarios; validate them with --simulate or "
+                            "--trace", field="system")
+    return system.ns3_trace(scn, NS3_EF_PACKETS)
 
 
 def _metric_names(scn, system, reference: list[Result]) -> list[str]:
@@ -186,19 +173,18 @@ def validate(scn, source: str, trace_spec: str | None = None, progress=None):
 
 
 def _rows(ctx) -> list[dict]:
-    """One row per metric: reference value, bound, observed value and a verdict."""
-    from qosbound.validation.compare import is_bound
+    """One row per metric: reference estimate, bounds, observed value and a verdict."""
+    from qosbound.results import Kind
 
     ref = ctx["reference"]
     obs = {r.metric: r for r in ctx["observed"]}
     rows = []
     for name in ctx["metrics"]:
-        model = next((r for r in ref if r.metric == name and r.method == "model-checked"), None)
-        if model is None:
-            model = next((r for r in ref if r.metric == name and is_bound(r) is None
-                          and r.interval is not None and r.interval.kind != "approximation"), None)
-        prefix, stat = (name.rsplit(".", 1) + [""])[:2]
-        bounds = [r for r in ref if is_bound(r) == stat and r.metric.rsplit(".", 1)[0] == prefix]
+        estimates = [r for r in ref if (r.estimates or r.metric) == name and r.interval is not None
+                     and not r.interval.is_bound]
+        model = next((r for r in estimates if r.method == "model-checked"), None) or next(
+            (r for r in estimates if r.kind in (Kind.EXACT, Kind.NUMERICAL)), None)
+        bounds = [r for r in ref if r.bounds_metric(name)]
         o = obs.get(name)
         vs = [v for v in ctx["verdicts"] if v.metric == name]
         if o is None and model is None and not bounds:
@@ -206,25 +192,59 @@ def _rows(ctx) -> list[dict]:
         if not vs:
             verdict = "no reference" if o is not None else "not in trace"
         elif any(v.status == "disagree" for v in vs):
-            verdict = "exceeds bound" if any(v.status == "disagree" and "bound" in v.name for v in vs) else "disagree"
+            verdict = ("exceeds bound" if any(v.status == "disagree" and "bound" in v.result_kind for v in vs)
+                       else "disagree")
+        elif any(v.status == "agree" and "bound" not in v.result_kind for v in vs):
+            verdict = "agrees"
+        elif any(v.status == "agree" for v in vs):
+            verdict = "within bound"
         else:
-            verdict = "agrees" if any("agrees" in v.name for v in vs) else "within bound"
+            verdict = "approximate"
         rows.append({"metric": name, "model": model, "bounds": bounds, "observed": o, "verdict": verdict})
     return rows
 
 
+def _slo_marks(scn, system, cls: str) -> list[tuple[str, float | None, float | None]]:
+    """The scenario's SLOs on one class's delay, as plot marks (label, delay limit, probability)."""
+    from qosbound.systems.base import parse_quantile_name
+    from qosbound.units import format_quantity, parse_quantity
+
+    out = []
+    for slo in getattr(scn, "slos", []):
+        parts = slo.metric.split(".", 2)
+        if len(parts) < 3 or parts[0] != cls or parts[1] != "delay" or slo.bound != "max":
+            continue
+        stat = parts[2]
+        try:
+            limit = system.slo_limit(scn, slo)
+        except QosboundError:
+            continue
+        q = parse_quantile_name(stat)
+        if q is not None:
+            out.append((f"{stat} <= {format_quantity(limit, 's')}", limit, 1.0 - q))
+        elif stat.startswith("ccdf@"):
+            d = parse_quantity(stat[5:], "time")
+            out.append((f"P(delay > {format_quantity(d, 's')}) <= {limit:.3g}", d, limit))
+        elif stat in ("mean", "max", "worst_case_mean"):
+            out.append((f"{stat} <= {format_quantity(limit, 's')}", limit, None))
+    return out
+
+
 def _plots(ctx, scn, out_dir) -> list[str]:
     from qosbound.validation import plots
-    from qosbound.validation.compare import delays
+    from qosbound.validation.compare import _colour, delays
     from qosbound.units import parse_quantity
 
     t = ctx["trace"]
+    system = ctx["system"]
     paths: list[str] = []
     classes = []
     for r in ctx["reference_all"] + ctx["observed"]:
         parts = r.metric.split(".")
         if len(parts) >= 3 and parts[1] == "delay" and parts[0] not in classes:
             classes.append(parts[0])
+    mc = getattr(getattr(scn, "methods", None), "model_checked", None)
+    floor = float(getattr(mc, "precision", 1e-10))
     for c in classes:
         d = delays(t, c)
         if len(d) == 0:
@@ -238,15 +258,14 @@ def _plots(ctx, scn, out_dir) -> list[str]:
             if r.metric.startswith(f"{c}.delay.ccdf@") and r.interval is not None:
                 tpts.append((parse_quantity(r.metric.split("@", 1)[1], "time"), r.value, r.interval.low,
                              r.interval.high))
+        # upper bounds on this class's delays (the closed-form maximum, the worst case of the mean)
         bounds = {r.metric.split(".", 2)[-1]: r.value for r in ctx["reference"]
-                  if r.method == "closed-form" and r.metric.startswith(f"{c}.delay.")
-                  and r.metric.split(".", 2)[-1] in ("worst_case_mean", "max")}
+                  if r.metric.startswith(f"{c}.delay.") and r.interval is not None and r.interval.is_bound
+                  and r.method != "model-checked" and r.interval.kind.value == "upper bound"}
         paths += plots.delay_ccdf(d, out_dir, cls=c, trace_label=ctx["method"], model_points=pts,
-                                  trace_points=tpts, bounds=bounds, title=f"{scn.name}: {c} delay CCDF")
-    from qosbound.validation.compare import _colour
-
-    capacity = getattr(getattr(scn, "link", None), "rate", None)
-    ref = []
+                                  trace_points=tpts, bounds=bounds, slos=_slo_marks(scn, system, c),
+                                  model_floor=floor, title=f"{scn.name}: {c} delay CCDF")
+    ref, obs = [], []
     for r in ctx["reference"]:
         parts = r.metric.split(".")
         if r.method in ("model-checked", "closed-form") and len(parts) >= 2 and parts[1] in ("loss", "drop"):
@@ -254,8 +273,16 @@ def _plots(ctx, scn, out_dir) -> list[str]:
             if len(parts) == 3 and col is None:
                 continue
             ref.append((parts[0], None if col in (None, -1) else col, r.method, r.value))
-    paths += plots.drop_vs_load(t.arrival, t.size, t.dropped, t.colour, t.cls, out_dir, capacity=capacity,
-                                reference=ref, trace_label=ctx["method"], title=f"{scn.name}: drops against load")
+    for r in ctx["observed"]:
+        parts = r.metric.split(".")
+        if len(parts) >= 2 and parts[1] in ("loss", "drop") and r.interval is not None:
+            col = _colour(parts[0], parts[2]) if len(parts) == 3 else None
+            if len(parts) == 3 and col is None:
+                continue
+            obs.append((parts[0], None if col in (None, -1) else col, r.value, r.interval.low, r.interval.high))
+    if obs or ref:
+        paths += plots.drop_by_colour(obs, ref, out_dir, trace_label=ctx["method"],
+                                      title=f"{scn.name}: drop probability per drop precedence")
     return paths
 
 
@@ -315,9 +342,11 @@ def run(args) -> int:
     c.print(t)
     for v in ctx["slo_verdicts"]:
         c.print(f"SLO {v.name} on {v.method}: {v.status}", highlight=False)
+    from rich.markup import escape
+
     for v in ctx["verdicts"]:
-        if v.failed:
-            c.print(f"[bold red]DISAGREE[/] {v.metric} ({v.method}): {v.detail}", highlight=False)
+        if v.disagrees:
+            c.print(f"[bold red]DISAGREE[/] {escape(v.name)} ({v.method}): {escape(v.detail)}", highlight=False)
     if "match" in info:
         m = info["match"]
         c.print(f"captures: {m['ingress']} ingress, {m['egress']} egress, {m['matched']} matched, {m['lost']} lost, "
@@ -328,8 +357,11 @@ def run(args) -> int:
         c.print(f"[yellow]note[/] {n}", highlight=False)
     if plot_paths:
         c.print(f"plots: {', '.join(plot_paths)}", highlight=False)
-    nf = sum(v.failed for v in verdicts)
-    c.print(f"{scn.name}: {len(verdicts) - nf} checks hold, {nf} fail", highlight=False)
+    nf = sum(v.failed for v in ctx["slo_verdicts"])
+    nd = sum(v.disagrees for v in ctx["verdicts"])
+    c.print(f"{scn.name}: SLOs on the {ctx['method']} trace: {len(ctx['slo_verdicts']) - nf} hold, {nf} fail; "
+            f"against the models: {len(ctx['verdicts']) - nd} checks agree or are approximate, {nd} disagree",
+            highlight=False)
     return code
 
 

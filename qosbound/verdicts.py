@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from qosbound.errors import QosboundError
 from qosbound.results import Kind, Result, Verdict
 from qosbound.scenario import SLO
-from qosbound.units import parse_quantity
+from qosbound.units import SI_UNIT, parse_quantity
 
 __all__ = ["default_slo_limit", "judge_slos", "exit_code", "EXIT_OK", "EXIT_SLO", "EXIT_INPUT", "EXIT_DISAGREE"]
 
@@ -14,13 +15,27 @@ def default_slo_limit(metric_kind, slo: SLO) -> float:
     return parse_quantity(slo.raw_limit, kind, field=slo.bound)
 
 
-def judge_slo(slo: SLO, limit: float, results: list[Result]) -> list[Verdict]:
-    """One verdict per method that produced ``slo.metric``; 'missing' when none did."""
+def omitted_reason(metric: str, results: list[Result]) -> str | None:
+    """Why a method left ``metric`` out, when one says so (``provenance['omitted']``: pattern -> reason)."""
+    import fnmatch
+
+    for r in results:
+        for pattern, reason in (r.provenance.get("omitted") or {}).items():
+            if fnmatch.fnmatchcase(metric, pattern):
+                return f"{r.method}: {reason}"
+    return None
+
+
+def judge_slo(slo: SLO, limit: float, results: list[Result], unit: str = "") -> list[Verdict]:
+    """One verdict per method that produced ``slo.metric``; 'missing' when none did.
+
+    ``unit`` is the SI unit of the limit, shown with a missing SLO's limit."""
     matching = [r for r in results if r.metric == slo.metric and (slo.method is None or r.method == slo.method)]
     if not matching:
+        why = omitted_reason(slo.metric, results)
         return [Verdict(kind="slo", name=slo.title(), metric=slo.metric, method=slo.method or "any",
-                        status="missing", limit=limit,
-                        detail="no requested method produces this metric")]
+                        status="missing", limit=limit, unit=unit,
+                        detail=why or "no requested method produces this metric")]
     out = []
     for r in matching:
         if slo.bound == "max":
@@ -38,8 +53,11 @@ def judge_slo(slo: SLO, limit: float, results: list[Result]) -> list[Verdict]:
                 detail = f"the {iv.label()} straddles the limit; point estimate {'meets' if margin >= 0 else 'misses'} it"
                 if margin < 0:
                     status = "violated"
+        if iv is not None and iv.kind is Kind.APPROXIMATION:
+            detail = (detail + "; " if detail else "") + f"an approximation: it neglects {iv.neglects}"
         out.append(Verdict(kind="slo", name=slo.title(), metric=slo.metric, method=r.method, status=status,
-                           value=r.value, limit=limit, unit=r.unit, margin=margin, detail=detail))
+                           value=r.value, limit=limit, unit=r.unit, margin=margin, detail=detail,
+                           result_kind=iv.label() if iv is not None else ""))
     return out
 
 
@@ -47,7 +65,11 @@ def judge_slos(system, scn, results: list[Result]) -> list[Verdict]:
     out: list[Verdict] = []
     for slo in scn.slos:
         limit = system.slo_limit(scn, slo)
-        out.extend(judge_slo(slo, limit, results))
+        try:
+            unit = SI_UNIT.get(system.metric_kind(slo.metric), "")
+        except QosboundError:  # a metric the system does not know: no unit to show
+            unit = ""
+        out.extend(judge_slo(slo, limit, results, unit))
     return out
 
 

@@ -41,11 +41,18 @@ def test_plan_json_has_every_metric_by_every_method(tmp_path, capsys):
         assert any(k[1] == method for k in keys)
     for metric in ("EF.delay.mean", "EF.delay.p99", "EF.delay.ccdf@10ms", "EF.loss"):
         assert (metric, "model-checked") in keys and (metric, "simulated") in keys
+    kinds = {"exact", "numerical", "upper bound", "lower bound", "approximation", "confidence interval"}
     for m in doc["metrics"]:
-        assert set(m) == {"metric", "method", "value", "unit", "interval", "provenance"}
+        assert {"metric", "method", "value", "unit", "kind", "interval", "provenance"} <= set(m)
         assert m["unit"] in ("s", "1")
-    assert code in (0, 1)
-    assert code == (1 if any(v["status"] in ("violated", "disagree", "missing") for v in doc["verdicts"]) else 0)
+        assert m["kind"] in kinds and m["interval"]["kind"] == m["kind"]
+        if m["kind"] == "approximation":
+            assert m["interval"]["neglects"]
+        if m["kind"] == "confidence interval":
+            assert m["interval"]["std_error"] is not None and m["interval"]["dof"] == 3
+    failed = any(v["status"] in ("violated", "missing") for v in doc["slo_verdicts"])
+    disagree = any(v["status"] == "disagree" for v in doc["agreement_verdicts"])
+    assert code == (1 if failed else 3 if disagree else 0) == doc["exit_code"]
 
 
 def test_verify_passes_and_writes_junit(tmp_path, capsys):

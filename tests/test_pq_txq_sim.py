@@ -357,9 +357,11 @@ def test_simulated_results_interface():
         assert isinstance(r, Result) and r.method == "simulated" and math.isfinite(r.value)
         assert r.provenance["replications"] == 4 and r.provenance["seed"] == 3
         if r.metric != "EF.delay.max":
-            assert r.interval.kind == "95% CI" and r.interval.low <= r.value <= r.interval.high
+            assert r.interval.label() == "95% CI" and r.interval.low <= r.value <= r.interval.high
             assert r.provenance["std_error"] >= 0
-    assert by["EF.delay.max"].interval is None
+            assert r.interval.se == r.provenance["std_error"] and r.interval.dof == 3
+    # the largest delay observed is a lower bound on the true maximum
+    assert by["EF.delay.max"].interval.kind.value == "lower bound"
     assert by["EF.delay.p50"].value < by["EF.delay.p99"].value <= by["EF.delay.max"].value
     assert by["EF.delay.ccdf@5ms"].value >= by["EF.delay.ccdf@10ms"].value
     assert 0 < by["EF.loss"].value < 1

@@ -32,7 +32,9 @@ def test_t_interval_matches_textbook_formula():
     assert e.std_error == pytest.approx(s)
     assert (e.low, e.high) == pytest.approx((3.5 - t * s, 3.5 + t * s))
     iv = e.interval()
-    assert iv.kind == "90% CI" and iv.low == e.low and iv.high == e.high
+    assert iv.label() == "90% CI" and iv.low == e.low and iv.high == e.high
+    # the interval carries what an agreement check needs to rebuild it family-wise
+    assert iv.se == pytest.approx(s) and iv.dof == 3 and iv.level == 0.9
 
 
 def test_t_interval_refuses_bad_input():

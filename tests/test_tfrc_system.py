@@ -122,7 +122,17 @@ def test_simulated_plan_agrees(raw):
     assert {"flow1.rate", "flow1.loss", "flow1.rtt", "flow2.rate"} <= names
     for r in res:
         assert r.provenance["replications"] == 3 and "std_error" in r.provenance
+        assert r.interval.label() == "95% CI" and r.interval.dof == 2 and r.interval.se == r.provenance["std_error"]
     verdicts = S.agreements(scn, res)
-    flow1 = [v for v in verdicts if v.metric == "flow1.rate"]
-    assert len(flow1) == 2 and all(v.status == "holds" for v in flow1)
-    assert any(v.metric == "flow2.rate" and "equation" in v.name for v in verdicts)
+    # the equation at the simulated p and R is an approximation of the sender's rate: a gap is reported, with
+    # its size, never as a contradiction
+    for flow in ("flow1", "flow2"):
+        (v,) = [v for v in verdicts if v.metric == f"{flow}.rate" and "equation" in v.name]
+        assert v.status in ("agree", "approximate") and "bit/s" in v.detail
+    # closed form vs simulated goes through the one agreement rule: the closed-form rate is an approximation
+    from qosbound.agreement import agreements
+
+    both = S.evaluate(scn, ["closed-form"], QUIET) + res
+    gen = [v for v in agreements(both) if v.metric == "flow1.rate"]
+    assert gen and all(v.status in ("agree", "approximate") for v in gen)
+    assert all("neglects" in v.detail for v in gen if v.status == "approximate")

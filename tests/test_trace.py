@@ -111,9 +111,10 @@ def test_compare_agreement_and_bounds():
                  {"std_error": 0.0002, "replications": 20})
     good = Result("EF.delay.mean", "model-checked", 0.0100, "s", Interval(0.0100, 0.0100, "precision 1e-10"))
     bad = Result("EF.delay.mean", "model-checked", 0.0120, "s", Interval(0.0120, 0.0120, "precision 1e-10"))
-    bound = Result("EF.delay.worst_case_mean", "closed-form", 0.009, "s", Interval(0.009, 0.009, "exact"))
-    v = compare([good, bound], [est])
-    assert [x.status for x in v] == ["holds", "disagree"]
+    bound = Result("EF.delay.worst_case_mean", "closed-form", 0.009, "s", Interval.upper_bound(0.009),
+                   bounds=("EF.delay.mean",))
+    v = {x.method: x for x in compare([good, bound], [est])}
+    assert v["trace vs model-checked"].status == "agree" and v["closed-form vs trace"].status == "disagree"
     assert compare([bad], [est])[0].status == "disagree"
 
 

@@ -14,8 +14,13 @@ selection (in arrival order) are cut into ``batches`` contiguous batches; the
 point estimate is the statistic of the whole selection and its standard error
 is the spread of the per-batch statistics over sqrt(batches) (batch means,
 Law & Kelton §9.5.3). The interval is Student's t with batches-1 degrees of
-freedom; the provenance carries ``std_error`` and ``replications`` (= batches)
-like a simulated result.
+freedom at the requested confidence (a confidence interval carrying its
+standard error and degrees of freedom); a proportion's standard error is never
+below the binomial one. The largest delay a trace shows is a lower bound on the
+true maximum.
+
+Comparison with the models (:func:`compare`) is the one agreement rule of
+:mod:`qosbound.agreement`: no tolerance is decided here.
 """
 
 from __future__ import annotations
@@ -27,12 +32,9 @@ import numpy as np
 
 from qosbound.errors import TraceError
 from qosbound.results import Interval, Result, Verdict
+from qosbound.validation.stats import proportion_se, two_sided_t
 
-__all__ = ["TraceArrays", "arrays", "trace_results", "trace_metric", "ks_test", "compare", "ccdf",
-           "is_bound", "BOUND_OF"]
-
-#: Closed-form bound metrics and the trace statistic each one bounds from above.
-BOUND_OF = {"worst_case_mean": "mean", "max": "max"}
+__all__ = ["TraceArrays", "arrays", "trace_results", "trace_metric", "ks_test", "compare", "ccdf", "bounded_by"]
 
 
 @dataclass
@@ -134,7 +136,7 @@ def _stat(kind, arg, d):
         return float(np.quantile(d, arg))
     if kind == "ccdf":
         return float(np.mean(d > arg))
-    raise ValueError(kind)
+    raise TraceError(f"unknown trace statistic {kind!r}")  # pragma: no cover - _parse names every kind
 
 
 def _batch(values_fn, n: int, batches: int):
@@ -146,8 +148,6 @@ def _batch(values_fn, n: int, batches: int):
 def trace_metric(t: TraceArrays, metric: str, method: str, *, batches: int = 20, confidence: float = 0.95,
                  source: str = "") -> Result | None:
     """One metric from a trace with a batch-means interval; None when the trace cannot give it."""
-    from scipy import stats
-
     parsed = _parse(metric)
     if parsed is None:
         return None
@@ -155,7 +155,7 @@ def trace_metric(t: TraceArrays, metric: str, method: str, *, batches: int = 20,
     sel = _select(t, prefix)
     if not sel.any():
         return None
-    tq = stats.t.ppf(0.5 + confidence / 2, batches - 1)
+    tq = two_sided_t(confidence, batches - 1)
     prov = {"source": source or f"{method} trace", "replications": batches, "batches": batches,
             "estimator": "batch means"}
     if kind == "delay":
@@ -171,8 +171,9 @@ def trace_metric(t: TraceArrays, metric: str, method: str, *, batches: int = 20,
         unit = "1" if stat == "ccdf" else "s"
         prov.update(packets=int(len(d)), statistic=stat)
         if stat == "max":
-            prov["std_error"] = None
-            return Result(metric, method, value, unit, Interval(value, value, "observed maximum"), prov)
+            return Result(metric, method, value, unit,
+                          Interval.lower_bound(value, note=f"the largest of {len(d)} delays in the trace: the true "
+                                                           "maximum is at least this"), prov)
     elif kind == "drop":
         s2 = sel if arg in (None, -1) else sel & (t.colour == arg)
         x = t.dropped[s2].astype(float)
@@ -197,18 +198,18 @@ def trace_metric(t: TraceArrays, metric: str, method: str, *, batches: int = 20,
         unit = "bit/s"
         prov.update(packets=int(ok.sum()))
     se = float(np.std(per, ddof=1) / math.sqrt(batches))
+    if unit == "1":
+        # a proportion: never claim more precision than binomial sampling gives (zero events seen included)
+        n = prov["packets"]
+        se = max(se, proportion_se(int(round(value * n)), n))
     prov["std_error"] = se
     half = tq * se
     lo, hi = value - half, value + half
     if unit == "1":
         lo, hi = max(lo, 0.0), min(hi, 1.0)
-        n = prov["packets"]
-        # no event (or only events) seen: the batch spread is 0; use the rule of three (95 % one-sided)
-        if value == 0.0:
-            hi = max(hi, min(1.0, 3.0 / n))
-        elif value == 1.0:
-            lo = min(lo, max(0.0, 1.0 - 3.0 / n))
-    return Result(metric, method, value, unit, Interval(lo, hi, f"{confidence * 100:g}% CI"), prov)
+    return Result(metric, method, value, unit,
+                  Interval.ci(lo, hi, confidence, se=se, dof=batches - 1,
+                              note=f"batch means over {batches} batches"), prov)
 
 
 def trace_results(table_or_arrays, metrics: list[str], method: str = "trace", *, batches: int = 20,
@@ -242,62 +243,19 @@ def ccdf(d: np.ndarray, grid: np.ndarray) -> np.ndarray:
     return 1.0 - np.searchsorted(s, grid, side="right") / max(len(s), 1)
 
 
-def is_bound(r: Result) -> str | None:
-    """The trace statistic a reference result bounds from above, or None if it is an estimate."""
-    stat = r.metric.split(".", 2)[-1] if r.metric.count(".") >= 2 else ""
-    if r.interval is not None and r.interval.kind == "bound":
-        return BOUND_OF.get(stat, stat)
-    if r.method == "closed-form" and stat in BOUND_OF:
-        return BOUND_OF[stat]
-    return None
+def bounded_by(metric: str, reference: list[Result]) -> list[Result]:
+    """The reference results that bound ``metric`` (upper or lower bounds naming it)."""
+    return [r for r in reference if r.bounds_metric(metric)]
 
 
-def compare(reference: list[Result], observed: list[Result], *, family_error: float = 0.01) -> list[Verdict]:
-    """Verdicts: each observed estimate against each reference value of the same metric.
+def compare(reference: list[Result], observed: list[Result], *, family_confidence: float = 0.99) -> list[Verdict]:
+    """Verdicts of the observed estimates (one method: trace, ns-3 or simulated) against the reference results.
 
-    An estimate agrees with a reference value when they differ by at most
-    t * std_error + the reference's own numerical tolerance, with t chosen so
-    the family of checks has error ``family_error`` (Bonferroni). A bound
-    (closed-form worst case / maximum) must not be exceeded by the observed
-    statistic it bounds (its lower confidence limit, for estimates).
+    This is :func:`qosbound.agreement.agreements` on both lists together (family-wise over every statistical
+    check of the run), keeping the verdicts that involve the observed method.
     """
-    from scipy import stats
+    from qosbound.agreement import agreements
 
-    obs = {r.metric: r for r in observed}
-    pairs, bounds = [], []
-    for ref in reference:
-        b = is_bound(ref)
-        if b is not None:
-            prefix = ref.metric.rsplit(".", 1)[0]
-            target = obs.get(f"{prefix}.{b}")
-            if target is not None:
-                bounds.append((ref, target))
-        elif ref.metric in obs:
-            pairs.append((ref, obs[ref.metric]))
-    out: list[Verdict] = []
-    checks = [(ref, r) for ref, r in pairs if r.provenance.get("std_error") is not None]
-    for ref, r in checks:
-        se = float(r.provenance["std_error"])
-        n = r.provenance.get("packets")
-        if r.unit == "1" and n and 0.0 <= ref.value <= 1.0:
-            # a proportion: never claim more precision than binomial sampling at the reference value gives
-            se = max(se, math.sqrt(ref.value * (1.0 - ref.value) / n))
-        dof = max(int(r.provenance.get("replications", 2)) - 1, 1)
-        t = stats.t.ppf(1 - family_error / (2 * len(checks)), dof)
-        tol = 0.0
-        if ref.interval is not None:
-            tol = max(abs(ref.interval.high - ref.value), abs(ref.value - ref.interval.low))
-        half = t * se + tol
-        ok = abs(r.value - ref.value) <= half
-        out.append(Verdict("agreement", f"{r.method} agrees with {ref.method}", r.metric,
-                           f"{r.method} vs {ref.method}", "holds" if ok else "disagree", r.value, ref.value,
-                           r.unit, half - abs(r.value - ref.value),
-                           f"within {t:.2f} standard errors" if ok else
-                           f"|{r.value:.6g} - {ref.value:.6g}| > {half:.3g} ({t:.2f} standard errors)"))
-    for ref, r in bounds:
-        low = r.interval.low if (r.interval is not None and "CI" in r.interval.kind) else r.value
-        ok = low <= ref.value * (1 + 1e-9)
-        out.append(Verdict("agreement", f"{ref.metric} ({ref.method} bound) >= {r.method} {r.metric}", r.metric,
-                           f"{ref.method} vs {r.method}", "holds" if ok else "disagree", r.value, ref.value,
-                           r.unit, ref.value - low, "" if ok else "the observed value exceeds the bound"))
-    return out
+    methods = {r.method for r in observed}
+    out = agreements(list(reference) + list(observed), family_confidence=family_confidence)
+    return [v for v in out if any(m in v.method.split(" vs ") for m in methods)]

@@ -1,12 +1,15 @@
 """Validation figures (matplotlib, written as PNG and SVG).
 
 * :func:`delay_ccdf` -- a class's delay CCDF from a trace (empirical, with
-  batch-means 95 % intervals at the model's points) against the model-checked
-  CCDF points and the closed-form bounds (vertical lines).
-* :func:`drop_vs_load` -- drop probability per colour against the class's
-  offered load: the trace cut into time windows (each window one point: the
-  class's offered load and its drop fraction per colour, averaged in load
-  bins), with the reference values at the trace's mean load of the class.
+  batch-means intervals at the model's points) against the model-checked CCDF
+  points, the closed-form bounds (vertical lines) and the scenario's SLO limits.
+  The y-axis stops at what the data resolve: about ``1/n`` for an empirical curve
+  of ``n`` delays, and the model's absolute precision for model points (smaller
+  model probabilities are not drawn: they are below the solver's error).
+* :func:`drop_by_colour` -- drop probability per class and drop precedence: the
+  trace's estimate with its interval beside each model's value, coloured by drop
+  precedence (AFx1 green, AFx2 yellow, AFx3 red). It is one operating point, not
+  a load sweep: a trace at one load cannot give one.
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["delay_ccdf", "drop_vs_load", "save"]
+__all__ = ["delay_ccdf", "drop_by_colour", "save", "PRECEDENCE_COLOURS"]
 
-_COLOUR_NAMES = {0: "green", 1: "yellow", 2: "red"}
+#: Drop precedence (0 = lowest, AFx1) -> plot colour, matching the names green, yellow, red.
+PRECEDENCE_COLOURS = {0: "#2ca02c", 1: "#e6b800", 2: "#d62728"}
+_PRECEDENCE_NAMES = {0: "green", 1: "yellow", 2: "red"}
+_NEUTRAL = "#1f77b4"
 
 
 def _plt():
@@ -44,96 +50,115 @@ def save(fig, out_dir: str | Path, stem: str) -> list[str]:
 
 def delay_ccdf(delays: np.ndarray, out_dir, *, cls: str = "EF", trace_label: str = "trace",
                model_points: list[tuple[float, float]] = (), trace_points: list[tuple[float, float, float, float]] = (),
-               bounds: dict[str, float] | None = None, title: str = "") -> list[str]:
-    """Empirical CCDF of ``delays`` (s) with model points (d, P) and bound lines; returns the file paths.
+               bounds: dict[str, float] | None = None, slos: list[tuple[str, float | None, float | None]] = (),
+               model_floor: float = 1e-10, title: str = "") -> list[str]:
+    """Empirical CCDF of ``delays`` (s) with model points (d, P), bound lines and SLO limits; returns the paths.
 
-    ``trace_points`` are (d, value, low, high) estimates with intervals, drawn as error bars.
+    ``trace_points`` are (d, value, low, high) estimates with intervals, drawn as error bars. ``slos`` are
+    (label, delay limit in s or None, probability or None): a delay limit alone is a vertical line (a mean or
+    maximum), a delay with a probability a point the CCDF must pass at or below (a quantile ``pq <= d`` is the
+    point (d, 1-q); ``ccdf@d <= P`` the point (d, P)). Model probabilities below ``model_floor`` (the model's
+    absolute precision) are not drawn.
     """
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     d = np.sort(np.asarray(delays, dtype=float))
     n = len(d)
+    floor = 1.0
     if n:
         y = 1.0 - np.arange(1, n + 1) / n
-        keep = y > 0
-        ax.step(d[keep] * 1e3, y[keep], where="post", color="C0", lw=1.2, label=f"{trace_label} ({n:,} packets)")
+        keep = y > 0  # the last delay has CCDF 0: the empirical curve resolves down to 1/n
+        ax.step(d[keep] * 1e3, y[keep], where="post", color=_NEUTRAL, lw=1.2,
+                label=f"{trace_label} ({n:,} packets; resolves P >= 1/n = {1.0 / n:.1g})")
+        floor = min(floor, 1.0 / n)
     for dd, v, lo, hi in trace_points:
         if v > 0:
-            ax.errorbar([dd * 1e3], [v], yerr=[[v - max(lo, v * 1e-3)], [hi - v]], fmt="none", ecolor="C0",
+            ax.errorbar([dd * 1e3], [v], yerr=[[v - max(lo, v * 1e-3)], [hi - v]], fmt="none", ecolor=_NEUTRAL,
                         capsize=3)
-    if model_points:
-        mp = sorted((x, p) for x, p in model_points if p > 0)
-        if mp:
-            ax.plot([x * 1e3 for x, _ in mp], [p for _, p in mp], "o-", color="C1", ms=4, lw=1,
-                    label="model-checked")
+    mp = sorted((x, p) for x, p in model_points if p >= model_floor)
+    if mp:
+        ax.plot([x * 1e3 for x, _ in mp], [p for _, p in mp], "o-", color="C1", ms=4, lw=1,
+                label=f"model-checked (P >= {model_floor:.0e} drawn)")
+        floor = min(floor, min(p for _, p in mp))
     for i, (name, v) in enumerate((bounds or {}).items()):
-        ax.axvline(v * 1e3, color=f"C{2 + i}", ls="--", lw=1, label=f"closed form: {name} = {v * 1e3:.3g} ms")
+        ax.axvline(v * 1e3, color=f"C{4 + i}", ls="--", lw=1, label=f"closed form: {name} = {v * 1e3:.4g} ms")
+    for label, dl, prob in slos:
+        if dl is not None and prob is not None:
+            ax.plot([dl * 1e3], [prob], marker="v", ms=9, color="k", ls="none", label=f"SLO {label}")
+            ax.hlines(prob, 0, dl * 1e3, colors="k", linestyles=":", lw=0.8)
+            floor = min(floor, prob)
+        elif dl is not None:
+            ax.axvline(dl * 1e3, color="k", ls=":", lw=1.2, label=f"SLO {label}")
     ax.set_yscale("log")
+    ax.set_ylim(bottom=0.5 * floor, top=1.5)
+    ax.set_xlim(left=0)
     ax.set_xlabel(f"{cls} delay d (ms)")
     ax.set_ylabel(f"P({cls} delay > d)")
     ax.set_title(title or f"{cls} delay CCDF")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return save(fig, out_dir, f"{cls}_delay_ccdf")
 
 
-def drop_vs_load(arrival: np.ndarray, size: np.ndarray, dropped: np.ndarray, colour: np.ndarray, cls: np.ndarray,
-                 out_dir, *, capacity: float | None = None, windows: int = 200,
-                 reference: list[tuple[str, int | None, str, float]] = (), trace_label: str = "trace",
-                 title: str = "") -> list[str]:
-    """Drop fraction per class and colour against the class's offered load, from time windows of one trace.
+def drop_by_colour(observed: list[tuple[str, int | None, float, float, float]],
+                   reference: list[tuple[str, int | None, str, float]], out_dir, *, trace_label: str = "trace",
+                   title: str = "") -> list[str]:
+    """Drop probability per class and drop precedence at the trace's operating point.
 
-    ``capacity`` (bit/s) turns the offered bit rate into a load; ``reference``
-    holds (class, colour or None for all colours, method, drop probability)
-    from the models, drawn at the trace's mean load of the class in the colour
-    of the matching trace curve.
+    ``observed`` holds (class, precedence or None for the whole class, value, low, high) from the trace;
+    ``reference`` (class, precedence or None, method, value) from the models. Each (class, precedence) is one
+    position on the x-axis, named like the DSCP (AF11, AF12, AF13; 'EF' or 'AF1 (all)' for a whole class) and
+    coloured by its drop precedence; the legend names the methods (marker shapes), one entry each.
     """
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    span = float(arrival.max() - arrival.min()) if len(arrival) else 0.0
-    colour_of: dict[tuple[str, int | None], str] = {}
-    mean_load: dict[str, float] = {}
-    if span > 0:
-        edges = np.linspace(arrival.min(), arrival.max() + 1e-12, windows + 1)
-        w = np.clip(np.searchsorted(edges, arrival, side="right") - 1, 0, windows - 1)
-        groups = sorted({(str(a), int(b)) for a, b in zip(cls.tolist(), colour.tolist())})
-        for k, (c, col) in enumerate(groups):
-            of_cls = cls == c
-            offered = np.bincount(w[of_cls], weights=size[of_cls].astype(float) * 8.0, minlength=windows) \
-                / (span / windows)
-            x = offered / capacity if capacity else offered
-            mean_load[c] = float(size[of_cls].sum()) * 8.0 / span / (capacity or 1.0)
-            sel = of_cls & (colour == col)
-            tot = np.bincount(w[sel], minlength=windows)
-            drp = np.bincount(w[sel], weights=dropped[sel].astype(float), minlength=windows)
-            ok = tot > 0
-            if not ok.any() or (drp.sum() == 0 and c == "BE"):
+    keys: list[tuple[str, int | None]] = []
+    for c, col, *_ in list(observed) + list(reference):
+        if (c, col) not in keys:
+            keys.append((c, col))
+    keys.sort(key=lambda k: (k[0], -1 if k[1] is None else k[1]))
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(keys) + 2.5), 4.5))
+
+    def name(c, col):
+        if col is None:
+            return c if c in ("EF", "BE") else f"{c} (all)"
+        return f"{c}{col + 1}" if c.startswith("AF") else f"{c} {_PRECEDENCE_NAMES.get(col, col)}"
+
+    def colour(col):
+        return PRECEDENCE_COLOURS.get(col, _NEUTRAL) if col is not None else _NEUTRAL
+
+    positive = [v for *_, v in reference if v > 0] + [v for _, _, v, _, _ in observed if v > 0]
+    floor = 0.3 * min(positive) if positive else 1e-6
+    seen: set[str] = set()
+    markers = {"model-checked": "*", "closed-form": "D", "simulated": "s"}
+    for i, (c, col) in enumerate(keys):
+        for oc, ocol, v, lo, hi in observed:
+            if (oc, ocol) != (c, col):
                 continue
-            # average windows in load bins so the curve is readable
-            bins = np.linspace(x[ok].min(), x[ok].max() + 1e-12, 12)
-            b = np.clip(np.searchsorted(bins, x[ok], side="right") - 1, 0, len(bins) - 2)
-            num = np.bincount(b, weights=drp[ok], minlength=len(bins) - 1)
-            den = np.bincount(b, weights=tot[ok], minlength=len(bins) - 1)
-            cx = np.bincount(b, weights=x[ok] * tot[ok], minlength=len(bins) - 1)
-            m = den > 0
-            label = c if col == 0 and c in ("EF", "BE") else f"{c} {_COLOUR_NAMES.get(col, col)}"
-            colour_of[(c, col)] = f"C{k % 10}"
-            colour_of.setdefault((c, None), f"C{k % 10}")
-            ax.plot(cx[m] / den[m], num[m] / den[m], "o-", ms=3, lw=1, color=colour_of[(c, col)],
-                    label=f"{trace_label}: {label}")
-    markers = {"model-checked": "*", "closed-form": "D"}
-    seen = set()
-    for c, col, method, p in reference:
-        if (c, col) not in colour_of or c not in mean_load:
-            continue  # no such traffic in the trace
-        lab = method if method not in seen else None
-        seen.add(method)
-        ax.plot([mean_load[c]], [p], marker=markers.get(method, "s"), ms=10 if method == "model-checked" else 6,
-                ls="none", color=colour_of[(c, col)], markeredgecolor="k", label=lab)
-    ax.set_xlabel("offered load of the class (fraction of the link rate)" if capacity else
-                  "offered rate of the class (bit/s)")
+            y = max(v, floor)
+            seen.add(trace_label)
+            ax.errorbar([i - 0.15], [y], yerr=[[y - max(lo, floor)], [max(hi, y) - y]], fmt="o", color=colour(col),
+                        ecolor=colour(col), capsize=4, mec="k")
+        for rc, rcol, method, v in reference:
+            if (rc, rcol) != (c, col):
+                continue
+            seen.add(method)
+            ax.plot([i + 0.15], [max(v, floor)], marker=markers.get(method, "^"), ms=11 if method == "model-checked"
+                    else 7, ls="none", color=colour(col), mec="k")
+    ax.set_xticks(range(len(keys)), [name(c, col) for c, col in keys])
+    for tick, (_, col) in zip(ax.get_xticklabels(), keys):
+        tick.set_color("k" if col is None else PRECEDENCE_COLOURS.get(col, "k"))
+    ax.set_xlim(-0.6, len(keys) - 0.4)
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=floor)
     ax.set_ylabel("drop probability")
-    ax.set_title(title or "drop probability per colour against load")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return save(fig, out_dir, "drop_vs_load")
+    ax.set_title(title or "drop probability per drop precedence (one operating point)")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    from matplotlib.lines import Line2D
+
+    # one legend entry per method, in a neutral colour: the colour of a point is its drop precedence
+    handles = [Line2D([], [], marker="o" if m == trace_label else markers.get(m, "^"), ls="none", color="0.6",
+                      mec="k", ms=7, label=f"{m} (with its interval)" if m == trace_label else m)
+               for m in [trace_label] + sorted(seen - {trace_label}) if m in seen]
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              title="marker = method\ncolour = drop precedence", title_fontsize=7)
+    return save(fig, out_dir, "drop_by_colour")

@@ -1,4 +1,4 @@
-"""Packet-level simulator of the EF priority queue + transmission queue (seed 002, Ferrari, Pau & Raffaelli 2001).
+"""Packet-level simulator of the EF priority queue + transmission queue (Ferrari, Pau & Raffaelli 2001, "Measurement Based Analysis of Delay in Priority Queueing").
 
 Semantics (the same as :mod:`qosbound.systems.pq_txq` and the PRISM model; DESIGN.md,
 "Priority queue + transmission queue"):
@@ -58,7 +58,8 @@ from numba import njit, prange
 from qosbound.errors import EngineError, ScenarioError
 from qosbound.results import Interval, Result
 from qosbound.systems.base import ccdf_name, quantile_name
-from qosbound.validation.stats import ci_kind, hist_quantile, nice_bin_width, proportion_interval, t_interval
+from qosbound.validation.stats import (hist_quantile, nice_bin_width, proportion_interval, proportion_se,
+                                       replication_seeds, t_interval)
 
 __all__ = ["Setup", "setup", "max_delay_bound", "run_replications", "replication_seeds", "Replications",
            "simulated_results", "simulate_trace", "reference_departures", "threads"]
@@ -395,12 +396,6 @@ class Replications:
     warmup: float
 
 
-def replication_seeds(seed: int, replications: int) -> np.ndarray:
-    """Independent 32-bit seeds for the replications, derived from one scenario seed."""
-    ss = np.random.SeedSequence(int(seed) & 0xFFFFFFFFFFFFFFFF)
-    return np.array([c.generate_state(1, np.uint32)[0] for c in ss.spawn(replications)], dtype=np.int64)
-
-
 def _snap(x: np.ndarray) -> np.ndarray:
     """Put threshold values within rounding of an integer tick exactly on it (exact comparisons on lattices)."""
     r = np.round(x)
@@ -461,48 +456,58 @@ def simulated_results(p, opts, ccdf: list[float], qs: list[float], progress) -> 
     rep = run_replications(p, opts.packets, opts.replications, opts.seed, opts.warmup, ccdf, advance=advance)
     st = rep.stats
     n = st[:, S_DELAYS]
-    if np.any(n == 0):
-        raise EngineError("simulator: a replication delivered no EF packet; simulate more packets")
     s = rep.setup
     conf = opts.confidence
-    base = {"replications": opts.replications, "packets": opts.packets * opts.replications,
+    R = opts.replications
+    base = {"replications": R, "packets": opts.packets * R,
             "packets_per_replication": opts.packets, "seed": opts.seed, "warmup": opts.warmup,
-            "arrivals": p.arrivals, "simulator": "qosbound.validation.pq_txq_sim"}
+            "arrivals": p.arrivals, "simulator": "qosbound.validation.pq_txq_sim",
+            "seeding": "numpy SeedSequence(seed).spawn(replications)"}
     out: list[Result] = []
 
     def add(metric, unit, per_rep, estimator, **extra):
         e = t_interval(per_rep, conf)
         prov = dict(base, std_error=e.std_error, estimator=estimator, **extra)
-        out.append(Result(metric, "simulated", e.mean, unit, e.interval(), prov))
+        out.append(Result(metric, "simulated", e.mean, unit, e.interval(note=f"Student t over {R} replications"),
+                          prov))
 
-    def add_fraction(metric, k, n_per_rep, estimator):
+    def add_fraction(metric, k, n_per_rep, estimator, **extra):
         """A fraction: the replication t-interval, widened to the pooled Clopper-Pearson interval, with the
         standard error floored at the binomial one (with (k+1)/(N+2)), so rare events seen zero times
         still get an honest interval."""
         e = t_interval(k / n_per_rep, conf)
         K, N = int(k.sum()), int(n_per_rep.sum())
         lo, hi = proportion_interval(K, N, conf)
-        pt = (K + 1.0) / (N + 2.0)
-        se = max(e.std_error, math.sqrt(pt * (1.0 - pt) / N))
-        prov = dict(base, std_error=se, estimator=estimator, events=K, trials=N)
-        iv = Interval(max(0.0, min(e.low, lo)), min(1.0, max(e.high, hi)), ci_kind(conf))
+        se = max(e.std_error, proportion_se(K, N))
+        prov = dict(base, std_error=se, estimator=estimator, events=K, trials=N, **extra)
+        iv = Interval.ci(max(0.0, min(e.low, lo)), min(1.0, max(e.high, hi)), conf, se=se, dof=R - 1,
+                         note=f"Student t over {R} replications, widened to the pooled Clopper-Pearson interval")
         out.append(Result(metric, "simulated", e.mean, "1", iv, prov))
 
-    add("EF.delay.mean", "s", st[:, S_SUM] / n, "mean of per-replication sample means")
-    for q in qs:
-        per = [hist_quantile(rep.counts[r], 0.0, s.bin_width, q, rep.bin_min[r], rep.bin_max[r])
-               for r in range(opts.replications)]
-        add(f"EF.delay.{quantile_name(q)}", "s", per, "mean of per-replication histogram quantiles "
-            "(interpolated between the smallest and largest delay in the bin)", bin_width=s.bin_width)
-    for i, d in enumerate(rep.ccdf):
-        add_fraction(ccdf_name("EF.delay", float(d)), rep.above[:, i].astype(float), n,
-                     "mean of per-replication fractions of accepted EF packets with delay > d (exact count)")
-    mx = float(st[:, S_MAX].max())
-    out.append(Result("EF.delay.max", "simulated", mx, "s", None,
-                      dict(base, std_error=None, estimator="largest delay observed over all replications",
-                           bound=s.bound)))
+    if np.all(n > 0):
+        add("EF.delay.mean", "s", st[:, S_SUM] / n, "mean of per-replication sample means")
+        for q in qs:
+            per = [hist_quantile(rep.counts[r], 0.0, s.bin_width, q, rep.bin_min[r], rep.bin_max[r])
+                   for r in range(R)]
+            add(f"EF.delay.{quantile_name(q)}", "s", per, "mean of per-replication histogram quantiles "
+                "(interpolated between the smallest and largest delay in the bin)", bin_width=s.bin_width)
+        for i, d in enumerate(rep.ccdf):
+            add_fraction(ccdf_name("EF.delay", float(d)), rep.above[:, i].astype(float), n,
+                         "mean of per-replication fractions of accepted EF packets with delay > d (exact count)")
+        mx = float(st[:, S_MAX].max())
+        out.append(Result("EF.delay.max", "simulated", mx, "s",
+                          Interval.lower_bound(mx, note="the largest delay observed over all replications: the "
+                                                        "true maximum is at least this"),
+                          dict(base, estimator="largest delay observed over all replications", bound=s.bound)))
+        omitted = {}
+    else:
+        # no accepted EF packet in some replication: a delay statistic has no value there
+        empty = int((n == 0).sum())
+        omitted = {"EF.delay.*": f"{empty} of {R} replications delivered no EF packet (every one was lost at the "
+                                 "PQ): the delay has no value; simulate more packets or check the load"}
     add_fraction("EF.loss", st[:, S_LOST], np.maximum(st[:, S_ARRIVALS], 1.0),
-                 "mean of per-replication fractions of EF arrivals lost at the PQ")
+                 "mean of per-replication fractions of EF arrivals lost at the PQ",
+                 **({"omitted": omitted} if omitted else {}))
     return out
 
 

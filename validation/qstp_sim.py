@@ -1,6 +1,6 @@
-"""Packet-level simulator of seed 003's DiffServ/AF testbed: one TFRC or gTFRC flow against a TCP aggregate.
+"""Packet-level simulator of Jourjon, Lochin & Senac's (2008) DiffServ/AF testbed: one TFRC or gTFRC flow against a TCP aggregate.
 
-Topology (seed 003, section 5.1 and Fig. 3): the studied flow (A -> B) and an
+Topology (Jourjon et al. 2008, section 5.1 and Fig. 3): the studied flow (A -> B) and an
 aggregate of ``n_tcp`` greedy TCP flows (C -> D) share one bottleneck of
 ``capacity`` bit/s (1000 kbit/s). At the edge each of the two aggregates has its
 own two-colour token-bucket marker (depth 10^4 bytes, rate = the aggregate's
@@ -306,9 +306,12 @@ def _trace_table(tr: dict, size: float):
                       colour=np.asarray(tr["colour"], dtype=np.int8))
 
 
-def replicate(cfg: QstpConfig, replications: int, seed: int) -> list[RunStats]:
-    """Independent replications: generator streams spawned from one seed."""
-    return [simulate(cfg, np.random.default_rng(ss)) for ss in np.random.SeedSequence(seed).spawn(replications)]
+def replicate(cfg: QstpConfig, replications: int, seed: int, stream: tuple[int, ...] = ()) -> list[RunStats]:
+    """Independent replications: generator streams spawned from one seed (and an optional stream key, e.g. the
+    flow's index) by :func:`qosbound.validation.stats.replication_rngs`."""
+    from qosbound.validation.stats import replication_rngs
+
+    return [simulate(cfg, rng) for rng in replication_rngs(seed, replications, stream)]
 
 
 def with_(cfg: QstpConfig, **kw) -> QstpConfig:

@@ -1,8 +1,17 @@
-"""Statistics for simulated and measured output: confidence intervals, batch means, streamed histograms.
+"""Statistics for simulated and measured output: THE one place for confidence intervals, family-wise
+(Bonferroni) quantiles and the seeding of replications. Every simulator, trace comparison and agreement
+check uses these functions; none re-types a quantile or derives seeds its own way.
 
 The public surface is small:
 
-* :func:`t_interval` -- Student-t interval for the mean of independent replications;
+* :func:`t_quantile` -- Student-t (or normal, for unknown degrees of freedom) quantile;
+* :func:`two_sided_t` -- the multiplier of a two-sided interval at a confidence level;
+* :func:`bonferroni` -- per-check probabilities that hold a family of checks at a family-wise level;
+* :func:`seed_sequences`, :func:`replication_rngs`, :func:`replication_seeds` -- independent
+  replications derived from one scenario seed by ``numpy.random.SeedSequence(seed).spawn(n)``
+  (an optional ``stream`` key separates independent experiments of one scenario, e.g. one per flow);
+* :func:`t_interval` -- Student-t interval for the mean of independent replications, at the
+  scenario's confidence level;
 * :func:`batch_means` -- the same for one long correlated run, cut into batches;
 * :class:`Estimate` -- a point estimate with its standard error and interval,
   convertible to a :class:`qosbound.results.Interval`;
@@ -30,7 +39,70 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Estimate", "t_interval", "batch_means", "proportion_interval", "ci_kind", "nice_bin_width", "Histogram",
-           "hist_quantile", "hist_ccdf"]
+           "hist_quantile", "hist_ccdf", "t_quantile", "two_sided_t", "bonferroni", "seed_sequences",
+           "replication_rngs", "replication_seeds", "proportion_se"]
+
+_MASK64 = 0xFFFFFFFFFFFFFFFF
+
+
+def t_quantile(p: float, dof: int | None) -> float:
+    """The ``p``-quantile of Student's t with ``dof`` degrees of freedom (the normal one when ``dof`` is None)."""
+    from scipy import stats
+
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"probability {p!r} is not in (0, 1)")
+    if dof is None:
+        return float(stats.norm.ppf(p))
+    if dof < 1:
+        raise ValueError("a Student-t quantile needs at least one degree of freedom")
+    return float(stats.t.ppf(p, dof))
+
+
+def two_sided_t(confidence: float, dof: int | None) -> float:
+    """The multiplier ``t`` of a two-sided interval ``mean +- t * se`` at ``confidence``."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError("confidence must be in (0, 1)")
+    return t_quantile(0.5 + confidence / 2.0, dof)
+
+
+def bonferroni(family_confidence: float, checks: int) -> tuple[float, float]:
+    """Per-check quantile probabilities (two-sided, one-sided) that hold ``checks`` checks at a family-wise
+    confidence ``family_confidence`` (Bonferroni: each check gets error ``(1 - family_confidence) / checks``)."""
+    if not 0.0 < family_confidence < 1.0:
+        raise ValueError("family_confidence must be in (0, 1)")
+    alpha = (1.0 - family_confidence) / max(int(checks), 1)
+    return 1.0 - alpha / 2.0, 1.0 - alpha
+
+
+def seed_sequences(seed: int, replications: int, stream: tuple[int, ...] = ()) -> list:
+    """``replications`` independent seed sequences spawned from the scenario seed (and a ``stream`` key
+    that separates independent experiments of one scenario, e.g. the k-th flow: ``stream=(k,)``)."""
+    if replications < 1:
+        raise ValueError("at least one replication")
+    root = np.random.SeedSequence(int(seed) & _MASK64, spawn_key=tuple(int(k) for k in stream))
+    return root.spawn(int(replications))
+
+
+def replication_rngs(seed: int, replications: int, stream: tuple[int, ...] = ()) -> list:
+    """One NumPy generator per replication (see :func:`seed_sequences`)."""
+    return [np.random.default_rng(ss) for ss in seed_sequences(seed, replications, stream)]
+
+
+def replication_seeds(seed: int, replications: int, stream: tuple[int, ...] = ()) -> np.ndarray:
+    """One 32-bit integer seed per replication (for numba kernels, which seed their own generator), drawn
+    from the same spawned sequences as :func:`replication_rngs`."""
+    return np.array([ss.generate_state(1, np.uint32)[0] for ss in seed_sequences(seed, replications, stream)],
+                    dtype=np.int64)
+
+
+def proportion_se(successes: int, trials: int) -> float:
+    """A floor for the standard error of a proportion: the binomial one at ``(k+1)/(n+2)``, so that rare
+    events seen zero (or every) time still get a positive standard error."""
+    k, n = int(successes), int(trials)
+    if n < 1:
+        raise ValueError("trials must be >= 1")
+    pt = (k + 1.0) / (n + 2.0)
+    return math.sqrt(pt * (1.0 - pt) / n)
 
 
 def ci_kind(confidence: float) -> str:
@@ -54,11 +126,16 @@ class Estimate:
     def half_width(self) -> float:
         return 0.5 * (self.high - self.low)
 
-    def interval(self):
-        """This estimate's interval as a :class:`qosbound.results.Interval`."""
+    @property
+    def dof(self) -> int:
+        return self.n - 1
+
+    def interval(self, note: str = ""):
+        """This estimate's interval as a :class:`qosbound.results.Interval` (a confidence interval carrying its
+        standard error and degrees of freedom, so agreement checks can rebuild it family-wise)."""
         from qosbound.results import Interval
 
-        return Interval(self.low, self.high, ci_kind(self.confidence))
+        return Interval.ci(self.low, self.high, self.confidence, se=self.std_error, dof=self.dof, note=note)
 
 
 def t_interval(samples, confidence: float = 0.95) -> Estimate:
@@ -67,8 +144,6 @@ def t_interval(samples, confidence: float = 0.95) -> Estimate:
     Needs at least two finite samples. When all samples are equal the interval
     has zero width.
     """
-    from scipy import stats
-
     x = np.asarray(samples, dtype=np.float64).ravel()
     if x.size < 2:
         raise ValueError("a confidence interval needs at least 2 samples")
@@ -79,7 +154,7 @@ def t_interval(samples, confidence: float = 0.95) -> Estimate:
     n = int(x.size)
     mean = float(x.mean())
     se = float(x.std(ddof=1) / math.sqrt(n))
-    t = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1))
+    t = two_sided_t(confidence, n - 1)
     return Estimate(mean, se, mean - t * se, mean + t * se, n, confidence)
 
 

@@ -1,4 +1,4 @@
-"""TFRC (RFC 5348) and gTFRC (seed 003 eq. (2)) sender and receiver for the QSTP simulator.
+"""TFRC (RFC 5348) and gTFRC (Jourjon, Lochin & Senac 2008, eq. (2)) sender and receiver for the QSTP simulator.
 
 What is modelled, section by section of RFC 5348:
 
@@ -9,11 +9,11 @@ What is modelled, section by section of RFC 5348:
 
   - p = 0 (slow start): once per R, X = max(min(2X, 2 X_recv), W_init/R);
   - p > 0, TFRC: X = max(min(X_calc, 2 X_recv), s/64);
-  - p > 0, gTFRC: X = max(min(max(X_calc, g), 2 X_recv), s/64) (seed 003 eq. (2)),
+  - p > 0, gTFRC: X = max(min(max(X_calc, g), 2 X_recv), s/64) (Jourjon, Lochin & Senac 2008, eq. (2)),
 
   with X_calc from :func:`qosbound.analytic.tfrc.tfrc_rate` (the one definition
   of the equation). The receive limit is 2 X_recv of the latest report (RFC 3448's
-  form, the one seed 003 writes), not RFC 5348's X_recv_set.
+  form, the one Jourjon et al. 2008 write), not RFC 5348's X_recv_set.
 * 4.4 nofeedback timer, max(4R, 2s/X): when it expires X is halved, never below
   s/64 (gTFRC: never below g).
 * 5 / 6 receiver: loss events are detected when a later packet arrives (the

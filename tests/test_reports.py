@@ -1,0 +1,271 @@
+"""Trustworthy reports: verdict labels, the IMIX verify, separate SLO and agreement outcomes, JUnit, display.
+
+Each test here fails on the code before issue 9's fixes: the p99.9 check was labelled "model-checked 9";
+an IMIX scenario whose SLOs hold failed verify because rounded-up model sizes were treated as exact; JUnit
+testcases shared names, had no time and no report was written on an input error; a zero loss printed as
+[-1e-310, 1e-310]; a missing SLO's limit had no unit.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from qosbound.agreement import agreements
+from qosbound.cli import main
+from qosbound.progress import QUIET
+from qosbound.results import Interval, Kind, Result, Verdict
+from qosbound.scenario import build, load_raw
+
+ROOT = Path(__file__).resolve().parents[1]
+FERRARI = ROOT / "examples" / "ferrari2001.yaml"
+FAST = "closed-form,model-checked"
+
+
+def write(tmp_path, raw, name="s.yaml"):
+    p = tmp_path / name
+    p.write_text(yaml.safe_dump(raw))
+    return str(p)
+
+
+def imix_raw(packets=400_000, replications=6):
+    """The Ferrari et al. test bed with an IMIX best-effort mix: 40, 576 and 1500 B at 7:4:1."""
+    raw = load_raw(FERRARI)
+    raw["name"] = "imix"
+    raw["traffic"]["BE"]["sizes"] = [{"size": "40 B", "p": 7 / 12}, {"size": "576 B", "p": 4 / 12},
+                                     {"size": "1500 B", "p": 1 / 12}]
+    raw["methods"]["simulated"] = {"packets": packets, "replications": replications, "seed": 12}
+    return raw
+
+
+# ---- the p99.9 label -----------------------------------------------------------------------------------
+
+def test_p99_9_verdict_names_its_metric():
+    """The max-delay bound's check on p99.9 names 'EF.delay.p99.9', never 'model-checked 9'."""
+    from qosbound.analytic.pq_txq import closed_form_results
+    from qosbound.systems import pq_txq
+
+    scn = build(load_raw(FERRARI))
+    cf = closed_form_results(pq_txq.params(scn))
+    mc = [Result("EF.delay.p99.9", "model-checked", 14.78e-3, "s", Interval.numerical(14.779e-3, 14.781e-3))]
+    names = [v.name for v in agreements(cf + mc) + pq_txq.agreements(scn, cf + mc)]
+    (p999,) = [n for n in names if "p99.9" in n]
+    assert "EF.delay.p99.9" in p999 and "EF.delay.max" in p999 and "model-checked" in p999
+    assert not any(n.endswith(" 9") for n in names)
+
+
+# ---- kinds of the pq_txq results ---------------------------------------------------------------------------
+
+def test_pq_txq_closed_forms_have_honest_kinds():
+    """Eq. (7) bounds the mean; the max-delay bound bounds quantiles only when it applies; Cobham is an
+    approximation of EF.delay.mean saying what it neglects."""
+    from qosbound.analytic.pq_txq import closed_form_results
+    from qosbound.systems import pq_txq
+
+    raw = load_raw(FERRARI)
+    res = {r.metric: r for r in closed_form_results(pq_txq.params(build(raw)))}
+    wc, mx, cob = res["EF.delay.worst_case_mean"], res["EF.delay.max"], res["EF.delay.cobham_mean"]
+    assert wc.kind is Kind.UPPER_BOUND and wc.bounds_metric("EF.delay.mean")
+    assert mx.kind is Kind.UPPER_BOUND and mx.bounds_metric("EF.delay.p99.9") and mx.bounds_metric("EF.delay.max")
+    assert cob.kind is Kind.APPROXIMATION and cob.estimates == "EF.delay.mean" and "PQ capacity" in cob.interval.neglects
+    # Poisson EF with a token bucket smaller than the PQ: the bound does not hold for these arrivals
+    raw["traffic"]["EF"]["burst"] = "256 B"
+    mx2 = {r.metric: r for r in closed_form_results(pq_txq.params(build(raw)))}["EF.delay.max"]
+    assert mx2.kind is Kind.APPROXIMATION and not mx2.bounds_metric("EF.delay.p99")
+    assert "token bucket" in mx2.interval.neglects
+
+
+def test_observed_maximum_is_a_lower_bound_checked_against_the_bound():
+    up = Result("EF.delay.max", "closed-form", 10e-3, "s", Interval.upper_bound(10e-3), bounds=("EF.delay.p*",))
+    seen = Result("EF.delay.max", "simulated", 11e-3, "s", Interval.lower_bound(11e-3))
+    (v,) = agreements([up, seen])
+    assert v.status == "disagree" and "cross" in v.detail and v.metric == "EF.delay.max"
+    ok = Result("EF.delay.max", "trace", 9e-3, "s", Interval.lower_bound(9e-3))
+    assert agreements([up, ok])[0].status == "agree"
+
+
+# ---- IMIX: rounded sizes make the model an upper bound -----------------------------------------------------
+
+def test_imix_model_results_are_upper_bounds_and_verify_passes(tmp_path, capsys):
+    """With IMIX sizes the model rounds up to granules: its results are upper bounds (the note says so), the
+    simulated estimates are compared as below them, and verify exits 0 on a scenario whose SLOs hold."""
+    junit = tmp_path / "imix.xml"
+    code = main(["verify", write(tmp_path, imix_raw()), "--json", "--quiet", "--junit", str(junit)])
+    doc = json.loads(capsys.readouterr().out)
+    model = [m for m in doc["metrics"] if m["method"] == "model-checked"]
+    assert model and all(m["kind"] == "upper bound" for m in model)
+    assert all("rounded up" in m["interval"]["note"] for m in model)
+    sim_vs_model = [v for v in doc["agreement_verdicts"] if v["method"] == "model-checked vs simulated"]
+    assert sim_vs_model and all(v["result_kind"] == "upper bound vs 95% CI" for v in sim_vs_model)
+    assert all(v["status"] == "agree" for v in sim_vs_model), [v["detail"] for v in sim_vs_model]
+    assert all(v["status"] == "holds" for v in doc["slo_verdicts"])
+    assert code == 0 and doc["exit_code"] == 0
+
+
+# ---- verify: SLOs and method disagreement are separate outcomes --------------------------------------------
+
+def _fake_system(monkeypatch, results):
+    from qosbound.systems import pq_txq
+
+    monkeypatch.setattr(pq_txq, "evaluate", lambda scn, methods, progress: [r for r in results if r.method in methods])
+
+
+def test_verify_reports_disagreement_apart_from_slos_exit_3(tmp_path, capsys, monkeypatch):
+    """Every SLO holds but two methods contradict each other: exit 3, the disagreement in its own section and
+    never printed as a failed SLO."""
+    se = 1e-5
+    _fake_system(monkeypatch, [
+        Result("EF.delay.mean", "model-checked", 5e-3, "s", Interval.numerical(5e-3 - 1e-12, 5e-3 + 1e-12)),
+        Result("EF.delay.mean", "simulated", 6e-3, "s", Interval.ci(6e-3 - 2 * se, 6e-3 + 2 * se, 0.95, se=se, dof=7)),
+    ])
+    raw = load_raw(FERRARI)
+    raw["slos"] = [{"metric": "EF.delay.mean", "max": "10 ms"}]
+    code = main(["verify", write(tmp_path, raw), "--quiet", "--methods", "model-checked,simulated"])
+    out = capsys.readouterr().out
+    assert code == 3
+    slo_part, agree_part = out.split("agreement between methods")
+    assert "FAIL" not in out and "DISAGREE" in agree_part and "EF.delay.mean" in agree_part
+    assert "SLOs 2 hold, 0 fail" in out and "1 disagree" in out
+
+
+# ---- JUnit ---------------------------------------------------------------------------------------------------
+
+def test_junit_unique_names_with_metric_method_time_and_two_suites(tmp_path, capsys):
+    raw = load_raw(FERRARI)
+    raw["slos"] = raw["slos"] + [{"metric": "EF.delay.p99.9", "max": "14 ms"}]  # fails on the model
+    junit = tmp_path / "r.xml"
+    code = main(["verify", write(tmp_path, raw), "--methods", FAST, "--junit", str(junit), "--quiet"])
+    capsys.readouterr()
+    assert code == 1
+    root = ET.parse(junit).getroot()
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert set(suites) == {"ferrari2001.slo", "ferrari2001.agreement"}
+    cases = root.findall(".//testcase")
+    names = [c.get("name") for c in cases]
+    assert len(names) == len(set(names)), names
+    for c in cases:
+        assert float(c.get("time")) >= 0.0
+        props = {p.get("name"): p.get("value") for p in c.iter("property")}
+        assert props["metric"] in c.get("name") and props["kind"]
+        assert all(m in c.get("name") for m in props["method"].split(" vs ") if m != "any") or \
+            c.get("classname").endswith(".slo") and props["method"] in c.get("name")
+    slo = suites["ferrari2001.slo"]
+    assert slo.get("failures") == "1" and float(slo.get("time")) > 0
+    (failed,) = [c for c in slo.findall("testcase") if c.find("failure") is not None]
+    assert "EF.delay.p99.9" in failed.get("name") and "model-checked" in failed.get("name")
+    assert suites["ferrari2001.agreement"].get("failures") == "0"
+    assert int(suites["ferrari2001.agreement"].get("tests")) >= 5
+
+
+def test_junit_written_for_an_input_error(tmp_path, capsys):
+    """A scenario that does not load still gives CI a report: one failing testcase with the message, exit 2."""
+    raw = load_raw(FERRARI)
+    raw["link"]["rate"] = "100 kbit/s"  # EF 300 kbit/s: unstable
+    junit = tmp_path / "r.xml"
+    code = main(["verify", write(tmp_path, raw), "--junit", str(junit), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "unstable" in err
+    root = ET.parse(junit).getroot()
+    (case,) = root.findall(".//testcase")
+    assert case.find("failure") is not None and "unstable" in case.find("failure").get("message")
+    assert root.find("testsuite").get("failures") == "1" and case.get("time") is not None
+
+
+# ---- display ---------------------------------------------------------------------------------------------------
+
+def test_a_tiny_numerical_interval_is_not_printed_as_denormal_brackets():
+    from qosbound.report import fmt_interval
+
+    r = Result("EF.loss", "model-checked", 0.0, "1", Interval.numerical(0.0, 1e-310))
+    text = fmt_interval(r)
+    assert "e-310" not in text.split("±")[0] and "[" not in text and text.startswith("numerical")
+    r2 = Result("EF.delay.mean", "model-checked", 7.8756e-3, "s", Interval.numerical(7.8756e-3 - 1e-12, 7.8756e-3 + 1e-12))
+    assert "±" in fmt_interval(r2) and "s" in fmt_interval(r2).split("±")[1]
+
+
+def test_model_probabilities_stay_in_0_1(tmp_path):
+    """A model loss of 0 (CBR EF, large PQ) has an interval within [0, 1], not [-1e-310, 1e-310]."""
+    from qosbound.systems import pq_txq
+
+    raw = load_raw(FERRARI)
+    raw["traffic"]["EF"]["arrivals"] = "cbr"
+    raw["pq"]["capacity"] = 20
+    res = {r.metric: r for r in pq_txq.evaluate(build(raw), ["model-checked"], QUIET)}
+    loss = res["EF.loss"]
+    assert loss.interval.low >= 0.0 and loss.interval.high <= 1.0
+    for r in res.values():
+        if r.unit == "1":
+            assert 0.0 <= r.interval.low <= r.interval.high <= 1.0
+
+
+def test_missing_slo_shows_its_limit_with_a_unit_and_omitted_results_say_why():
+    from qosbound.systems import pq_txq
+    from qosbound.verdicts import judge_slos
+
+    raw = load_raw(FERRARI)
+    raw["slos"] = [{"metric": "EF.delay.p99", "max": "5 ms", "method": "simulated"}]
+    scn = build(raw)
+    loss = Result("EF.loss", "simulated", 1.0, "1", Interval.ci(0.99, 1.0, 0.95, se=0.001, dof=7),
+                  {"omitted": {"EF.delay.*": "no EF packet was delivered"}})
+    (v,) = judge_slos(pq_txq, scn, [loss])
+    assert v.status == "missing" and v.unit == "s" and v.limit == pytest.approx(5e-3)
+    assert "no EF packet was delivered" in v.detail
+
+
+def test_an_all_dropped_class_has_no_delay_in_a_trace():
+    import numpy as np
+
+    from qosbound.validation.compare import trace_results
+    from qosbound.validation.trace import make_table
+
+    n = 400
+    t = make_table(flow="a", cls="AF1", size=100, arrival=np.arange(n) * 1e-3, departure=np.full(n, np.nan),
+                   dropped=np.ones(n, dtype=bool))
+    res = {r.metric: r for r in trace_results(t, ["AF1.delay.mean", "AF1.drop"])}
+    assert "AF1.delay.mean" not in res and res["AF1.drop"].value == 1.0
+
+
+def test_text_report_shows_kinds_and_what_approximations_neglect(tmp_path, capsys):
+    code = main(["plan", str(FERRARI), "--methods", FAST, "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0
+    for word in ("upper bound", "numerical", "approximation (neglects", "SLO verdicts", "agreement between methods"):
+        assert word in out
+
+
+# ---- statistics: one module ---------------------------------------------------------------------------------
+
+def test_replications_are_seeded_one_way():
+    """The packet simulator's numba seeds and the TFRC simulator's generators come from the same spawned
+    sequences of the scenario seed."""
+    import numpy as np
+
+    from qosbound.validation.stats import replication_rngs, replication_seeds
+
+    seeds = replication_seeds(7, 3)
+    ss = np.random.SeedSequence(7).spawn(3)
+    assert [int(s) for s in seeds] == [int(x.generate_state(1, np.uint32)[0]) for x in ss]
+    a = [g.random() for g in replication_rngs(7, 3)]
+    b = [np.random.default_rng(x).random() for x in ss]
+    assert a == b
+    # separate streams (e.g. one per flow) are independent of each other and reproducible
+    assert replication_rngs(7, 1, (1,))[0].random() != replication_rngs(7, 1, (2,))[0].random()
+    assert replication_rngs(7, 1, (1,))[0].random() == replication_rngs(7, 1, (1,))[0].random()
+
+
+def test_simulated_intervals_use_the_scenario_confidence(tmp_path):
+    from qosbound.systems import pq_txq
+
+    raw = load_raw(FERRARI)
+    raw["methods"]["simulated"] = {"packets": 20000, "replications": 4, "seed": 3, "confidence": 0.9}
+    res = [r for r in pq_txq.evaluate(build(raw), ["simulated"], QUIET) if r.kind is Kind.CI]
+    assert res and all(r.interval.level == 0.9 and r.interval.dof == 3 for r in res)
+    from qosbound.validation.stats import two_sided_t
+
+    mean = next(r for r in res if r.metric == "EF.delay.mean")
+    assert mean.interval.half_width == pytest.approx(two_sided_t(0.9, 3) * mean.interval.se)
