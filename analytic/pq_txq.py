@@ -40,15 +40,18 @@ Three closed forms, all with method ``closed-form``:
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
 import sympy as sp
 
 from qosbound.analytic import ef_bound, ferrari, priority
+from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result
 
-__all__ = ["closed_form_results", "max_bound_applies", "txq_units_expr", "txq_fixed_point", "txq_wait_expr"]
+__all__ = ["closed_form_results", "max_bound_applies", "check_range", "txq_units_expr", "txq_fixed_point",
+           "txq_wait_expr"]
 
 _Q = sp.Symbol("Q_t", positive=True, integer=True)  # units
 _k1 = sp.Symbol("Ek", positive=True)  # units, E[k] of BE packets
@@ -76,8 +79,45 @@ def _txq_wait_fn():
     return sp.lambdify((_Q, _k1, _k2, _L, _C, _lam, _Lef, _kef), txq_wait_expr, "numpy")
 
 
+#: Parameter names of the analytic modules -> the scenario fields they come from.
+_FIELDS = {"lam": "traffic.EF.rate", "m1": "traffic.BE.sizes", "m2": "traffic.BE.sizes", "r": "traffic.EF.rate",
+           "L_max": "traffic.BE.sizes", "rho": "traffic.EF.rate", "T_u": "link.rate", "Q_t": "txq.units",
+           "k": "txq.unit_size", "phi": "txq.unit_size", "sigma": "traffic.EF.burst"}
+
+
+def check_range(p) -> None:
+    """Transmission times and their squares must be normal floating-point numbers, or the formulas over- or
+    underflow (e.g. a 1e-300 bit/s link)."""
+    times = {"EF": p.ef_size * 8.0 / p.C, "BE": float(np.max(p.be_sizes)) * 8.0 / p.C,
+             "unit": p.unit * 8.0 / p.C, "smallest BE": float(np.min(p.be_sizes)) * 8.0 / p.C}
+    for what, t in times.items():
+        if not (math.isfinite(t) and math.isfinite(t * t) and t * t > 1e-300 and t < 1e100):
+            raise ScenarioError(f"a line rate of {p.C:g} bit/s gives {what} packets a transmission time of {t:g} s, "
+                                "outside the range the closed forms can evaluate in floating point",
+                                field="link.rate")
+
+
 def closed_form_results(p) -> list[Result]:
-    """Every closed-form EF delay metric for one :class:`qosbound.systems.pq_txq.Params`."""
+    """Every closed-form EF delay metric for one :class:`qosbound.systems.pq_txq.Params`.
+
+    Domain errors of the analytic modules (named by their own parameters, e.g. ``m2[0]``) are reported
+    against the scenario field they come from."""
+    check_range(p)
+    try:
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            return _closed_form_results(p)
+    except ScenarioError as e:
+        base = (e.field or "").split("[")[0]
+        field = _FIELDS.get(base)
+        if field is None:
+            raise
+        raise ScenarioError(f"{e.problem} ({e.field} of the closed form)", field=field) from None
+    except (OverflowError, ZeroDivisionError, FloatingPointError) as e:
+        raise ScenarioError(f"the closed forms cannot be evaluated for these rates and sizes ({e})",
+                            field="link.rate") from None
+
+
+def _closed_form_results(p) -> list[Result]:
     T_u, rho = p.T_u, p.rho
     k = p.k_max
     W_pq = ferrari.w_pq(k, rho, T_u)

@@ -42,7 +42,7 @@ __all__ = [
 def class_symbols(n: int) -> tuple[tuple[sp.Symbol, ...], tuple[sp.Symbol, ...], tuple[sp.Symbol, ...]]:
     """Arrival rates ``lambda_i``, first moments ``m1_i = E[S_i]`` and second moments ``m2_i = E[S_i^2]``."""
     if n < 1:
-        raise ValueError("at least one class")
+        raise ScenarioError("at least one class is needed", field="lam")
     lam = sp.symbols(f"lambda_1:{n + 1}", positive=True)
     m1 = sp.symbols(f"m1_1:{n + 1}", positive=True)
     m2 = sp.symbols(f"m2_1:{n + 1}", positive=True)
@@ -71,7 +71,7 @@ def cobham_exprs(n: int) -> tuple[sp.Expr, ...]:
 def saturated_cobham_exprs(n: int) -> tuple[sp.Expr, ...]:
     """Cobham's waits of classes 1..n-1 when class n is saturated: ``lambda_n = (1 - sigma_{n-1}) / E[S_n]``."""
     if n < 2:
-        raise ValueError("a saturated class needs at least one class above it")
+        raise ScenarioError("a saturated class needs at least one class above it", field="lam")
     lam, m1, _ = class_symbols(n)
     sat = (1 - sum(lam[i] * m1[i] for i in range(n - 1))) / m1[n - 1]
     return tuple(sp.simplify(w.subs(lam[n - 1], sat)) for w in cobham_exprs(n)[:-1])

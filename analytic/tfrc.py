@@ -22,6 +22,8 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
+from qosbound.errors import ScenarioError
+
 __all__ = [
     "s", "R", "p", "b", "t_RTO", "g", "X_recv", "T_MBI",
     "tfrc_expr", "sqrt_law_expr", "lower_envelope_expr", "gtfrc_expr",
@@ -99,7 +101,7 @@ def _rto(R_, t_rto):
 def _check_p(p_):
     a = np.asarray(p_, dtype=float)
     if np.any(~(a > 0)) or np.any(a > 1):
-        raise ValueError("the loss event rate p must lie in (0, 1]")
+        raise ScenarioError("the loss event rate p must lie in (0, 1]", field="loss")
     return a
 
 
@@ -210,7 +212,7 @@ def _rtt_solution():
     c = sp.Symbol("c", positive=True)
     sols = sp.solve(sp.Eq(tfrc_expr.subs(t_RTO, c * R), g), R)
     if len(sols) != 1:  # pragma: no cover - the equation is linear in 1/R
-        raise RuntimeError("expected one RTT solution")
+        raise AssertionError("expected one RTT solution")
     return sols[0]
 
 
@@ -238,7 +240,7 @@ def max_loss_for_target(s_, R_, g_, b_=1.0, t_rto=None, tol=1e-12):
     s_a, R_a, g_a, b_a = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (s_, R_, g_, b_)))
     rto = np.broadcast_to(_rto(R_a, t_rto), s_a.shape).astype(float)
     if np.any(~(s_a > 0)) or np.any(~(R_a > 0)) or np.any(~(g_a > 0)) or np.any(~(rto > 0)):
-        raise ValueError("s, R, g and t_RTO must be positive")
+        raise ScenarioError("s, R, g and t_RTO must be positive", field="size/rtt/target/t_rto")
     target = s_a / g_a  # denominator value where X = g
     den, dden = _fn("den_u"), _fn("dden_u")
     at_one = den(np.ones_like(s_a), R_a, b_a, rto)

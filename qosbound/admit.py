@@ -20,7 +20,7 @@ from qosbound.systems import get_system
 from qosbound.units import parse_quantity
 from qosbound.verdicts import judge_slos
 
-__all__ = ["AdmitResult", "admit"]
+__all__ = ["AdmitResult", "admit", "search_range"]
 
 
 @dataclass
@@ -53,6 +53,40 @@ def _kind_of(value) -> str:
     raise ScenarioError(f"cannot vary '{value}': not a number or a quantity with units")
 
 
+def _parse_bound(text, kind: str, flag: str) -> float:
+    if kind == "count":
+        try:
+            x = float(text)
+        except (TypeError, ValueError):
+            raise ScenarioError(f"cannot read {text!r} as a number", field=flag) from None
+        if not math.isfinite(x):
+            raise ScenarioError(f"{text!r} is not a finite number", field=flag)
+        return x
+    return parse_quantity(text, kind, field=flag)
+
+
+def search_range(scn, parameter: str, lo_text, hi_text, direction: str = "largest") -> tuple[float | None, float | None]:
+    """Read ``--min`` / ``--max`` in the units of the varied parameter ("100 kbit/s", "5 ms", or a bare SI
+    number) and check the range: finite, ``min < max``, inside the parameter's domain."""
+    current = get_path(scn.raw, parameter)
+    kind = _kind_of(current)
+    lo = _parse_bound(lo_text, kind, "--min") if lo_text is not None else None
+    hi = _parse_bound(hi_text, kind, "--max") if hi_text is not None else None
+    positive = kind in ("rate", "time", "size")
+    for x, flag in ((lo, "--min"), (hi, "--max")):
+        if x is None:
+            continue
+        if positive and x <= 0:
+            raise ScenarioError(f"must be positive: {parameter} is a {kind}, got {x:g} {_KIND_OF_UNIT[kind]}",
+                                field=flag)
+        if kind == "probability" and not 0 <= x <= 1:
+            raise ScenarioError(f"must lie in [0, 1]: {parameter} is a probability, got {x:g}", field=flag)
+    if lo is not None and hi is not None and not lo < hi:
+        raise ScenarioError(f"the search range is empty: --min ({lo:g}) must be below --max ({hi:g})",
+                            field="--min")
+    return lo, hi
+
+
 def admit(scn, parameter: str, *, direction: str = "largest", method: str | None = None,
           lo: float | None = None, hi: float | None = None, rtol: float = 1e-4, max_evals: int = 80,
           progress=None) -> AdmitResult:
@@ -77,6 +111,7 @@ def admit(scn, parameter: str, *, direction: str = "largest", method: str | None
     history: list[tuple[float, float]] = []
     binding = {"name": ""}
     worst_name: dict[float, str] = {}
+    invalid: dict[float, str] = {}  # trial value -> why the scenario is invalid there
 
     def margin(x: float) -> float:
         nonlocal evals
@@ -84,8 +119,9 @@ def admit(scn, parameter: str, *, direction: str = "largest", method: str | None
         val = int(round(x)) if integer else x
         try:
             trial = build(set_path(raw, parameter, val), scn.path)
-        except ScenarioError:
+        except ScenarioError as e:
             history.append((x, -math.inf))
+            invalid[x] = f"{e.field + ': ' if e.field else ''}{e.problem}"
             return -math.inf
         from qosbound.progress import QUIET
 
@@ -134,15 +170,20 @@ def admit(scn, parameter: str, *, direction: str = "largest", method: str | None
         if a is None:
             a = x0 / step if sign > 0 else x0 * step
             fa = margin(a)
-            while fa < 0 and evals < max_evals // 2 and abs(a) > 1e-300:
+            # Stop where the scenario itself becomes invalid (e.g. min_th >= max_th): no smaller value can help.
+            while fa < 0 and a not in invalid and evals < max_evals // 2 and abs(a) > 1e-300:
                 b, fb = a, fa
                 a = a / step if sign > 0 else a * step
                 fa = margin(a)
         else:
             fa = margin(a)
         if fa < 0:
+            why = "no value in the search range meets every SLO"
+            if a in invalid:
+                why += (f"; at {parameter} = {a:g} {_KIND_OF_UNIT[kind]} the scenario is invalid "
+                        f"({invalid[a]})")
             return AdmitResult(parameter, direction, None, _KIND_OF_UNIT[kind], method, binding["name"], evals,
-                               history, "no value in the search range meets every SLO")
+                               history, why)
     # Refine between feasible a and infeasible b.
     if integer:
         a, b = int(math.floor(a)) if sign > 0 else int(math.ceil(a)), int(round(b))
@@ -167,9 +208,16 @@ def admit(scn, parameter: str, *, direction: str = "largest", method: str | None
     else:
         best = _bisect(margin, a, b, rtol, max_evals)
     # The binding SLO is the one that fails at the nearest infeasible point evaluated beyond the answer.
-    beyond = [(abs(x - best), x) for x, m in history if m < 0 and math.isfinite(m) and (x - best) * sign > 0]
-    name = worst_name[min(beyond)[1]] if beyond else binding["name"]
-    return AdmitResult(parameter, direction, best, _KIND_OF_UNIT[kind], method, name, evals, history)
+    beyond = [(abs(x - best), x) for x, m in history if m < 0 and (x - best) * sign > 0]
+    message = ""
+    if beyond and min(beyond)[1] in invalid:
+        # The boundary is where the scenario stops being valid, not where an SLO fails: say so.
+        x = min(beyond)[1]
+        message = f"beyond it the scenario is invalid (at {x:g} {_KIND_OF_UNIT[kind]}: {invalid[x]})"
+        name = ""
+    else:
+        name = worst_name[min(beyond)[1]] if beyond else binding["name"]
+    return AdmitResult(parameter, direction, best, _KIND_OF_UNIT[kind], method, name, evals, history, message)
 
 
 def _bisect(f, a, b, rtol, max_evals):

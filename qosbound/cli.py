@@ -1,7 +1,20 @@
 """The ``qosbound`` command line. Errors are caught here once and printed as one line.
 
-Exit codes: 0 success / every SLO holds; 1 an SLO is violated or methods
-disagree; 2 bad input (the message names the file, the field and the problem).
+Exit codes (every command):
+
+  0    success: every SLO holds and the methods agree
+  1    an SLO is violated
+  2    bad input: a scenario, trace, model, property or argument is refused;
+       the one-line message names the file, the field and the problem
+  3    the methods disagree while every SLO holds
+  4    a resource is exhausted: memory (see --max-memory), or a state-space or
+       simulation budget estimated before the work starts
+  70   internal error (a bug, or an engine crash); rerun with --debug for the traceback
+  130  interrupted (Ctrl-C / SIGINT); 143 terminated (SIGTERM)
+
+Engine work (Storm, the simulators) runs in a child process
+(:mod:`qosbound.isolate`), so an interrupt stops it promptly and a crash or
+memory exhaustion of the engine becomes one line, not a dead process.
 """
 
 from __future__ import annotations
@@ -13,7 +26,8 @@ import os
 import json
 import sys
 
-from qosbound.errors import QosboundError
+from qosbound.errors import (EXIT_INTERNAL, EXIT_INTERRUPT, EXIT_TERMINATED, Interrupted, InternalError,
+                             QosboundError, ResourceError, ScenarioError)
 
 __all__ = ["main"]
 
@@ -24,6 +38,27 @@ PAPERS = {
     "qstp2008": "qosbound.reproduce.qstp2008",
     "tsq": "qosbound.reproduce.tsq",
 }
+
+EPILOG = """exit codes:
+  0    success: every SLO holds and the methods agree
+  1    an SLO is violated
+  2    bad input (the message names the file, the field and the problem)
+  3    the methods disagree while every SLO holds
+  4    a resource is exhausted (memory, or a state-space / simulation budget)
+  70   internal error: rerun with --debug for the traceback
+  130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM)
+"""
+
+#: Options of the current run that library-side helpers read (set by :func:`main`).
+_RUN = {"debug": False, "max_memory": None}
+
+
+def isolated(fn, *args, what: str, progress=None, passthrough: bool = False, on_crash=None, **kwargs):
+    """Run engine work in a child process (see :mod:`qosbound.isolate`) with this run's memory limit."""
+    from qosbound.isolate import run_isolated
+
+    return run_isolated(fn, *args, what=what, memory_limit=_RUN["max_memory"], progress=progress,
+                        passthrough=passthrough or _RUN["debug"], on_crash=on_crash, **kwargs)
 
 
 @contextlib.contextmanager
@@ -65,25 +100,31 @@ def _methods_arg(text: str | None):
     return out
 
 
+def _evaluate_methods(system, scn, methods, progress):
+    """Every requested method in turn (run in the isolated child), with the seconds each took."""
+    import time
+
+    results, seconds = [], {}
+    for m in methods:
+        t0 = time.perf_counter()
+        results += system.evaluate(scn, [m], progress)
+        seconds[m] = time.perf_counter() - t0
+    return results, seconds
+
+
 def _evaluate(args, scn):
     """Every requested method (timed one by one), the SLO verdicts and the agreement verdicts.
 
     Returns (system, results, SLO verdicts, agreement verdicts, seconds per method)."""
-    import time
-
     from qosbound.progress import progress
     from qosbound.systems import get_system
     from qosbound.verdicts import judge_slos
 
     system = get_system(scn.system)
     methods = _methods_arg(getattr(args, "methods", None)) or system.default_methods(scn)
-    results = []
-    seconds: dict[str, float] = {}
     with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
-        for m in methods:
-            t0 = time.perf_counter()
-            results += system.evaluate(scn, [m], prog)
-            seconds[m] = time.perf_counter() - t0
+        results, seconds = isolated(_evaluate_methods, system, scn, methods, what=f"evaluating {scn.name}",
+                                    progress=prog)
     slo_verdicts = judge_slos(system, scn, results)
     from qosbound.agreement import agreements
 
@@ -177,16 +218,16 @@ def cmd_verify(args) -> int:
 
 
 def cmd_admit(args) -> int:
-    from qosbound.admit import admit
+    from qosbound.admit import admit, search_range
     from qosbound.progress import progress
     from qosbound.scenario import load
     from qosbound.units import format_quantity
 
     scn = load(args.scenario)
-    lo = float(args.min) if args.min is not None else None
-    hi = float(args.max) if args.max is not None else None
+    lo, hi = search_range(scn, args.vary, args.min, args.max, args.direction)
     with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
-        res = admit(scn, args.vary, direction=args.direction, method=args.method, lo=lo, hi=hi, progress=prog)
+        res = isolated(admit, scn, args.vary, direction=args.direction, method=args.method, lo=lo, hi=hi,
+                       what=f"admission search over {args.vary}", progress=prog)
     if args.json:
         print(json.dumps({"scenario": scn.name, "parameter": res.parameter, "direction": res.direction,
                           "value": res.value, "unit": res.unit, "method": res.method, "binding_slo": res.binding,
@@ -222,21 +263,124 @@ def cmd_tfrc(args) -> int:
 
 def cmd_reproduce(args) -> int:
     if args.paper not in PAPERS:
-        raise QosboundError(f"unknown paper '{args.paper}'; expected one of {', '.join(PAPERS)}")
+        raise ScenarioError(f"unknown paper '{args.paper}'; expected one of {', '.join(PAPERS)}", field="paper")
     try:
         mod = importlib.import_module(PAPERS[args.paper])
     except ModuleNotFoundError:
         raise QosboundError(f"reproduce {args.paper}: not available in this version") from None
-    return mod.run(args)
+    # The reproduction prints as it goes: its output is passed through, and its exit code returned.
+    return isolated(mod.run, args, what=f"reproduce {args.paper}", passthrough=True)
+
+
+def check_output_file(path: str, flag: str) -> None:
+    """Refuse a report file that cannot be written (missing folder, a folder, a full device, no permission)
+    before any evaluation runs."""
+    import stat
+
+    p = os.path.abspath(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise ScenarioError(f"cannot write '{path}': {e.strerror}", field=flag) from None
+    if st is None:
+        parent = os.path.dirname(p)
+        if not os.path.isdir(parent):
+            raise ScenarioError(f"cannot write '{path}': the folder '{os.path.dirname(path) or '.'}' does not "
+                                "exist", field=flag)
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise ScenarioError(f"cannot write '{path}': the folder is not writable", field=flag)
+        return
+    if stat.S_ISDIR(st.st_mode):
+        raise ScenarioError(f"cannot write '{path}': it is a folder; give a file name", field=flag)
+    if not os.access(p, os.W_OK):
+        raise ScenarioError(f"cannot write '{path}': permission denied", field=flag)
+    if stat.S_ISCHR(st.st_mode):  # e.g. /dev/full: probe with one byte (harmless on /dev/null or a terminal)
+        try:
+            with open(p, "wb", buffering=0) as f:
+                f.write(b"\n")
+        except OSError as e:
+            raise ScenarioError(f"cannot write '{path}': {e.strerror}", field=flag) from None
+
+
+def _check_outputs(args) -> None:
+    """Every file or folder the command will write is checked for writability first."""
+    from qosbound.models.cli import check_output_dir
+
+    if getattr(args, "junit", None):
+        check_output_file(args.junit, "--junit")
+    out = getattr(args, "out", None)
+    if out and args.command in ("validate", "reproduce", "model"):
+        check_output_dir(out, "--out")
+
+
+def _value_options(parser: argparse.ArgumentParser) -> tuple[set[str], set[str]]:
+    """(options taking one value, every option string) over the parser and its sub-commands."""
+    takes, every = set(), set()
+    stack = [parser]
+    while stack:
+        p = stack.pop()
+        for a in p._actions:
+            every.update(a.option_strings)
+            if a.option_strings and a.nargs is None:
+                takes.update(a.option_strings)
+            if isinstance(a, argparse._SubParsersAction):
+                stack.extend(a.choices.values())
+    return takes, every
+
+
+def _join_negative_values(parser, argv: list[str]) -> list[str]:
+    """``--rtt -5ms`` -> ``--rtt=-5ms``: argparse would read '-5ms' as an unknown option and say only
+    'expected one argument'; joined, the value reaches the command, which refuses it with a clear message."""
+    takes, every = _value_options(parser)
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok == "--":
+            out.extend(argv[i:])
+            break
+        if (tok in takes and i + 1 < len(argv) and argv[i + 1].startswith("-") and argv[i + 1] != "--"
+                and argv[i + 1].split("=", 1)[0] not in every):
+            out.append(f"{tok}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
+def _memory_arg(text) -> int:
+    from qosbound.units import parse_quantity
+
+    x = parse_quantity(text, "size", field="--max-memory")
+    if not x >= 2**26:
+        raise ScenarioError(f"'{text}' is too small to run anything (at least 64 MiB)", field="--max-memory")
+    return int(x)
+
+
+def _global_options() -> argparse.ArgumentParser:
+    g = argparse.ArgumentParser(add_help=False)
+    g.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="on an internal error print the full traceback (and the engines' own log output)")
+    g.add_argument("--max-memory", dest="max_memory", metavar="SIZE", default=argparse.SUPPRESS,
+                   help="address-space limit for engine work, e.g. '4 GB' (exceeding it: exit 4)")
+    return g
 
 
 def build_parser() -> argparse.ArgumentParser:
+    glob = _global_options()
+    fmt = argparse.RawDescriptionHelpFormatter
     p = _Parser(prog="qosbound", description="Formal and analytic queueing models and a verifier for DiffServ "
-                                             "router queues.")
+                                             "router queues.", epilog=EPILOG, parents=[glob], formatter_class=fmt)
     from qosbound import __version__
 
     p.add_argument("--version", action="version", version=f"qosbound {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def add(sub_, name, **kw):
+        return sub_.add_parser(name, parents=[glob], epilog=EPILOG, formatter_class=fmt, **kw)
 
     def common(sp, scenario=True):
         if scenario:
@@ -244,27 +388,28 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--json", action="store_true", help="print the machine-readable form")
         sp.add_argument("--quiet", action="store_true", help="no progress bar")
 
-    sp = sub.add_parser("plan", help="every metric by every method, with SLO verdicts")
+    sp = add(sub, "plan", help="every metric by every method, with SLO verdicts")
     common(sp)
     sp.add_argument("--methods", help="comma-separated subset: closed-form,model-checked,simulated,...")
     sp.set_defaults(func=cmd_plan)
 
-    sp = sub.add_parser("verify", help="check the SLOs (exit 1 when one fails)")
+    sp = add(sub, "verify", help="check the SLOs (exit 1 when one fails)")
     common(sp)
     sp.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
     sp.add_argument("--methods", help="comma-separated subset of methods")
     sp.set_defaults(func=cmd_verify)
 
-    sp = sub.add_parser("admit", help="largest (or smallest) parameter value meeting every SLO")
+    sp = add(sub, "admit", help="largest (or smallest) parameter value meeting every SLO")
     common(sp)
     sp.add_argument("--vary", required=True, metavar="PARAM", help="dotted parameter, e.g. traffic.EF.rate")
     sp.add_argument("--direction", choices=["largest", "smallest"], default="largest")
     sp.add_argument("--method", help="method to search with (default: model-checked, else closed-form)")
-    sp.add_argument("--min", help="lower end of the search range (SI units)")
-    sp.add_argument("--max", help="upper end of the search range (SI units)")
+    sp.add_argument("--min", help="lower end of the search range, in the parameter's units (e.g. '100 kbit/s'; "
+                                  "a bare number is SI)")
+    sp.add_argument("--max", help="upper end of the search range, in the parameter's units")
     sp.set_defaults(func=cmd_admit)
 
-    sp = sub.add_parser("validate", help="model and bounds against packet traces, with plots")
+    sp = add(sub, "validate", help="model and bounds against packet traces, with plots")
     common(sp)
     g = sp.add_mutually_exclusive_group(required=True)
     g.add_argument("--simulate", action="store_true", help="qosbound's own simulator")
@@ -273,31 +418,33 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", default="validation-out", help="folder for plots (PNG and SVG)")
     sp.set_defaults(func=cmd_validate)
 
-    sp = sub.add_parser("model", help="render PRISM files for a scenario, or check any PRISM model")
+    sp = add(sub, "model", help="render PRISM files for a scenario, or check any PRISM model")
     msub = sp.add_subparsers(dest="model_command", required=True, parser_class=_Parser)
-    r = msub.add_parser("render", help="write the PRISM model and properties for a scenario")
+    r = add(msub, "render", help="write the PRISM model and properties for a scenario")
     r.add_argument("scenario")
     r.add_argument("--out", default=".", help="output folder")
     r.set_defaults(func=cmd_model)
-    ch = msub.add_parser("check", help="check a PRISM model with a property file on Storm or PRISM")
+    ch = add(msub, "check", help="check a PRISM model with a property file on Storm or PRISM")
     ch.add_argument("model", help=".prism file, or a scenario YAML")
     ch.add_argument("props", nargs="?", help=".props file (default: beside the model)")
     ch.add_argument("--const", action="append", default=[], help="NAME=VALUE for undefined constants")
     ch.add_argument("--engine", choices=["storm", "prism"], default="storm")
     ch.add_argument("--exact", action="store_true", help="Storm's exact (rational) arithmetic")
-    ch.add_argument("--precision", type=float, default=1e-10)
+    ch.add_argument("--precision", default="1e-10", help="requested relative precision, in (0, 0.1)")
+    ch.add_argument("--max-states", dest="max_states", default="1e9",
+                    help="refuse a model whose state space (product of its variable ranges) may exceed this")
     ch.add_argument("--json", action="store_true")
     ch.add_argument("--quiet", action="store_true")
     ch.set_defaults(func=cmd_model)
 
-    sp = sub.add_parser("tfrc", help="TFRC / gTFRC rate calculator")
+    sp = add(sub, "tfrc", help="TFRC / gTFRC rate calculator")
     try:
         importlib.import_module("qosbound.tfrc_cli").add_arguments(sp)
     except ModuleNotFoundError:
         sp.add_argument("rest", nargs="*")
     sp.set_defaults(func=cmd_tfrc)
 
-    sp = sub.add_parser("reproduce", help="the tables and figures of a source paper")
+    sp = add(sub, "reproduce", help="the tables and figures of a source paper")
     sp.add_argument("paper", help=", ".join(PAPERS))
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--out", default=None, help="folder for figures")
@@ -307,23 +454,67 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def _on_sigterm(signum, frame):
+    raise Interrupted("terminated", EXIT_TERMINATED)
+
+
+def _print_error(text: str) -> None:
     try:
+        print(f"qosbound: {text}", file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    import signal
+    import traceback
+
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(_join_negative_values(parser, argv))
+    debug = bool(getattr(args, "debug", False))
+    _RUN["debug"] = debug
+    _RUN["max_memory"] = None
+    old_term = None
+    try:
+        old_term = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread
+        pass
+    try:
+        if getattr(args, "max_memory", None) is not None:
+            _RUN["max_memory"] = _memory_arg(args.max_memory)
+        _check_outputs(args)
         return int(args.func(args) or 0)
     except QosboundError as e:
-        from qosbound.errors import ScenarioError
-
-        if isinstance(e, ScenarioError) and e.file is None and isinstance(getattr(args, "scenario", None), str):
+        if isinstance(e, ScenarioError) and e.file is None and isinstance(getattr(args, "scenario", None), str) \
+                and not (e.field or "").startswith("--"):
             e = e.located(file=args.scenario)
-        print(f"qosbound: {e}", file=sys.stderr)
+        if isinstance(e, InternalError):
+            if debug and e.details:
+                print(e.details, file=sys.stderr, end="")
+            _print_error(f"internal error: {e}" + ("" if debug else " (rerun with --debug for the traceback)"))
+        else:
+            _print_error(str(e))
         return e.exit_code
     except KeyboardInterrupt:
-        print("qosbound: interrupted", file=sys.stderr)
-        return 130
+        _print_error("interrupted")
+        return EXIT_INTERRUPT
+    except MemoryError:
+        if debug:
+            traceback.print_exc()
+        _print_error(str(ResourceError("out of memory; make the scenario smaller, or allow more memory")))
+        return ResourceError.exit_code
     except BrokenPipeError:
         return 0
+    except Exception as e:  # noqa: BLE001 - the one place an unexpected failure becomes one line
+        if debug:
+            traceback.print_exc()
+        _print_error(f"internal error: {e.__class__.__name__}: {e}"
+                     + ("" if debug else " (rerun with --debug for the traceback)"))
+        return EXIT_INTERNAL
+    finally:
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -155,17 +155,38 @@ class ScenarioBase(BaseModel):
         return copy.deepcopy(self._raw or {})
 
 
+#: Largest scenario file read (bytes): scenarios are a few kB; this refuses /dev/zero or a misplaced trace.
+MAX_SCENARIO_BYTES = 4 * 2**20
+
+
 def load_raw(path: str | Path) -> dict:
-    """Read a YAML scenario safely; errors name the file."""
+    """Read a YAML scenario safely; errors name the file. Only regular files up to 4 MiB are read."""
+    import stat
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        st = p.stat()
     except FileNotFoundError:
         raise ScenarioError("file not found", file=str(path)) from None
-    except IsADirectoryError:
-        raise ScenarioError("is a directory, not a scenario file", file=str(path)) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(f"cannot read: {e.__class__.__name__}", file=str(path)) from None
+    except OSError as e:
+        raise ScenarioError(f"cannot read: {e.strerror}", file=str(path)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ScenarioError("is a directory, not a scenario file", file=str(path))
+    if not stat.S_ISREG(st.st_mode):
+        raise ScenarioError("not a regular file (a device, FIFO or socket): give a scenario YAML file",
+                            file=str(path))
+    if st.st_size > MAX_SCENARIO_BYTES:
+        raise ScenarioError(f"{st.st_size / 2**20:.1f} MiB is too large for a scenario file (at most "
+                            f"{MAX_SCENARIO_BYTES // 2**20} MiB)", file=str(path))
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise ScenarioError(f"cannot read: {e.strerror}", file=str(path)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise ScenarioError(f"line {line}: not UTF-8 text (byte 0x{data[e.start]:02x})", file=str(path)) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
@@ -229,13 +250,46 @@ def build(raw: dict, path: str | None = None):
         raise ScenarioError(str(e), file=file) from None
     scn._path = file
     scn._raw = copy.deepcopy(raw)
-    # SLO limits are read now, so a bad limit is an input error, not a late crash.
-    for i, slo in enumerate(scn.slos):
-        try:
-            system.slo_limit(scn, slo)
-        except ScenarioError as e:
-            raise ScenarioError(e.problem, file=file, field=f"slos[{i}].{slo.bound}") from None
+    _check_slos(system, scn, file)
     return scn
+
+
+def _check_slos(system, scn, file: str | None) -> None:
+    """SLOs are checked now, so a bad one is an input error naming its field, not a late crash or a silent
+    'missing' verdict: a known metric of a declared class or flow, a limit in range, no duplicates."""
+    declared = None
+    if hasattr(system, "metric_names"):
+        try:
+            declared = {m.split(".")[0].split("@")[0] for m in system.metric_names(scn)}
+        except Exception:  # noqa: BLE001 - a system that cannot list its metrics for this scenario: skip the check
+            declared = None
+    seen: dict[tuple, int] = {}
+    for i, slo in enumerate(scn.slos):
+        here = f"slos[{i}]"
+        try:
+            kind = system.metric_kind(slo.metric) if hasattr(system, "metric_kind") else None
+        except ScenarioError as e:
+            raise ScenarioError(e.problem, file=file, field=f"{here}.metric") from None
+        head = slo.metric.split(".")[0].split("@")[0]
+        if declared and head not in declared and head != scn.system:
+            raise ScenarioError(f"the scenario declares no class or flow '{head}' (it has "
+                                f"{', '.join(sorted(declared))})", file=file, field=f"{here}.metric")
+        try:
+            limit = system.slo_limit(scn, slo)
+        except ScenarioError as e:
+            field = f"{here}.metric" if e.problem.startswith(("unknown metric", "no flow")) else f"{here}.{slo.bound}"
+            raise ScenarioError(e.problem, file=file, field=field) from None
+        if kind == "probability" and not 0.0 <= limit <= 1.0:
+            raise ScenarioError(f"{slo.metric} is a probability: its limit must lie in [0, 1], got {limit:g}",
+                                file=file, field=f"{here}.{slo.bound}")
+        if kind in ("time", "rate", "size", "count") and limit < 0:
+            raise ScenarioError(f"a {kind} limit cannot be negative, got {slo.raw_limit!r}", file=file,
+                                field=f"{here}.{slo.bound}")
+        key = (slo.metric, slo.bound, slo.method)
+        if key in seen:
+            raise ScenarioError(f"duplicates slos[{seen[key]}] ({slo.metric}, {slo.bound}"
+                                f"{', method ' + slo.method if slo.method else ''}): keep one", file=file, field=here)
+        seen[key] = i
 
 
 def load(path: str | Path):

@@ -42,24 +42,62 @@ def _positive(value, kind, field):
 
 def _loss(value, field):
     x = parse_quantity(value, "probability", field=field)
-    if not 0 < x <= 1:
+    if x == 0:
         raise ScenarioError(f"the loss event rate must lie in (0, 1], got {value!r} (p = 0 is slow start, "
                             "where the equation does not apply)", field=field)
+    if not 0 < x <= 1:
+        raise ScenarioError(f"the loss event rate is a probability in (0, 1], got {value!r} (= {x:g})", field=field)
     return x
+
+
+def _finite_outputs(res: dict, where: str = "") -> None:
+    """An output that over- or underflows (e.g. a rate of inf bit/s from extreme inputs) is refused, not printed."""
+    for k, v in res.items():
+        if k == "needs_guarantee" or v is None:
+            continue
+        a = np.asarray(v, dtype=float)
+        bad = ~np.isfinite(a) & ~np.isnan(a) if k in ("target", "X_gtfrc", "p_max", "rtt_max", "ratio") else \
+            ~np.isfinite(a)
+        if np.any(bad):
+            i = int(np.flatnonzero(np.atleast_1d(bad))[0])
+            row = f"row {i + 2}: " if a.ndim else ""
+            raise ScenarioError(f"{where}{row}{k} = {float(np.atleast_1d(a)[i])}: the packet size, RTT, loss rate "
+                                "and target are outside the range the equations can be evaluated in floating point")
 
 
 def compute(s, rtt, loss, target=None, x_recv=None, b=1.0, t_rto=None) -> dict:
     """All calculator outputs for arrays of inputs (SI: bytes, s, fraction, bit/s); rates in bit/s."""
     from qosbound.analytic import tfrc as T
 
+    with np.errstate(all="ignore"):  # over- and underflow are refused by the caller, not printed as warnings
+        return _compute(T, s, rtt, loss, target, x_recv, b, t_rto)
+
+
+def _compute(T, s, rtt, loss, target, x_recv, b, t_rto) -> dict:
     s, rtt, loss = (np.asarray(v, dtype=float) for v in (s, rtt, loss))
     out = {"s": s, "rtt": rtt, "loss": loss,
            "X_calc": 8.0 * T.tfrc_rate(s, rtt, loss, b, t_rto),
            "X_sqrt_law": 8.0 * T.sqrt_law_rate(s, rtt, loss, b)}
     if target is not None:
-        g = np.asarray(target, dtype=float) / 8.0
-        xr = None if x_recv is None else np.asarray(x_recv, dtype=float) / 8.0
-        out["target"] = np.asarray(target, dtype=float)
+        tg = np.asarray(target, dtype=float)
+        has = ~np.isnan(tg)  # a table row without a target (a blank cell) gets no gTFRC outputs
+        if not np.all(has):
+            s_, r_, l_, t_ = (np.broadcast_to(v, tg.shape) for v in (s, rtt, loss, tg))
+            xr_ = None if x_recv is None else np.broadcast_to(np.asarray(x_recv, dtype=float), tg.shape)[has]
+            part = _compute(T, s_[has], r_[has], l_[has], t_[has], xr_, b, t_rto)
+            for k in ("target", "X_gtfrc", "needs_guarantee", "p_max", "rtt_max", "ratio"):
+                if k in part:
+                    full = np.full(tg.shape, np.nan)
+                    full[has] = np.asarray(part[k], dtype=float)
+                    out[k] = full
+            return out
+        if x_recv is not None:
+            xr_a = np.asarray(x_recv, dtype=float)
+            xr = None if np.all(np.isnan(xr_a)) else np.where(np.isnan(xr_a), np.inf, xr_a) / 8.0
+        else:
+            xr = None
+        g = tg / 8.0
+        out["target"] = tg
         out["X_gtfrc"] = 8.0 * T.gtfrc_rate(s, rtt, loss, g, xr, b, t_rto)
         out["needs_guarantee"] = np.asarray(T.exceeds_fair_rate(s, rtt, loss, g, b, t_rto))
         out["p_max"] = np.asarray(T.max_loss_for_target(s, rtt, g, b, t_rto), dtype=float)
@@ -93,10 +131,13 @@ def _read_csv(path: str):
     if unknown:
         raise ScenarioError(f"unknown column(s) {', '.join(sorted(unknown))}", file=path)
 
-    def column(name, reader):
+    def column(name, reader, optional=False):
         out = []
         for i, row in enumerate(rows):
             cell = row.get(name)
+            if optional and (cell is None or not str(cell).strip()):
+                out.append(np.nan)  # blank: this row has no target (or no X_recv)
+                continue
             try:
                 cell = float(cell)
             except (TypeError, ValueError):
@@ -111,9 +152,18 @@ def _read_csv(path: str):
             "rtt": column("rtt", lambda v, f: _positive(v, "time", f)),
             "loss": column("loss", _loss)}
     if "target" in cols:
-        data["target"] = column("target", lambda v, f: _positive(v, "rate", f))
+        data["target"] = column("target", lambda v, f: _positive(v, "rate", f), optional=True)
     if "x_recv" in cols:
-        data["x_recv"] = column("x_recv", lambda v, f: _positive(v, "rate", f))
+        data["x_recv"] = column("x_recv", lambda v, f: _positive(v, "rate", f), optional=True)
+        if "target" not in cols:
+            raise ScenarioError("column x_recv only applies to gTFRC: add a target column", file=path)
+        lonely = np.flatnonzero(np.isnan(data["target"]) & ~np.isnan(data["x_recv"]))
+        if lonely.size:
+            raise ScenarioError("x_recv only applies to gTFRC: give a target too", file=path,
+                                field=f"row {int(lonely[0]) + 2}.x_recv")
+    if "target" in data and np.all(np.isnan(data["target"])):
+        del data["target"]
+        data.pop("x_recv", None)
     return data
 
 
@@ -123,6 +173,7 @@ def run(args) -> int:
     if args.csv:
         data = _read_csv(args.csv)
         res = compute(data["s"], data["rtt"], data["loss"], data.get("target"), data.get("x_recv"), b, t_rto)
+        _finite_outputs(res, f"{args.csv}: ")
         _print_table(res, args.json)
         return 0
     if args.rtt is None:
@@ -138,6 +189,7 @@ def run(args) -> int:
         raise ScenarioError("--x-recv only applies to gTFRC: give --target too", field="--x-recv")
     res = {k: (v.item() if isinstance(v, np.ndarray) else v)
            for k, v in compute(s, rtt, loss, target, x_recv, b, t_rto).items()}
+    _finite_outputs(res)
     if args.json:
         doc = {k: {"value": (bool(v) if k == "needs_guarantee" else float(v)), "unit": _UNITS[k]}
                for k, v in res.items()}
@@ -168,13 +220,18 @@ def _print_table(res: dict, as_json: bool) -> None:
     keys = list(res.keys())
     n = len(np.atleast_1d(res["X_calc"]))
     cols = {k: np.broadcast_to(np.atleast_1d(res[k]), (n,)) for k in keys}
+    def value(k, i):
+        v = cols[k][i]
+        if isinstance(v, (float, np.floating)) and np.isnan(v):
+            return None  # a row without a target has no gTFRC outputs
+        return bool(v) if k == "needs_guarantee" else float(v)
+
     if as_json:
-        rows = [{k: (bool(cols[k][i]) if k == "needs_guarantee" else float(cols[k][i])) for k in keys}
-                for i in range(n)]
+        rows = [{k: value(k, i) for k in keys} for i in range(n)]
         print(json.dumps({"units": {k: _UNITS[k] for k in keys}, "rows": rows}, indent=2, allow_nan=False))
         return
     w = csv.writer(sys.stdout, lineterminator="\n")
     w.writerow([f"{k} [{_UNITS[k]}]" if _UNITS[k] else k for k in keys])
     for i in range(n):
-        w.writerow([str(bool(cols[k][i])).lower() if k == "needs_guarantee" else f"{float(cols[k][i]):.10g}"
-                    for k in keys])
+        w.writerow(["" if value(k, i) is None else str(value(k, i)).lower() if k == "needs_guarantee"
+                    else f"{value(k, i):.10g}" for k in keys])

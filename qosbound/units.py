@@ -64,6 +64,14 @@ def parse_quantity(value, kind: Kind, *, field: str | None = None) -> float:
         text = value.strip()
         if not text:
             raise ScenarioError(f"expected a {kind}, got an empty string", field=field)
+        try:  # a bare number given as text (e.g. on the command line) is SI, like a bare number in YAML
+            x = float(text)
+        except ValueError:
+            x = None
+        if x is not None:
+            if not math.isfinite(x):
+                raise ScenarioError(f"'{value}' is not a finite number", field=field)
+            return x
         try:
             q = _registry().Quantity(_normalise(text))
         except Exception:

@@ -185,7 +185,7 @@ BAD = [
     ("SLO without a limit", _mut("slos", [{"metric": "EF.delay.p99"}]), "slos[0]", "exactly one of"),
     ("SLO limit with wrong unit", _mut("slos", [{"metric": "EF.delay.p99", "max": "15 MB"}]), "slos[0].max",
      "wrong units"),
-    ("unknown SLO metric", _mut("slos", [{"metric": "EF.jitter", "max": "1 ms"}]), "slos[0].max",
+    ("unknown SLO metric", _mut("slos", [{"metric": "EF.jitter", "max": "1 ms"}]), "slos[0].metric",
      "unknown metric"),
     ("unknown method", _mut("slos", [{"metric": "EF.loss", "max": 0.1, "method": "guess"}]), "slos[0]",
      "unknown method"),

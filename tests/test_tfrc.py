@@ -9,6 +9,7 @@ import sympy as sp
 from hypothesis import given, settings, strategies as st
 
 from qosbound.analytic import tfrc as T
+from qosbound.errors import ScenarioError
 
 mpmath.mp.dps = 50
 
@@ -51,7 +52,7 @@ def test_vectorised_shape_and_broadcast():
 def test_bad_loss_rate_raises():
     """p must lie in (0, 1]: zero, negative and > 1 are refused."""
     for bad in (0.0, -0.1, 1.5, np.nan):
-        with pytest.raises(ValueError):
+        with pytest.raises(ScenarioError, match="loss event rate"):
             T.tfrc_rate(1500, 0.03, bad)
 
 

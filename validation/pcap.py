@@ -274,9 +274,18 @@ def _fields(buf, off, caplen, ip_off):
 
 def read_capture(path: str | Path) -> Capture:
     """Read a pcap or pcapng file into per-frame arrays. Raises TraceError on truncated or corrupt files."""
+    import stat
+
+    if not str(path).strip():
+        raise TraceError("a capture file name is empty")
     p = Path(path)
     try:
-        if p.stat().st_size > 0:
+        st = p.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise TraceError(f"{path}: is a directory, not a capture file")
+        if not stat.S_ISREG(st.st_mode):
+            raise TraceError(f"{path}: not a regular file (a device, FIFO or socket): give a pcap or pcapng file")
+        if st.st_size > 0:
             import mmap
 
             with open(p, "rb") as f:  # mapped, not copied: the walkers read the page cache directly
@@ -286,7 +295,7 @@ def read_capture(path: str | Path) -> Capture:
     except FileNotFoundError:
         raise TraceError(f"{path}: capture file not found") from None
     except OSError as e:
-        raise TraceError(f"{path}: cannot read capture ({e.__class__.__name__})") from None
+        raise TraceError(f"{path}: cannot read capture ({e.strerror or e.__class__.__name__})") from None
     buf = np.frombuffer(data, dtype=np.uint8)
     if len(data) < 24 and not (len(data) >= 12 and data[:4] == b"\n\r\r\n"):
         raise TraceError(f"{path}: truncated capture: {len(data)} bytes is shorter than a capture file header")
@@ -446,6 +455,10 @@ def import_pair(ingress: str | Path, egress: str | Path, *, max_clock_skew: floa
     # the two files are read and parsed in parallel (the compiled loops release the GIL)
     from concurrent.futures import ThreadPoolExecutor
 
+    for name, side in ((ingress, "ingress"), (egress, "egress")):
+        if not str(name).strip():
+            raise TraceError(f"the {side} capture's file name is empty: a capture pair is given as INGRESS,EGRESS "
+                             f"(got '{ingress},{egress}')")
     with ThreadPoolExecutor(2) as pool:
         fa, fb = pool.submit(read_capture, ingress), pool.submit(read_capture, egress)
         a, b = fa.result(), fb.result()

@@ -27,7 +27,10 @@ import numpy as np
 
 from qosbound.errors import TraceError
 
-__all__ = ["COLUMNS", "make_table", "write_trace", "read_trace"]
+__all__ = ["COLUMNS", "make_table", "write_trace", "read_trace", "check_trace", "MAX_TRACE_BYTES"]
+
+#: Largest trace file read (bytes); Parquet and CSV are read whole into memory.
+MAX_TRACE_BYTES = 8 * 2**30
 
 COLUMNS = ("flow", "cls", "colour", "hint", "size", "arrival", "departure", "dropped")
 
@@ -97,11 +100,24 @@ def write_trace(table, path: str | Path) -> None:
 
 def read_trace(path: str | Path):
     """Read a trace (Parquet or CSV) and check it against the schema."""
+    import stat
+
     import pyarrow as pa
 
     p = Path(path)
-    if not p.exists():
-        raise TraceError(f"{path}: file not found")
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise TraceError(f"{path}: file not found") from None
+    except OSError as e:
+        raise TraceError(f"{path}: cannot read the trace: {e.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise TraceError(f"{path}: is a directory, not a trace file")
+    if not stat.S_ISREG(st.st_mode):
+        raise TraceError(f"{path}: not a regular file (a device, FIFO or socket): give a Parquet or CSV trace")
+    if st.st_size > MAX_TRACE_BYTES:
+        raise TraceError(f"{path}: {st.st_size / 2**30:.1f} GiB is larger than the {MAX_TRACE_BYTES // 2**30} GiB "
+                         "a trace may have; split it or import a time window")
     try:
         if p.suffix == ".csv":
             import pyarrow.csv as pcsv
@@ -118,6 +134,42 @@ def read_trace(path: str | Path):
     if missing:
         raise TraceError(f"{path}: missing column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}")
     try:
-        return table.select(list(COLUMNS)).cast(_schema())
+        table = table.select(list(COLUMNS)).cast(_schema())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise TraceError(f"{path}: a column has the wrong type ({str(e).splitlines()[0][:120]})") from None
+    check_trace(table, str(path))
+    return table
+
+
+def check_trace(table, path: str = "<trace>") -> None:
+    """Refuse values the schema's types admit but the trace cannot mean: times that are negative, NaN or
+    infinite; a packet leaving before it arrives; a kept packet without a departure; a negative size; a colour
+    outside 0..2; a negative hint. The message names the first offending row (1-based, data rows) and column."""
+    n = table.num_rows
+    if n == 0:
+        raise TraceError(f"{path}: the trace holds no packets")
+    arr = table.column("arrival").to_numpy(zero_copy_only=False)
+    dep_col = table.column("departure")
+    dep = dep_col.to_numpy(zero_copy_only=False).astype(np.float64)  # nulls -> NaN
+    dropped = table.column("dropped").fill_null(False).to_numpy(zero_copy_only=False).astype(bool)
+    size = table.column("size").to_numpy(zero_copy_only=False)
+    colour = table.column("colour").to_numpy(zero_copy_only=False)
+    hint = table.column("hint").to_numpy(zero_copy_only=False)
+
+    def fail(mask, column, problem):
+        bad = np.flatnonzero(mask)
+        if bad.size:
+            i = int(bad[0])
+            more = f" (and {bad.size - 1} more rows)" if bad.size > 1 else ""
+            raise TraceError(f"{path}: row {i + 1}, column '{column}': {problem}{more}")
+
+    with np.errstate(invalid="ignore"):
+        fail(~np.isfinite(arr), "arrival", "the arrival time is not a finite number")
+        fail(arr < 0, "arrival", "negative arrival time (times are seconds from the start of the trace)")
+        kept = ~dropped
+        fail(kept & np.isnan(dep), "departure", "a packet that is not dropped has no departure time")
+        fail(np.isinf(dep), "departure", "the departure time is not a finite number")
+        fail(kept & (dep < arr), "departure", "the packet departs before it arrives")
+    fail(size.astype(np.int64) < 0 if size.dtype != object else np.zeros(n, bool), "size", "negative packet size")
+    fail((colour < 0) | (colour > 2), "colour", "drop precedence must be 0 (green), 1 (yellow) or 2 (red)")
+    fail(hint < 0, "hint", "negative delay hint")

@@ -94,10 +94,23 @@ class PacketSimOptions(Strict):
     warmup: float = 0.01
     confidence: float = 0.95
 
+    #: Budget on packets * replications: the simulators run at most ~1e7 packets/s per core, so 1e10 packets is
+    #: already about 20 minutes; a larger run is refused before it starts (raise it here when that is meant).
+    max_total_packets: float = 1e10
+
     @model_validator(mode="after")
     def _check(self):
         if self.packets < 1000:
             raise ValueError("simulate at least 1000 packets per replication")
+        total = float(self.packets) * float(self.replications)
+        if total > self.max_total_packets:
+            from qosbound.errors import ResourceError
+
+            raise ResourceError(f"{self.packets:.3g} packets x {self.replications} replications = {total:.3g} "
+                                f"simulated packets, above the budget of {self.max_total_packets:.3g} (at ~1e7 "
+                                f"packets/s it would run for at least {_duration(total / 1e7)}): simulate fewer "
+                                "packets, or raise methods.simulated.max_total_packets",
+                                field="methods.simulated.packets")
         if self.replications < 2:
             raise ValueError("at least 2 replications are needed for a confidence interval")
         if not 0 <= self.warmup < 0.5:
@@ -105,6 +118,13 @@ class PacketSimOptions(Strict):
         if not 0.5 < self.confidence < 1:
             raise ValueError("confidence must be in (0.5, 1)")
         return self
+
+
+def _duration(seconds: float) -> str:
+    for unit, n in (("years", 3.15e7), ("days", 86400.0), ("hours", 3600.0), ("minutes", 60.0)):
+        if seconds >= n:
+            return f"{seconds / n:.3g} {unit}"
+    return f"{seconds:.3g} s"
 
 
 class TimedSimOptions(Strict):

@@ -262,7 +262,12 @@ def _requested_metrics(scn: Scenario, extra: list[str]) -> tuple[list[float], li
 
 def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
     """Every metric by every requested method."""
+    from qosbound.analytic.pq_txq import check_range
+
     p = params(scn)
+    check_range(p)
+    if "model-checked" in methods:
+        check_model_size(scn)
     ccdf, qs = _requested_metrics(scn, [s.metric for s in scn.slos])
     out: list[Result] = []
     for method in methods:
@@ -320,9 +325,27 @@ def plot_delays(scn: Scenario) -> float | None:
     return float(max_delay_bound(params(scn)))
 
 
+#: Largest PQ capacity the PRISM model is built for: the Poisson rendering writes O(capacity^2) terms.
+MAX_MODEL_PQ = 10_000
+
+
+def check_model_size(scn: Scenario) -> None:
+    """Refuse, before rendering, a PRISM model too large to write or build (ResourceError, with the estimate)."""
+    from qosbound.errors import ResourceError
+
+    n = scn.pq.capacity
+    if n > MAX_MODEL_PQ:
+        terms = (n + 1) ** 2 if scn.traffic.EF.arrivals == "poisson" else n + 1
+        raise ResourceError(f"a PQ of {n:g} packets gives a PRISM model of more than {n + 1:.3g} "
+                            f"states and about {terms:.3g} terms to render; the model is built for PQs of at most "
+                            f"{MAX_MODEL_PQ} packets: disable model-checked (the closed forms and the simulator "
+                            "handle this PQ) or use a smaller capacity", field="pq.capacity")
+
+
 def render_models(scn: Scenario, out_dir) -> list:
     """Write the scenario's PRISM model and property file (``qosbound model render``)."""
     from qosbound.models.pq_txq import render, write_files
 
+    check_model_size(scn)
     rendered = render(params(scn), scn.methods.model_checked, scn.name)
     return list(write_files(rendered, out_dir))

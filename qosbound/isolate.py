@@ -1,0 +1,323 @@
+"""Run engine work (Storm builds and solves, simulations) in a forked child process.
+
+Storm's C++ code does not return to the Python interpreter while it builds or
+solves a model, so a SIGINT is only acted on when it finishes (minutes, or
+never); it can also exhaust memory (``std::bad_alloc``) or die of a signal
+(SIGFPE on ``const double p = 0/0``), taking the whole process with it and
+printing nothing. :func:`run_isolated` runs a callable in a child forked from
+this process and waits for it in a loop that stays responsive:
+
+* SIGINT / SIGTERM in the parent kill the child at once and raise
+  :class:`~qosbound.errors.Interrupted` (exit 130 / 143);
+* an optional address-space limit (``RLIMIT_AS``) in the child turns a runaway
+  build into a :class:`~qosbound.errors.ResourceError` (as does a
+  ``MemoryError``, a ``std::bad_alloc`` or the kernel's OOM killer);
+* a child that dies of a signal becomes one :class:`~qosbound.errors.QosboundError`
+  naming the signal (the factory ``on_crash`` chooses the type and words);
+* any other exception in the child comes back: a
+  :class:`~qosbound.errors.QosboundError` as itself, anything else as an
+  :class:`~qosbound.errors.InternalError` carrying the child's traceback.
+
+The child's C-level standard output and error (Storm's ``ERROR``/``WARN`` log
+lines) go to a temporary file, unless ``passthrough`` is set; the last lines
+are attached to crash messages. Progress reported by the child through the
+:class:`~qosbound.progress.Progress` interface is relayed to the parent's bar.
+Results travel back pickled (the dataclasses of :mod:`qosbound.results` are).
+Where ``fork`` is unavailable (not POSIX) the callable runs in-process.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import signal
+import struct
+import sys
+import tempfile
+import time
+import traceback
+from typing import Any, Callable
+
+from qosbound.errors import (EXIT_INTERRUPT, EXIT_TERMINATED, InternalError, Interrupted, QosboundError,
+                             ResourceError)
+
+__all__ = ["run_isolated", "memory_error", "describe_signal"]
+
+_HDR = struct.Struct("!Q")
+
+
+class _Terminated(BaseException):
+    pass
+
+
+def describe_signal(sig: int) -> str:
+    try:
+        name = signal.Signals(sig).name
+    except ValueError:
+        name = f"signal {sig}"
+    what = {signal.SIGFPE: "an arithmetic fault, e.g. a division by zero",
+            signal.SIGSEGV: "a memory access fault", signal.SIGABRT: "an abort",
+            signal.SIGKILL: "killed, usually by the kernel when memory runs out",
+            signal.SIGBUS: "a bus error"}.get(sig)
+    return f"{name} ({what})" if what else name
+
+
+def memory_error(what: str, limit: int | None, how: str = "") -> ResourceError:
+    lim = f" under the limit of {limit / 2**30:.3g} GiB (--max-memory)" if limit else ""
+    return ResourceError(f"{what}: out of memory{lim}{how}; make the model or simulation smaller, or allow "
+                         "more memory")
+
+
+def _looks_like_memory(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError):
+        return True
+    text = str(exc)
+    return "bad_alloc" in text or "Cannot allocate memory" in text or "out of memory" in text.lower()
+
+
+class _ChildProgress:
+    """The Progress interface inside the child: tasks and advances sent to the parent, batched."""
+
+    def __init__(self, send):
+        self._send = send
+        self._n = 0
+        self._pending: dict[int, float] = {}
+        self._last = 0.0
+
+    def task(self, description: str, total: float | None = None):
+        self._n += 1
+        tid = self._n
+        self._send(("task", tid, description, total))
+
+        def advance(n=1):
+            self._pending[tid] = self._pending.get(tid, 0) + n
+            now = time.monotonic()
+            if now - self._last > 0.1:
+                self.flush()
+                self._last = now
+
+        return advance
+
+    def flush(self):
+        for tid, n in self._pending.items():
+            self._send(("adv", tid, n))
+        self._pending.clear()
+
+
+def _write_msg(fd: int, obj) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(_HDR.pack(len(data)) + data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _child(fn, args, kwargs, wfd: int, memory_limit: int | None, log_fd: int | None, wants_progress: bool):
+    # Default dispositions: the parent decides about interrupts and kills us; a terminal Ctrl-C reaching the
+    # whole process group ends the child at once even inside C++ code.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(sig) is not signal.SIG_IGN:  # keep an ignored signal ignored (e.g. background jobs)
+            signal.signal(sig, signal.SIG_DFL)
+    code = 0
+    try:
+        if log_fd is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(log_fd, 1)
+            os.dup2(log_fd, 2)
+        if memory_limit:
+            import resource
+
+            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+            lim = memory_limit if hard == resource.RLIM_INFINITY else min(memory_limit, hard)
+            resource.setrlimit(resource.RLIMIT_AS, (lim, hard))
+        send = lambda m: _write_msg(wfd, m)  # noqa: E731
+        prog = _ChildProgress(send) if wants_progress else None
+        if prog is not None:
+            kwargs = dict(kwargs, progress=prog)
+        try:
+            value = fn(*args, **kwargs)
+        finally:
+            if prog is not None:
+                prog.flush()
+        msg = ("ok", value)
+        try:
+            _write_msg(wfd, msg)
+        except (pickle.PicklingError, TypeError, AttributeError) as e:
+            _write_msg(wfd, ("internal", f"the result cannot be sent back ({e.__class__.__name__}: {e})",
+                             traceback.format_exc()))
+    except BaseException as e:  # noqa: BLE001 - everything must reach the parent
+        try:
+            if _looks_like_memory(e):
+                _write_msg(wfd, ("memory", str(e)))
+            elif isinstance(e, QosboundError):
+                try:
+                    pickle.loads(pickle.dumps(e))
+                    _write_msg(wfd, ("error", e))
+                except Exception:  # noqa: BLE001
+                    _write_msg(wfd, ("error", QosboundError(str(e))))
+            else:
+                _write_msg(wfd, ("internal", f"{e.__class__.__name__}: {e}", traceback.format_exc()))
+        except BaseException:  # noqa: BLE001 - e.g. the pipe is gone: the parent has left
+            code = 1
+    finally:
+        try:
+            os.close(wfd)
+        except OSError:
+            pass
+        os._exit(code)
+
+
+def _tail(path: str | None, lines: int = 3) -> str:
+    if not path:
+        return ""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - 4096))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    keep = [x.strip() for x in text.splitlines() if x.strip()][-lines:]
+    return " | ".join(keep)
+
+
+def run_isolated(fn: Callable[..., Any], *args, what: str = "the engine", memory_limit: int | None = None,
+                 progress=None, passthrough: bool = False,
+                 on_crash: Callable[[str], QosboundError] | None = None, **kwargs) -> Any:
+    """Return ``fn(*args, **kwargs)`` computed in a forked child (see the module docstring).
+
+    ``what`` names the work in messages ("model check of m.prism"); ``progress`` (a
+    :class:`~qosbound.progress.Progress`) is replaced by a relay and passed to ``fn`` as ``progress=``;
+    ``memory_limit`` is an address-space limit in bytes; ``passthrough`` leaves the child's standard
+    output and error alone (otherwise they are kept in a temporary file and only their tail is shown in a
+    crash message); ``on_crash(text)`` builds the error for a child killed by a signal.
+    """
+    if not hasattr(os, "fork"):  # pragma: no cover - non-POSIX
+        if progress is not None:
+            kwargs = dict(kwargs, progress=progress)
+        return fn(*args, **kwargs)
+    log_path = None
+    log_fd = None
+    if not passthrough:
+        fd, log_path = tempfile.mkstemp(prefix="qosbound-engine-", suffix=".log")
+        log_fd = fd
+    rfd, wfd = os.pipe()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child (its coverage is not collected)
+        os.close(rfd)
+        _child(fn, args, kwargs, wfd, memory_limit, log_fd, progress is not None)
+    os.close(wfd)
+    if log_fd is not None:
+        os.close(log_fd)
+    old_term = None
+    try:
+        try:
+            old_term = signal.signal(signal.SIGTERM, _raise_terminated)
+        except ValueError:  # not the main thread: SIGTERM keeps its disposition
+            old_term = None
+        return _wait(pid, rfd, what, memory_limit, progress, log_path, on_crash)
+    finally:
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
+        try:
+            os.close(rfd)
+        except OSError:
+            pass
+        if log_path:
+            try:
+                os.unlink(log_path)
+            except OSError:
+                pass
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated()
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def _wait(pid, rfd, what, memory_limit, progress, log_path, on_crash):
+    buf = bytearray()
+    messages = []
+    tasks: dict[int, Callable] = {}
+    eof = False
+    try:
+        while not eof:
+            ready, _, _ = select.select([rfd], [], [], 0.2)
+            if not ready:
+                continue
+            chunk = os.read(rfd, 1 << 20)
+            if not chunk:
+                eof = True
+                break
+            buf += chunk
+            while len(buf) >= _HDR.size:
+                (n,) = _HDR.unpack_from(buf)
+                if len(buf) < _HDR.size + n:
+                    break
+                msg = pickle.loads(bytes(buf[_HDR.size:_HDR.size + n]))
+                del buf[:_HDR.size + n]
+                if msg[0] == "task":
+                    if progress is not None:
+                        tasks[msg[1]] = progress.task(msg[2], msg[3])
+                elif msg[0] == "adv":
+                    if msg[1] in tasks:
+                        tasks[msg[1]](msg[2])
+                else:
+                    messages.append(msg)
+        _, status = os.waitpid(pid, 0)
+    except KeyboardInterrupt:
+        _kill(pid)
+        raise Interrupted(f"interrupted: {what} stopped", EXIT_INTERRUPT) from None
+    except _Terminated:
+        _kill(pid)
+        raise Interrupted(f"terminated: {what} stopped", EXIT_TERMINATED) from None
+    except BaseException:
+        _kill(pid)
+        raise
+    for msg in messages:
+        kind = msg[0]
+        if kind == "ok":
+            return msg[1]
+        if kind == "error":
+            raise msg[1]
+        if kind == "memory":
+            raise memory_error(what, memory_limit)
+        if kind == "internal":
+            raise InternalError(f"{what} failed unexpectedly: {msg[1]}", msg[2])
+    # No answer: the child died.
+    log = _tail(log_path)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGKILL:
+            raise memory_error(what, memory_limit, " (killed with SIGKILL)")
+        if memory_limit and sig in (signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS):
+            # Under an address-space limit a failed allocation often ends C++ code this way.
+            raise memory_error(what, memory_limit, f" (it crashed with {signal.Signals(sig).name}, the usual end of "
+                                                   "a failed allocation there)")
+        if sig == signal.SIGINT:
+            raise Interrupted(f"interrupted: {what} stopped", EXIT_INTERRUPT)
+        if sig == signal.SIGTERM:
+            raise Interrupted(f"terminated: {what} stopped", EXIT_TERMINATED)
+        text = f"{what} crashed with {describe_signal(sig)}" + (f"; last output: {log}" if log else "")
+        raise on_crash(text) if on_crash else InternalError(text)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+    raise InternalError(f"{what} ended without an answer (exit status {code})"
+                        + (f"; last output: {log}" if log else ""))
