@@ -265,6 +265,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if isinstance(getattr(args, "scenario", None), str):  # a shipped example by name: `qosbound plan ferrari2001`
+        from qosbound.shipped import resolve_scenario
+
+        args.scenario = resolve_scenario(args.scenario)
     try:
         return int(args.func(args) or 0)
     except QosboundError as e:

@@ -21,7 +21,7 @@ import yaml
 
 from qosbound.errors import ScenarioError
 
-__all__ = ["examples_dir", "example_names", "example_path", "resolve_scenario", "reference"]
+__all__ = ["examples_dir", "example_names", "example_path", "resolve_scenario", "reference", "reference_path"]
 
 
 def examples_dir():
@@ -59,7 +59,11 @@ def resolve_scenario(arg: str) -> str:
     return arg
 
 
+def reference_path(name: str):
+    """The file of a paper's reference numbers, ``qosbound/data/<name>.yaml`` (a Traversable)."""
+    return resources.files("qosbound") / "data" / f"{name}.yaml"
+
+
 def reference(name: str) -> dict:
     """A paper's reference numbers, ``qosbound/data/<name>.yaml``."""
-    text = (resources.files("qosbound") / "data" / f"{name}.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    return yaml.safe_load(reference_path(name).read_text(encoding="utf-8"))

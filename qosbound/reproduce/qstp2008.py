@@ -197,7 +197,7 @@ def run(args) -> int:
         print(f"\ntarget g = {format_quantity(g, 'bit/s')}, aggregate marked at {format_quantity(g_agg, 'bit/s')}")
         print(f"{'TCP':>4} | {'TFRC mean':>10} {'std':>7} {'equation':>10} {'p':>7} {'R':>8} | "
               f"{'gTFRC mean':>10} {'std':>7} {'equation':>10} {'<g (1s)':>7}")
-        for n in st["n_values"]:
+        for n in sorted({r["n_tcp"] for r in rows if r["target"] == g}):
             a = next(r for r in rows if r["target"] == g and r["protocol"] == "tfrc" and r["n_tcp"] == n)
             b = next(r for r in rows if r["target"] == g and r["protocol"] == "gtfrc" and r["n_tcp"] == n)
 
