@@ -104,7 +104,8 @@ def compare(claim: str, source: str, paper_value: float, value: float, tolerance
         return f"{x * scale:.{d}f} {show}".rstrip() if shown_unit is not None else _fmt(x, unit, d)
 
     rule = rule or f"|qosbound - paper| <= {tolerance * scale:g} {show}".rstrip()
-    return judge(claim, source, txt(paper_value, digits if paper_digits is None else paper_digits), txt(value), ok, rule, paper_value=paper_value, value=value,
+    shown_paper = txt(paper_value, digits if paper_digits is None else paper_digits)
+    return judge(claim, source, shown_paper, txt(value), ok, rule, paper_value=paper_value, value=value,
                  unit=unit, failure=f"differs by {(value - paper_value) * scale:+.4g} {show}".rstrip())
 
 

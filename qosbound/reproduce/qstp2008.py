@@ -1,4 +1,4 @@
-"""``qosbound reproduce qstp2008``: the Fig. 4 / Fig. 5 claim of Jourjon, Lochin & Sénac (2008) in the packet simulator.
+"""``qosbound reproduce qstp2008``: Fig. 4 / Fig. 5 of Jourjon, Lochin & Sénac (2008) in the packet simulator.
 
 Claim (Jourjon, Lochin & Sénac, section 5.2-5.3): on the DiffServ/AF testbed (two-colour
 token-bucket markers with 10^4-byte buckets, RIO (10, 20, 0.1, 20, 40, 0.02), a
@@ -191,7 +191,8 @@ def run(args) -> int:
                                     settings={k: list(v) if isinstance(v, tuple) else v for k, v in st.items()},
                                     rows=rows, target_checks=checks, figures=files), indent=2, allow_nan=False))
         return C.exit_code(checked)
-    print(f"Jourjon, Lochin & Sénac 2008 (QSTP), Fig. 4/5 shape: {st['replications']} replications of {st['duration']:.0f} s "
+    print(f"Jourjon, Lochin & Sénac 2008 (QSTP), Fig. 4/5 shape: {st['replications']} replications of "
+          f"{st['duration']:.0f} s "
           f"(measured after {st['warmup']:.0f} s), RTT 30 ms, 1000 kbit/s, RIO (10, 20, 0.1, 20, 40, 0.02)")
     for g, g_agg in CASES:
         print(f"\ntarget g = {format_quantity(g, 'bit/s')}, aggregate marked at {format_quantity(g_agg, 'bit/s')}")

@@ -96,6 +96,8 @@ def approximations(quick: bool = False) -> dict:
         r = sim.get(f"AF3.drop.AF3{k}")
         out["simulated"].append(r.value if r else None)
         out["simulated_ci"].append([r.interval.low, r.interval.high] if r else None)
+        if r is not None and r.interval is not None:
+            out["simulated_ci_kind"] = r.interval.label()
     out["queue"] = {"instantaneous": inst.mean_queue, "fixed_average": fixed.mean_queue,
                     "simulated": sim["AF3.queue.mean"].value}
     return out
@@ -146,7 +148,7 @@ def run(args) -> int:
               f"{a['queue']['fixed_average']:12.3f}")
         s = a["simulated"]
         print(f"{'simulated EWMA':<16}{s[0]:12.4g}{s[1]:12.4g}{a['queue']['simulated']:12.3f}"
-              f"   (95% CI AF31 [{a['simulated_ci'][0][0]:.4g}, {a['simulated_ci'][0][1]:.4g}],"
+              f"   ({a.get('simulated_ci_kind', 'CI')} AF31 [{a['simulated_ci'][0][0]:.4g}, {a['simulated_ci'][0][1]:.4g}],"
               f" AF32 [{a['simulated_ci'][1][0]:.4g}, {a['simulated_ci'][1][1]:.4g}])")
         print()
         C.print_table("Claims of Takeo & Tasaka 2003 checked by qosbound", checked)

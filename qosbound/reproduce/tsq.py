@@ -207,7 +207,8 @@ def claims(data: dict, qual: list[dict], sweep: dict) -> list[C.Claim]:
                            "rises" if sign > 0 else "falls",
                            f"hint 1: {C._fmt(lo, unit)}, hint 16: {C._fmt(hi, unit)}; Spearman rho = {rho:+.2f} "
                            f"(p = {p:.1e})", p < 0.05,
-                           f"Spearman rank correlation with the hint, one-sided p < 0.05 ({'positive' if sign > 0 else 'negative'})",
+                           "Spearman rank correlation with the hint, one-sided p < 0.05 "
+                           f"({'positive' if sign > 0 else 'negative'})",
                            value=rho, unit="1", failure="no resolved monotone trend"))
     best = max(rows, key=lambda r: (r["quality_reps_mean"], r["hint"]))
     paper_hint = int(data["audio_setting"]["optimum_hint"]["value"])
