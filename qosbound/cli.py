@@ -483,6 +483,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if getattr(args, "max_memory", None) is not None:
             _RUN["max_memory"] = _memory_arg(args.max_memory)
+        if isinstance(getattr(args, "scenario", None), str):  # a shipped example by name: `plan ferrari2001`
+            from qosbound.shipped import resolve_scenario
+
+            args.scenario = resolve_scenario(args.scenario)
         _check_outputs(args)
         return int(args.func(args) or 0)
     except QosboundError as e:

@@ -45,3 +45,23 @@ def test_readme_first_command_runs():
     for word in ("EF.delay.p99", "closed-form", "model-checked", "simulated", "holds"):
         assert word in proc.stdout
     assert "disagree" not in proc.stdout and "violated" not in proc.stdout
+
+
+def test_shipped_examples_by_name_from_any_directory(tmp_path, monkeypatch, capsys):
+    """`qosbound plan NAME` finds the shipped example from any directory; a file of that name wins; an unknown
+    name stays a missing file (exit 2, one line)."""
+    from qosbound.cli import main
+    from qosbound.shipped import example_names, example_path, resolve_scenario
+
+    assert example_names() == [p.stem for p in EXAMPLES]
+    monkeypatch.chdir(tmp_path)
+    for arg in ("ferrari2001", "ferrari2001.yaml", "examples/ferrari2001.yaml"):
+        assert resolve_scenario(arg) == str(example_path("ferrari2001"))
+    assert main(["plan", "ferrari2001", "--methods", "closed-form", "--json", "--quiet"]) in (0, 1)  # SLOs missing
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["scenario"] == "ferrari2001" and doc["metrics"]
+    (tmp_path / "ferrari2001").write_text("not a scenario\n")
+    assert resolve_scenario("ferrari2001") == "ferrari2001"
+    assert resolve_scenario("other/ferrari2001") == "other/ferrari2001"
+    assert main(["plan", "no-such-example", "--quiet"]) == 2
+    assert "no-such-example: file not found" in capsys.readouterr().err

@@ -1,9 +1,14 @@
-"""Packaging: the wheel maps models/, analytic/ and validation/ into the qosbound namespace."""
+"""Packaging: the wheel maps models/, analytic/, validation/ and examples/ into the qosbound namespace, and an
+installed wheel runs every command from any directory."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -12,26 +17,46 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SUBPACKAGES = ["qosbound", "qosbound.models", "qosbound.analytic", "qosbound.validation", "qosbound.systems",
                "qosbound.reproduce"]
+#: Left out of the copy the wheel is built from: version control, caches and earlier build output (a stale
+#: build/ folder would otherwise leak deleted files into the wheel).
+BUILD_IGNORE = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", ".numba_cache",
+                                      ".hypothesis", ".pytest_cache", "out", "validation-out", "*.parquet")
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
+    """A wheel built from a clean copy of the checkout (so parallel test workers never share a build folder)."""
+    src = tmp_path_factory.mktemp("src") / "qosbound"
+    shutil.copytree(ROOT, src, ignore=BUILD_IGNORE)
     out = tmp_path_factory.mktemp("wheel")
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-                           "-w", str(out), str(ROOT)], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(src)],
+                          capture_output=True, text=True)
     if proc.returncode != 0:
         pytest.fail(proc.stderr[-2000:])
     return next(out.glob("qosbound-*.whl"))
 
 
 def test_wheel_holds_every_subpackage_and_model_file(wheel):
-    """The wheel carries the three top-level folders inside qosbound/, with the PRISM files."""
+    """The wheel carries the top-level folders inside qosbound/, with the PRISM files."""
     names = set(zipfile.ZipFile(wheel).namelist())
     for f in ["qosbound/models/engine.py", "qosbound/models/pq_txq.prism", "qosbound/models/pq_txq.props",
               "qosbound/models/templates/pq_txq.prism", "qosbound/analytic/ferrari.py",
-              "qosbound/validation/trace.py", "qosbound/cli.py"]:
+              "qosbound/validation/trace.py", "qosbound/cli.py", "qosbound/shipped.py",
+              "qosbound/reproduce/claims.py"]:
         assert f in names, f
-    assert not any(n.startswith(("models/", "analytic/", "validation/", "tests/")) for n in names)
+    assert not any(n.startswith(("models/", "analytic/", "validation/", "tests/", "examples/")) for n in names)
+
+
+def test_wheel_ships_every_example_and_reference_file(wheel):
+    """Every example scenario of the checkout and every paper's reference data is in the wheel, so the commands
+    that read them (reproduce, plan by name) work without a checkout."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    examples = sorted(p.name for p in (ROOT / "examples").glob("*.yaml"))
+    assert examples
+    for name in examples:
+        assert f"qosbound/examples/{name}" in names, name
+    for p in sorted((ROOT / "qosbound" / "data").glob("*.yaml")):
+        assert f"qosbound/data/{p.name}" in names, p.name
 
 
 def test_every_subpackage_imports_from_an_installed_copy(wheel, tmp_path):
@@ -51,7 +76,86 @@ def test_every_subpackage_imports_from_an_installed_copy(wheel, tmp_path):
 def test_source_checkout_resolves_the_same_names():
     """From the checkout (root first on sys.path) the mapped subpackages resolve to the top-level folders."""
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import qosbound.models, qosbound.analytic, "
-            "qosbound.validation; print(qosbound.models.__file__)")
+            "qosbound.validation, qosbound.shipped; print(qosbound.models.__file__); "
+            "print(qosbound.shipped.example_path('ferrari2001'))")
     proc = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True, text=True, cwd="/")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert Path(proc.stdout.strip()).parent.name in ("models",)
+    models, example = proc.stdout.split()
+    assert Path(models).parent.name == "models"
+    assert Path(example) == ROOT / "examples" / "ferrari2001.yaml"
+
+
+def _venv_env(venv: Path) -> dict:
+    """The environment of a user of the venv: no PYTHONPATH (a checkout on it would shadow the installed copy)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["NUMBA_CACHE_DIR"] = str(venv / "numba_cache")
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def _run(venv: Path, cwd: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    return subprocess.run([str(venv / "bin" / "qosbound"), *args], capture_output=True, text=True, cwd=str(cwd),
+                          env=_venv_env(venv), timeout=timeout)
+
+
+@pytest.mark.slow
+def test_installed_wheel_runs_every_reproduce_and_plan_from_any_directory(wheel, tmp_path):
+    """The README's `pip install .`, then every command from an empty directory.
+
+    The wheel goes into a fresh venv (``--system-site-packages`` so the installed dependencies are reused,
+    ``pip install --no-deps`` of the wheel alone); the checkout is not on the path, and a qosbound installed in
+    the base environment (editable, as on a developer's machine, or regular, as in CI) must not shadow the
+    venv's copy. From an empty directory: every ``reproduce --quick`` exits 0 with every claim met, and ``plan``
+    runs on every shipped example by name (exit 0, 1 or 3: an SLO or agreement check may fail there, which is
+    a verdict, not a crash), printing JSON and no traceback."""
+    t0 = time.monotonic()
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    proc = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
+                          capture_output=True, text=True, env=_venv_env(venv))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    work = tmp_path / "empty"
+    work.mkdir()
+
+    code = ("import json, sys, qosbound, qosbound.models, qosbound.analytic, qosbound.validation, qosbound.shipped "
+            "as s, qosbound.cli as c; print(json.dumps({'files': [qosbound.__file__, qosbound.models.__file__, "
+            "qosbound.analytic.__file__, qosbound.validation.__file__, str(s.example_path(s.example_names()[0])), "
+            "str(s.reference_path('ferrari2001'))], "
+            "'examples': s.example_names(), 'papers': list(c.PAPERS), 'prefix': sys.prefix}))")
+    proc = subprocess.run([str(py), "-c", code], capture_output=True, text=True, cwd=str(work), env=_venv_env(venv))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    info = json.loads(proc.stdout)
+    site = Path(info["prefix"]).resolve()
+    assert site == venv.resolve()
+    for f in info["files"]:                       # the venv's copy, not the checkout or a base-environment install
+        assert str(Path(f).resolve()).startswith(str(site)), f
+    shipped = sorted(n[len("qosbound/examples/"):-5] for n in zipfile.ZipFile(wheel).namelist()
+                     if n.startswith("qosbound/examples/") and n.endswith(".yaml"))
+    assert info["examples"] == shipped and shipped
+
+    failures = []
+    for paper in info["papers"]:
+        proc = _run(venv, work, "reproduce", paper, "--quick", "--json", "--quiet")
+        try:
+            doc = json.loads(proc.stdout)
+        except json.JSONDecodeError:
+            failures.append(f"reproduce {paper}: exit {proc.returncode}, no JSON: {proc.stderr[-1500:]}")
+            continue
+        not_met = [c["claim"] for c in doc["claims"] if c["verdict"] == "NOT MET"]
+        if proc.returncode != 0 or "Traceback" in proc.stderr or not doc["claims"] or not_met:
+            failures.append(f"reproduce {paper}: exit {proc.returncode}, not met {not_met}, {proc.stderr[-1500:]}")
+    for name in shipped:
+        proc = _run(venv, work, "plan", name, "--json", "--quiet")
+        ok = proc.returncode in (0, 1, 3) and "Traceback" not in proc.stderr
+        try:
+            doc = json.loads(proc.stdout)
+            ok = ok and bool(doc["metrics"]) and doc["scenario"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            ok = False
+        if not ok:
+            failures.append(f"plan {name}: exit {proc.returncode}: {proc.stderr[-1500:]}")
+    assert list(work.iterdir()) == [] or all(p.name.startswith(".") for p in work.iterdir())
+    assert not failures, "\n".join(failures)
+    print(f"installed-wheel run: {time.monotonic() - t0:.0f} s")

@@ -21,7 +21,7 @@ def test_reproduce_quick_json(capsys, tmp_path):
     for r in rows:
         assert r["throughput_std"] >= 0 and r["replications"] >= 3
         assert 0 < r["throughput_mean"] + r["aggregate_mean"] <= 1.01e6
-    claims = {(c["target"], c["protocol"]): c for c in doc["claims"]}
+    claims = {(c["target"], c["protocol"]): c for c in doc["target_checks"]}
     assert claims[(400e3, "gtfrc")]["agrees_with_paper"] and claims[(500e3, "gtfrc")]["agrees_with_paper"]
     # TFRC's rate tracks the equation at its own simulated p and R (the mean of the rows within 15 %)
     tf = [r for r in rows if r["protocol"] == "tfrc" and r["predicted_mean"]]

@@ -7,26 +7,35 @@ drop curves of Table 5 (RIO) and Table 6 (n-RED) against the average queue;
 (3) per-precedence drop probabilities of ``examples/koehler1999.yaml`` at the
 loads of Table 2 (closed form, fixed average, and -- unless ``--quick`` is
 short -- the simulator with the float EWMA). The paper's results are TCP
-goodputs, which qosbound does not model; nothing here is compared with a
-printed number except the parameters. Exit 0.
+goodputs, which qosbound does not model, so no printed number is compared.
+
+Claims checked (:mod:`qosbound.reproduce.claims`), from section 4.2 of the
+paper, on the drops of (3) by each method: the n-RED queue orders the drop
+precedences (AF11 dropped least, then AF12, then AF13) at every load, and as
+the load grows the highest precedence pays for it (AF13's drop rises with the
+load). A simulated value is judged against its confidence interval: a claim
+fails only on a difference the interval resolves. Exit 0 when every claim is
+met, 1 otherwise.
 """
 
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
-import yaml
 
-__all__ = ["reference", "marker_rows", "dropper_curves", "load_rows", "run"]
+from qosbound.reproduce import claims as C
+
+__all__ = ["reference", "marker_rows", "dropper_curves", "load_rows", "claims", "run"]
 
 AVG_POINTS = [30, 40, 45, 50, 55, 60, 65, 70]
 
 
 def reference() -> dict:
-    return yaml.safe_load(resources.files("qosbound").joinpath("data/koehler1999.yaml").read_text(encoding="utf-8"))
+    from qosbound.shipped import reference as shipped_reference
+
+    return shipped_reference("koehler1999")
 
 
 def marker_rows(quick: bool = False) -> list[dict]:
@@ -64,7 +73,9 @@ def dropper_curves() -> dict:
 
 
 def _example_path() -> Path:
-    return Path(__file__).resolve().parents[2] / "examples" / "koehler1999.yaml"
+    from qosbound.shipped import example_path
+
+    return example_path("koehler1999")
 
 
 def load_rows(quick: bool = False) -> list[dict]:
@@ -81,15 +92,78 @@ def load_rows(quick: bool = False) -> list[dict]:
         raw["link"]["rate"] = f"{bw} Mbps"
         raw["classes"]["AF1"]["bandwidth"] = f"{bw} Mbps"
         raw["slos"] = []
-        raw["methods"]["simulated"] = {"packets": 20_000 if quick else 300_000, "replications": 2 if quick else 4,
+        raw["methods"]["simulated"] = {"packets": 20_000 if quick else 300_000, "replications": 3 if quick else 4,
                                        "seed": 1999}
         s = build(raw, str(_example_path()))
         res = af.evaluate(s, ["closed-form", "simulated"], QUIET)
-        by = {(r.metric, r.method): r.value for r in res}
+        by = {(r.metric, r.method): r for r in res}
+
+        def get(k, method):
+            r = by.get((f"AF1.drop.AF1{k}", method))
+            return None if r is None else r.value
+
+        def iv(k, method):
+            r = by.get((f"AF1.drop.AF1{k}", method))
+            if r is None or r.interval is None:
+                return None
+            return C.interval(r.interval.low, r.interval.high, r.interval.label())
+
         rows.append({"load_percent": load_pct, "bandwidth_mbit_s": bw,
-                     "closed_form": [by.get((f"AF1.drop.AF1{k}", "closed-form")) for k in (1, 2, 3)],
-                     "simulated": [by.get((f"AF1.drop.AF1{k}", "simulated")) for k in (1, 2, 3)]})
+                     "closed_form": [get(k, "closed-form") for k in (1, 2, 3)],
+                     "simulated": [get(k, "simulated") for k in (1, 2, 3)],
+                     "simulated_interval": [iv(k, "simulated") for k in (1, 2, 3)]})
     return rows
+
+
+def _above(a: float, a_iv: dict | None, b: float, b_iv: dict | None) -> bool:
+    """``a`` is resolved to lie above ``b``: exactly when both are exact, else when their intervals separate."""
+    if a_iv is None and b_iv is None:
+        return a > b + 1e-12 * max(1.0, abs(b))
+    lo_a = a if a_iv is None else a_iv["low"]
+    hi_b = b if b_iv is None else b_iv["high"]
+    return lo_a > hi_b
+
+
+def claims(loads: list[dict]) -> list[C.Claim]:
+    """Section 4.2's two claims, for the closed form and the simulator, over the loads of Table 2."""
+    out = []
+    for key, method in (("closed_form", "closed form (fixed average)"), ("simulated", "simulated")):
+        ivk = "simulated_interval" if key == "simulated" else None
+        usable = [r for r in loads if all(x is not None for x in r[key])]
+        if not usable:
+            continue
+        reversed_at = []
+        for r in usable:
+            d, iv = r[key], (r[ivk] if ivk else [None] * 3)
+            for lo, hi in ((0, 1), (1, 2)):
+                if _above(d[lo], iv[lo], d[hi], iv[hi]):
+                    reversed_at.append(f"{r['load_percent']} %: AF1{lo + 1} {d[lo]:.3g} > AF1{hi + 1} {d[hi]:.3g}")
+        top = usable[-1]
+        shown = "/".join(f"{x:.3g}" for x in top[key])
+        out.append(C.judge(
+            f"n-RED orders the drops AF11 <= AF12 <= AF13 at every load, {method}", "section 4.2",
+            "AF11 lowest, then AF12, then AF13",
+            (f"ordered at {len(usable)}/{len(usable)} loads" if not reversed_at else
+             f"reversed at {len(reversed_at)} load(s)") + f"; {top['load_percent']} %: {shown}",
+            not reversed_at,
+            "no load where a lower precedence's drop lies above a higher one's" +
+            (" beyond both confidence intervals" if ivk else ""),
+            failure="; ".join(reversed_at)))
+        falls = []
+        for a, b in zip(usable, usable[1:]):
+            ia = a[ivk][2] if ivk else None
+            ib = b[ivk][2] if ivk else None
+            if _above(a[key][2], ia, b[key][2], ib):
+                falls.append(f"{a['load_percent']} % -> {b['load_percent']} %: {a[key][2]:.3g} -> {b[key][2]:.3g}")
+        seq = ", ".join(f"{r[key][2]:.3g}" for r in usable)
+        out.append(C.judge(
+            f"AF13 pays for rising load: its drop rises with the load, {method}", "section 4.2",
+            "rises with the load", f"AF13 drop at {', '.join(str(r['load_percent']) for r in usable)} %: {seq}",
+            not falls,
+            "AF13's drop never falls from one load of Table 2 to the next" +
+            (" beyond both confidence intervals" if ivk else ""),
+            failure="; ".join(falls)))
+    return out
 
 
 def run(args) -> int:
@@ -97,10 +171,11 @@ def run(args) -> int:
     mk = marker_rows(quick)
     curves = dropper_curves()
     loads = load_rows(quick)
+    checked = claims(loads)
     if getattr(args, "json", False):
-        print(json.dumps({"paper": "koehler1999", "trtcm": mk, "avg_packets": AVG_POINTS, "droppers": curves,
-                          "loads": loads}, indent=2, allow_nan=False))
-        return 0
+        print(json.dumps(C.document("koehler1999", checked, trtcm=mk, avg_packets=AVG_POINTS, droppers=curves,
+                                    loads=loads), indent=2, allow_nan=False))
+        return C.exit_code(checked)
     print("Koehler & Schaefer 1999, Table 4 trTCM (CIR 2, PIR 3 Mbit/s): colour fractions green/yellow/red")
     for r in mk:
         c, s = r["cbr"], r["poisson_simulated"]
@@ -115,4 +190,6 @@ def run(args) -> int:
         cf = "/".join(f"{x:.3g}" for x in r["closed_form"])
         sm = "/".join("-" if x is None else f"{x:.3g}" for x in r["simulated"])
         print(f"  {r['load_percent']:>3d} % ({r['bandwidth_mbit_s']:>5} Mbit/s)  fixed average {cf:<28} simulated {sm}")
-    return 0
+    print()
+    C.print_table("Claims of Koehler & Schaefer 1999 (section 4.2) checked by qosbound", checked)
+    return C.exit_code(checked)

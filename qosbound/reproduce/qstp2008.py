@@ -1,4 +1,4 @@
-"""``qosbound reproduce qstp2008``: seed 003's Fig. 4 / Fig. 5 claim in the packet simulator.
+"""``qosbound reproduce qstp2008``: Fig. 4 / Fig. 5 of Jourjon, Lochin & Sénac (2008) in the packet simulator.
 
 Claim (Jourjon, Lochin & Sénac, section 5.2-5.3): on the DiffServ/AF testbed (two-colour
 token-bucket markers with 10^4-byte buckets, RIO (10, 20, 0.1, 20, 40, 0.02), a
@@ -12,6 +12,13 @@ For each target, protocol and aggregate size the simulator
 mean and standard deviation of the flow's throughput, the share of 1-second windows
 below g, and the rate the TFRC equation predicts from the simulated loss event rate
 and RTT (gTFRC: the maximum of that and g) beside the measured one.
+
+Claims checked (:mod:`qosbound.reproduce.claims`), per target g: gTFRC holds g
+at every aggregate size (reproduced), and plain TFRC does not (a documented
+finding: in qosbound's test bed TFRC also holds g, see :data:`TFRC_FINDING`).
+"Holds g" means no aggregate size where the one-sided 95 % upper confidence
+bound of the mean throughput lies below g. Exit 0 when every claim is met (a
+documented finding counts as met while qosbound still shows it), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -22,10 +29,22 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["run", "sweep", "CASES"]
+from qosbound.reproduce import claims as C
+
+__all__ = ["run", "sweep", "target_checks", "claims", "CASES", "TFRC_FINDING"]
 
 #: (target g, aggregate's target), bit/s: Fig. 5 and Fig. 4.
 CASES = ((400e3, 400e3), (500e3, 300e3))
+
+#: Why plain TFRC holds its target here although the paper's Fig. 5(b) shows it does not.
+TFRC_FINDING = (
+    "in qosbound's test bed plain TFRC also averages about its target in steady state. Most likely cause: the "
+    "RIO core drops nearly every OUT packet once the average queue passes 20 packets, so it polices each "
+    "aggregate at its marker rate plus a share of the spare capacity, and the TFRC equation settles at "
+    "X_calc(p, R) ~ g (the measured rate follows the equation at the simulated p and R). What separates TFRC "
+    "from gTFRC here is the transient: an early loss in slow start can pin TFRC near zero for tens of seconds, "
+    "which the paper also notes. Which difference of the paper's test bed (real TCP stacks and router) keeps "
+    "its TFRC below g is not established")
 
 
 def _settings(quick: bool) -> dict:
@@ -69,26 +88,59 @@ def sweep(quick: bool = True, seed: int = 2008, progress=None, cases=CASES) -> l
     return rows
 
 
-def _claims(rows: list[dict]) -> list[dict]:
-    """Judge 'gTFRC holds g' and 'TFRC does not' per target, on the replication means (one-sided 95 %)."""
+def target_checks(rows: list[dict]) -> list[dict]:
+    """Per target and protocol: does the flow hold g at every n (one-sided 95 % upper bound of the mean >= g)?"""
     from scipy import stats
 
     out = []
     for g in sorted({r["target"] for r in rows}):
         for proto in ("gtfrc", "tfrc"):
             sel = [r for r in rows if r["target"] == g and r["protocol"] == proto]
-            below = []
+            below, bounds = [], []
             for r in sel:
                 se = r["throughput_std"] / math.sqrt(r["replications"])
                 t = stats.t.ppf(0.95, r["replications"] - 1)
+                upper = r["throughput_mean"] + t * se
+                bounds.append((upper, r))
                 # "below" when the mean's one-sided 95 % upper bound is under g
-                if r["throughput_mean"] + t * se < g:
+                if upper < g:
                     below.append(r["n_tcp"])
+            upper, worst = min(bounds, key=lambda b: b[1]["throughput_mean"])
             holds = not below
             expected = proto == "gtfrc"
             out.append({"target": g, "protocol": proto, "holds_target_at_every_n": holds,
                         "n_below_target": below, "paper": "holds" if expected else "does not hold",
-                        "agrees_with_paper": holds == expected})
+                        "agrees_with_paper": holds == expected, "lowest_mean": worst["throughput_mean"],
+                        "lowest_mean_n": worst["n_tcp"], "lowest_mean_upper_95": upper,
+                        "lowest_mean_predicted": worst["predicted_mean"]})
+    return out
+
+
+def claims(checks: list[dict]) -> list[C.Claim]:
+    """gTFRC holds g (the paper's claim, reproduced); TFRC does not (the paper's claim; a documented finding here)."""
+    out = []
+    for c in checks:
+        g = c["target"]
+        fig = "Fig. 5" if g == 400e3 else "Fig. 4"
+        gq = C._fmt(g, "bit/s")
+        iv = C.interval(0.0, c["lowest_mean_upper_95"], "one-sided 95% CI")
+        got = (f"holds at every n; lowest mean {C._fmt(c['lowest_mean'], 'bit/s')} (n = {c['lowest_mean_n']}, "
+               f"upper 95% bound {C._fmt(c['lowest_mean_upper_95'], 'bit/s')})" if c["holds_target_at_every_n"] else
+               f"below g at n = {c['n_below_target']}; lowest mean {C._fmt(c['lowest_mean'], 'bit/s')} "
+               f"(n = {c['lowest_mean_n']})")
+        rule = "holds g: at no aggregate size does the one-sided 95 % upper bound of the mean throughput lie below g"
+        numbers = {"paper_value": g, "value": c["lowest_mean"], "unit": "bit/s", "interval": iv}
+        if c["protocol"] == "gtfrc":
+            out.append(C.judge(f"gTFRC holds its target g = {gq} against 1..20 TCP flows", f"section 5, {fig}",
+                               f"holds g = {gq}", got, c["holds_target_at_every_n"], rule,
+                               failure="gTFRC fell below its target", **numbers))
+        else:
+            pred = c["lowest_mean_predicted"]
+            got += f"; TFRC equation at its simulated p and R: {C._fmt(pred, 'bit/s') if pred else '-'}"
+            evidence = TFRC_FINDING
+            out.append(C.judge(f"plain TFRC does not hold g = {gq} against 1..20 TCP flows", f"section 5, {fig}",
+                               f"falls below g = {gq}", got, c["holds_target_at_every_n"], rule,
+                               finding=evidence, failure="TFRC now falls below g as in the paper", **numbers))
     return out
 
 
@@ -112,7 +164,7 @@ def _plot(rows: list[dict], out: Path) -> list[str]:
         ax.axhline(g / 1e3, color="k", linewidth=0.8, label="target g")
         ax.set_xlabel("TCP flows in the competing aggregate")
         ax.set_ylabel("throughput (kbit/s)")
-        ax.set_title(f"seed 003 Fig. 5 shape, g = {g / 1e3:.0f} kbit/s")
+        ax.set_title(f"Jourjon et al. 2008, Fig. 4/5 shape, g = {g / 1e3:.0f} kbit/s")
         ax.legend(fontsize=7)
         for ext in ("png", "svg"):
             f = out / f"qstp2008_g{int(g / 1e3)}k.{ext}"
@@ -131,20 +183,22 @@ def run(args) -> int:
     total = len(CASES) * 2 * len(st["n_values"])
     with progress(None if not getattr(args, "quiet", False) else False) as prog:
         rows = sweep(quick, progress=prog.task("qstp2008 sweep", total))
-    claims = _claims(rows)
+    checks = target_checks(rows)
+    checked = claims(checks)
     files = _plot(rows, Path(args.out)) if getattr(args, "out", None) else []
     if getattr(args, "json", False):
-        print(json.dumps({"paper": "qstp2008", "quick": quick, "settings": {k: list(v) if isinstance(v, tuple)
-                                                                           else v for k, v in st.items()},
-                          "rows": rows, "claims": claims, "figures": files}, indent=2, allow_nan=False))
-        return 0
-    print(f"seed 003 (QSTP) Fig. 4/5 shape: {st['replications']} replications of {st['duration']:.0f} s "
+        print(json.dumps(C.document("qstp2008", checked, quick=quick,
+                                    settings={k: list(v) if isinstance(v, tuple) else v for k, v in st.items()},
+                                    rows=rows, target_checks=checks, figures=files), indent=2, allow_nan=False))
+        return C.exit_code(checked)
+    print(f"Jourjon, Lochin & Sénac 2008 (QSTP), Fig. 4/5 shape: {st['replications']} replications of "
+          f"{st['duration']:.0f} s "
           f"(measured after {st['warmup']:.0f} s), RTT 30 ms, 1000 kbit/s, RIO (10, 20, 0.1, 20, 40, 0.02)")
     for g, g_agg in CASES:
         print(f"\ntarget g = {format_quantity(g, 'bit/s')}, aggregate marked at {format_quantity(g_agg, 'bit/s')}")
         print(f"{'TCP':>4} | {'TFRC mean':>10} {'std':>7} {'equation':>10} {'p':>7} {'R':>8} | "
               f"{'gTFRC mean':>10} {'std':>7} {'equation':>10} {'<g (1s)':>7}")
-        for n in st["n_values"]:
+        for n in sorted({r["n_tcp"] for r in rows if r["target"] == g}):
             a = next(r for r in rows if r["target"] == g and r["protocol"] == "tfrc" and r["n_tcp"] == n)
             b = next(r for r in rows if r["target"] == g and r["protocol"] == "gtfrc" and r["n_tcp"] == n)
 
@@ -155,11 +209,7 @@ def run(args) -> int:
                   f"{a['loss_event_rate']:7.4f} {a['rtt'] * 1e3:6.0f}ms | {k(b['throughput_mean'])} "
                   f"{b['throughput_std'] / 1e3:6.1f}k {k(b['predicted_mean'])} {b['windows_below_target']:7.2f}")
     print()
-    for c in claims:
-        name = "gTFRC" if c["protocol"] == "gtfrc" else "TFRC"
-        got = "holds" if c["holds_target_at_every_n"] else f"falls below at n = {c['n_below_target']}"
-        print(f"{name} at g = {format_quantity(c['target'], 'bit/s')}: {got} (paper: {c['paper']}) -> "
-              f"{'agrees' if c['agrees_with_paper'] else 'DIFFERS from the paper'}")
+    C.print_table("Claims of Jourjon, Lochin & Sénac 2008 checked by qosbound", checked)
     for f in files:
         print(f"wrote {f}")
-    return 0
+    return C.exit_code(checked)

@@ -6,27 +6,33 @@ the six cases of Table V beside the values the table prints, and (3) for the
 overloaded video class of case 1 (class 3 of ``examples/takeo2003.yaml``), the
 per-precedence drop probabilities of the two closed-form approximations
 (alpha -> 1 and fixed average) against the simulated float EWMA with
-alpha = 2^-9 -- how far each approximation is from the real average. Exit 0
-when every allocation matches the printed value to its rounding, 1 otherwise.
+alpha = 2^-9 -- how far each approximation is from the real average (no
+printed number to compare with: shown, not judged).
+
+Claims checked (:mod:`qosbound.reproduce.claims`): every allocation Table V
+prints, recomputed by the CBWFQ closed form within the table's rounding
+(1 kbit/s). Exit 0 when every claim is met, 1 otherwise.
 """
 
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
-import yaml
 
-__all__ = ["reference", "curves", "allocations", "approximations", "run"]
+from qosbound.reproduce import claims as C
+
+__all__ = ["reference", "curves", "allocations", "approximations", "claims", "run"]
 
 AVG_POINTS = [0, 8, 16, 20, 24, 28, 32, 36, 40, 44, 48, 56]
 
 
 def reference() -> dict:
     """Table I and Table V as recorded in ``qosbound/data/takeo2003.yaml``."""
-    return yaml.safe_load(resources.files("qosbound").joinpath("data/takeo2003.yaml").read_text(encoding="utf-8"))
+    from qosbound.shipped import reference as shipped_reference
+
+    return shipped_reference("takeo2003")
 
 
 def curves(points=AVG_POINTS) -> dict[str, list[float]]:
@@ -62,10 +68,9 @@ def approximations(quick: bool = False) -> dict:
     from qosbound.scenario import load
     from qosbound.systems import af
 
-    path = resources.files("qosbound").joinpath("../examples/takeo2003.yaml")
-    p = Path(str(path))
-    if not p.exists():
-        p = Path(__file__).resolve().parents[2] / "examples" / "takeo2003.yaml"
+    from qosbound.shipped import example_path
+
+    p = example_path("takeo2003")
     scn = load(p)
     ci = next(c for c in af.class_inputs(scn) if c.name == "AF3")
     from qosbound.analytic.red_queue import fixed_average, instantaneous
@@ -91,8 +96,23 @@ def approximations(quick: bool = False) -> dict:
         r = sim.get(f"AF3.drop.AF3{k}")
         out["simulated"].append(r.value if r else None)
         out["simulated_ci"].append([r.interval.low, r.interval.high] if r else None)
+        if r is not None and r.interval is not None:
+            out["simulated_ci_kind"] = r.interval.label()
     out["queue"] = {"instantaneous": inst.mean_queue, "fixed_average": fixed.mean_queue,
                     "simulated": sim["AF3.queue.mean"].value}
+    return out
+
+
+def claims(alloc: list[dict]) -> list[C.Claim]:
+    """One claim per allocation Table V prints: the CBWFQ closed form within the table's rounding."""
+    tol = float(reference()["table_V"]["printed_rounding_kbit_s"])
+    out = []
+    for r in alloc:
+        for n, printed in r["printed"].items():
+            out.append(C.compare(f"{n} allocation, {r['case']}", "Table V", float(printed) * 1e3,
+                                 r["kbit_s"][n] * 1e3, tol * 1e3, "bit/s", digits=1, scale=1e-3, paper_digits=0,
+                                 shown_unit="kbit/s",
+                                 rule=f"|qosbound - paper| <= {tol:g} kbit/s (Table V prints whole kbit/s)"))
     return out
 
 
@@ -102,9 +122,10 @@ def run(args) -> int:
     alloc = allocations()
     approx = approximations(quick)
     ok = all(r["ok"] for r in alloc)
+    checked = claims(alloc)
     if getattr(args, "json", False):
-        print(json.dumps({"paper": "takeo2003", "avg_packets": AVG_POINTS, "wred_curves": c, "table_V": alloc,
-                          "approximations_AF3_case1": approx, "ok": ok}, indent=2, allow_nan=False))
+        print(json.dumps(C.document("takeo2003", checked, avg_packets=AVG_POINTS, wred_curves=c, table_V=alloc,
+                                    approximations_AF3_case1=approx, ok=ok), indent=2, allow_nan=False))
     else:
         print("Takeo & Tasaka 2003, Table I: WRED drop probability (P_d = 3) vs average queue (packets)")
         print("avg     " + "".join(f"{a:>7d}" for a in AVG_POINTS))
@@ -127,8 +148,10 @@ def run(args) -> int:
               f"{a['queue']['fixed_average']:12.3f}")
         s = a["simulated"]
         print(f"{'simulated EWMA':<16}{s[0]:12.4g}{s[1]:12.4g}{a['queue']['simulated']:12.3f}"
-              f"   (95% CI AF31 [{a['simulated_ci'][0][0]:.4g}, {a['simulated_ci'][0][1]:.4g}],"
+              f"   ({a.get('simulated_ci_kind', 'CI')} AF31 [{a['simulated_ci'][0][0]:.4g}, {a['simulated_ci'][0][1]:.4g}],"
               f" AF32 [{a['simulated_ci'][1][0]:.4g}, {a['simulated_ci'][1][1]:.4g}])")
+        print()
+        C.print_table("Claims of Takeo & Tasaka 2003 checked by qosbound", checked)
     out = getattr(args, "out", None)
     if out:
         import matplotlib
@@ -152,4 +175,4 @@ def run(args) -> int:
         for ext in ("png", "svg"):
             fig.savefig(Path(out) / f"takeo2003_wred.{ext}")
         plt.close(fig)
-    return 0 if ok else 1
+    return C.exit_code(checked)

@@ -1,4 +1,4 @@
-"""``qosbound reproduce tsq``: seed 001's TSQ results, regenerated.
+"""``qosbound reproduce tsq``: the results of the TSQ paper ("Traffic Sensitive QoS Controller"), regenerated.
 
 1. The cap region of the drop adjustment for the seed's parameters (l = 40 ms,
    PI target 200 packets and buffer 800 packets of 1000 B at 15 Mbit/s).
@@ -6,17 +6,30 @@
 3. The audio experiment of section 4.2 (15 Mbit/s, 99 bulk flows + one
    TCP-friendly 128 kbit/s audio flow, one-way propagation 150 ms): per-hint
    queueing delay, drop, throughput and quality of the audio flow, and the
-   hint that maximises quality (the seed finds 6), with PI alone as the
+   hint that maximises quality (the paper finds 6), with PI alone as the
    reference. Figures (``--out``): quality versus hint, delay CDFs for hints 1, 6, 16.
+
+Claims checked (:mod:`qosbound.reproduce.claims`): every quoted value of the
+quality functions (section 2) within the tolerance the reference data states;
+and section 4.2.2 on the simulated audio experiment: the queueing delay rises
+and the drop falls with the hint (Spearman rank correlation, one-sided
+p < 0.05), the best overall quality is at hint 6 (not resolved below the best
+hint's quality: one-sided 95 % Welch bound on the difference of replication
+means), TSQ's best hint beats PI alone (same bound), and PI alone gives about
+hint 16's delay (difference not resolved at 95 %). Exit 0 when every claim is
+met, 1 otherwise.
 """
 
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 
-__all__ = ["run", "audio_sweep"]
+from qosbound.reproduce import claims as C
+
+__all__ = ["run", "audio_sweep", "claims"]
 
 
 def _cap_table(data) -> list[dict]:
@@ -95,9 +108,14 @@ def audio_sweep(duration: float, warmup: float, reps: int, seed: int = 2004, hin
         p = float(np.mean([x["drop"] for x in st]))
         one_way = s["one_way_propagation_s"]
         q = float(quality("audio", one_way + d + size * 8 / s["bottleneck_bps"], t))
+        q_reps = [float(quality("audio", one_way + x["delay_mean"] + size * 8 / s["bottleneck_bps"], x["throughput"]))
+                  for x in st]
         rows.append({"hint": h if h else "PI alone", "delay_s": d, "drop": p, "rate_bps": t, "quality": q,
+                     "replications": reps,
                      "delay_se": float(np.std([x["delay_mean"] for x in st], ddof=1) / np.sqrt(reps)),
-                     "rate_se": float(np.std([x["throughput"] for x in st], ddof=1) / np.sqrt(reps))})
+                     "rate_se": float(np.std([x["throughput"] for x in st], ddof=1) / np.sqrt(reps)),
+                     "quality_reps_mean": float(np.mean(q_reps)),
+                     "quality_reps_se": float(np.std(q_reps, ddof=1) / np.sqrt(reps))})
     tsq_rows = [r for r in rows if r["hint"] != "PI alone"]
     best = max(tsq_rows, key=lambda r: (round(r["quality"], 9), r["hint"]))["hint"]
     return {"rows": rows, "best_hint": best, "delays": delays, "packets": packets}
@@ -126,7 +144,7 @@ def _plots(out_dir: str, sweep: dict) -> list[str]:
     ax.plot(h, [r["quality"] for r in rows], "k^-", label="quality = min")
     ax.set_xlabel("delay hint")
     ax.set_ylabel("quality")
-    ax.set_title("Audio flow quality versus delay hint (seed 001 Figure 10)")
+    ax.set_title("Audio flow quality versus delay hint (TSQ paper, Figure 10)")
     ax.legend()
     files = []
     for ext in ("png", "svg"):
@@ -141,7 +159,7 @@ def _plots(out_dir: str, sweep: dict) -> list[str]:
             ax.step(x * 1000, np.arange(1, x.size + 1) / x.size, where="post", label=f"hint {hint}")
         ax.set_xlabel("queueing delay (ms)")
         ax.set_ylabel("CDF")
-        ax.set_title("Audio queueing delay (seed 001 Figure 8)")
+        ax.set_title("Audio queueing delay (TSQ paper, Figure 8)")
         ax.legend()
         for ext in ("png", "svg"):
             f = p / f"tsq_delay_cdf.{ext}"
@@ -149,6 +167,83 @@ def _plots(out_dir: str, sweep: dict) -> list[str]:
             files.append(str(f))
         plt.close(fig)
     return files
+
+
+def _welch(m1: float, se1: float, m2: float, se2: float, n: int, level: float) -> float:
+    """Half-width of the one-sided ``level`` bound on m1 - m2 (Welch-Satterthwaite dof, n replications each)."""
+    from scipy import stats
+
+    var = se1 ** 2 + se2 ** 2
+    if var == 0:
+        return 0.0
+    dof = var ** 2 / ((se1 ** 4 + se2 ** 4) / (n - 1)) if (se1 > 0 or se2 > 0) else n - 1
+    return float(stats.t.ppf(level, dof) * math.sqrt(var))
+
+
+def claims(data: dict, qual: list[dict], sweep: dict) -> list[C.Claim]:
+    """Section 2's quoted quality values, then section 4.2.2's four claims on the audio experiment."""
+    from scipy import stats
+
+    ref = data["quality"]
+    tol = {"audio delay": ref["audio_delay"]["tolerance"], "audio throughput": ref["audio_throughput"]["tolerance"],
+           "video throughput": ref["video_throughput"]["tolerance"]}
+    out = [C.compare(f"{r['function']} quality at {r['at']}", "section 2", float(r["quoted"]), r["reconstructed"],
+                     float(tol[r["function"]]), "1", digits=4, shown_unit="",
+                     paper_digits=len(str(r["quoted"]).split(".")[-1]) if "." in str(r["quoted"]) else 0,
+                     rule=f"|qosbound - quoted| <= {float(tol[r['function']]):g} ({r['function']}: the "
+                          "reference data's tolerance for reading the quoted value)")
+           for r in qual]
+    rows = [r for r in sweep["rows"] if r["hint"] != "PI alone"]
+    pi = next(r for r in sweep["rows"] if r["hint"] == "PI alone")
+    n = int(pi["replications"])
+    hints = [r["hint"] for r in rows]
+    for key, sign, what, unit in (("delay_s", 1, "queueing delay rises with the hint", "s"),
+                                  ("drop", -1, "drop falls with the hint", "1")):
+        res = stats.spearmanr(hints, [r[key] for r in rows],
+                              alternative="greater" if sign > 0 else "less")
+        rho, p = float(res.statistic), float(res.pvalue)
+        lo, hi = rows[0][key], rows[-1][key]
+        out.append(C.judge(f"audio flow: {what}", "section 4.2.2, Figures 8-10",
+                           "rises" if sign > 0 else "falls",
+                           f"hint 1: {C._fmt(lo, unit)}, hint 16: {C._fmt(hi, unit)}; Spearman rho = {rho:+.2f} "
+                           f"(p = {p:.1e})", p < 0.05,
+                           "Spearman rank correlation with the hint, one-sided p < 0.05 "
+                           f"({'positive' if sign > 0 else 'negative'})",
+                           value=rho, unit="1", failure="no resolved monotone trend"))
+    best = max(rows, key=lambda r: (r["quality_reps_mean"], r["hint"]))
+    paper_hint = int(data["audio_setting"]["optimum_hint"]["value"])
+    at_paper = next(r for r in rows if r["hint"] == paper_hint)
+    gap = best["quality_reps_mean"] - at_paper["quality_reps_mean"]
+    half = _welch(best["quality_reps_mean"], best["quality_reps_se"], at_paper["quality_reps_mean"],
+                  at_paper["quality_reps_se"], n, 0.95)
+    out.append(C.judge(
+        f"audio flow: best overall quality at hint {paper_hint}", "section 4.2.2, Figure 10", f"hint {paper_hint}",
+        f"best hint {best['hint']} (quality {best['quality_reps_mean']:.3f} +- {best['quality_reps_se']:.3f}); "
+        f"hint {paper_hint}: {at_paper['quality_reps_mean']:.3f} +- {at_paper['quality_reps_se']:.3f}",
+        gap <= half,
+        f"hint {paper_hint}'s quality is not resolved below the best hint's: their difference is within the "
+        f"one-sided 95 % Welch bound ({n} replications each; +- is the standard error)",
+        paper_value=float(paper_hint), value=float(best["hint"]), unit="1",
+        failure=f"the best hint's quality exceeds hint {paper_hint}'s by {gap:.3f} > {half:.3f}"))
+    gain = best["quality_reps_mean"] - pi["quality_reps_mean"]
+    half = _welch(best["quality_reps_mean"], best["quality_reps_se"], pi["quality_reps_mean"],
+                  pi["quality_reps_se"], n, 0.95)
+    out.append(C.judge(
+        "TSQ improves the audio flow's quality over PI alone", "section 4.2.2", "better with TSQ",
+        f"best hint {best['quality_reps_mean']:.3f}, PI alone {pi['quality_reps_mean']:.3f} "
+        f"(+- {pi['quality_reps_se']:.3f})", gain > half,
+        "the best hint's quality exceeds PI alone's by more than the one-sided 95 % Welch bound",
+        value=gain, unit="1", failure="the gain is not resolved"))
+    h16 = next(r for r in rows if r["hint"] == max(hints))
+    diff = pi["delay_s"] - h16["delay_s"]
+    half = _welch(pi["delay_s"], pi["delay_se"], h16["delay_s"], h16["delay_se"], n, 0.975)
+    out.append(C.judge(
+        f"without TSQ the audio delay is about that of hint {max(hints)}", "section 4.2.2", "similar",
+        f"PI alone {C._fmt(pi['delay_s'], 's')}, hint {max(hints)} {C._fmt(h16['delay_s'], 's')} "
+        f"(difference {C._fmt(diff, 's')}, 95% bound {C._fmt(half, 's')})", abs(diff) <= half,
+        "the difference of the mean queueing delays is not resolved by the two-sided 95 % Welch interval",
+        value=diff, unit="s", failure="PI alone's delay differs from the highest hint's"))
+    return out
 
 
 def run(args) -> int:
@@ -163,13 +258,14 @@ def run(args) -> int:
     sweep = audio_sweep(duration, warmup, reps, keep_delays=(1, 6, 16))
     seed_best = data["audio_setting"]["optimum_hint"]["value"]
     files = _plots(args.out, sweep) if getattr(args, "out", None) else []
+    checked = claims(data, qual, sweep)
     if getattr(args, "json", False):
-        print(json.dumps({"paper": "tsq", "cap_region": cap, "quality": qual, "mdp_scan": scan,
-                          "audio": {k: v for k, v in sweep.items() if k != "delays"},
-                          "seed_best_hint": seed_best, "duration_s": duration, "replications": reps,
-                          "figures": files}, indent=2, allow_nan=False))
-        return 0
-    print("TSQ (seed 001) reproduced by qosbound")
+        print(json.dumps(C.document("tsq", checked, cap_region=cap, quality=qual, mdp_scan=scan,
+                                    audio={k: v for k, v in sweep.items() if k != "delays"},
+                                    seed_best_hint=seed_best, duration_s=duration, replications=reps,
+                                    figures=files), indent=2, allow_nan=False))
+        return C.exit_code(checked)
+    print("TSQ (Traffic Sensitive QoS Controller) reproduced by qosbound")
     print("\n1. Cap region: the AQM drop p above which a hint-d packet's p' = 1 (and the square-root law")
     print("   predicts a gain), q' = d q/16, l = 40 ms, 1000 B packets at 15 Mbit/s")
     print("   hint  " + "".join(f"{d:>7d}" for d in (1, 2, 4, 6, 8, 12, 16)))
@@ -192,7 +288,9 @@ def run(args) -> int:
     for r in sweep["rows"]:
         print(f"   {str(r['hint']):<8} {r['delay_s'] * 1000:8.1f} ms   {r['drop']:.4f}   "
               f"{r['rate_bps'] / 1000:8.1f} kbit/s   {r['quality']:.4f}")
-    print(f"   best hint here: {sweep['best_hint']} (seed 001: {seed_best})")
+    print(f"   best hint here: {sweep['best_hint']} (the paper: {seed_best})")
     for f in files:
         print(f"   wrote {f}")
-    return 0
+    print()
+    C.print_table("Claims of the TSQ paper checked by qosbound", checked)
+    return C.exit_code(checked)

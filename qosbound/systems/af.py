@@ -546,7 +546,7 @@ def _simulated(scn: Scenario, inputs: list[ClassInput], progress) -> list[Result
             if extra:
                 prov.update(extra)
             lo, hi = max(0.0, m - tq * se), m + tq * se
-            if unit == "1":
+            if unit == "1" and not metric.endswith(".queue.mean"):   # a probability or fraction, not a count
                 hi = min(hi, 1.0)
             out.append(Result(metric, "simulated", m, unit, Interval(lo, hi, f"{o.confidence:.0%} CI"), prov))
 

@@ -1,0 +1,196 @@
+"""`qosbound reproduce`: one claim table and one exit-code rule for every paper (qosbound.reproduce.claims).
+
+Every target prints claim | paper | qosbound | verdict, gives the same rows with --json, and exits 1 when a
+claim it checks is not met. The cheap targets run for real here; for the simulation-heavy ones the
+simulation is replaced by fabricated rows so the judging and the exit code are tested in seconds (the real
+quick runs are in tests/test_packaging.py, from an installed wheel, and in the targets' own tests).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from qosbound.cli import PAPERS, main
+from qosbound.reproduce import claims as C
+from qosbound.reproduce import ferrari2001, koehler1999, qstp2008, takeo2003, tsq
+
+
+# --- the shared module -------------------------------------------------------------------------------------
+
+def test_verdicts_and_exit_code():
+    """reproduced and documented findings exit 0; one NOT MET exits 1; a finding qosbound no longer shows fails."""
+    ok = C.judge("x", "Table 1", "1", "1", True, "equal")
+    found = C.judge("y", "Fig. 2", "falls", "holds", True, "rule", finding="because of z")
+    gone = C.judge("y", "Fig. 2", "falls", "falls", False, "rule", finding="because of z")
+    bad = C.compare("w", "Table 3", 10.0, 10.5, 0.1, "s")
+    assert (ok.verdict, found.verdict, gone.verdict, bad.verdict) == (C.REPRODUCED, C.FINDING, C.NOT_MET, C.NOT_MET)
+    assert found.evidence == "because of z" and "no longer shows" in gone.evidence
+    assert C.exit_code([ok, found]) == 0
+    assert C.exit_code([ok, found, bad]) == 1 and C.exit_code([gone]) == 1
+    assert C.compare("w", "Table 3", 10.0, 10.05, 0.1, "s").verdict == C.REPRODUCED
+    assert C.compare("w", "Table 3", 10.0, float("nan"), 0.1, "s").verdict == C.NOT_MET
+
+
+def test_table_and_json_carry_the_same_rows(capsys):
+    rows = [C.compare("W for K = 1", "Table IV", 1.0e-3, 1.2e-3, 1e-5, "s"),
+            C.judge("TFRC does not hold g", "Fig. 5", "falls below g", "holds g", True, "rule r",
+                    finding="the core polices each aggregate", interval=C.interval(0.0, 2.0, "one-sided 95% CI"))]
+    C.print_table("Claims", rows)
+    out = capsys.readouterr().out
+    for word in ("claim (where)", "paper", "qosbound", "verdict", "NOT MET", "finding (differs from the paper)",
+                 "rule: rule r", "finding: the core polices each aggregate", "-> exit 1", "1 ms", "1.2 ms"):
+        assert word in out, word
+    doc = C.document("p", rows, extra=1)
+    assert json.loads(json.dumps(doc))["claims"][0]["verdict"] == C.NOT_MET
+    assert doc["exit_code"] == 1 and doc["extra"] == 1 and set(doc["verdicts"]) == set(C.VERDICTS)
+    assert doc["claims"][1]["interval"] == {"low": 0.0, "high": 2.0, "kind": "one-sided 95% CI"}
+
+
+def test_every_target_uses_the_shared_table():
+    """The five targets of the CLI, each building its rows with the shared module."""
+    assert set(PAPERS) == {"ferrari2001", "takeo2003", "koehler1999", "qstp2008", "tsq"}
+    for mod in (ferrari2001, takeo2003, koehler1999, qstp2008, tsq):
+        assert mod.C is C and callable(mod.claims)
+
+
+# --- the cheap targets, for real ---------------------------------------------------------------------------
+
+def _json(capsys, *argv):
+    code = main(["reproduce", *argv, "--json", "--quiet"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_ferrari2001_claims(capsys):
+    code, doc = _json(capsys, "ferrari2001")
+    assert code == 0 and doc["exit_code"] == 0
+    assert len(doc["claims"]) == 12 and all(c["verdict"] == C.REPRODUCED for c in doc["claims"])
+    w1 = next(c for c in doc["claims"] if c["claim"] == "W for K = 1")
+    assert w1["paper_value"] == 12649.41 and abs(w1["value"] - 12649.41) <= 0.01 and w1["unit"] == "us"
+
+
+def test_ferrari2001_broken_claim_exits_1(monkeypatch, capsys):
+    """A recomputed value off by more than the table's precision is NOT MET: exit 1, in text and JSON alike."""
+    real = ferrari2001.table_iv_rows
+
+    def off():
+        rows = real()
+        rows[0]["W_t"] += 0.5
+        return rows
+
+    monkeypatch.setattr(ferrari2001, "table_iv_rows", off)
+    code, doc = _json(capsys, "ferrari2001")
+    assert code == 1 and doc["exit_code"] == 1
+    assert [c["claim"] for c in doc["claims"] if c["verdict"] == C.NOT_MET] == ["W_t for K = 1"]
+    assert main(["reproduce", "ferrari2001", "--quiet"]) == 1
+    assert "NOT MET" in capsys.readouterr().out
+
+
+def test_takeo2003_claims_and_a_broken_one(monkeypatch, capsys):
+    monkeypatch.setattr(takeo2003, "approximations", lambda quick=False: _fake_approximations())
+    code, doc = _json(capsys, "takeo2003", "--quick")
+    assert code == 0 and len(doc["claims"]) == 18 and all(c["verdict"] == C.REPRODUCED for c in doc["claims"])
+    ref = takeo2003.reference()
+    ref["table_V"]["cases"]["case2"]["printed"]["AF3"] = 700       # a printed value qosbound does not give
+    monkeypatch.setattr(takeo2003, "reference", lambda: ref)
+    code, doc = _json(capsys, "takeo2003", "--quick")
+    assert code == 1
+    assert [c["claim"] for c in doc["claims"] if c["verdict"] == C.NOT_MET] == ["AF3 allocation, case2"]
+
+
+def _fake_approximations():
+    return {"service_rate_bit_s": 1.0e6, "offered_bit_s": 1.0e6, "instantaneous": [0.1, 0.2],
+            "fixed_average": [0.1, 0.2], "simulated": [0.1, 0.2], "simulated_ci": [[0.0, 0.2], [0.1, 0.3]],
+            "queue": {"instantaneous": 1.0, "fixed_average": 1.0, "simulated": 1.0}}
+
+
+@pytest.mark.slow
+def test_takeo2003_and_koehler1999_quick_runs_meet_every_claim(capsys):
+    """The two AF targets, quick, for real: exit 0, every claim reproduced."""
+    for paper, n in (("takeo2003", 18), ("koehler1999", 4)):
+        code, doc = _json(capsys, paper, "--quick")
+        assert code == 0, [c for c in doc["claims"] if c["verdict"] == C.NOT_MET]
+        assert len(doc["claims"]) == n and all(c["verdict"] == C.REPRODUCED for c in doc["claims"])
+
+
+# --- the simulation-heavy targets, on fabricated rows ----------------------------------------------------
+
+def _koehler_loads(af13):
+    return [{"load_percent": p, "bandwidth_mbit_s": b, "closed_form": [0.0, 0.0, d], "simulated": [0.0, 0.0, d],
+             "simulated_interval": [C.interval(0, 0, "95% CI")] * 2 + [C.interval(d - 0.001, d + 0.001, "95% CI")]}
+            for p, b, d in zip((50, 100, 140), (100, 50, 36), af13)]
+
+
+def test_koehler1999_judges_section_4_2(monkeypatch, capsys):
+    monkeypatch.setattr(koehler1999, "marker_rows", lambda quick=False: [])
+    monkeypatch.setattr(koehler1999, "load_rows", lambda quick=False: _koehler_loads([0.0, 0.05, 0.4]))
+    code, doc = _json(capsys, "koehler1999", "--quick")
+    assert code == 0 and [c["verdict"] for c in doc["claims"]] == [C.REPRODUCED] * 4
+    # AF13's drop falling at the highest load (beyond the intervals) breaks "AF13 pays for rising load"
+    monkeypatch.setattr(koehler1999, "load_rows", lambda quick=False: _koehler_loads([0.0, 0.05, 0.01]))
+    code, doc = _json(capsys, "koehler1999", "--quick")
+    assert code == 1
+    assert sum(c["verdict"] == C.NOT_MET for c in doc["claims"]) == 2      # closed form and simulated
+    # a lower precedence dropped more than a higher one breaks the ordering claim
+    rows = _koehler_loads([0.0, 0.05, 0.4])
+    rows[2]["closed_form"] = [0.5, 0.0, 0.4]
+    monkeypatch.setattr(koehler1999, "load_rows", lambda quick=False: rows)
+    code, doc = _json(capsys, "koehler1999", "--quick")
+    assert code == 1 and doc["claims"][0]["verdict"] == C.NOT_MET
+    assert "AF11 0.5 > AF12 0" in doc["claims"][0]["evidence"]
+
+
+def _qstp_rows(tfrc_mean, gtfrc_mean):
+    rows = []
+    for g, g_agg in qstp2008.CASES:
+        for proto, mean in (("tfrc", tfrc_mean), ("gtfrc", gtfrc_mean)):
+            for n in (1, 20):
+                rows.append({"target": g, "aggregate_target": g_agg, "protocol": proto, "n_tcp": n,
+                             "replications": 3, "duration": 40.0, "warmup": 10.0, "throughput_mean": mean * g,
+                             "throughput_std": 0.01 * g, "throughput_min": mean * g, "throughput_max": mean * g,
+                             "aggregate_mean": 5e5, "loss_event_rate": 0.01, "loss_rate": 0.01, "rtt": 0.18,
+                             "predicted_mean": g, "windows_below_target": 0.4, "in_fraction": 0.5})
+    return rows
+
+
+@pytest.mark.parametrize("tfrc, gtfrc, code, verdicts", [
+    (1.01, 1.02, 0, [C.REPRODUCED, C.FINDING] * 2),       # today: gTFRC holds g; TFRC too (the finding)
+    (1.01, 0.90, 1, [C.NOT_MET, C.FINDING] * 2),          # gTFRC below its target: the paper's claim not met
+    (0.80, 1.02, 1, [C.REPRODUCED, C.NOT_MET] * 2),       # TFRC below g: the documented finding no longer holds
+])
+def test_qstp2008_claims_and_exit_code(monkeypatch, capsys, tfrc, gtfrc, code, verdicts):
+    monkeypatch.setattr(qstp2008, "sweep", lambda quick=True, progress=None, **kw: _qstp_rows(tfrc, gtfrc))
+    got, doc = _json(capsys, "qstp2008", "--quick")
+    assert got == code and doc["exit_code"] == code
+    assert [c["verdict"] for c in doc["claims"]] == verdicts
+    finding = [c for c in doc["claims"] if c["verdict"] == C.FINDING]
+    assert all("polices each aggregate at its marker rate" in c["evidence"] for c in finding)
+    assert main(["reproduce", "qstp2008", "--quick", "--quiet"]) == code
+    assert f"-> exit {code}" in capsys.readouterr().out
+
+
+def _tsq_sweep(best_quality_hint: int, pi_delay=0.1):
+    rows = []
+    for h in range(1, 17):
+        q = 0.9 - 0.02 * abs(h - best_quality_hint)
+        rows.append({"hint": h, "delay_s": 0.01 * h, "drop": 0.3 / h, "rate_bps": 1e5, "quality": q,
+                     "replications": 4, "delay_se": 0.001, "rate_se": 100.0, "quality_reps_mean": q,
+                     "quality_reps_se": 0.002})
+    rows.append({"hint": "PI alone", "delay_s": pi_delay, "drop": 0.02, "rate_bps": 1e5, "quality": 0.7,
+                 "replications": 4, "delay_se": 0.001, "rate_se": 100.0, "quality_reps_mean": 0.7,
+                 "quality_reps_se": 0.002})
+    return {"rows": rows, "best_hint": best_quality_hint, "delays": {}, "packets": 1}
+
+
+def test_tsq_claims_and_exit_code(monkeypatch, capsys):
+    monkeypatch.setattr(tsq, "mdp_scan", lambda *a, **k: [])
+    monkeypatch.setattr(tsq, "audio_sweep", lambda *a, **k: _tsq_sweep(6, pi_delay=0.16))
+    code, doc = _json(capsys, "tsq", "--quick")
+    assert code == 0 and all(c["verdict"] == C.REPRODUCED for c in doc["claims"])
+    # the optimum resolved at hint 11, and PI alone's delay far from hint 16's: two claims not met
+    monkeypatch.setattr(tsq, "audio_sweep", lambda *a, **k: _tsq_sweep(11, pi_delay=0.05))
+    code, doc = _json(capsys, "tsq", "--quick")
+    assert code == 1
+    assert sorted(c["claim"] for c in doc["claims"] if c["verdict"] == C.NOT_MET) == [
+        "audio flow: best overall quality at hint 6", "without TSQ the audio delay is about that of hint 16"]
