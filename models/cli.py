@@ -232,7 +232,7 @@ def _check_ranges(program, path: str, max_states: float) -> None:
     if log_states > math.log10(max_states):
         big = ", ".join(f"{n}: {s:.3g} values" for s, n in sorted(sizes, reverse=True)[:3])
         raise ResourceError(f"{path}: the model may have up to 1e{log_states:.1f} states (product of the variable "
-                            f"ranges; largest {big}), above the budget of {max_states:.3g} states: make the "
+                            f"ranges; largest {big}), above the budget of {max_states:g} states: make the "
                             "ranges smaller, or raise --max-states if far fewer states are reachable")
 
 

@@ -180,7 +180,8 @@ def admit(scn, parameter: str, *, direction: str = "largest", method: str | None
         if fa < 0:
             why = "no value in the search range meets every SLO"
             if a in invalid:
-                why += (f"; at {parameter} = {a:g} {_KIND_OF_UNIT[kind]} the scenario is invalid "
+                unit = _KIND_OF_UNIT[kind]
+                why += (f"; at {parameter} = {a:g}{' ' + unit if unit != '1' else ''} the scenario is invalid "
                         f"({invalid[a]})")
             return AdmitResult(parameter, direction, None, _KIND_OF_UNIT[kind], method, binding["name"], evals,
                                history, why)
@@ -213,7 +214,8 @@ def admit(scn, parameter: str, *, direction: str = "largest", method: str | None
     if beyond and min(beyond)[1] in invalid:
         # The boundary is where the scenario stops being valid, not where an SLO fails: say so.
         x = min(beyond)[1]
-        message = f"beyond it the scenario is invalid (at {x:g} {_KIND_OF_UNIT[kind]}: {invalid[x]})"
+        unit = _KIND_OF_UNIT[kind]
+        message = f"beyond it the scenario is invalid (at {x:g}{' ' + unit if unit != '1' else ''}: {invalid[x]})"
         name = ""
     else:
         name = worst_name[min(beyond)[1]] if beyond else binding["name"]

@@ -121,6 +121,10 @@ def _child(fn, args, kwargs, wfd: int, memory_limit: int | None, log_fd: int | N
             signal.signal(sig, signal.SIG_DFL)
     code = 0
     try:
+        import faulthandler
+
+        if faulthandler.is_enabled():  # the parent reports a crash in one line; no dump from here
+            faulthandler.disable()
         if log_fd is not None:
             sys.stdout.flush()
             sys.stderr.flush()

@@ -20,7 +20,7 @@ from qosbound.errors import ScenarioError
 from qosbound.units import Kind, parse_quantity
 
 __all__ = [
-    "ScenarioBase", "SLO", "Time", "Rate", "Size", "Probability", "PositiveInt",
+    "ScenarioBase", "SLO", "Time", "Rate", "Size", "PacketSize", "Probability", "PositiveInt",
     "load_raw", "build", "load", "set_path", "get_path",
 ]
 
@@ -76,7 +76,25 @@ def _positive_int(v):
     return v
 
 
+#: Largest packet accepted: the largest IPv4 packet (IPv6 jumbograms are not modelled).
+MAX_PACKET_BYTES = 65535
+
+
+def _packet_size(v):
+    try:
+        x = parse_quantity(v, "size")
+    except ScenarioError as e:
+        raise ValueError(e.problem) from None
+    if not x > 0:
+        raise ValueError(f"packet size must be positive, got {v!r}")
+    if x > MAX_PACKET_BYTES:
+        raise ValueError(f"packet size {v!r} is larger than the largest IP packet ({MAX_PACKET_BYTES} B)")
+    return x
+
+
 Time = Annotated[float, _unit("time")]
+#: A packet size in bytes, in (0, 65535].
+PacketSize = Annotated[float, BeforeValidator(_packet_size)]
 Rate = Annotated[float, _unit("rate")]
 Size = Annotated[float, _unit("size")]
 Probability = Annotated[float, BeforeValidator(_probability)]

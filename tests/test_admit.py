@@ -61,3 +61,46 @@ def test_no_feasible_value_exits_1(tmp_path, capsys):
 def test_bad_parameter_is_an_input_error(capsys, param, message):
     code = main(["admit", str(ROOT / "examples" / "ferrari2001.yaml"), "--vary", param, "--quiet"])
     assert code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--min", "abc"], "--min: cannot read 'abc' as a rate"),
+    (["--min", "2e6", "--max", "1e6"], "--min: the search range is empty"),
+    (["--min", "2 Mbit/s", "--max", "1 Mbit/s"], "--min: the search range is empty"),
+    (["--max", "nan"], "--max: 'nan' is not a finite number"),
+    (["--max", "inf"], "--max: 'inf' is not a finite number"),
+    (["--direction", "smallest", "--min", "-1"], "--min: must be positive"),
+    (["--max", "10 ms"], "--max: '10 ms' has the wrong units"),
+])
+def test_bad_search_ranges_are_input_errors(capsys, args, needle):
+    """Each of these returned an answer (or a traceback) before: 1e-19 bit/s for --min -1."""
+    code = main(["admit", str(ROOT / "examples" / "ferrari2001.yaml"), "--vary", "traffic.EF.rate", "--quiet",
+                 *args])
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_units_in_the_range_are_read_in_si(tmp_path, capsys):
+    """``--min '100 kbit/s'`` was 'could not convert string to float'; with units it equals the SI numbers."""
+    import yaml
+
+    raw = load_raw(ROOT / "examples" / "ferrari2001.yaml")
+    raw["slos"] = [{"metric": "EF.delay.worst_case_mean", "max": "25 ms"}]
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump(raw))
+    code, doc = _admit(capsys, str(p), "--vary", "traffic.EF.rate", "--method", "closed-form",
+                       "--min", "100 kbit/s", "--max", "1900 kbit/s")
+    code2, doc2 = _admit(capsys, str(p), "--vary", "traffic.EF.rate", "--method", "closed-form",
+                         "--min", "1e5", "--max", "1.9e6")
+    assert code == code2 == 0
+    assert doc["value"] == pytest.approx(doc2["value"], rel=1e-9) and 3e5 < doc["value"] < 1.9e6
+
+
+def test_an_invalid_trial_value_is_named_not_counted_as_an_slo_failure(capsys):
+    """Raising min_th up to max_th makes the RIO scenario invalid: the answer says so, and names no SLO."""
+    code, doc = _admit(capsys, str(ROOT / "examples" / "qstp2008.yaml"), "--vary",
+                       "classes.AF1.dropper.thresholds.AF11.min_th", "--method", "closed-form")
+    assert code == 0 and doc["value"] == 39
+    assert doc["binding_slo"] == ""
+    assert "beyond it the scenario is invalid" in doc["message"]
+    assert "thresholds out of order: min_th = 40 must be below max_th = 40" in doc["message"]

@@ -158,3 +158,34 @@ def test_reader_never_crashes(tmp_path_factory, blob):
         read_capture(p)
     except TraceError:
         pass
+
+
+@pytest.mark.parametrize("ing,eg", [("in.pcap", ""), ("", "out.pcap"), ("in.pcap", "  ")])
+def test_a_pair_with_an_empty_name_says_so(tmp_path, ing, eg):
+    """``--trace in.pcap,`` said only "qosbound: : cannot read capture"."""
+    with pytest.raises(TraceError, match="file name is empty: a capture pair is given as INGRESS,EGRESS"):
+        import_pair(ing, eg)
+
+
+def test_special_files_are_not_read_as_captures(tmp_path):
+    with pytest.raises(TraceError, match="not a regular file"):
+        read_capture("/dev/zero")
+    with pytest.raises(TraceError, match="is a directory"):
+        read_capture(tmp_path)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.binary(min_size=1, max_size=8), st.sampled_from(["pcap", "pcapng"]))
+def test_corrupted_captures_read_or_raise_trace_error(tmp_path_factory, pos, patch, fmt):
+    """Fuzz: a valid capture (both formats) with bytes overwritten anywhere reads, or raises TraceError."""
+    d = tmp_path_factory.mktemp("fzc")
+    p = d / f"c.{fmt}"
+    write_capture(p, [(T0 + i * 1e-3, udp_frame(dscp=46, ip_id=i, payload=bytes(40))) for i in range(20)], fmt=fmt)
+    data = bytearray(p.read_bytes())
+    pos %= len(data)
+    data[pos:pos + len(patch)] = patch
+    p.write_bytes(bytes(data))
+    try:
+        read_capture(p)
+    except TraceError:
+        pass

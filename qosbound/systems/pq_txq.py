@@ -22,7 +22,7 @@ from pydantic import Field, field_validator, model_validator
 
 from qosbound.errors import ScenarioError
 from qosbound.results import Result, Verdict
-from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size, Time
+from qosbound.scenario import PacketSize, PositiveInt, Probability, Rate, ScenarioBase, Size, Time
 from qosbound.systems.base import (Link, MethodsBase, ModelOptionsBase, PacketSimOptions, Strict, ccdf_name,
                                    default_methods, parse_quantile_name, quantile_name)
 from qosbound.units import Kind, parse_quantity
@@ -50,7 +50,7 @@ class PQ(Strict):
 
 class EFTraffic(Strict):
     rate: Rate = Field(description="EF wire rate, bit/s")
-    size: Size = Field(description="EF packet size on the wire, bytes")
+    size: PacketSize = Field(description="EF packet size on the wire, bytes")
     arrivals: Literal["poisson", "cbr", "bernoulli"] = "poisson"
     burst: Size | None = Field(default=None, description="token-bucket depth for the worst-case bound, bytes")
 
@@ -63,7 +63,7 @@ class EFTraffic(Strict):
 
 
 class BESize(Strict):
-    size: Size
+    size: PacketSize
     p: Probability
 
     @field_validator("size")
@@ -76,7 +76,7 @@ class BESize(Strict):
 
 class BETraffic(Strict):
     saturated: bool = True
-    size: Size | None = None
+    size: PacketSize | None = None
     sizes: list[BESize] | None = None
 
     @model_validator(mode="after")
