@@ -63,6 +63,13 @@ def _se(r: Result) -> tuple[float, int | None] | None:
     return iv.half_width / z, None
 
 
+def _q(x: float, unit: str, digits: int = 6) -> str:
+    """A number with its unit, for the verdict details."""
+    from qosbound.units import format_quantity
+
+    return format_quantity(x, unit, digits=digits)
+
+
 def _slack(*xs: float) -> float:
     return REL_SLACK * max([1.0] + [abs(x) for x in xs])
 
@@ -153,8 +160,8 @@ def agreements(results: list[Result], *, family_confidence: float = FAMILY_CONFI
         status = "agree" if ok else ("approximate" if e.kind is Kind.APPROXIMATION else "disagree")
         rel = "<=" if upper else ">="
         shown = rel if ok else (">" if upper else "<")
-        detail = (f"{_who(e, m)} ({e.interval.label()}; {how}: {credible:.6g}) {shown} {_who(b, m)} "
-                  f"({_kind_text(b)}: {b.value:.6g})")
+        detail = (f"{_who(e, m)} ({e.interval.label()}; {how}: {_q(credible, e.unit)}) {shown} {_who(b, m)} "
+                  f"({_kind_text(b)}: {_q(b.value, b.unit)})")
         if not ok:
             detail = f"{_who(e, m)} lies {'above' if upper else 'below'} the {b.interval.label()}: " + detail
         if e.kind is Kind.APPROXIMATION:
@@ -166,8 +173,8 @@ def agreements(results: list[Result], *, family_confidence: float = FAMILY_CONFI
     for u, lo, m in cross_pairs:
         margin = u.value - lo.value
         ok = margin >= -_slack(u.value, lo.value)
-        detail = (f"{_who(lo, m)} lower bound {lo.value:.6g} {'<=' if ok else '>'} {_who(u, m)} upper bound "
-                  f"{u.value:.6g}{'' if ok else ': the bounds cross, so one of them is wrong'}")
+        detail = (f"{_who(lo, m)} lower bound {_q(lo.value, lo.unit)} {'<=' if ok else '>'} {_who(u, m)} upper "
+                  f"bound {_q(u.value, u.unit)}{'' if ok else ': the bounds cross, so one of them is wrong'}")
         if lo.interval.note:
             detail += f" ({lo.interval.note})"
         out.append(Verdict("agreement", f"{_who(u, m)} upper bound >= {_who(lo, m)} lower bound on {m}", m,
@@ -199,7 +206,7 @@ def agreements(results: list[Result], *, family_confidence: float = FAMILY_CONFI
             else:
                 neg = f"the approximation neglects {b.interval.neglects}"
             rel = abs(b.value - a.value) / abs(a.value) if a.value else math.inf
-            detail = (f"{neg}; gap {abs(b.value - a.value):.4g} "
+            detail = (f"{neg}; gap {_q(abs(b.value - a.value), a.unit, 4)} "
                       f"({'%.1f%%' % (100 * rel) if math.isfinite(rel) else 'n/a'} of the {a.method} value)")
             out.append(Verdict("agreement", name, m, meth, "agree" if ok else "approximate", b.value, a.value,
                                a.unit, -gap, detail, result_kind=rk))
@@ -207,8 +214,8 @@ def agreements(results: list[Result], *, family_confidence: float = FAMILY_CONFI
         if a.kind in _REFERENCE and b.kind in _REFERENCE:
             gap = max(0.0, max(a.interval.low, b.interval.low) - min(a.interval.high, b.interval.high))
             ok = gap <= _slack(a.value, b.value)
-            detail = (f"{a.interval.label()} [{a.interval.low:.6g}, {a.interval.high:.6g}] and "
-                      f"{b.interval.label()} [{b.interval.low:.6g}, {b.interval.high:.6g}] "
+            detail = (f"{a.interval.label()} [{_q(a.interval.low, a.unit, 9)}, {_q(a.interval.high, a.unit, 9)}] and "
+                      f"{b.interval.label()} [{_q(b.interval.low, b.unit, 9)}, {_q(b.interval.high, b.unit, 9)}] "
                       f"{'overlap' if ok else 'are disjoint'}")
             out.append(Verdict("agreement", name, m, meth, "agree" if ok else "disagree", b.value, a.value, a.unit,
                                -gap, detail, result_kind=rk))
@@ -221,8 +228,8 @@ def agreements(results: list[Result], *, family_confidence: float = FAMILY_CONFI
             half = t * se[0]
             dist = _distance(a.interval.low, a.interval.high, b.value)
             ok = dist <= half + _slack(a.value, b.value)
-            detail = (f"|{b.value:.6g} - {a.value:.6g}| {'<=' if ok else '>'} {t:.2f} standard errors "
-                      f"({half:.3g}) + {a.interval.label()} half-width, {fw}")
+            detail = (f"|{_q(b.value, b.unit)} - {_q(a.value, a.unit)}| {'<=' if ok else '>'} {t:.2f} standard "
+                      f"errors ({_q(half, b.unit, 3)}) + {a.interval.label()} half-width, {fw}")
             out.append(Verdict("agreement", name, m, meth, "agree" if ok else "disagree", b.value, a.value, a.unit,
                                half - dist, detail, result_kind=rk))
             continue
@@ -235,7 +242,8 @@ def agreements(results: list[Result], *, family_confidence: float = FAMILY_CONFI
         half = t * math.hypot(sa[0], sb[0])
         dist = abs(a.value - b.value)
         ok = dist <= half + _slack(a.value, b.value)
-        detail = f"|{b.value:.6g} - {a.value:.6g}| {'<=' if ok else '>'} {t:.2f} combined standard errors, {fw}"
+        detail = (f"|{_q(b.value, b.unit)} - {_q(a.value, a.unit)}| {'<=' if ok else '>'} {t:.2f} combined "
+                  f"standard errors ({_q(half, b.unit, 3)}), {fw}")
         out.append(Verdict("agreement", name, m, meth, "agree" if ok else "disagree", b.value, a.value, a.unit,
                            half - dist, detail, result_kind=rk))
     return out

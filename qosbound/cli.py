@@ -159,6 +159,13 @@ def cmd_verify(args) -> int:
     from qosbound.verdicts import EXIT_DISAGREE, EXIT_OK, exit_code
 
     t0 = time.perf_counter()
+    if args.junit:  # refuse an unwritable report before the whole evaluation runs
+        from pathlib import Path
+
+        j = Path(args.junit)
+        if j.is_dir() or not j.parent.is_dir():
+            raise QosboundError(f"--junit {args.junit}: "
+                                f"{'is a directory' if j.is_dir() else 'its directory does not exist'}")
     try:
         scn = load(args.scenario)
         if not scn.slos:

@@ -224,11 +224,11 @@ def test_closed_form_results_for_the_example():
     assert all(r.method == "closed-form" and r.unit == "s" for r in res.values())
     wc = res["EF.delay.worst_case_mean"]
     assert wc.value * 1e6 == pytest.approx(21564.23, abs=0.01)
-    assert wc.interval.kind == "exact" and "eq. (7)" in wc.provenance["source"]
+    assert wc.interval.kind == "upper bound" and "eq. (7)" in wc.provenance["source"]
     assert wc.provenance["W_pq"] + wc.provenance["W_t"] == pytest.approx(wc.value)
     mx = res["EF.delay.max"]
     assert mx.value * 1e6 == pytest.approx(19456.0, abs=1e-6)
-    assert mx.interval.kind == "bound" and "PQ capacity" in mx.provenance["assumption"]
+    assert mx.interval.kind == "upper bound" and "PQ capacity" in mx.provenance["assumption"]
     cm = res["EF.delay.cobham_mean"]
     assert cm.value < mx.value and "ignores the TxQ" in cm.provenance["approximation"]
 

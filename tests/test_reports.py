@@ -269,3 +269,14 @@ def test_simulated_intervals_use_the_scenario_confidence(tmp_path):
 
     mean = next(r for r in res if r.metric == "EF.delay.mean")
     assert mean.interval.half_width == pytest.approx(two_sided_t(0.9, 3) * mean.interval.se)
+
+
+def test_junit_into_a_missing_directory_is_refused_before_evaluating(tmp_path, capsys, monkeypatch):
+    from qosbound.systems import pq_txq
+
+    def boom(*a, **k):  # pragma: no cover - must not be reached
+        raise AssertionError("evaluated before checking the report path")
+
+    monkeypatch.setattr(pq_txq, "evaluate", boom)
+    code = main(["verify", str(FERRARI), "--junit", str(tmp_path / "no" / "r.xml"), "--quiet"])
+    assert code == 2 and "does not exist" in capsys.readouterr().err

@@ -306,6 +306,7 @@ def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
     scenario's confidence) of the gap contains 0. The closed-form rate at the declared p and R is compared with
     the simulated rate by :func:`qosbound.agreement.agreements` (an approximation), and whether gTFRC holds its
     target is an SLO (``{metric: flow.rate, min: target}``), not a check between methods."""
+    from qosbound.units import format_quantity
     from qosbound.validation.stats import t_interval
 
     out = []
@@ -323,8 +324,9 @@ def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
         eq = sum(y for _, y in pairs) / len(pairs)
         ok = diff.low <= 0.0 <= diff.high
         rel = abs(diff.mean) / eq if eq else math.inf
-        detail = (f"simulated - equation = {diff.mean:.4g} bit/s ({rel:.1%}), {diff.interval().label()} "
-                  f"[{diff.low:.4g}, {diff.high:.4g}] over {len(pairs)} paired replications; the equation "
+        detail = (f"simulated - equation = {format_quantity(diff.mean, 'bit/s')} ({rel:.1%}), "
+                  f"{diff.interval().label()} [{format_quantity(diff.low, 'bit/s')}, "
+                  f"{format_quantity(diff.high, 'bit/s')}] over {len(pairs)} paired replications; the equation "
                   "neglects the rate's oscillation and the receive-rate cap")
         out.append(Verdict("agreement", f"simulated {r.metric} vs the TFRC equation at the simulated p and R",
                            r.metric, "simulated vs closed-form", "agree" if ok else "approximate", r.value, eq,
