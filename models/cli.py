@@ -332,8 +332,12 @@ def check_output_dir(out: str, flag: str = "--out") -> None:
 
 def _check_job(model: str, props: str, model_text: str, props_text: str, consts: dict, exact: bool,
                precision: float, engine_name: str, max_states: float):
+    import sys
+
     from qosbound.models import engine
 
+    if exact:  # exact values are rationals whose digits can exceed Python's default 4300-digit limit
+        sys.set_int_max_str_digits(0)
     typed = preflight(model, model_text, props_text, consts, max_states, props)
     return engine.check(model, props, typed, exact=exact, precision=precision, engine=engine_name)
 

@@ -1,0 +1,233 @@
+"""Fuzz every parser: scenario YAML, PRISM models given to ``model check``, and command-line arguments.
+
+Whatever the input, the outcome is a documented exit code (0-4) and, on an error, exactly one line on
+standard error -- never a traceback. (Traces, timestamp CSVs and captures are fuzzed in test_trace.py and
+test_pcap.py; the library-level fuzz of the scenario loader runs here without the CLI.)
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from qosbound.cli import main
+from qosbound.errors import QosboundError
+from qosbound.scenario import build, load, load_raw
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+RAW = {p.stem: load_raw(p) for p in EXAMPLES}
+
+_values = st.one_of(
+    st.none(), st.booleans(), st.integers(-10**20, 10**20),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["", "abc", "1e400", "-1", "0", "nan", "inf", "1 GB", "-5 ms", "10 ms", "2 Mbps", "150 %",
+                     "1e-300 bit/s", "1e15", "poisson", "storm", "AF1", "EF.loss", "max", "[", "{a: 1}"]),
+    st.lists(st.integers(-3, 3), max_size=3),
+    st.dictionaries(st.sampled_from(["size", "p", "rate", "metric", "max", "min"]), st.integers(-2, 2), max_size=2),
+)
+
+
+def _paths(d, prefix=()):
+    out = [prefix] if prefix else []
+    if isinstance(d, dict):
+        for k, v in d.items():
+            out += _paths(v, prefix + (k,))
+    elif isinstance(d, list):
+        for i, v in enumerate(d):
+            out += _paths(v, prefix + (i,))
+    return out
+
+
+def _mutate(raw, path, value, delete):
+    out = copy.deepcopy(raw)
+    cur = out
+    for k in path[:-1]:
+        cur = cur[k]
+    if delete:
+        del cur[path[-1]]
+    else:
+        cur[path[-1]] = value
+    return out
+
+
+@st.composite
+def mutated_scenarios(draw, names=tuple(RAW)):
+    name = draw(st.sampled_from(names))
+    raw = RAW[name]
+    mutations = draw(st.integers(1, 3))
+    for _ in range(mutations):
+        paths = _paths(raw)
+        path = draw(st.sampled_from(paths))
+        raw = _mutate(raw, path, draw(_values), draw(st.booleans()))
+    return raw
+
+
+@settings(max_examples=300, deadline=None)
+@given(mutated_scenarios())
+def test_a_mutated_scenario_is_valid_or_one_scenario_error(raw):
+    try:
+        scn = build(raw, "fuzz.yaml")
+    except QosboundError as e:
+        assert "\n" not in str(e) and str(e).startswith("fuzz.yaml"), str(e)
+        return
+    assert scn.name is not None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(st.text(max_size=300), st.binary(max_size=300).map(lambda b: b.decode("latin-1"))))
+def test_any_text_is_a_scenario_or_one_scenario_error(tmp_path_factory, text):
+    p = tmp_path_factory.mktemp("yaml") / "s.yaml"
+    p.write_bytes(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
+    try:
+        load(p)
+    except QosboundError as e:
+        assert "\n" not in str(e)
+
+
+def _main(capfd, argv):
+    """Run the CLI in-process; stdout and stderr are read at the file-descriptor level, so output written by
+    engines (Storm's C++ log lines) or by child processes counts too."""
+    capfd.readouterr()
+    try:
+        code = main(argv)
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2)
+        code = e.code
+    cap = capfd.readouterr()
+    return code, cap.out, cap.err
+
+
+def _assert_contract(code, err, allowed=(0, 1, 2, 3, 4)):
+    assert code in allowed, (code, err)
+    assert "Traceback" not in err, err
+    if code not in (0, 1, 3):
+        lines = [x for x in err.strip().splitlines() if x.strip()]
+        assert len(lines) == 1 and lines[0].startswith("qosbound: "), err
+        assert "internal error" not in lines[0], err
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutated_scenarios(names=("ferrari2001",)))
+def test_plan_on_a_mutated_scenario_keeps_the_contract(tmp_path_factory, capfd, raw):
+    """Through the CLI (closed forms: fast), end to end: exit 0-4, one line on an error."""
+    p = tmp_path_factory.mktemp("plan") / "s.yaml"
+    p.write_text(yaml.safe_dump(raw))
+    code, _, err = _main(capfd, ["plan", str(p), "--methods", "closed-form", "--quiet", "--json"])
+    _assert_contract(code, err)
+
+
+SMALL = """dtmc
+const double p = 0.5;
+const int N = 3;
+module m
+  s : [0..N] init 0;
+  [go] s<N -> p : (s'=s+1) + (1-p) : (s'=0);
+  [] s=N -> 1 : (s'=s);
+endmodule
+label "top" = s=N;
+rewards "r" s=1 : 1; endrewards
+"""
+PROPS = 'P=? [ F "top" ]\nR{"r"}=? [ F "top" ]\n'
+_PRISM_CHARS = "0123456789.+-*/=<>&|!()[]{};:'\" \nsNpmodule[..]trueinitlabelconstdoublerewards"
+
+
+@st.composite
+def mutated_prism(draw):
+    text = SMALL
+    for _ in range(draw(st.integers(0, 2))):
+        i = draw(st.integers(0, len(text)))
+        j = draw(st.integers(i, min(len(text), i + 6)))
+        text = text[:i] + draw(st.text(alphabet=_PRISM_CHARS, max_size=6)) + text[j:]
+    props = draw(st.sampled_from([PROPS, 'P=? [ F "nope" ]\n', 'R{"x"}=? [ F s=1 ]\n', "P=? [ F s=\n", "",
+                                  'P=? [ F<=5 "top" ]\n', 'S=? [ s=0 ]\n']))
+    return text, props
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutated_prism(), st.sampled_from([[], ["--precision", "nan"], ["--const", "N=1e12"], ["--exact"],
+                                          ["--precision", "1e-6"], ["--const", "p=0.3"]]))
+def test_model_check_on_a_mutated_model_keeps_the_contract(tmp_path_factory, capfd, model, options):
+    d = tmp_path_factory.mktemp("prism")
+    (d / "m.prism").write_text(model[0])
+    (d / "m.props").write_text(model[1])
+    code, out, err = _main(capfd, ["model", "check", str(d / "m.prism"), "--quiet", *options])
+    _assert_contract(code, err, allowed=(0, 2, 4))
+    if code == 0:
+        assert "states" in out
+
+
+_TOKENS = ["--rtt", "--loss", "--s", "--target", "--x-recv", "--b", "--t-rto", "--csv", "--json", "--quiet",
+           "-5ms", "30ms", "1%", "150%", "0", "-1", "nan", "inf", "1e400", "abc", "", "1500 B", "400kbit/s",
+           "/dev/zero", "/nonexistent", "--", "-", "--debug", "--max-memory", "1 GB", "--help"]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(_TOKENS), max_size=8))
+def test_tfrc_arguments_keep_the_contract(capfd, argv):
+    code, _, err = _main(capfd, ["tfrc", *argv])
+    if "--help" in argv and code == 0:
+        return
+    _assert_contract(code, err, allowed=(0, 2))
+
+
+_OPTION_VALUES = st.one_of(st.text(max_size=12), st.floats(allow_nan=True, allow_infinity=True).map(repr),
+                           st.sampled_from(["nan", "-1", "inf", "1e400", "0", "1e-300", "0.5", "abc", "-5ms"]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["--precision", "--const", "--max-states", "--engine"]), _OPTION_VALUES,
+       st.sampled_from(["N", "p", "q", ""]))
+def test_model_check_option_values_keep_the_contract(tmp_path_factory, capfd, option, value, name):
+    """Any value of any option of ``model check`` on a valid model: an answer, or one line (nan and -1 as a
+    precision were accepted or crashed)."""
+    d = tmp_path_factory.mktemp("opt")
+    (d / "m.prism").write_text(SMALL)
+    (d / "m.props").write_text(PROPS)
+    v = f"{name}={value}" if option == "--const" else value
+    code, _, err = _main(capfd, ["model", "check", str(d / "m.prism"), "--quiet", f"{option}={v}"])
+    _assert_contract(code, err, allowed=(0, 2, 4))
+    if option == "--precision" and code == 0:
+        assert 0 < float(value) < 0.1
+
+
+@pytest.fixture(scope="module")
+def odd_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("odd")
+    (d / "latin.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
+    (d / "latin.prism").write_bytes(("// caf\xe9\n" + SMALL).encode("latin-1"))
+    (d / "latin.props").write_text(PROPS)
+    (d / "dir.prism").mkdir()
+    (d / "dir.yaml").mkdir()
+    (d / "empty.yaml").write_text("")
+    (d / "list.yaml").write_text("- 1\n- 2\n")
+    (d / "afile").write_text("x")
+    return d
+
+
+_COMMANDS = [["plan"], ["verify"], ["admit"], ["validate"], ["model", "check"], ["model", "render"],
+             ["reproduce"], ["tfrc"], []]
+_PATHS = ["{d}/latin.yaml", "{d}/latin.prism", "{d}/dir.prism", "{d}/dir.yaml", "{d}/empty.yaml", "{d}/list.yaml",
+          "/dev/zero", "/nonexistent.yaml", "{d}/afile"]
+_ARGS = _PATHS + ["--vary", "traffic.EF.rate", "--min", "--max", "-1", "abc", "--junit",
+         "/dev/full", "{d}/afile", "--out", "--trace", "in.pcap,", "--simulate", "--methods", "bogus", "--const",
+         "N=", "--precision", "nan", "--engine", "nope", "nosuchpaper", "--json", "--quiet", "--direction",
+         "smallest"]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(_COMMANDS), st.sampled_from(_PATHS), st.lists(st.sampled_from(_ARGS), max_size=5))
+def test_any_command_line_keeps_the_contract(odd_files, capfd, command, path, rest):
+    """Arguments naming no usable scenario or model (Latin-1 files, folders, devices, empty or non-mapping
+    YAML, missing files): every command refuses them in one line, exit 2."""
+    argv = [a.replace("{d}", str(odd_files)) for a in [path, *rest]]
+    code, _, err = _main(capfd, [*command, *argv])
+    _assert_contract(code, err, allowed=(2,))
+
+
+def test_the_fuzz_strategies_reach_every_example():
+    assert len(RAW) == len(EXAMPLES) >= 5
+    assert all(isinstance(r, dict) for r in RAW.values())
