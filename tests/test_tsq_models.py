@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from qosbound.errors import ModelError
 from qosbound.models import engine
 from qosbound.models import tsq as M
 from qosbound.systems.tsq import GAIN_TOLERANCE  # the MDP long-run-average solver's relative error
@@ -53,11 +54,24 @@ def test_lower_hint_less_delay_more_drop():
     assert delays == sorted(delays) and drops == sorted(drops, reverse=True)
 
 
-def test_mdp_counts():
-    """The MDP has 16 actions per state, three successors each (two at the ends)."""
-    b = engine.build(M.MDP_MODEL, SMALL.constants(), ['R{"sqrt_law"}max=? [ LRA ]'])
-    assert b.states == SMALL.N + 1
-    assert b.transitions == 16 * (3 * (SMALL.N + 1) - 2)
+@pytest.mark.parametrize("bits", [1, 3, 4])
+def test_mdp_counts(bits):
+    """The MDP chooses the hint bit by bit: (N + 1)(2^(n+1) - 1) states; one successor per bit choice (two
+    choices below the last bit), then the slot's three successors (two at the ends)."""
+    ab = M.Abstraction(SMALL.N, SMALL.lam, SMALL.p_lo, SMALL.p_hi, SMALL.l, SMALL.slot, bits)
+    b = engine.build(M.MDP_MODEL, ab.constants(), ['R{"sqrt_law"}max=? [ LRA ]'])
+    assert b.states == ab.mdp_states() == (SMALL.N + 1) * (2 ** (bits + 1) - 1)
+    choice_states = (SMALL.N + 1) * (2 ** bits - 1)
+    assert b.transitions == 2 * choice_states + 2 ** bits * (3 * (SMALL.N + 1) - 2)
+
+
+@pytest.mark.parametrize("bits", [2, 4])
+def test_mdp_best_policy_matches_direct_solve(bits):
+    """Storm's best long-run square-root-law throughput equals the direct solve (greedy hint per state, which is
+    optimal because the tagged flow does not change the queue), within the MDP solver's tolerance."""
+    ab = M.Abstraction(SMALL.N, SMALL.lam, SMALL.p_lo, SMALL.p_hi, SMALL.l, SMALL.slot, bits)
+    r = engine.check(M.MDP_MODEL, [("m", 'R{"sqrt_law"}max=? [ LRA ]')], ab.constants())
+    assert r.values["m"] == pytest.approx(M.best_policy_direct(ab), rel=GAIN_TOLERANCE)
 
 
 def test_no_gain_outside_cap_region():
@@ -91,10 +105,13 @@ def test_gain_iff_cap_reachable(p_hi, l):
 
 def test_abstraction_centres_on_operating_point():
     """The abstraction's drift is zero at q_ref and pb(q_ref) = p*."""
-    ab = M.abstraction(15e6, 1000, 800, 200, 0.02, 0.04)
+    ab = M.abstraction(15e6, 1000, 800, 200, 0.02, 0.04, bits=3)
     pb = ab.p_lo + (ab.p_hi - ab.p_lo) * 200 / ab.N
     assert pb == pytest.approx(0.02)
     assert 2 * ab.lam * (1 - pb) == pytest.approx(1.0)
     assert ab.l == pytest.approx(75.0)
-    with pytest.raises(ValueError):
-        M.abstraction(15e6, 1000, 800, 200, 0.0, 0.04)
+    assert ab.H == 8 and ab.constants()["nbits"] == 3
+    with pytest.raises(ModelError):
+        M.abstraction(15e6, 1000, 800, 200, 0.0, 0.04, bits=4)
+    with pytest.raises(ModelError):
+        M.abstraction(15e6, 1000, 800, 200, 0.6, 0.04, bits=4)
