@@ -105,6 +105,8 @@ def hint_distribution(ab: Abstraction, hint: int):
     k = vals["k"].astype(float)
     qprime, pprime = _qp(ab, k, hint)
     w = pi * (1.0 - pprime)
+    if not w.sum() > 0:
+        raise ModelError(f"no hint-{hint} packet is accepted (p' = 1 in every state): its delay is undefined")
     delays = np.unique(qprime)
     probs = np.array([w[qprime == x].sum() for x in delays]) / w.sum()
     return delays, probs, built

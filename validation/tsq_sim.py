@@ -405,32 +405,36 @@ def _kernel():
     return run
 
 
-def estimate(cfg: SimConfig) -> tuple[int, int]:
+def _rates(cfg: SimConfig) -> tuple[float, float]:
+    """Upper estimates of recorded packets per second and bytes per simulated second."""
+    cbr = sum(f.rate for f in cfg.flows if f.kind == "cbr")
+    smin = min(f.size for f in cfg.flows)
+    packets = (3.0 * cfg.capacity + cbr) / (8.0 * smin)
+    return packets, packets * BYTES_PER_PACKET + cfg.pi.hz * BYTES_PER_SAMPLE
+
+
+def estimate(cfg: SimConfig) -> tuple[float, float]:
     """Upper estimate of one replication's recorded packets and memory in bytes, before running it.
 
     Arrivals are at most ~3 times the link rate in packets of the smallest size (TFRC senders cannot send
     much faster than the link drains for long; CBR sources add their rate), plus 10 000; PI samples at ``hz``.
-    The kernel stops recording at ``cfg.max_packets`` packets.
     """
     _validate(cfg)
-    cbr = sum(f.rate for f in cfg.flows if f.kind == "cbr")
-    smin = min(f.size for f in cfg.flows)
-    packets = cfg.duration * (3.0 * cfg.capacity + cbr) / (8.0 * smin) + 10_000
-    cap = min(float(cfg.max_packets), packets)
-    samples = cfg.duration * cfg.pi.hz + 2
-    mem = cap * BYTES_PER_PACKET + samples * BYTES_PER_SAMPLE
-    return int(min(cap, 2**62)), int(min(mem, 2**62))
+    pps, bps = _rates(cfg)
+    return cfg.duration * pps + 10_000, cfg.duration * bps + 10_000 * BYTES_PER_PACKET
 
 
 def check_budget(cfg: SimConfig, field: str = "duration", budget: int = MEMORY_BUDGET) -> None:
-    """Refuse, as a ScenarioError naming ``field``, a run whose estimated memory exceeds ``budget`` bytes."""
+    """Refuse, as a ScenarioError naming ``field``, a run whose estimated memory exceeds ``budget`` bytes or whose
+    packets exceed ``cfg.max_packets`` (the kernel's record capacity)."""
     packets, mem = estimate(cfg)
-    if mem > budget:
-        per_s = mem / cfg.duration
-        raise ScenarioError(f"a {cfg.duration:.4g} s TSQ run is estimated at {packets:.3g} packets and "
-                            f"{mem / 1024**3:.3g} GiB of per-packet records per replication, above the "
-                            f"{budget / 1024**3:.3g} GiB limit; simulate at most {budget / per_s:.4g} s (more "
-                            "replications instead of a longer run)", field=field)
+    if mem > budget or packets > cfg.max_packets:
+        pps, bps = _rates(cfg)
+        longest = min((budget - 10_000 * BYTES_PER_PACKET) / bps, (cfg.max_packets - 10_000) / pps)
+        raise ScenarioError(f"a {cfg.duration:.4g} s TSQ run is estimated at {packets:.3g} packet records and "
+                            f"{mem / 1024**3:.3g} GiB per replication, above the limits ({cfg.max_packets:.3g} "
+                            f"packets, {budget / 1024**3:.3g} GiB); simulate at most {longest:.4g} s "
+                            "(more replications instead of a longer run)", field=field)
 
 
 def _validate(cfg: SimConfig) -> None:
@@ -459,7 +463,7 @@ def simulate(cfg: SimConfig, seed: int = 1) -> SimOutput:
     size = np.array([f.size for f in flows], dtype=np.int64)
     hint = np.array([f.hint for f in flows], dtype=np.int64)
     rtt0 = np.array([f.rtt for f in flows], dtype=np.float64)
-    cap = estimate(cfg)[0]
+    cap = int(estimate(cfg)[0])
     pi = cfg.pi
     out = _kernel()(float(cfg.capacity), float(cfg.duration), kind, rate, size, hint, rtt0, float(cfg.latency),
                     int(cfg.bits), bool(cfg.tsq), float(pi.a), float(pi.b), float(pi.hz), float(pi.q_ref),

@@ -405,11 +405,15 @@ def _model_checked(scn: Scenario, opts: ModelOptions, progress) -> list[Result]:
                 "constants": {**ab.constants(), "d": h}, "states": r.states, "transitions": r.transitions,
                 "slot_s": ab.slot, "source": "slotted abstraction centred on (q_ref, p*)", "hint": h,
                 "hints": ab.H, "mean_qdelay_slots": v["mean_qdelay"], "mean_tail_slots": v["mean_tail"]}
-        delay = v["acc_delay"] / v["accepted"] * ab.slot if v["accepted"] > 0 else 0.0
-        out.append(Result(f"{prefix}.delay.mean", "model-checked", delay, "s",
-                          Interval.approximation(delay, neglects=MODEL_NEGLECTS, note=note), prov))
         out.append(Result(f"{prefix}.drop", "model-checked", v["mean_drop"], "1",
                           Interval.approximation(v["mean_drop"], neglects=MODEL_NEGLECTS, note=note), prov))
+        if v["accepted"] <= 1e-12:
+            # every packet of this hint is dropped (p' = 1 wherever the chain goes): no delay to report
+            tick()
+            continue
+        delay = v["acc_delay"] / v["accepted"] * ab.slot
+        out.append(Result(f"{prefix}.delay.mean", "model-checked", delay, "s",
+                          Interval.approximation(delay, neglects=MODEL_NEGLECTS, note=note), prov))
         if ("p99", h) not in cache:
             dl, pr, _ = M.hint_distribution(ab, h)
             cache[("p99", h)] = float(dl[np.searchsorted(np.cumsum(pr), 0.99 - 1e-12)]) * ab.slot
