@@ -39,9 +39,10 @@ MDP_MODEL = engine.MODELS_DIR / "tsq.prism"
 MDP_PROPS = engine.MODELS_DIR / "tsq.props"
 
 #: Options PRISM's default engine needs on models/tsq_hint.prism: Jacobi (its default for steady states)
-#: iterates the chain without self-loops, which is periodic here, and never converges; Gauss-Seidel does.
-#: ``-epsilon 1e-12`` makes its relative stopping criterion tight enough to compare with Storm at 1e-9.
-PRISM_OPTIONS = ("-gs", "-epsilon", "1e-12")
+#: iterates the chain without self-loops, which is periodic here, and never converges; Gauss-Seidel does, in
+#: 67 890 iterations at N = 800 (above PRISM's default limit of 10 000). ``-epsilon 1e-12`` tightens PRISM's
+#: relative stopping criterion so that its values agree with Storm's to about 1e-10.
+PRISM_OPTIONS = ("-gs", "-maxiters", "1000000", "-epsilon", "1e-12")
 #: Properties of models/tsq.props PRISM cannot check (no long-run average rewards for MDPs in PRISM).
 MDP_STORM_ONLY = ("max_sqrt_law", "min_sqrt_law", "fifo_law", "max_goodput", "fifo_goodput")
 
@@ -57,6 +58,7 @@ class Abstraction:
     l: float  # slots
     slot: float  # s
     bits: int = 4  # hint bits n: hints 1..2^n
+    k0: int | None = None  # the MDP's regeneration state (default N // 2; abstraction() uses q_ref)
 
     @property
     def H(self) -> int:
@@ -64,12 +66,17 @@ class Abstraction:
         return 2 ** int(self.bits)
 
     def constants(self) -> dict:
+        """Constants of models/tsq_hint.prism (all but the hint d)."""
         return {"N": int(self.N), "lam": float(self.lam), "p_lo": float(self.p_lo), "p_hi": float(self.p_hi),
                 "l": float(self.l), "nbits": int(self.bits)}
 
+    def mdp_constants(self) -> dict:
+        """Constants of models/tsq.prism."""
+        return {**self.constants(), "k0": int(self.N // 2 if self.k0 is None else self.k0)}
+
     def mdp_states(self) -> int:
-        """States of models/tsq.prism: (N + 1) (2^(n+1) - 1)."""
-        return (int(self.N) + 1) * (2 ** (int(self.bits) + 1) - 1)
+        """States of models/tsq.prism: (N + 2) (2^(n+1) - 1)."""
+        return (int(self.N) + 2) * (2 ** (int(self.bits) + 1) - 1)
 
 
 def abstraction(capacity: float, size: float, q_max: int, q_ref: float, p_star: float, latency: float, *,
@@ -88,7 +95,7 @@ def abstraction(capacity: float, size: float, q_max: int, q_ref: float, p_star: 
     p_lo = p_star * p_floor_ratio
     p_hi = min(1.0, p_lo + (p_star - p_lo) * q_max / q_ref)
     lam = 1.0 / (2.0 * (1.0 - p_star))
-    return Abstraction(int(q_max), lam, p_lo, p_hi, latency / slot, slot, int(bits))
+    return Abstraction(int(q_max), lam, p_lo, p_hi, latency / slot, slot, int(bits), int(round(q_ref)))
 
 
 def hint_values(ab: Abstraction, hint: int, precision: float = 1e-10):

@@ -424,8 +424,9 @@ def _model_checked(scn: Scenario, opts: ModelOptions, progress) -> list[Result]:
         tick()
     if opts.mdp:
         g = M.no_gain(ab, opts.precision)
-        prov = {"model": "models/tsq.prism", "property": 'R{"sqrt_law"}max=? [ LRA ] / FIFO LRA - 1',
-                "constants": ab.constants(), "states": g["states"], "transitions": g["transitions"],
+        prov = {"model": "models/tsq.prism, one action per hint (models/tsq.py flat_mdp_text)",
+                "property": 'R{"sqrt_law"}max=? [ LRA ] / FIFO LRA - 1',
+                "constants": ab.mdp_constants(), "states": g["states"], "transitions": g["transitions"],
                 "max": g["max"], "fifo": g["fifo"], "capped_reachable": g["capped_reachable"],
                 "tolerance": GAIN_TOLERANCE, "hints": ab.H, "direct_max": g["direct_max"],
                 "solver_rel_error": g["solver_rel_error"]}
@@ -699,7 +700,7 @@ def render_models(scn: Scenario, out_dir) -> list:
 
     ab = _abstraction(scn)
     flow = scn.metrics.sweep or next(iter(scn.flows))
-    consts = {**ab.constants(), "d": scn.flows[flow].hint}
+    consts = {**ab.mdp_constants(), "d": scn.flows[flow].hint}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
