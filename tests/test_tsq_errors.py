@@ -91,3 +91,19 @@ def test_all_dropped_hint_reports_no_delay():
     assert res["audio@h1.drop"].value == pytest.approx(1.0)
     assert "audio@h1.delay.mean" not in res and "audio@h1.delay.p99" not in res
     assert res["audio@h16.delay.mean"].value > 0
+
+
+@pytest.mark.parametrize("path,value", [
+    ("tsq.hint_bits", 9), ("aqm.b", 2e-5), ("aqm.q_ref", 900), ("aqm.sampling", -1.0),
+    ("flows.audio.rtt", "0 ms"), ("flows.bulk.one_way", "-5 ms"), ("flows.audio.file_size", "0 B"),
+])
+def test_bad_values_name_their_field(path, value):
+    """Each bad value is a ScenarioError naming its exact field (flows by name)."""
+    raw = load_raw(EXAMPLE)
+    cur = raw
+    for k in path.split(".")[:-1]:
+        cur = cur[k]
+    cur[path.split(".")[-1]] = value
+    with pytest.raises(ScenarioError) as e:
+        build(raw, "x.yaml")
+    assert e.value.field == path

@@ -82,15 +82,15 @@ class TSQConf(Strict):
     @field_validator("latency")
     @classmethod
     def _pos(cls, v):
-        if v <= 0:
-            raise ValueError("the latency constant l must be positive")
+        if not (v > 0 and math.isfinite(v)):
+            raise ScenarioError("the latency constant l must be positive and finite", field="tsq.latency")
         return v
 
     @field_validator("hint_bits")
     @classmethod
     def _bits(cls, v):
         if v > 8:
-            raise ValueError("at most 8 hint bits are supported")
+            raise ScenarioError("at most 8 hint bits are supported", field="tsq.hint_bits")
         return v
 
 
@@ -104,14 +104,15 @@ class PIConf(Strict):
 
     @model_validator(mode="after")
     def _check(self):
-        if not (self.a > 0 and self.b > 0):
-            raise ValueError("PI gains a and b must be positive")
+        for name in ("a", "b"):
+            if not (getattr(self, name) > 0 and math.isfinite(getattr(self, name))):
+                raise ScenarioError("PI gains a and b must be positive and finite", field=f"aqm.{name}")
         if self.a <= self.b:
-            raise ValueError("PI needs a > b (positive integral gain)")
-        if self.sampling <= 0:
-            raise ValueError("sampling frequency must be positive")
+            raise ScenarioError("PI needs a > b (positive integral gain)", field="aqm.b")
+        if not (self.sampling > 0 and math.isfinite(self.sampling)):
+            raise ScenarioError("the sampling frequency must be positive and finite", field="aqm.sampling")
         if not 0 < self.q_ref < self.q_max:
-            raise ValueError("need 0 < q_ref < q_max")
+            raise ScenarioError("need 0 < q_ref < q_max", field="aqm.q_ref")
         return self
 
 
@@ -128,8 +129,7 @@ class FlowConf(Strict):
 
     @model_validator(mode="after")
     def _check(self):
-        if self.rate <= 0 or self.size <= 0 or self.rtt <= 0:
-            raise ValueError("rate, size and rtt must be positive")
+        # positivity is checked in Scenario._check, which knows the flow's name
         if self.app == "file" and self.file_size is None:
             self.file_size = 1.25e6  # 10 Mbit, seed 001 section 2.3.2's example
         return self
@@ -172,6 +172,10 @@ class Scenario(ScenarioBase):
                 raise ScenarioError("flow names are letters, digits and '_'", field=f"flows.{name}")
             if not 1 <= f.hint <= H:
                 raise ScenarioError(f"hint {f.hint} is outside 1..{H}", field=f"flows.{name}.hint")
+            for q in ("rate", "size", "rtt", "one_way", "file_size"):
+                v = getattr(f, q)
+                if v is not None and not (v > 0 and math.isfinite(v)):
+                    raise ScenarioError(f"{q} must be positive and finite", field=f"flows.{name}.{q}")
         cbr = sum(f.rate * f.count for f in self.flows.values() if f.kind == "cbr")
         if cbr >= self.link.rate:
             raise ScenarioError(f"unresponsive (cbr) load {cbr:.4g} bit/s >= link rate: no stable operating point",
