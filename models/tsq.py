@@ -11,13 +11,15 @@ zero there, so the chain centres on ``q_ref`` as PI does. The number of hints is
 ``nbits``).
 
 PRISM: ``models/tsq_hint.prism`` needs ``-gs`` (:data:`PRISM_OPTIONS`; its header
-says why); the long-run-average properties of ``models/tsq.props`` are Storm-only.
+says why); the long-run-average properties of ``models/tsq.props`` are Storm-only
+(PRISM checks the MDP's optimum as a renewal-reward ratio instead).
 
 The MDP: ``models/tsq.prism`` writes the hint choice as n binary choices, one
-file for every n. Storm's long-run-average solver takes about five times longer
-on it than on the same MDP with one action per hint, so :func:`no_gain` checks
-:func:`flat_mdp_text` (one action per hint, generated for the scenario's 2^n
-hints from the same formulas); tests check that the two agree.
+file for every n. Storm's long-run-average solver takes 6 to 15 times longer on
+it than on the same MDP with one action per hint (benchmarks/bench_tsq_mdp.py),
+so :func:`no_gain` checks :func:`flat_mdp_text` (one action per hint, generated
+for the scenario's 2^n hints from the same formulas); tests check that the two
+agree, and both against a direct solve (:func:`best_policy_direct`).
 """
 
 from __future__ import annotations
