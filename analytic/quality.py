@@ -40,6 +40,8 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
+from qosbound.errors import ScenarioError
+
 __all__ = ["delay_s", "thr", "file_bits", "audio_delay_expr", "audio_throughput_expr",
            "video_delay_expr", "video_throughput_expr", "file_delay_expr", "file_throughput_expr",
            "VIDEO_POINTS", "audio_delay_quality", "audio_throughput_quality", "video_delay_quality",
@@ -111,7 +113,7 @@ def _fn(name: str):
 def _arr(x, what):
     a = np.asarray(x, dtype=float)
     if np.any(~np.isfinite(a)) or np.any(a < 0):
-        raise ValueError(f"{what} must be finite and non-negative")
+        raise ScenarioError(f"{what} must be finite and non-negative", field=what)
     return a
 
 
@@ -150,7 +152,7 @@ def file_throughput_quality(rate, size_bits):
     a = _arr(rate, "throughput")
     s = np.asarray(size_bits, dtype=float)
     if np.any(~(s > 0)):
-        raise ValueError("file size must be positive")
+        raise ScenarioError("file size must be positive", field="file_size")
     return np.asarray(_fn("ft")(*np.broadcast_arrays(a, s)), dtype=float)
 
 
@@ -165,6 +167,6 @@ def quality(app: str, delay, rate, size_bits=None):
         return np.minimum(video_delay_quality(delay), video_throughput_quality(rate))
     if app == "file":
         if size_bits is None:
-            raise ValueError("file transfer quality needs the file size")
+            raise ScenarioError("file transfer quality needs the file size", field="file_size")
         return np.minimum(file_delay_quality(delay), file_throughput_quality(rate, size_bits))
-    raise ValueError(f"unknown application '{app}'; expected one of {', '.join(APPS)}")
+    raise ScenarioError(f"unknown application '{app}'; expected one of {', '.join(APPS)}", field="app")

@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from qosbound.analytic import quality as Q
+from qosbound.errors import ScenarioError
 from qosbound.analytic.tsq import reference_data
 
 REF = reference_data()["quality"]
@@ -89,9 +90,9 @@ def test_quality_is_minimum(d, t):
 
 def test_bad_inputs_raise():
     """Negative or non-finite inputs and unknown applications are errors, not numbers."""
-    with pytest.raises(ValueError):
+    with pytest.raises(ScenarioError):
         Q.audio_delay_quality(-1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ScenarioError):
         Q.audio_throughput_quality(float("nan"))
-    with pytest.raises(ValueError):
+    with pytest.raises(ScenarioError):
         Q.quality("game", 0.1, 1e5)

@@ -6,6 +6,7 @@ from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 from qosbound.analytic import tsq as A
+from qosbound.errors import ScenarioError
 from qosbound.validation.pi_aqm import PIParams
 from qosbound.validation.tsq_sim import Flow, SimConfig, flow_stats, simulate, to_trace, treap_kernels
 
@@ -132,7 +133,7 @@ def test_trace_schema():
 
 def test_bad_config():
     """Bad flows are errors."""
-    with pytest.raises(ValueError):
+    with pytest.raises(ScenarioError):
         Flow("x", "udp", 1e6)
-    with pytest.raises(ValueError):
+    with pytest.raises(ScenarioError):
         simulate(_cbr_cfg([1e6], [17], duration=1.0))

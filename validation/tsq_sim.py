@@ -30,6 +30,9 @@ compiled for numba, not re-typed):
 
 Every packet is recorded (flow, hint, size, arrival, departure, dropped, and
 the router's ``t_d``, ``q'``, ``p'``); :func:`to_trace` writes the one trace schema.
+Because every packet is kept in memory, :func:`simulate` first estimates the
+run's packets and memory (:func:`estimate`) and refuses, with one line saying
+the estimate and what to do, a run above :data:`MEMORY_BUDGET` bytes.
 """
 
 from __future__ import annotations
@@ -39,11 +42,20 @@ from functools import lru_cache
 
 import numpy as np
 
+from qosbound.errors import ScenarioError
 from qosbound.validation.pi_aqm import PIParams
 
-__all__ = ["Flow", "SimConfig", "SimOutput", "simulate", "to_trace", "treap_kernels", "flow_stats"]
+__all__ = ["Flow", "SimConfig", "SimOutput", "simulate", "to_trace", "treap_kernels", "flow_stats", "estimate",
+           "check_budget", "MEMORY_BUDGET", "BYTES_PER_PACKET"]
 
 NIL = 0  # node 0 is the empty tree
+
+#: Memory one replication may use for its per-packet records and PI samples, bytes.
+MEMORY_BUDGET = 2 * 1024**3
+#: Bytes per recorded packet: the kernel's seven arrays (45 B) and the output's hint and size (6 B), rounded up.
+BYTES_PER_PACKET = 56
+#: Bytes per PI sample (output probability and queue length).
+BYTES_PER_SAMPLE = 16
 
 
 @dataclass(frozen=True)
@@ -59,9 +71,9 @@ class Flow:
 
     def __post_init__(self):
         if self.kind not in ("cbr", "tfrc"):
-            raise ValueError(f"flow kind must be 'cbr' or 'tfrc', got {self.kind!r}")
+            raise ScenarioError(f"flow kind must be 'cbr' or 'tfrc', got {self.kind!r}", field=f"{self.name}.kind")
         if not (self.rate > 0 and self.size > 0 and self.rtt > 0):
-            raise ValueError("flow rate, size and RTT must be positive")
+            raise ScenarioError("flow rate, size and RTT must be positive", field=self.name)
 
 
 @dataclass(frozen=True)
@@ -393,23 +405,65 @@ def _kernel():
     return run
 
 
+def _rates(cfg: SimConfig) -> tuple[float, float]:
+    """Upper estimates of recorded packets per second and bytes per simulated second."""
+    cbr = sum(f.rate for f in cfg.flows if f.kind == "cbr")
+    smin = min(f.size for f in cfg.flows)
+    packets = (3.0 * cfg.capacity + cbr) / (8.0 * smin)
+    return packets, packets * BYTES_PER_PACKET + cfg.pi.hz * BYTES_PER_SAMPLE
+
+
+def estimate(cfg: SimConfig) -> tuple[float, float]:
+    """Upper estimate of one replication's recorded packets and memory in bytes, before running it.
+
+    Arrivals are at most ~3 times the link rate in packets of the smallest size (TFRC senders cannot send
+    much faster than the link drains for long; CBR sources add their rate), plus 10 000; PI samples at ``hz``.
+    """
+    _validate(cfg)
+    pps, bps = _rates(cfg)
+    return cfg.duration * pps + 10_000, cfg.duration * bps + 10_000 * BYTES_PER_PACKET
+
+
+def check_budget(cfg: SimConfig, field: str = "duration", budget: int = MEMORY_BUDGET) -> None:
+    """Refuse, as a ScenarioError naming ``field``, a run whose estimated memory exceeds ``budget`` bytes or whose
+    packets exceed ``cfg.max_packets`` (the kernel's record capacity)."""
+    packets, mem = estimate(cfg)
+    if mem > budget or packets > cfg.max_packets:
+        pps, bps = _rates(cfg)
+        longest = min((budget - 10_000 * BYTES_PER_PACKET) / bps, (cfg.max_packets - 10_000) / pps)
+        raise ScenarioError(f"a {cfg.duration:.4g} s TSQ run is estimated at {packets:.3g} packet records and "
+                            f"{mem / 1024**3:.3g} GiB per replication, above the limits ({cfg.max_packets:.3g} "
+                            f"packets, {budget / 1024**3:.3g} GiB); simulate at most {longest:.4g} s "
+                            "(more replications instead of a longer run)", field=field)
+
+
+def _validate(cfg: SimConfig) -> None:
+    if not cfg.flows:
+        raise ScenarioError("at least one flow is needed", field="flows")
+    if not (cfg.capacity > 0 and np.isfinite(cfg.capacity)):
+        raise ScenarioError("the link capacity must be positive and finite", field="capacity")
+    if not (cfg.duration > 0 and np.isfinite(cfg.duration)):
+        raise ScenarioError("the duration must be positive and finite", field="duration")
+    if not (cfg.pi.hz > 0 and np.isfinite(cfg.pi.hz)):
+        raise ScenarioError("the PI sampling frequency must be positive and finite", field="pi.hz")
+    for f in cfg.flows:
+        if not 1 <= f.hint <= 2 ** cfg.bits:
+            raise ScenarioError(f"hint {f.hint} is outside 1..{2 ** cfg.bits}", field=f"{f.name}.hint")
+
+
 def simulate(cfg: SimConfig, seed: int = 1) -> SimOutput:
-    """Run one replication; the seed fixes numba's generator inside the run (no global state leaks)."""
+    """Run one replication; the seed fixes numba's generator inside the run (no global state leaks).
+
+    Refuses (ScenarioError) a run whose estimated memory exceeds :data:`MEMORY_BUDGET` (see :func:`estimate`).
+    """
+    check_budget(cfg)
     flows = cfg.flows
-    if not flows:
-        raise ValueError("at least one flow is needed")
-    if cfg.capacity <= 0 or cfg.duration <= 0:
-        raise ValueError("capacity and duration must be positive")
     kind = np.array([0 if f.kind == "cbr" else 1 for f in flows], dtype=np.int64)
     rate = np.array([f.rate for f in flows], dtype=np.float64)
     size = np.array([f.size for f in flows], dtype=np.int64)
     hint = np.array([f.hint for f in flows], dtype=np.int64)
-    if np.any(hint < 1) or np.any(hint > 2 ** cfg.bits):
-        raise ValueError(f"hints must lie in 1..{2 ** cfg.bits}")
     rtt0 = np.array([f.rtt for f in flows], dtype=np.float64)
-    cbr = float(rate[kind == 0].sum())
-    est = cfg.duration * (3.0 * cfg.capacity + cbr) / (8.0 * float(size.min())) + 10_000
-    cap = int(min(cfg.max_packets, est))
+    cap = int(estimate(cfg)[0])
     pi = cfg.pi
     out = _kernel()(float(cfg.capacity), float(cfg.duration), kind, rate, size, hint, rtt0, float(cfg.latency),
                     int(cfg.bits), bool(cfg.tsq), float(pi.a), float(pi.b), float(pi.hz), float(pi.q_ref),
@@ -435,7 +489,8 @@ def flow_stats(out: SimOutput, flow_index: int, warmup: float = 0.0) -> dict:
     done = sel & ~out.dropped & np.isfinite(out.departure)
     span = out.duration - warmup
     if span <= 0:
-        raise ValueError("warmup must be shorter than the run")
+        raise ScenarioError(f"the warm-up {warmup:g} s is not shorter than the run ({out.duration:g} s)",
+                            field="warmup")
     qd = out.departure[done] - out.arrival[done] - out.size[done] * 8.0 / out.capacity
     n = int(sel.sum())
     return {

@@ -14,16 +14,27 @@ Methods:
   packets; the responsive flows' TFRC rates at the RTT ``rtt + q_ref`` delay
   fill the link, which fixes the AQM drop ``p*``; a hint-d packet of the swept
   flow gets ``q' = d q/2^n`` (analytic/tsq.py) and ``p'`` from eq. (5); its
-  rate is TFRC at (``rtt + q'``, ``p'``) capped at its codec rate. Interval kind
-  "approximation". Plus the per-hint worst-case queueing delay bound (a
-  finite buffer of ``q_max + 1`` packets and the aging term:
-  ``t_max (1 + d/2^n)``), and the cap threshold.
+  rate is TFRC at (``rtt + q'``, ``p'``) capped at its codec rate. Kind
+  approximation (it neglects queue fluctuations). Plus the per-hint worst-case
+  queueing delay bound (a finite buffer of ``q_max + 1`` packets and the aging
+  term: ``t_max (1 + d/2^n)``; an upper bound on every delay metric of the
+  flow), and the cap threshold (exact).
 * ``model-checked`` -- Storm on models/tsq_hint.prism per hint (delay and drop
-  in the slotted abstraction centred on ``(q_ref, p*)``) and, with ``mdp: true``,
-  models/tsq.prism: the best long-run square-root-law throughput over per-packet
-  hint choices relative to FIFO (metric ``tsq.gain``; seed 001 claims <= 0).
+  in the slotted abstraction centred on ``(q_ref, p*)``, with the scenario's
+  2^n hints) and, with ``mdp: true``, models/tsq.prism: the best long-run
+  square-root-law throughput over per-packet hint choices relative to FIFO
+  (metric ``tsq.gain``; seed 001 claims <= 0). Kind approximation: the
+  abstraction replaces PI by a proportional AQM and the senders by Bernoulli
+  sources (the solver's precision is in the note).
 * ``simulated`` -- validation/tsq_sim.py, independent replications, Student-t
-  95 % intervals.
+  intervals at ``methods.simulated.confidence`` with their standard error and
+  degrees of freedom; the observed maximum delay is a lower bound.
+
+Agreement: the generic rule (:mod:`qosbound.agreement`) compares every pair of
+methods; :func:`agreements` adds what it cannot express: the insertion point
+of the model against the closed form's ``q' = d q/2^n``, the delay bound
+against the simulated maximum (a bound against an observed maximum) and the
+MDP's gain against the cap region.
 
 Metrics: ``<group>.delay.mean`` and ``.delay.p99`` (queueing delay, s),
 ``<group>.drop``, ``<group>.rate`` (bit/s per flow), ``<group>.quality``; the
@@ -40,8 +51,8 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from qosbound.errors import ModelError, ScenarioError
-from qosbound.results import Interval, Result, Verdict
+from qosbound.errors import ScenarioError
+from qosbound.results import Interval, Kind, Result, Verdict
 from qosbound.scenario import PositiveInt, Rate, ScenarioBase, Size, Time
 from qosbound.systems.base import default_methods, Link, MethodsBase, ModelOptionsBase, Strict, TimedSimOptions
 from qosbound.units import Kind
@@ -53,6 +64,15 @@ __all__ = ["Scenario", "evaluate", "metric_kind", "slo_limit", "default_methods"
 #: A model-checked relative gain at or below this counts as "no gain" (the MDP's LRA solver error).
 GAIN_TOLERANCE = 1e-6
 
+#: What the closed form neglects (DESIGN.md "TSQ").
+CF_NEGLECTS = ("queue fluctuations: the fluid operating point (PI holds the queue at q_ref, TFRC rates at the mean "
+               "RTT fill the link) and a backlog of hint-2^n packets (q' = d q/2^n)")
+#: What the slotted models neglect relative to the scenario.
+MODEL_NEGLECTS = ("the PI controller's integral action and the senders' dynamics: a slotted chain with a "
+                  "proportional AQM and two Bernoulli sources, centred on (q_ref, p*)")
+#: Largest AQM drop probability the slotted models can be centred on (two sources of probability 1/(2(1 - p*))).
+MODEL_MAX_DROP = 0.5
+
 
 class TSQConf(Strict):
     enabled: bool = True
@@ -62,15 +82,15 @@ class TSQConf(Strict):
     @field_validator("latency")
     @classmethod
     def _pos(cls, v):
-        if v <= 0:
-            raise ValueError("the latency constant l must be positive")
+        if not (v > 0 and math.isfinite(v)):
+            raise ScenarioError("the latency constant l must be positive and finite", field="tsq.latency")
         return v
 
     @field_validator("hint_bits")
     @classmethod
     def _bits(cls, v):
         if v > 8:
-            raise ValueError("at most 8 hint bits are supported")
+            raise ScenarioError("at most 8 hint bits are supported", field="tsq.hint_bits")
         return v
 
 
@@ -84,14 +104,15 @@ class PIConf(Strict):
 
     @model_validator(mode="after")
     def _check(self):
-        if not (self.a > 0 and self.b > 0):
-            raise ValueError("PI gains a and b must be positive")
+        for name in ("a", "b"):
+            if not (getattr(self, name) > 0 and math.isfinite(getattr(self, name))):
+                raise ScenarioError("PI gains a and b must be positive and finite", field=f"aqm.{name}")
         if self.a <= self.b:
-            raise ValueError("PI needs a > b (positive integral gain)")
-        if self.sampling <= 0:
-            raise ValueError("sampling frequency must be positive")
+            raise ScenarioError("PI needs a > b (positive integral gain)", field="aqm.b")
+        if not (self.sampling > 0 and math.isfinite(self.sampling)):
+            raise ScenarioError("the sampling frequency must be positive and finite", field="aqm.sampling")
         if not 0 < self.q_ref < self.q_max:
-            raise ValueError("need 0 < q_ref < q_max")
+            raise ScenarioError("need 0 < q_ref < q_max", field="aqm.q_ref")
         return self
 
 
@@ -108,8 +129,7 @@ class FlowConf(Strict):
 
     @model_validator(mode="after")
     def _check(self):
-        if self.rate <= 0 or self.size <= 0 or self.rtt <= 0:
-            raise ValueError("rate, size and rtt must be positive")
+        # positivity is checked in Scenario._check, which knows the flow's name
         if self.app == "file" and self.file_size is None:
             self.file_size = 1.25e6  # 10 Mbit, seed 001 section 2.3.2's example
         return self
@@ -152,6 +172,10 @@ class Scenario(ScenarioBase):
                 raise ScenarioError("flow names are letters, digits and '_'", field=f"flows.{name}")
             if not 1 <= f.hint <= H:
                 raise ScenarioError(f"hint {f.hint} is outside 1..{H}", field=f"flows.{name}.hint")
+            for q in ("rate", "size", "rtt", "one_way", "file_size"):
+                v = getattr(f, q)
+                if v is not None and not (v > 0 and math.isfinite(v)):
+                    raise ScenarioError(f"{q} must be positive and finite", field=f"flows.{name}.{q}")
         cbr = sum(f.rate * f.count for f in self.flows.values() if f.kind == "cbr")
         if cbr >= self.link.rate:
             raise ScenarioError(f"unresponsive (cbr) load {cbr:.4g} bit/s >= link rate: no stable operating point",
@@ -226,6 +250,10 @@ def operating_point(scn: Scenario) -> dict:
 
     if not resp or load(1e-9) <= 0:
         return {"p": 0.0, "q": 0.0, "size": size, "congested": False}
+    if load(1.0) > 0:
+        raise ScenarioError(f"overloaded: even at AQM drop probability 1 the flows send {load(1.0) + C:.4g} bit/s "
+                            f"into a {C:.4g} bit/s link, so PI has no operating point; raise link.rate or reduce "
+                            "the flows", field="flows")
     p_star = brentq(load, 1e-9, 1.0, xtol=1e-14, rtol=1e-12)
     return {"p": float(p_star), "q": float(q0), "size": size, "congested": True}
 
@@ -267,10 +295,10 @@ def _closed_form(scn: Scenario) -> list[Result]:
     prov = {"formula": "PI holds q_ref; TFRC rates fill the link (RFC 5348 eq., seed 001 eq. (5))",
             "source": "fluid operating point; analytic/tsq.py, analytic/tfrc.py",
             "q_ref_delay_s": op["q"], "congested": op["congested"]}
-    approx = Interval(op["p"], op["p"], "approximation")
+    approx = Interval.approximation(op["p"], neglects="queue and rate fluctuations: the fluid operating point")
     out.append(Result("tsq.aqm_drop", "closed-form", op["p"], "1", approx, prov))
     cap = float(A.cap_min_drop(1, op["q"], scn.tsq.latency, scn.tsq.hint_bits)) if op["q"] > 0 else 1.0
-    out.append(Result("tsq.cap_min_drop", "closed-form", cap, "1", Interval(cap, cap, "exact"),
+    out.append(Result("tsq.cap_min_drop", "closed-form", cap, "1", Interval.exact(cap),
                       {"formula": "p > ((l + d q/2^n)/(l + q))^2 at d = 1, q = q_ref delay",
                        "source": "analytic/tsq.py cap_p_expr (seed 001 eq. (3)-(5))"}))
     if op["congested"] and scn.tsq.enabled:
@@ -282,36 +310,41 @@ def _closed_form(scn: Scenario) -> list[Result]:
         gain = float(np.max(ratio) - 1.0)
     else:
         gain = 0.0
-    out.append(Result("tsq.gain", "closed-form", gain, "1", Interval(gain, gain, "approximation"),
+    out.append(Result("tsq.gain", "closed-form", gain, "1",
+                      Interval.approximation(gain, neglects="queue fluctuations: the gain at the operating point "
+                                                            "(q_ref delay, p*) only"),
                       {"formula": "max over hints of T'/T - 1 at the operating point (q_ref delay, p*)",
                        "source": "analytic/tsq.py throughput_tsq (seed 001 eq. (3)-(5)); 0 outside the cap region"}))
     for name, f in scn.flows.items():
         r = _per_hint_closed(scn, name, op, [f.hint])
-        _add_group(out, name, "closed-form", {k: float(v[0]) for k, v in r.items()}, prov, "approximation")
-        out.append(Result(f"{name}.delay.bound", "closed-form", float(r["bound"][0]), "s",
-                          Interval(float(r["bound"][0]), float(r["bound"][0]), "bound"), _bound_prov()))
+        _add_group(out, name, "closed-form", {k: float(v[0]) for k, v in r.items()}, prov, CF_NEGLECTS)
+        out.append(_bound_result(name, float(r["bound"][0])))
     if scn.metrics.sweep:
         name = scn.metrics.sweep
         hints = scn.hints()
         r = _per_hint_closed(scn, name, op, hints)
         for i, h in enumerate(hints):
             _add_group(out, f"{name}@h{h}", "closed-form", {k: float(v[i]) for k, v in r.items()}, prov,
-                       "approximation")
-            b = float(r["bound"][i])
-            out.append(Result(f"{name}@h{h}.delay.bound", "closed-form", b, "s", Interval(b, b, "bound"),
-                              _bound_prov()))
+                       CF_NEGLECTS)
+            out.append(_bound_result(f"{name}@h{h}", float(r["bound"][i])))
         best = hints[int(np.argmax(np.round(r["quality"], 12) - 1e-9 * np.arange(len(hints))))]
-        out.append(Result(f"{name}.best_hint", "closed-form", float(best), "1", None,
+        out.append(Result(f"{name}.best_hint", "closed-form", float(best), "1",
+                          Interval.approximation(float(best), neglects=CF_NEGLECTS),
                           {"formula": "argmax over hints of min(Q_d, Q_t)", "source": "seed 001 eq. (1)"}))
     return out
 
 
-def _bound_prov() -> dict:
-    return {"formula": "D_q <= t_max (1 + d/2^n), t_max = 8 (q_max + 1) L / C",
-            "source": "analytic/tsq.py delay_bound (aging term of seed 001 eq. (2))"}
+def _bound_result(prefix: str, b: float) -> Result:
+    """The aging bound on a flow's queueing delay; it bounds every delay metric of the flow (mean, p99, max)."""
+    return Result(f"{prefix}.delay.bound", "closed-form", b, "s", Interval.upper_bound(b),
+                  {"formula": "D_q <= t_max (1 + d/2^n), t_max = 8 (q_max + 1) L / C",
+                   "source": "analytic/tsq.py delay_bound (aging term of seed 001 eq. (2))"},
+                  bounds=(f"{prefix}.delay.*",))
 
 
-def _add_group(out, prefix, method, vals, prov, kind, ci=None, extra=None):
+def _add_group(out, prefix, method, vals, prov, neglects=None, ci=None, note=""):
+    """One result per quantity in ``vals``: a CI where ``ci`` has the quantity (simulation), an observed maximum
+    as a lower bound, else an approximation that neglects ``neglects``."""
     units = {"delay": ("delay.mean", "s"), "drop": ("drop", "1"), "rate": ("rate", "bit/s"),
              "quality": ("quality", "1"), "delay_max": ("delay.max", "s"), "p99": ("delay.p99", "s")}
     for key, (suffix, unit) in units.items():
@@ -321,26 +354,44 @@ def _add_group(out, prefix, method, vals, prov, kind, ci=None, extra=None):
         if not math.isfinite(v):
             continue
         if ci is not None and key in ci:
-            lo, hi, se, reps = ci[key]
-            out.append(Result(f"{prefix}.{suffix}", method, v, unit, Interval(lo, hi, "95% CI"),
-                              {**prov, "std_error": se, "replications": reps, **(extra or {})}))
+            e = ci[key]
+            iv = Interval.ci(e.low, e.high, e.confidence, se=e.std_error, dof=e.n - 1, note=note)
+            out.append(Result(f"{prefix}.{suffix}", method, v, unit, iv, {**prov, "replications": e.n}))
+        elif key == "delay_max" and method == "simulated":
+            out.append(Result(f"{prefix}.{suffix}", method, v, unit,
+                              Interval.lower_bound(v, note="the largest delay observed"), dict(prov)))
         else:
-            out.append(Result(f"{prefix}.{suffix}", method, v, unit, Interval(v, v, kind), dict(prov)))
+            out.append(Result(f"{prefix}.{suffix}", method, v, unit,
+                              Interval.approximation(v, neglects=neglects, note=note), dict(prov)))
 
 
 # ---------------------------------------------------------------------------------------------
 # model checking
 
 
-def _model_checked(scn: Scenario, opts: ModelOptions, progress) -> list[Result]:
+def _abstraction(scn: Scenario):
+    """The slotted abstraction of the scenario's operating point, with the scenario's 2^n hints."""
     from qosbound.models import tsq as M
 
     op = operating_point(scn)
     if not op["congested"]:
-        raise ModelError("the responsive flows do not congest the link: the TSQ models need an AQM drop p* > 0")
-    ab = M.abstraction(scn.link.rate, op["size"], scn.aqm.q_max, scn.aqm.q_ref, op["p"], scn.tsq.latency)
+        raise ScenarioError("the responsive flows do not congest the link, so the AQM drop p* is 0 and the TSQ "
+                            "models (centred on p* > 0) do not apply; use the closed-form or simulated method",
+                            field="flows")
+    if op["p"] >= MODEL_MAX_DROP:
+        raise ScenarioError(f"overloaded: the flows need an AQM drop probability p* = {op['p']:.3g} to fit the "
+                            f"link; the slotted TSQ models hold only p* < {MODEL_MAX_DROP:g}; raise link.rate, "
+                            "reduce the flows, or use the closed-form or simulated method", field="flows")
+    return M.abstraction(scn.link.rate, op["size"], scn.aqm.q_max, scn.aqm.q_ref, op["p"], scn.tsq.latency,
+                         bits=scn.tsq.hint_bits)
+
+
+def _model_checked(scn: Scenario, opts: ModelOptions, progress) -> list[Result]:
+    from qosbound.models import tsq as M
+
+    ab = _abstraction(scn)
     out: list[Result] = []
-    kind = f"precision {opts.precision:g}"
+    note = f"Storm, solver precision {opts.precision:g} (of the abstraction)"
     names = []
     if scn.metrics.sweep:
         names = [(f"{scn.metrics.sweep}@h{h}", h) for h in scn.hints()]
@@ -349,33 +400,44 @@ def _model_checked(scn: Scenario, opts: ModelOptions, progress) -> list[Result]:
     cache: dict[int, object] = {}
     for prefix, h in names:
         if not scn.tsq.enabled:
-            h = 2 ** scn.tsq.hint_bits
+            h = ab.H
         if h not in cache:
             cache[h] = M.hint_values(ab, h, opts.precision)
         r = cache[h]
         v = r.values
         prov = {"model": "models/tsq_hint.prism", "property": "acc_delay / accepted; mean_drop",
                 "constants": {**ab.constants(), "d": h}, "states": r.states, "transitions": r.transitions,
-                "slot_s": ab.slot, "source": "slotted abstraction centred on (q_ref, p*)"}
-        delay = v["acc_delay"] / v["accepted"] * ab.slot if v["accepted"] > 0 else 0.0
-        out.append(Result(f"{prefix}.delay.mean", "model-checked", delay, "s", Interval(delay, delay, kind), prov))
+                "slot_s": ab.slot, "source": "slotted abstraction centred on (q_ref, p*)", "hint": h,
+                "hints": ab.H, "mean_qdelay_slots": v["mean_qdelay"], "mean_tail_slots": v["mean_tail"]}
         out.append(Result(f"{prefix}.drop", "model-checked", v["mean_drop"], "1",
-                          Interval(v["mean_drop"], v["mean_drop"], kind), prov))
+                          Interval.approximation(v["mean_drop"], neglects=MODEL_NEGLECTS, note=note), prov))
+        if v["accepted"] <= 1e-12:
+            # every packet of this hint is dropped (p' = 1 wherever the chain goes): no delay to report
+            tick()
+            continue
+        delay = v["acc_delay"] / v["accepted"] * ab.slot
+        out.append(Result(f"{prefix}.delay.mean", "model-checked", delay, "s",
+                          Interval.approximation(delay, neglects=MODEL_NEGLECTS, note=note), prov))
         if ("p99", h) not in cache:
             dl, pr, _ = M.hint_distribution(ab, h)
             cache[("p99", h)] = float(dl[np.searchsorted(np.cumsum(pr), 0.99 - 1e-12)]) * ab.slot
         p99 = cache[("p99", h)]
-        out.append(Result(f"{prefix}.delay.p99", "model-checked", p99, "s", Interval(p99, p99, kind),
+        out.append(Result(f"{prefix}.delay.p99", "model-checked", p99, "s",
+                          Interval.approximation(p99, neglects=MODEL_NEGLECTS, note=note),
                           {**prov, "property": "Storm steady state pushed through q' (accepted packets)"}))
         tick()
     if opts.mdp:
         g = M.no_gain(ab, opts.precision)
-        prov = {"model": "models/tsq.prism", "property": 'R{"sqrt_law"}max=? [ LRA ] / FIFO LRA - 1',
-                "constants": ab.constants(), "states": g["states"], "transitions": g["transitions"],
+        prov = {"model": "models/tsq.prism, one action per hint (models/tsq.py flat_mdp_text)",
+                "property": 'R{"sqrt_law"}max=? [ LRA ] / FIFO LRA - 1',
+                "constants": ab.mdp_constants(), "states": g["states"], "transitions": g["transitions"],
                 "max": g["max"], "fifo": g["fifo"], "capped_reachable": g["capped_reachable"],
-                "tolerance": GAIN_TOLERANCE}
+                "tolerance": GAIN_TOLERANCE, "hints": ab.H, "direct_max": g["direct_max"],
+                "solver_rel_error": g["solver_rel_error"]}
         out.append(Result("tsq.gain", "model-checked", g["gain"], "1",
-                          Interval(g["gain"] - GAIN_TOLERANCE, g["gain"] + GAIN_TOLERANCE, kind), prov))
+                          Interval.approximation(g["gain"], neglects=MODEL_NEGLECTS,
+                                                 note=f"{note}; |gain| <= {GAIN_TOLERANCE:g} counts as no gain"),
+                          prov))
         tick()
     return out
 
@@ -417,24 +479,23 @@ def _sim_group_stats(scn, out, groups, name, warmup) -> dict:
     return {"delay": delay, "rate": rate, "drop": drop, "quality": q, "delay_max": dmax, "p99": p99}
 
 
-def _ci(samples: list[float]):
-    from scipy import stats
+def _sim_config(scn: Scenario, flows):
+    """The simulator's configuration; refuses (ScenarioError naming the duration) a run too large to record."""
+    from qosbound.validation.pi_aqm import PIParams
+    from qosbound.validation.tsq_sim import SimConfig, check_budget
 
-    a = np.asarray(samples, dtype=float)
-    m = float(a.mean())
-    se = float(a.std(ddof=1) / math.sqrt(a.size))
-    t = float(stats.t.ppf(0.975, a.size - 1))
-    return m, (m - t * se, m + t * se, se, int(a.size))
+    a, opts = scn.aqm, scn.methods.simulated
+    cfg = SimConfig(scn.link.rate, flows, opts.duration, PIParams(a.a, a.b, a.sampling, a.q_ref, a.q_max),
+                    scn.tsq.latency, scn.tsq.hint_bits, scn.tsq.enabled)
+    check_budget(cfg, field="methods.simulated.duration")
+    return cfg
 
 
 def _run_reps(scn: Scenario, opts: SimOptions, override, names, tick):
-    from qosbound.validation.pi_aqm import PIParams
-    from qosbound.validation.tsq_sim import SimConfig, simulate
+    from qosbound.validation.tsq_sim import simulate
 
     flows, groups = _sim_flows(scn, override)
-    a = scn.aqm
-    cfg = SimConfig(scn.link.rate, flows, opts.duration, PIParams(a.a, a.b, a.sampling, a.q_ref, a.q_max),
-                    scn.tsq.latency, scn.tsq.hint_bits, scn.tsq.enabled)
+    cfg = _sim_config(scn, flows)
     per = {n: [] for n in names}
     pbar = []
     npk = 0
@@ -449,11 +510,14 @@ def _run_reps(scn: Scenario, opts: SimOptions, override, names, tick):
     return per, pbar, npk
 
 
-def _summarise(per_list: list[dict]):
+def _summarise(per_list: list[dict], confidence: float):
+    """Means over replications with their Student-t estimates (validation/stats.py) at ``confidence``."""
+    from qosbound.validation.stats import t_interval
+
     vals, ci = {}, {}
     for key in ("delay", "rate", "drop", "quality", "p99"):
-        m, c = _ci([d[key] for d in per_list])
-        vals[key], ci[key] = m, c
+        e = t_interval([d[key] for d in per_list], confidence)
+        vals[key], ci[key] = e.mean, e
     vals["delay_max"] = max(d["delay_max"] for d in per_list)
     return vals, ci
 
@@ -466,12 +530,15 @@ def _simulated(scn: Scenario, opts: SimOptions, progress) -> list[Result]:
     per, pbar, npk = _run_reps(scn, opts, None, names, tick)
     prov = {"source": "validation/tsq_sim.py (treap TSQ over PI, TFRC and CBR senders)", "seed": opts.seed,
             "packets": npk, "duration_s": opts.duration, "warmup_s": opts.warmup}
-    m, c = _ci(pbar)
-    out.append(Result("tsq.aqm_drop", "simulated", m, "1", Interval(c[0], c[1], "95% CI"),
-                      {**prov, "std_error": c[2], "replications": c[3]}))
+    from qosbound.validation.stats import t_interval
+
+    e = t_interval(pbar, opts.confidence)
+    out.append(Result("tsq.aqm_drop", "simulated", e.mean, "1",
+                      Interval.ci(e.low, e.high, e.confidence, se=e.std_error, dof=e.n - 1),
+                      {**prov, "replications": e.n}))
     for n in names:
-        vals, ci = _summarise(per[n])
-        _add_group(out, n, "simulated", vals, prov, "", ci)
+        vals, ci = _summarise(per[n], opts.confidence)
+        _add_group(out, n, "simulated", vals, prov, ci=ci)
     if hints:
         name = scn.metrics.sweep
         quals = []
@@ -480,11 +547,13 @@ def _simulated(scn: Scenario, opts: SimOptions, progress) -> list[Result]:
                 p1 = per[name]
             else:
                 p1 = _run_reps(scn, opts, (name, h), [name], tick)[0][name]
-            vals, ci = _summarise(p1)
+            vals, ci = _summarise(p1, opts.confidence)
             quals.append(vals["quality"])
-            _add_group(out, f"{name}@h{h}", "simulated", vals, {**prov, "hint": h}, "", ci)
+            _add_group(out, f"{name}@h{h}", "simulated", vals, {**prov, "hint": h}, ci=ci)
         best = hints[int(np.argmax(np.asarray(quals) - 1e-9 * np.arange(len(hints))))]
-        out.append(Result(f"{name}.best_hint", "simulated", float(best), "1", None,
+        out.append(Result(f"{name}.best_hint", "simulated", float(best), "1",
+                          Interval.approximation(float(best), neglects="sampling error: the argmax of the "
+                                                                       "estimated mean qualities"),
                           {**prov, "formula": "argmax over hints of the mean quality min(Q_d, Q_t)"}))
     return out
 
@@ -508,9 +577,37 @@ def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
 
 
 def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
-    """The worst-case bound dominates simulated maxima; the MDP's gain is consistent with the cap region."""
+    """The TSQ checks the generic rule (qosbound.agreement) cannot express.
+
+    * The model's insertion point against the closed form's ``q' = d q/2^n``: in the model a hint-d packet
+      finding k packets gets ``q' = ceil(d k/2^n)`` slots, so its mean satisfies
+      ``d/2^n <= E[q']/E[k] < d/2^n + 1/E[k]`` exactly (the ceiling adds less than one slot). A model built
+      for another number of hints than the scenario's fails this.
+    * The aging bound against the simulated maximum delay (an upper bound against an observed maximum, a
+      lower bound: the generic rule compares bounds with estimates only).
+    * The MDP's throughput gain occurs only where the cap ``p' = 1`` is reachable (seed 001 eq. (5)).
+    """
     by = {(r.metric, r.method): r for r in results}
     out: list[Verdict] = []
+    H = 2 ** scn.tsq.hint_bits
+    for (metric, method), r in sorted(by.items()):
+        if method != "model-checked" or not metric.endswith(".delay.mean") or not scn.tsq.enabled:
+            continue
+        cf = by.get((metric, "closed-form"))
+        pv = r.provenance
+        tail, ins, d = pv.get("mean_tail_slots"), pv.get("mean_qdelay_slots"), pv.get("hint")
+        if cf is None or tail is None or ins is None or d is None or tail <= 0:
+            continue
+        ratio, lo, hi = ins / tail, d / H, d / H + 1.0 / tail
+        slack = 1e-9 * max(1.0, hi)
+        ok = lo - slack <= ratio < hi + slack
+        detail = (f"model E[q']/E[k] = {ins:.6g}/{tail:.6g} slots = {ratio:.6g}; closed form q'/q = d/2^n = "
+                  f"{d}/{H}; the model's rounding (ceil, < 1 slot) allows [{lo:.6g}, {hi:.6g})")
+        if not ok:
+            detail += f" -- the model inserts as if with {pv.get('hints')} hints, the scenario has {H}"
+        out.append(Verdict("agreement", f"insertion point q'/q = d/2^n ({metric[: -len('.delay.mean')]})", metric,
+                           "closed-form vs model-checked", "agree" if ok else "disagree", ratio, d / H, "1",
+                           min(ratio - lo, hi - ratio), detail))
     for (metric, method), r in sorted(by.items()):
         if method != "simulated" or not metric.endswith(".delay.max"):
             continue
@@ -519,15 +616,15 @@ def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
             continue
         ok = r.value <= b.value * (1 + 1e-9)
         out.append(Verdict("agreement", f"aging bound >= simulated maximum ({metric[:-10]})", metric,
-                           "closed-form vs simulated", "holds" if ok else "disagree", r.value, b.value, "s",
-                           b.value - r.value))
+                           "closed-form vs simulated", "agree" if ok else "disagree", r.value, b.value, "s",
+                           b.value - r.value, "closed-form upper bound against the largest simulated delay"))
     g = by.get(("tsq.gain", "model-checked"))
     if g is not None:
         gain = g.value > GAIN_TOLERANCE
         capped = bool(g.provenance.get("capped_reachable"))
         ok = (not gain) or capped
         out.append(Verdict("agreement", "a throughput gain occurs only where the cap p' = 1 is reachable",
-                           "tsq.gain", "model-checked vs closed-form", "holds" if ok else "disagree", g.value,
+                           "tsq.gain", "model-checked vs closed-form", "agree" if ok else "disagree", g.value,
                            GAIN_TOLERANCE, "1", GAIN_TOLERANCE - g.value if not capped else None,
                            "" if ok else "the MDP finds a gain outside the closed-form cap region"))
     return out
@@ -605,12 +702,9 @@ def render_models(scn: Scenario, out_dir) -> list:
 
     from qosbound.models import tsq as M
 
-    op = operating_point(scn)
-    if not op["congested"]:
-        raise ModelError("the responsive flows do not congest the link: the TSQ models need an AQM drop p* > 0")
-    ab = M.abstraction(scn.link.rate, op["size"], scn.aqm.q_max, scn.aqm.q_ref, op["p"], scn.tsq.latency)
+    ab = _abstraction(scn)
     flow = scn.metrics.sweep or next(iter(scn.flows))
-    consts = {**ab.constants(), "d": scn.flows[flow].hint}
+    consts = {**ab.mdp_constants(), "d": scn.flows[flow].hint}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -638,13 +732,10 @@ def simulate_trace(scn: Scenario, packets: int, seed: int):
     """
     import pyarrow as pa
 
-    from qosbound.validation.pi_aqm import PIParams
-    from qosbound.validation.tsq_sim import SimConfig, simulate, to_trace
+    from qosbound.validation.tsq_sim import simulate, to_trace
 
     flows, groups = _sim_flows(scn)
-    a, opts = scn.aqm, scn.methods.simulated
-    cfg = SimConfig(scn.link.rate, flows, opts.duration, PIParams(a.a, a.b, a.sampling, a.q_ref, a.q_max),
-                    scn.tsq.latency, scn.tsq.hint_bits, scn.tsq.enabled)
+    cfg = _sim_config(scn, flows)
     out = simulate(cfg, seed=seed)
     table = to_trace(out)
     group_of = np.asarray(groups, dtype=object)[out.flow]
