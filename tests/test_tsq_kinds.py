@@ -74,3 +74,25 @@ def test_generic_rule_checks_the_delay_bound(results):
     assert any(x.name.startswith("aging bound >= simulated maximum") and x.status == "agree" for x in own)
     # the TSQ system's own bound check is only the one the generic rule cannot make (bound vs observed maximum)
     assert {x.metric.rsplit(".", 1)[-1] for x in own if "bound" in x.name} == {"max"}
+
+
+def test_flow_that_delivered_nothing_has_no_delay():
+    """A flow whose every packet was dropped has no delay estimate (not 0 s) and quality 0."""
+    import math
+
+    import numpy as np
+
+    from qosbound.validation.tsq_sim import SimOutput
+
+    scn = _small()
+    n = 50
+    out = SimOutput(flow=np.zeros(n, dtype=np.int64), hint=np.full(n, 16, dtype=np.int16),
+                    size=np.full(n, 1000, dtype=np.int32), arrival=np.linspace(2.5, 5.5, n),
+                    departure=np.full(n, np.nan), dropped=np.ones(n, dtype=bool), t_d=np.zeros(n),
+                    q_ins=np.zeros(n), p_adj=np.ones(n), p_trace=np.zeros(3), q_trace=np.zeros(3),
+                    names=("audio",), capacity=2e6, duration=6.0)
+    st = S._sim_group_stats(scn, out, np.asarray(["audio"]), "audio", 2.0)
+    assert math.isnan(st["delay"]) and math.isnan(st["p99"]) and math.isnan(st["delay_max"])
+    assert st["drop"] == 1.0 and st["quality"] == 0.0
+    vals, ci = S._summarise([st, st], 0.95)
+    assert "delay" not in vals and "p99" not in vals and "delay_max" not in vals and vals["drop"] == 1.0

@@ -52,7 +52,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from qosbound.errors import ScenarioError
-from qosbound.results import Interval, Kind, Result, Verdict
+from qosbound.results import Interval, Result, Verdict
 from qosbound.scenario import PositiveInt, Rate, ScenarioBase, Size, Time
 from qosbound.systems.base import default_methods, Link, MethodsBase, ModelOptionsBase, Strict, TimedSimOptions
 from qosbound.units import Kind
@@ -465,17 +465,19 @@ def _sim_group_stats(scn, out, groups, name, warmup) -> dict:
     f = scn.flows[name]
     idx = np.flatnonzero(groups == name)
     st = [flow_stats(out, int(i), warmup) for i in idx]
-    delay = float(np.mean([s["delay_mean"] for s in st]))
     sel = np.isin(out.flow, idx) & ~out.dropped & np.isfinite(out.departure) & (out.arrival >= warmup)
+    delivered = np.bincount(out.flow[sel], minlength=len(out.names))[idx]
+    # delays are over delivered packets: a flow that delivered nothing has no delay (NaN, not 0 s)
+    delay = float(np.mean([s["delay_mean"] for s, n in zip(st, delivered) if n])) if delivered.any() else math.nan
     waits = out.departure[sel] - out.arrival[sel] - out.size[sel] * 8.0 / out.capacity
-    p99 = float(np.quantile(waits, 0.99)) if waits.size else 0.0
+    p99 = float(np.quantile(waits, 0.99)) if waits.size else math.nan
     rate = float(np.mean([s["throughput"] for s in st]))
     drop = float(np.mean([s["drop"] for s in st]))
-    dmax = float(np.max([s["delay_max"] for s in st]))
+    dmax = float(np.max([s["delay_max"] for s, n in zip(st, delivered) if n])) if delivered.any() else math.nan
     one_way = f.one_way if f.one_way is not None else f.rtt / 2
     size_bits = (f.file_size or 1.25e6) * 8.0
-    q = float(quality(f.app, one_way + delay + f.size * 8.0 / scn.link.rate, rate,
-                      size_bits if f.app == "file" else None))
+    q = float(quality(f.app, one_way + (delay if delivered.any() else 0.0) + f.size * 8.0 / scn.link.rate, rate,
+                      size_bits if f.app == "file" else None))  # nothing delivered: throughput quality 0
     return {"delay": delay, "rate": rate, "drop": drop, "quality": q, "delay_max": dmax, "p99": p99}
 
 
@@ -516,9 +518,14 @@ def _summarise(per_list: list[dict], confidence: float):
 
     vals, ci = {}, {}
     for key in ("delay", "rate", "drop", "quality", "p99"):
-        e = t_interval([d[key] for d in per_list], confidence)
+        x = [d[key] for d in per_list if math.isfinite(d[key])]
+        if len(x) < len(per_list):
+            continue  # some replication delivered nothing: no delay estimate over all replications
+        e = t_interval(x, confidence)
         vals[key], ci[key] = e.mean, e
-    vals["delay_max"] = max(d["delay_max"] for d in per_list)
+    dmax = [d["delay_max"] for d in per_list if math.isfinite(d["delay_max"])]
+    if dmax:
+        vals["delay_max"] = max(dmax)
     return vals, ci
 
 
