@@ -256,7 +256,7 @@ def _check_distributions(program, path: str) -> None:
             where = f"module '{m.name}', command [{c.action_name}] with guard {c.guard_expression}"
             if neg:
                 raise ModelError(f"{path}: {where}: a negative probability ({float(neg[0]):g})")
-            if abs(total - 1) > Fraction(1, 10**9):
+            if abs(total - 1) > Fraction(1, 10**5):  # PRISM's tolerance for a distribution's sum
                 raise ModelError(f"{path}: {where}: the probabilities sum to {float(total):.10g}, not 1")
 
 

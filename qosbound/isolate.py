@@ -23,7 +23,9 @@ lines) go to a temporary file, unless ``passthrough`` is set; the last lines
 are attached to crash messages. Progress reported by the child through the
 :class:`~qosbound.progress.Progress` interface is relayed to the parent's bar.
 Results travel back pickled (the dataclasses of :mod:`qosbound.results` are).
-Where ``fork`` is unavailable (not POSIX) the callable runs in-process.
+Where ``fork`` is unavailable (not POSIX), or once this process runs numba's
+GNU OpenMP threads (which a forked child cannot use; the CLI never starts
+them in the parent), the callable runs in-process.
 """
 
 from __future__ import annotations
@@ -199,7 +201,9 @@ def run_isolated(fn: Callable[..., Any], *args, what: str = "the engine", memory
     output and error alone (otherwise they are kept in a temporary file and only their tail is shown in a
     crash message); ``on_crash(text)`` builds the error for a child killed by a signal.
     """
-    if not hasattr(os, "fork"):  # pragma: no cover - non-POSIX
+    if not hasattr(os, "fork") or not _fork_safe():
+        # Non-POSIX, or this process already runs GNU OpenMP threads (numba's 'omp' layer, after a parallel
+        # simulation in-process, as in a test session): a forked child could not use them. Run here instead.
         if progress is not None:
             kwargs = dict(kwargs, progress=progress)
         return fn(*args, **kwargs)
@@ -240,6 +244,18 @@ def run_isolated(fn: Callable[..., Any], *args, what: str = "the engine", memory
                 os.unlink(log_path)
             except OSError:
                 pass
+
+
+def _fork_safe() -> bool:
+    """False once numba's GNU OpenMP threading layer is running in this process (it aborts a forked child)."""
+    nb = sys.modules.get("numba")
+    if nb is None:
+        return True
+    try:
+        layer = nb.threading_layer()
+    except ValueError:  # no parallel region has run yet
+        return True
+    return layer != "omp"
 
 
 def _raise_terminated(signum, frame):

@@ -175,3 +175,21 @@ def test_a_memory_limited_model_check_is_a_resource_error(tmp_path):
     assert proc.returncode == 4, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "out of memory" in lines[0] and "--max-memory" in lines[0]
+
+
+def test_after_openmp_threads_started_here_the_work_still_runs():
+    """numba's GNU OpenMP layer aborts a forked child once the parent has used it (a test session that ran a
+    parallel simulation in-process): the work then runs in-process instead of dying."""
+    import numpy as np
+    from numba import njit, prange
+
+    @njit(parallel=True)
+    def total(a):
+        s = 0.0
+        for i in prange(a.size):
+            s += a[i]
+        return s
+
+    a = np.ones(1000)
+    assert total(a) == 1000.0  # starts the threading layer in this process
+    assert run_isolated(total, a, what="test") == 1000.0
