@@ -90,3 +90,25 @@ def test_an_slo_failure_outranks_a_disagreement():
     dis = Verdict("agreement", "a agrees with b", "x", "a vs b", "disagree")
     assert exit_code([slo, dis]) == EXIT_SLO
     assert not dis.failed and dis.disagrees
+
+
+def test_a_result_named_differently_is_compared_with_the_metric_it_estimates():
+    """Cobham's mean (EF.delay.cobham_mean) estimates EF.delay.mean: it is compared with the model's mean, as an
+    approximation (a gap is 'approximate', never 'disagree'), and the verdict names both metrics."""
+    cob = Result("EF.delay.cobham_mean", "closed-form", 7.96e-3, "s",
+                 Interval.approximation(7.96e-3, "the PQ capacity"), {}, estimates="EF.delay.mean")
+    m = R("EF.delay.mean", "model-checked", 7.876e-3, Interval.numerical(7.8759e-3, 7.8761e-3))
+    (v,) = agreements([cob, m])
+    assert v.metric == "EF.delay.mean" and v.status == "approximate"
+    assert "EF.delay.cobham_mean" in v.name and "the PQ capacity" in v.detail and "µs" in v.detail
+    with pytest.raises(ValueError, match="bounds"):
+        Result("x.max", "closed-form", 1.0, "s", Interval.upper_bound(1.0), estimates="x.mean")
+
+
+def test_two_bounds_from_one_side_give_no_verdict_and_crossing_bounds_disagree():
+    a = R("m", "closed-form", 2.0, Interval.upper_bound(2.0))
+    b = R("m", "model-checked", 1.5, Interval.upper_bound(1.5))
+    assert agreements([a, b]) == []
+    low = R("m", "simulated", 2.5, Interval.lower_bound(2.5))
+    v = {x.method: x for x in agreements([a, b, low])}
+    assert v["closed-form vs simulated"].status == "disagree" and v["model-checked vs simulated"].status == "disagree"
