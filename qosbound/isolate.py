@@ -139,6 +139,8 @@ def _child(fn, args, kwargs, wfd: int, memory_limit: int | None, log_fd: int | N
             lim = memory_limit if hard == resource.RLIM_INFINITY else min(memory_limit, hard)
             resource.setrlimit(resource.RLIMIT_AS, (lim, hard))
         send = lambda m: _write_msg(wfd, m)  # noqa: E731
+        if log_fd is None:
+            _relay_python_streams(send)
         prog = _ChildProgress(send) if wants_progress else None
         if prog is not None:
             kwargs = dict(kwargs, progress=prog)
@@ -173,6 +175,37 @@ def _child(fn, args, kwargs, wfd: int, memory_limit: int | None, log_fd: int | N
         except OSError:
             pass
         os._exit(code)
+
+
+class _Relay:
+    """A text stream of the child that sends what is written to the parent's stream of the same name."""
+
+    def __init__(self, send, name):
+        self._send, self._name = send, name
+
+    def write(self, text):
+        if text:
+            self._send(("write", self._name, text))
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+
+def _relay_python_streams(send) -> None:
+    """Output passed through: where Python's stdout/stderr is not the process's file descriptor (e.g. captured
+    in memory by a test harness), what the child prints is relayed to the parent's stream instead of lost."""
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        stream = getattr(sys, name)
+        try:
+            real = stream.fileno() == fd
+        except (AttributeError, OSError, ValueError):
+            real = False
+        if not real:
+            setattr(sys, name, _Relay(send, name))
 
 
 def _tail(path: str | None, lines: int = 3) -> str:
@@ -300,6 +333,8 @@ def _wait(pid, rfd, what, memory_limit, progress, log_path, on_crash):
                 elif msg[0] == "adv":
                     if msg[1] in tasks:
                         tasks[msg[1]](msg[2])
+                elif msg[0] == "write":
+                    getattr(sys, msg[1]).write(msg[2])
                 else:
                     messages.append(msg)
         _, status = os.waitpid(pid, 0)

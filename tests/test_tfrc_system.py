@@ -62,8 +62,8 @@ def test_slo_target_keyword(raw):
     ({"flows": {"flow1": {"rtt": "30 ms", "loss": 0.01, "target": "700 kbit/s"}}}, "flows.flow1.target"),
     ({"flows": {"a.b": {"rtt": "30 ms", "loss": 0.01, "target": "100 kbit/s"}}}, "flows.a.b"),
     ({"network": {"rio": [20, 10, 0.1, 20, 40, 0.02]}}, "network.rio"),
-    ({"slos": [{"metric": "flow9.rate", "min": "target"}]}, "slos[0].min"),
-    ({"slos": [{"metric": "flow1.delay", "max": "1 s"}]}, "slos[0].max"),
+    ({"slos": [{"metric": "flow9.rate", "min": "target"}]}, "slos[0].metric"),
+    ({"slos": [{"metric": "flow1.delay", "max": "1 s"}]}, "slos[0].metric"),
 ])
 def test_bad_scenarios_name_the_field(raw, patch, field):
     """Bad input raises ScenarioError naming the field (the reservations may not exceed the bottleneck)."""
