@@ -219,6 +219,9 @@ def test_simulator_honours_guaranteed_service(tmp_path, capsys):
     assert w[("AF1.throughput", "simulated")]["value"] > 6.2e6
     assert w[("AF1.drop", "simulated")]["value"] < 0.5 * g[("AF1.drop", "simulated")]["value"]
     assert g[("AF1.drop.AF13", "closed-form")]["kind"] == "exact"
+    # AF2 (1 Mbit/s on a 4 Mbit/s share) sees no drop at all: its interval is not the zero-width [0, 0].
+    quiet = w[("AF2.drop", "simulated")]
+    assert quiet["value"] == 0 and quiet["interval"]["std_error"] > 0 and quiet["interval"]["high"] > 0
     checks = [v for v in verdicts if v["method"] == "closed-form vs simulated" or v["method"] == "simulated vs "
               "closed-form"]
     drops = [v for v in checks if ".drop" in v["metric"] or ".queue" in v["metric"]]

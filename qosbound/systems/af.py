@@ -12,17 +12,34 @@ Semantics shared by the three methods (see DESIGN.md, "WRED"):
   (its weight). Each class's packets arrive as a Poisson (or CBR) stream, coloured
   by fixed fractions (``mix``) or by a marker (``marker``).
 * CBWFQ gives a backlogged class ``C w_i / sum of w over backlogged classes``
-  (seed 000, sec. II.B). The closed form and the model serve each class at its
-  share when every class with traffic is backlogged -- the conservative case;
-  the simulator runs real WFQ, so it gives a class more when others idle.
-* The closed form and the model take packet sizes exponential (mean ``size``);
-  the simulator uses the configured size law.
+  (seed 000, sec. II.B). ``service: guaranteed``: every method serves a class at
+  exactly that share over the classes with traffic (the simulator gives each class
+  its own server at that rate). ``service: max-min`` (default): the simulator runs
+  real, work-conserving WFQ; the closed form and the model serve a class at its
+  max-min rate with the other classes sending steadily at their mean rates, and
+  say so in what their results neglect.
+* Colour fractions: the droppers act per packet, so the queue models take
+  per-colour *packet* rates; delivered throughput adds *bytes*. With variable
+  sizes a token bucket passes small packets more readily, so the two differ
+  (``X.colour.Xk`` is the packet fraction, ``X.colour.Xk.bytes`` the byte
+  fraction; :func:`qosbound.analytic.markers.marker_fractions`). The closed form
+  serves a class at the mean size of its *admitted* packets (a fixed point).
+* The closed form and the model take Poisson arrivals with exponential sizes
+  (mean ``size``); the simulator uses the configured laws.
+* Every result says what kind of number it is: CBWFQ shares and fixed mixes are
+  exact; a queue result is exact only where the model is the scenario (alpha = 1,
+  WRED, Poisson input with exponential sizes, a fixed colour mix, guaranteed
+  service or a lone class), otherwise an approximation naming what it neglects
+  (:func:`neglects`); simulated results are confidence intervals at the
+  scenario's ``confidence`` with their standard error and ``replications - 1``
+  degrees of freedom.
 
 Metrics per class ``X``: ``X.drop.X1``, ``X.drop.X2``, ``X.drop.X3`` (per-precedence
 drop probability), ``X.drop`` (all colours), ``X.delay.mean`` and ``X.delay.X1``
 ... (mean delay of admitted packets), ``X.queue.mean`` (packets), ``X.rate``
 (CBWFQ allocation, closed form), ``X.throughput`` (delivered bit/s),
-``X.colour.X1`` ... (marker output fractions) and, per CBWFQ case,
+``X.colour.X1`` ... (marker output fractions by packets), ``X.colour.X1.bytes`` ... (by bytes) and,
+per CBWFQ case,
 ``X.rate.<case>``.
 """
 
@@ -44,7 +61,7 @@ from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
 __all__ = ["Scenario", "evaluate", "metric_kind", "slo_limit", "default_methods", "agreements",
-           "ordering_sweep", "class_inputs", "metric_names"]
+           "ordering_sweep", "class_inputs", "metric_names", "marking", "neglects"]
 
 
 # The value checks of the nested models below are made by ``Scenario._check`` (``_check_*``), where the full
@@ -627,7 +644,7 @@ def _simulated(scn: Scenario, inputs: list[ClassInput], progress) -> list[Result
         i = names.index(ci.name)
         n = ci.name
 
-        def est(vals, metric, unit, extra=None):
+        def est(vals, metric, unit, extra=None, trials=None):
             v = np.asarray(vals, dtype=float)
             v = v[np.isfinite(v)]
             if len(v) < 2:
@@ -635,6 +652,12 @@ def _simulated(scn: Scenario, inputs: list[ClassInput], progress) -> list[Result
             m = float(v.mean())
             dof = len(v) - 1
             se = float(v.std(ddof=1) / math.sqrt(len(v)))
+            if trials:
+                # A proportion over ``trials`` packets in all: its standard error is at least the binomial one
+                # (drops cluster, they do not spread out more evenly than coin flips); with no event seen the
+                # floor takes one event, so a rare-event estimate of 0 does not get a zero-width interval.
+                p = min(max(m, 1.0 / trials), 1.0)
+                se = max(se, math.sqrt(p * (1.0 - p) / trials))
             half = float(st.t.ppf(0.5 + level / 2.0, dof)) * se
             prov = {"source": f"qosbound.validation.af_sim (float EWMA, {service})", "seed": o.seed,
                     "packets": o.packets, "replications": int(len(v)), "std_error": se,
@@ -651,8 +674,9 @@ def _simulated(scn: Scenario, inputs: list[ClassInput], progress) -> list[Result
         for k in range(3):
             if any(rp.arrivals[i, k] > 0 for rp in reps):
                 est([rp.drops[i, k] / rp.arrivals[i, k] if rp.arrivals[i, k] > 0 else np.nan for rp in reps],
-                    f"{n}.drop.{n}{k + 1}", "1")
-        est([rp.drops[i].sum() / rp.arrivals[i].sum() for rp in reps], f"{n}.drop", "1")
+                    f"{n}.drop.{n}{k + 1}", "1", trials=float(sum(rp.arrivals[i, k] for rp in reps)))
+        est([rp.drops[i].sum() / rp.arrivals[i].sum() for rp in reps], f"{n}.drop", "1",
+            trials=float(sum(rp.arrivals[i].sum() for rp in reps)))
         est([rp.delay_sum[i].sum() / rp.delivered[i].sum() if rp.delivered[i].sum() > 0 else np.nan for rp in reps],
             f"{n}.delay.mean", "s")
         for k in range(3):
