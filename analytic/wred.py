@@ -54,8 +54,18 @@ def _fn(gentle: bool):
     return sp.lambdify((avr, min_th, max_th, P_d), P_GENTLE if gentle else P_WRED, "numpy")
 
 
+@lru_cache(maxsize=None)
+def _scalar_fn(gentle: bool):
+    return sp.lambdify((avr, min_th, max_th, P_d), P_GENTLE if gentle else P_WRED, "math")
+
+
 def drop_prob(a, lo, hi, pd, gentle: bool = False):
-    """Drop probability for average(s) ``a`` with thresholds ``lo`` < ``hi`` and denominator ``pd`` >= 1."""
+    """Drop probability for average(s) ``a`` with thresholds ``lo`` < ``hi`` and denominator ``pd`` >= 1.
+
+    A scalar ``a`` gives a float (the fixed-point solvers call this thousands of times), an array an array.
+    """
+    if np.ndim(a) == 0:
+        return float(_scalar_fn(bool(gentle))(float(a), float(lo), float(hi), float(pd)))
     a = np.asarray(a, dtype=float)
     out = np.asarray(_fn(bool(gentle))(a, float(lo), float(hi), float(pd)), dtype=float)
     return np.broadcast_to(out, a.shape).copy() if out.shape != a.shape else out

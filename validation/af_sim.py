@@ -15,6 +15,9 @@ Semantics (the same as :mod:`qosbound.analytic.red_queue` and ``models/wred.pris
   virtual time advances at ``C / sum of weights of GPS-backlogged classes``; an
   admitted packet gets the finish tag ``max(V, F_last) + 8 L / w_i``; when the
   link frees, the head packet with the smallest finish tag is sent.
+* ``service: guaranteed`` (``Config.dedicated``): each class is served by its own server at its guaranteed
+  CBWFQ share ``C w_i / sum of w over the classes with traffic``, never more (not work-conserving), the
+  semantics the closed form and the model use for that setting.
 * Delay is from arrival to the last bit on the wire.
 
 The first ``warmup`` arrivals are not measured. Replications use independent
@@ -57,6 +60,7 @@ class Config:
     src_marker: np.ndarray  # (n,) -1 none, else marker kind
     src_aware: np.ndarray  # (n,) bool
     marker_state: np.ndarray  # (n, 7)
+    dedicated: np.ndarray | None = None  # (m,) bit/s: each class its own server at this rate (None: WFQ)
 
 
 @dataclass
@@ -72,6 +76,7 @@ class SimStats:
     avg_sum: np.ndarray
     duration: float
     packets: int
+    arrival_bytes: np.ndarray = None  # (m, 3) bytes offered per class and colour (measured arrivals)
 
 
 @njit(cache=True)
@@ -101,7 +106,7 @@ def _advance(V, tV, t, F_last, w, C):
 @njit(cache=True)
 def _run(C, w, K, min_th, max_th, max_p, mode, gentle, alpha, src_cls, src_colour, src_rate, src_size,
          src_expsize, src_cbr, src_marker, src_aware, mstate, n_packets, warmup, seed, n_trace,
-         tr_cls, tr_col, tr_size, tr_arr, tr_dep, tr_drop):
+         tr_cls, tr_col, tr_size, tr_arr, tr_dep, tr_drop, dedicated):
     np.random.seed(seed)
     m = w.shape[0]
     ns = src_cls.shape[0]
@@ -127,6 +132,7 @@ def _run(C, w, K, min_th, max_th, max_p, mode, gentle, alpha, src_cls, src_colou
     area = np.zeros(m)
     bits = np.zeros(m)
     avg_sum = np.zeros((m, 3))
+    abytes = np.zeros((m, 3))
     nxt = np.empty(ns)
     for s in range(ns):
         if src_cbr[s]:
@@ -141,6 +147,8 @@ def _run(C, w, K, min_th, max_th, max_p, mode, gentle, alpha, src_cls, src_colou
     busy = False
     serving = -1
     dep = np.inf
+    guaranteed = dedicated.shape[0] == m
+    dep_c = np.full(m, np.inf)  # guaranteed service: each class's own departure time
     n = 0
     ntr = 0
     while n < n_packets:
@@ -150,6 +158,14 @@ def _run(C, w, K, min_th, max_th, max_p, mode, gentle, alpha, src_cls, src_colou
             if nxt[j] < ta:
                 ta = nxt[j]
                 s = j
+        if guaranteed:
+            busy = False
+            dep = np.inf
+            for k in range(m):
+                if dep_c[k] < dep:
+                    dep = dep_c[k]
+                    serving = k
+                    busy = True
         if busy and dep <= ta:
             t = dep
             if t_warm >= 0.0:
@@ -171,6 +187,9 @@ def _run(C, w, K, min_th, max_th, max_p, mode, gentle, alpha, src_cls, src_colou
             qcol[i, c] -= 1.0
             busy = False
             dep = np.inf
+            if guaranteed:
+                dep_c[i] = t + 8.0 * q_size[i, head[i]] / dedicated[i] if cnt[i] > 0 else np.inf
+                continue
             best = -1
             bF = np.inf
             for k in range(m):
@@ -212,6 +231,7 @@ def _run(C, w, K, min_th, max_th, max_p, mode, gentle, alpha, src_cls, src_colou
         pid = -1
         if measured:
             arrivals[i, c] += 1.0
+            abytes[i, c] += size
             for k in range(3):
                 avg_sum[i, k] += avgs[i, k]
             if drop:
@@ -237,7 +257,10 @@ def _run(C, w, K, min_th, max_th, max_p, mode, gentle, alpha, src_cls, src_colou
             q_meas[i, pos] = measured
             cnt[i] += 1
             qcol[i, c] += 1.0
-            if not busy:
+            if guaranteed:
+                if cnt[i] == 1:
+                    dep_c[i] = t + 8.0 * size / dedicated[i]
+            elif not busy:
                 busy = True
                 serving = i
                 dep = t + 8.0 * size / C
@@ -245,7 +268,7 @@ def _run(C, w, K, min_th, max_th, max_p, mode, gentle, alpha, src_cls, src_colou
             nxt[s] = t + 1.0 / src_rate[s]
         else:
             nxt[s] = t - math.log(1.0 - np.random.random()) / src_rate[s]
-    return arrivals, drops, dsum, dcnt, area, bits, avg_sum, t - max(t_warm, 0.0), ntr
+    return arrivals, drops, dsum, dcnt, area, bits, avg_sum, t - max(t_warm, 0.0), ntr, abytes
 
 
 def simulate(cfg: Config, packets: int, seed: int, warmup: int = 0, n_trace: int = 0):
@@ -258,9 +281,10 @@ def simulate(cfg: Config, packets: int, seed: int, warmup: int = 0, n_trace: int
                cfg.gentle.astype(np.bool_), cfg.alpha.astype(float), cfg.src_cls.astype(np.int64),
                cfg.src_colour.astype(np.int64), cfg.src_rate.astype(float), cfg.src_size.astype(float),
                cfg.src_expsize.astype(np.bool_), cfg.src_cbr.astype(np.bool_), cfg.src_marker.astype(np.int64),
-               cfg.src_aware.astype(np.bool_), ms, int(packets), int(warmup), int(seed), int(n_trace), *tr)
-    arrivals, drops, dsum, dcnt, area, bits, avg_sum, dur, ntr = out
-    st = SimStats(arrivals, drops, dsum, dcnt, area, bits, avg_sum, float(dur), int(packets - warmup))
+               cfg.src_aware.astype(np.bool_), ms, int(packets), int(warmup), int(seed), int(n_trace), *tr,
+               np.zeros(0) if cfg.dedicated is None else np.asarray(cfg.dedicated, dtype=float))
+    arrivals, drops, dsum, dcnt, area, bits, avg_sum, dur, ntr, abytes = out
+    st = SimStats(arrivals, drops, dsum, dcnt, area, bits, avg_sum, float(dur), int(packets - warmup), abytes)
     if n_trace:
         return st, tuple(a[:ntr] for a in tr)
     return st
