@@ -761,7 +761,9 @@ def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
                 first, _ = ordering_sweep(scn, cls, scn.ordering.loads)
                 detail = (f"load sweep x{scn.ordering.loads[0]:g}..x{scn.ordering.loads[-1]:g}: "
                           + ("ordering holds at every load" if first is None else f"first breaks at x{first:g} load"))
-            out.append(Verdict("agreement", f"{cls}: drop({cls}3) >= drop({cls}2) >= drop({cls}1)",
+            # RFC 2597 requires the drop precedences to be honoured: a property of the configuration judged on
+            # each method's results, so it is an objective (kind "slo": a violation exits 1), not an agreement.
+            out.append(Verdict("slo", f"{cls}: drop({cls}3) >= drop({cls}2) >= drop({cls}1) (RFC 2597)",
                                f"{cls}.drop", method, "holds" if ok else "violated",
                                d[2], d[0], "1", margin,
                                (detail + ("; " if detail and not ok else "")
