@@ -138,6 +138,9 @@ class Stationary:
         est = min(max(est, lo), hi)
         return est, lo, hi
 
+    def values(self, F: np.ndarray, chunk: int = 256) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return _values_many(self, F, chunk)
+
 
 def _bottom_scc(W: sp.csr_matrix) -> np.ndarray:
     n = W.shape[0]
@@ -251,5 +254,3 @@ def _values_many(self: Stationary, F: np.ndarray, chunk: int = 256) -> tuple[np.
         hi[cols] = np.minimum(hi[cols], np.nextafter((w + margin).max(axis=0), np.inf))
     return np.clip(est, lo, hi), lo, hi
 
-
-Stationary.values = _values_many
