@@ -43,6 +43,9 @@ class ModelValues:
     model: str
     misordered: float = 0.0
     extra: dict = field(default_factory=dict)
+    # TRUE intervals (direct solve, a-posteriori brackets) keyed drop0..2, dropall, delay0..2, delay, queue,
+    # throughput_pk (packets/s); empty in exact mode
+    intervals: dict = field(default_factory=dict)
 
 
 def wred_constants(lam, mu: float, K: int, prof: Profile, ewma: bool = False) -> dict:
@@ -89,7 +92,34 @@ def _values(res, mu, model, lam) -> ModelValues:
             delay[c] = v[f"sys{c}"] / (mu * acc)
     return ModelValues(drop=drop, delay=delay, mean_queue=float(v["queue"]), states=res.states,
                        transitions=res.transitions, seconds=res.seconds, precision=res.precision, model=model,
-                       misordered=float(v.get("misordered", 0.0)), extra=dict(v))
+                       misordered=float(v.get("misordered_reachable", 0.0)), extra=dict(v),
+                       intervals=_intervals(res, mu, lam))
+
+
+def _intervals(res, mu: float, lam) -> dict:
+    """Intervals of the derived metrics from the brackets of the checked properties (empty if any is missing)."""
+    b = res.intervals
+    if not all(k in b for k in ("drop0", "drop1", "drop2", "queue")):
+        return {}
+    lam = np.asarray(lam, dtype=float)
+    dlo = np.clip([b[f"drop{c}"][0] for c in range(3)], 0.0, 1.0)
+    dhi = np.clip([b[f"drop{c}"][1] for c in range(3)], 0.0, 1.0)
+    out = {f"drop{c}": (float(dlo[c]), float(dhi[c])) for c in range(3)}
+    out["queue"] = tuple(b["queue"])
+    tot = float(lam.sum())
+    if tot > 0:
+        out["dropall"] = (float(lam @ dlo / tot), float(lam @ dhi / tot))
+    out["throughput_pk"] = (float(lam @ (1 - dhi)), float(lam @ (1 - dlo)))
+    if all(f"sys{c}" in b for c in range(3)):
+        slo = np.array([b[f"sys{c}"][0] for c in range(3)])
+        shi = np.array([b[f"sys{c}"][1] for c in range(3)])
+        for c in range(3):
+            if lam[c] > 0 and 1 - dhi[c] > 0:
+                out[f"delay{c}"] = (float(max(slo[c], 0.0) / (mu * (1 - dlo[c]))), float(shi[c] / (mu * (1 - dhi[c]))))
+        acc_lo, acc_hi = float(lam @ (1 - dhi)), float(lam @ (1 - dlo))
+        if acc_lo > 0:
+            out["delay"] = (float(lam @ np.maximum(slo, 0.0) / mu / acc_hi), float(lam @ shi / mu / acc_lo))
+    return out
 
 
 def check_wred(lam, mu: float, K: int, prof: Profile, *, precision: float = 1e-10, exact: bool = False,
@@ -99,7 +129,7 @@ def check_wred(lam, mu: float, K: int, prof: Profile, *, precision: float = 1e-1
              ("queue", 'R{"queue"}=? [ S ]'), ("sys0", 'R{"sys0"}=? [ S ]'), ("sys1", 'R{"sys1"}=? [ S ]'),
              ("sys2", 'R{"sys2"}=? [ S ]')]
     if ordering:
-        props.append(("misordered", 'P=? [ F "misordered" ]'))
+        props.append(("misordered_reachable", 'P=? [ F "misordered" ]'))
     res = _check_sane(WRED_MODEL, props, wred_constants(lam, mu, K, prof), exact=exact, precision=precision)
     return _values(res, mu, "models/wred.prism", lam)
 
@@ -124,7 +154,7 @@ def check_marker(p: float, ip: int, ic: int, pbs: int, cbs: int, g: int):
     res = check(MARKER_MODEL, MARKER_PROPS, {"p": float(p), "ip": int(ip), "ic": int(ic), "pbs": int(pbs),
                                               "cbs": int(cbs), "g": int(g)}, exact=True)
     v = res.values
-    a = v["arrival"]
+    a = v["arrival_slots"]
     if not abs(a - p) <= 1e-9:
         raise ModelError(f"marker model: long-run arrival fraction {a:.12g} differs from p = {p:.12g}")
-    return np.array([v["green"], v["yellow"], v["red"]]) / a, res
+    return np.array([v["green_slots"], v["yellow_slots"], v["red_slots"]]) / a, res

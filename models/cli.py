@@ -373,12 +373,16 @@ def run(args) -> int:
     res = isolated(_check_job, model, props, model_text, props_text, consts, args.exact, precision, args.engine,
                    max_states, what=f"model check of {model}",
                    on_crash=lambda text: ModelError(text + " -- check the model's constant expressions"))
+    from qosbound.models import engine
+
     if args.json:
         print(json.dumps({"model": model, "properties": props, "engine": res.engine, "states": res.states,
                           "transitions": res.transitions, "build_seconds": res.build_seconds,
                           "check_seconds": res.check_seconds, "precision": res.precision,
                           "values": {k: (v if math.isfinite(v) else str(v)) for k, v in res.values.items()},
-                          "exact_values": {k: f"{v.numerator}/{v.denominator}" for k, v in res.exact_values.items()}},
+                          "intervals": {k: list(v) for k, v in res.intervals.items()},
+                          "unbounded": list(res.unbounded),
+                          "exact_values": {k: engine.fraction_text(v, None) for k, v in res.exact_values.items()}},
                          indent=2))
         return 0
     print(f"{model}: {res.states} states, {res.transitions} transitions, built in {res.build_seconds:.3f} s, "
@@ -386,5 +390,8 @@ def run(args) -> int:
     width = max(len(k) for k in res.values)
     for k, v in res.values.items():
         ex = res.exact_values.get(k)
-        print(f"  {k:<{width}}  {v:.12g}" + (f"  (= {ex.numerator}/{ex.denominator})" if ex is not None else ""))
+        iv = res.intervals.get(k)
+        print(f"  {k:<{width}}  {v:.12g}" + (f"  (= {engine.fraction_text(ex)})" if ex is not None else "")
+              + (f"  in [{iv[0]:.12g}, {iv[1]:.12g}]" if iv is not None else "")
+              + ("  (no error bound)" if k in res.unbounded else ""))
     return 0

@@ -1,10 +1,12 @@
 """Engine glue: parse, build and check PRISM-language models on Storm (stormpy) or on PRISM.
 
-Storm is the default engine. Floating-point checking uses Storm's explicit
-(sparse) engine with Eigen's solvers and the expected-visiting-times algorithm
-for stationary distributions (see ``_environment`` for their accuracy); ``precision`` sets the
-iterative solvers' tolerance and is reported as each value's interval. Exact
-mode builds the model over rationals (``stormpy.build_model[Rational]``) and
+Storm is the default engine. Storm parses and builds the model. In floating
+point, long-run (steady-state) properties of DTMCs and CTMCs are then solved by a
+direct sparse solve with a TRUE error bracket per value (``models/stationary.py``:
+Storm's iterative long-run routes were seen 1e-6..5e-1 relative off at
+"precision 1e-10"); other properties use Storm's sparse engine, whose iterative
+tolerance ``precision`` is a stopping rule, not an error bound (reported as such).
+Exact mode builds the model over rationals (``stormpy.build_model[Rational]``) and
 returns rationals. PRISM runs when a ``prism`` executable is on PATH.
 
 Property files hold one property per line (``"name": formula``); ``//``
@@ -13,6 +15,7 @@ comments and blank lines are skipped. Constants are passed as a mapping.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -27,6 +30,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from qosbound.errors import EngineError, ModelError
+from qosbound.models import stationary
 
 __all__ = ["Built", "CheckResult", "parse_props_text", "load_program", "build", "check", "steady_state",
            "prism_available", "check_prism", "MODELS_DIR"]
@@ -43,6 +47,7 @@ class Built:
     transitions: int
     seconds: float
     exact: bool
+    stationary: Any = None
 
 
 @dataclass
@@ -57,6 +62,8 @@ class CheckResult:
     check_seconds: float = 0.0
     precision: str = ""
     engine: str = "storm"
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # TRUE brackets (float route)
+    unbounded: list[str] = field(default_factory=list)  # properties whose error no one bounds
 
     @property
     def seconds(self) -> float:
@@ -112,7 +119,16 @@ def load_program(model: str | os.PathLike):
             tmp.write(text)
             tmp.close()
             path = tmp.name
-        return stormpy.parse_prism_program(path, prism_compatibility=True)
+        # PRISM compatibility turns a CTMC's PRISM-style commands ("[] g -> rate : u") into Storm's Markovian
+        # ones and warns about it on every parse; that conversion is what we ask for, so the parse runs at
+        # Storm's error log level (other warnings of later steps still print).
+        dev = stormpy.developer
+        level = dev.get_log_level()
+        dev.set_log_level(dev.LogLevel.ERR)
+        try:
+            return stormpy.parse_prism_program(path, prism_compatibility=True)
+        finally:
+            dev.set_log_level(level)
     except Exception as e:
         msg = str(e).strip().splitlines()
         raise ModelError(f"{path if tmp is None else '<model text>'}: cannot parse: {msg[-1] if msg else e}") from None
@@ -184,16 +200,70 @@ def _environment(precision: float, exact: bool):
     return env
 
 
+def _big_int(digits: str) -> int:
+    """A decimal integer string of any length (Python refuses > 4300 digits in one conversion)."""
+    digits = digits.strip()
+    sign = -1 if digits.startswith("-") else 1
+    digits = digits.lstrip("+-")
+    if not digits.isdigit():
+        raise EngineError(f"not an integer: {digits[:40]!r}")
+    if len(digits) > 10_000_000:
+        raise EngineError(f"exact value with {len(digits)} digits is too large to convert")
+    step = 4000
+    if len(digits) <= step:
+        return sign * int(digits)
+    # divide and conquer: O(n^1.6) with Python's Karatsuba, fine for the sizes above
+    def conv(s: str) -> int:
+        if len(s) <= step:
+            return int(s)
+        half = len(s) // 2
+        return conv(s[:-half]) * 10 ** half + conv(s[-half:])
+    return sign * conv(digits)
+
+
+def rational_to_fraction(v) -> Fraction:
+    """A Storm rational (or anything printing as 'p/q' or 'p') as a Fraction, without Python's 4300-digit
+    limit on integer string conversion."""
+    text = str(v).strip()
+    num, _, den = text.partition("/")
+    return Fraction(_big_int(num), _big_int(den) if den else 1)
+
+
+def _int_text(n: int) -> str:
+    """Decimal text of an int of any size (Python refuses > 4300 digits in one conversion)."""
+    if n < 0:
+        return "-" + _int_text(-n)
+    if n.bit_length() < 13_000:
+        return str(n)
+    k = int(n.bit_length() * 0.30103) // 2
+    hi, lo = divmod(n, 10 ** k)
+    return _int_text(hi) + _int_text(lo).rjust(k, "0")
+
+
+def fraction_text(fr: Fraction, max_digits: int | None = 60) -> str:
+    """'p/q' for a Fraction; with ``max_digits``, a summary instead when p or q is longer than that."""
+    digits = int(max(fr.numerator.bit_length(), fr.denominator.bit_length()) * 0.30103) + 1
+    if max_digits is not None and digits > max_digits:
+        return f"a rational with ~{digits}-digit numerator/denominator; --json prints it in full"
+    return f"{_int_text(fr.numerator)}/{_int_text(fr.denominator)}"
+
+
 def _to_float(v) -> float:
     try:
         return float(v)
     except TypeError:
-        return float(Fraction(str(v)))
+        return float(rational_to_fraction(v))
 
 
 def check(model, properties, constants: Mapping[str, Any] | None = None, *, exact: bool = False,
           precision: float = 1e-10, engine: str = "storm") -> CheckResult:
-    """Check named properties (a props file, its text, or a list of formulas) in the initial state."""
+    """Check named properties (a props file, its text, or a list of formulas) in the initial state.
+
+    Floating point on Storm: long-run properties (``S=? [ phi ]`` and ``R{"r"}=? [ S ]`` with state rewards)
+    of DTMCs and CTMCs come from a direct sparse solve with a TRUE error bracket
+    (:mod:`qosbound.models.stationary`), returned in ``intervals``; every other property is Storm's own
+    result, whose error Storm does not bound (its name is listed in ``unbounded``).
+    """
     if isinstance(properties, (str, os.PathLike)):
         text, _ = _read(properties)
         named = parse_props_text(text)
@@ -201,8 +271,10 @@ def check(model, properties, constants: Mapping[str, Any] | None = None, *, exac
         named = [(f"p{i + 1}", f) if isinstance(f, str) else tuple(f) for i, f in enumerate(properties)]
     if not named:
         raise ModelError("no properties to check")
+    if not (precision > 0 and math.isfinite(precision)):
+        raise ModelError(f"precision must be a positive number, got {precision!r}")
     if engine == "prism":
-        return check_prism(model, named, constants)
+        return check_prism(model, named, constants, precision=precision)
     if engine != "storm":
         raise EngineError(f"unknown engine '{engine}'; expected storm or prism")
     stormpy = _stormpy()
@@ -210,17 +282,25 @@ def check(model, properties, constants: Mapping[str, Any] | None = None, *, exac
     env = _environment(precision, exact)
     values: dict[str, float] = {}
     exact_values: dict[str, Fraction] = {}
+    intervals: dict[str, tuple[float, float]] = {}
+    unbounded: list[str] = []
     t0 = time.perf_counter()
     s0 = built.model.initial_states[0]
-    pi = None
+    st = None
+    st_failed = ""
     for (name, _), prop in zip(named, built.properties):
-        if not exact:
-            if pi is None and _is_lra(prop) and _deterministic(built.model):
-                pi = _stationary(built.model, env)
-            v = _lra_from_stationary(built.model, prop, pi, env) if pi is not None else None
-            if v is not None:
-                values[name] = v
-                continue
+        if not exact and _is_lra(prop) and _deterministic(built.model) and not st_failed:
+            if st is None:
+                try:
+                    st = stationary.solve(built.model)
+                except EngineError as e:
+                    st_failed = str(e)
+            if st is not None:
+                f = _lra_function(built.model, prop, env)
+                if f is not None:
+                    v, lo, hi = st.value(f)
+                    values[name], intervals[name] = v, (lo, hi)
+                    continue
         try:
             r = stormpy.model_checking(built.model, prop, only_initial_states=True, environment=env)
         except Exception as e:
@@ -228,28 +308,48 @@ def check(model, properties, constants: Mapping[str, Any] | None = None, *, exac
             raise ModelError(f"property '{name}': {msg[-1] if msg else e.__class__.__name__}") from None
         v = r.get_value(s0)
         if exact:
-            exact_values[name] = Fraction(str(v))
-        values[name] = _to_float(v)
-    kind = "exact" if exact else f"precision {precision:g}"
-    return CheckResult(values, exact_values, built.states, built.transitions, built.seconds,
-                       time.perf_counter() - t0, kind, "storm")
+            exact_values[name] = rational_to_fraction(v)
+            values[name] = float(exact_values[name])
+        else:
+            values[name] = _to_float(v)
+            unbounded.append(name)
+    if exact:
+        kind = "exact"
+    elif intervals and not unbounded:
+        kind = "direct solve, a-posteriori bracket"
+    elif intervals:
+        kind = f"direct solve with bracket for {len(intervals)}; Storm iterative (no error bound) for the rest"
+    else:
+        kind = f"Storm iterative, tolerance {precision:g} (no error bound)" + (f"; {st_failed}" if st_failed else "")
+    res = CheckResult(values, exact_values, built.states, built.transitions, built.seconds,
+                      time.perf_counter() - t0, kind, "storm")
+    res.intervals = intervals
+    res.unbounded = unbounded
+    return res
 
 
 def steady_state(model, constants: Mapping[str, Any] | None = None, variables: list[str] | None = None, *,
                  exact: bool = False, precision: float = 1e-10, program=None):
-    """Stationary distribution of an irreducible DTMC/CTMC, with the chosen state variables per state.
+    """Stationary distribution of a DTMC/CTMC with one bottom SCC, with the chosen state variables per state.
 
     Returns ``(valuations, pi, built)``: ``valuations`` maps each variable name to a NumPy integer array
-    (one entry per state), ``pi`` is the probability vector (float64).
+    (one entry per state), ``pi`` is the probability vector (float64). In floating point ``built.stationary``
+    is the :class:`qosbound.models.stationary.Stationary` solve, whose ``value(f)`` brackets any long-run
+    average ``pi f``; in exact mode ``pi`` is Storm's rational solution rounded to float64.
     """
     built = build(model, constants, None, exact=exact, state_valuations=True, program=program)
-    env = _environment(precision, exact)
     t0 = time.perf_counter()
-    try:
-        pi = _stationary(built.model, env, exact=exact)
-    except Exception as e:
-        msg = [x for x in str(e).strip().splitlines() if x.strip()]
-        raise ModelError(f"steady state: {msg[-1] if msg else e.__class__.__name__}") from None
+    if exact:
+        env = _environment(precision, exact)
+        try:
+            res = _stormpy().developer.compute_steady_state_distribution_with_sparse_engine(env, built.model)
+        except Exception as e:
+            msg = [x for x in str(e).strip().splitlines() if x.strip()]
+            raise ModelError(f"steady state: {msg[-1] if msg else e.__class__.__name__}") from None
+        pi = np.array([_to_float(x) for x in res.get_value_vector()], dtype=np.float64)
+    else:
+        built.stationary = stationary.solve(built.model)
+        pi = built.stationary.x
     sv = built.model.state_valuations
     vals = {}
     for var in sv.get_all_variables():
@@ -269,44 +369,29 @@ def _is_lra(prop) -> bool:
 
 
 def _deterministic(model) -> bool:
-    """DTMCs only: there the expected-visiting-times stationary vector is accurate (Little's law to 1e-15 on
-    the PQ + TxQ model). On CTMCs it is not (2e-3 relative on an AF queue where Storm's own long-run route
-    gives 6e-8), so CTMCs keep Storm's route."""
-    return "DTMC" in str(model.model_type)
+    """DTMCs and CTMCs (one transition distribution per state): the direct stationary solve applies."""
+    t = str(model.model_type)
+    return "DTMC" in t or "CTMC" in t
 
 
-def _stationary(model, env, exact: bool = False) -> np.ndarray:
-    """Stationary distribution (from the initial state) as float64, with the algorithm suited to the model."""
-    stormpy = _stormpy()
-    if "CTMC" in str(model.model_type) and not exact:
-        # Eigen with expected visiting times returned wrong CTMC stationary vectors (AF queue models:
-        # mean queue 49.4 for 20.8); the classic algorithm agrees with SciPy to ~4e-6 relative there. CTMCs are
-        # never periodic, so the reason for visiting times does not apply to them.
-        env.modelchecker().steady_state_distribution_algorithm = \
-            stormpy.environments.SteadyStateDistributionAlgorithm.CLASSIC
-    res = stormpy.developer.compute_steady_state_distribution_with_sparse_engine(env, model)
-    vec = res.get_value_vector()
-    return np.array([_to_float(x) for x in vec], dtype=np.float64) if exact else np.asarray(vec, dtype=np.float64)
-
-
-def _lra_from_stationary(model, prop, pi: np.ndarray, env) -> float | None:
-    """Long-run properties of a DTMC from the stationary vector (which Storm computes to ~1e-15 here,
-    where its LRA route stops near 1e-4 relative on small rewards and has no precision setting in stormpy).
-    Returns None for anything else (the caller then uses Storm's own model checking)."""
+def _lra_function(model, prop, env) -> np.ndarray | None:
+    """The state function whose long-run average the property asks for (an indicator for ``S=? [ phi ]``,
+    the state rewards for ``R=? [ S ]``), or None when it is something else (action or transition rewards)."""
     stormpy = _stormpy()
     f = prop.get_raw_formula()
     name = type(f).__name__
     if name.startswith("LongRunAverageOperator"):
         sat = stormpy.model_checking(model, f.subformula, environment=env)
-        states = np.fromiter((int(i) for i in sat.get_truth_values_vector()), dtype=np.int64)
-        return float(pi[states].sum()) if states.size else 0.0
+        out = np.zeros(model.nr_states)
+        out[np.fromiter((int(i) for i in sat.get_truth_values_vector()), dtype=np.int64)] = 1.0
+        return out
     if name.startswith("RewardOperator") and str(f).endswith("[LRA]"):
         m = re.search(r'R\{"([^"]+)"\}', str(f))
         rms = model.reward_models
         rm = rms[m.group(1)] if m else (next(iter(rms.values())) if len(rms) == 1 else None)
         if rm is None or rm.has_state_action_rewards or rm.has_transition_rewards or not rm.has_state_rewards:
             return None
-        return float(np.dot(pi, np.asarray(rm.state_rewards, dtype=np.float64)))
+        return np.asarray(rm.state_rewards, dtype=np.float64)
     return None
 
 
@@ -314,8 +399,27 @@ def prism_available() -> bool:
     return shutil.which("prism") is not None
 
 
-def check_prism(model, named: list[tuple[str, str]], constants: Mapping[str, Any] | None = None) -> CheckResult:
-    """Check properties with a PRISM installation (its default engine), parsing its exported results."""
+def prism_options(text: str) -> list[str]:
+    """Options a model asks PRISM to be run with: its ``// prism-options: ...`` header line (see
+    models/wred.prism: Gauss-Seidel where PRISM's default Jacobi does not converge)."""
+    m = re.search(r"^\s*//\s*prism-options:\s*(.+)$", text, flags=re.M)
+    if not m:
+        return []
+    opts = m.group(1).split("//", 1)[0].split()
+    for o in opts:
+        if not re.fullmatch(r"-?[A-Za-z0-9_.+-]+", o):
+            raise ModelError(f"prism-options: unexpected token {o!r}")
+    return opts
+
+
+def check_prism(model, named: list[tuple[str, str]], constants: Mapping[str, Any] | None = None, *,
+                precision: float = 1e-10) -> CheckResult:
+    """Check properties with a PRISM installation (its default engine), parsing its exported results.
+
+    PRISM runs with ``-epsilon precision`` (its iterative methods' relative convergence threshold -- a
+    stopping rule, not an error bound) and with the options of the model's ``// prism-options:`` line.
+    Build and check times are PRISM's own ("Time for model construction", "Time for model checking").
+    """
     exe = shutil.which("prism")
     if exe is None:
         raise EngineError("--engine prism needs a 'prism' executable on PATH (PRISM is not on any package registry)")
@@ -326,23 +430,32 @@ def check_prism(model, named: list[tuple[str, str]], constants: Mapping[str, Any
         pp = Path(d) / "props.props"
         pp.write_text("\n".join(f'"{n}": {f}' for n, f in named) + "\n")
         out = Path(d) / "results.txt"
-        cmd = [exe, str(mp), str(pp), "-exportresults", f"{out}:csv"]
+        cmd = [exe, str(mp), str(pp), "-exportresults", f"{out}:csv", "-epsilon", repr(float(precision))]
+        cmd += prism_options(text)
         if constants:
             cmd += ["-const", ",".join(f"{k}={v}" for k, v in constants.items())]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0 or "Error" in proc.stdout:
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0 or re.search(r"^Error", proc.stdout, flags=re.M):
             err = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "Error" in ln]
             raise ModelError(f"PRISM failed: {err[0] if err else 'exit code ' + str(proc.returncode)}")
         values: dict[str, float] = {}
         blocks = out.read_text().strip().split("\n\n") if out.exists() else []
+        if len(blocks) != len(named):
+            raise ModelError(f"PRISM returned {len(blocks)} results for {len(named)} properties")
         for (name, _), block in zip(named, blocks):
             lines = [ln for ln in block.splitlines() if ln.strip()]
             values[name] = float(lines[-1].split(",")[-1])
-        states = 0
         m = re.search(r"States:\s+(\d+)", proc.stdout)
-        if m:
-            states = int(m.group(1))
+        states = int(m.group(1)) if m else 0
         tr = re.search(r"Transitions:\s+(\d+)", proc.stdout)
-        return CheckResult(values, {}, states, int(tr.group(1)) if tr else 0, 0.0, time.perf_counter() - t0,
-                           "PRISM default", "prism")
+        built_s = sum(float(x) for x in re.findall(r"Time for model construction:\s+([0-9.eE+-]+)", proc.stdout))
+        checked_s = sum(float(x) for x in re.findall(r"Time for model checking:\s+([0-9.eE+-]+)", proc.stdout))
+        if not built_s and not checked_s:
+            checked_s = wall
+        res = CheckResult(values, {}, states, int(tr.group(1)) if tr else 0, built_s, checked_s,
+                          f"PRISM default engine, -epsilon {precision:g} (stopping rule, no error bound)"
+                          + (f", {' '.join(prism_options(text))}" if prism_options(text) else ""), "prism")
+        res.unbounded = [n for n, _ in named]
+        return res

@@ -51,7 +51,7 @@ PROPS_TEXT = """\
 "ef_in_system": R{"ef_in_system"}=? [ S ] // EF in system per step; / tick = mean EF count at slot starts
 "ef_lost": R{"ef_lost"}=? [ S ]           // EF lost per step; / (tick * arrivals per slot) = loss probability
 "ef_accepted": R{"ef_accepted"}=? [ S ]   // EF accepted per step; with ef_in_system gives the mean delay (Little)
-"pq_full": S=? [ "pq_full" ]              // / tick = probability that a slot starts with a full PQ
+"pq_full": S=? [ "pq_at_capacity" ]       // / tick = probability that a slot starts with a full PQ
 "occupancy": R{"occupancy"}=? [ S ]       // / tick = mean occupied TxQ units at slot starts
 """
 
@@ -74,6 +74,7 @@ class Rendered:
     QT: int
     PQ: int
     rounded: bool
+    truncated_mass: float = 0.0  # probability per slot of the arrival outcomes left out (each < TINY)
 
     @property
     def kinds_gran(self) -> np.ndarray:
@@ -102,6 +103,10 @@ def _granule(sizes: list[int], requested, max_granules: int) -> tuple[int, bool]
         return g, False
     g = math.ceil(max(sizes) / max_granules)
     return g, any(s % g for s in sizes)
+
+
+# Smallest probability or reward written into a model (see render): well inside the normal doubles.
+TINY = 1e-300
 
 
 def _fmt(x: float) -> str:
@@ -169,27 +174,38 @@ def render(p, opts, scenario_name: str = "") -> Rendered:
         k_ = np.arange(PQ)
         pa = list(np.exp(-a + k_ * math.log(a) - special.gammaln(k_ + 1))) + [float(special.gammainc(PQ, a))]
         mode = int(np.argmax(pa))
-        arrival_consts = [f"const double A = {_fmt(a)};   // mean EF arrivals per slot (Poisson), lambda * slot"]
-        for k in [j for j in range(PQ + 1) if j != mode] + [mode]:  # the complement is declared last
+        # Probabilities below TINY are left out (their mass goes to the complement): Storm evaluates constants
+        # as rationals and its expression evaluator rejects subnormal doubles. The mass left out is reported.
+        dropped = [k for k in range(PQ + 1) if k != mode and pa[k] < TINY]
+        truncated = math.fsum(pa[k] for k in dropped) + sum(5e-324 for k in dropped if pa[k] == 0.0)
+        kept = [k for k in range(PQ + 1) if k not in dropped]
+        arrival_consts = [f"const double AEF = {_fmt(a)};   // mean EF arrivals per slot (Poisson), lambda * slot"]
+        if dropped:
+            arrival_consts.append(f"// P(k arrivals) for k in {{{', '.join(map(str, dropped[:3]))}{', ...' if len(dropped) > 3 else ''}}}"
+                                  f" ({len(dropped)} outcomes, each < {TINY:g}, {truncated:.3g} in total) is left out")
+        for k in [j for j in kept if j != mode] + [mode]:  # the complement is declared last
             what = f"P({k} arrivals in a slot)" if k < PQ else f"P(>= {PQ} arrivals in a slot): fills the PQ"
             if k == mode:
-                rest = " + ".join(f"PA{j}" for j in range(PQ + 1) if j != mode) or "0"
+                rest = " + ".join(f"PA{j}" for j in kept if j != mode) or "0"
                 arrival_consts.append(f"const double PA{k} = 1 - ({rest});   // {what} = {_fmt(pa[k])}")
             else:
                 arrival_consts.append(f"const double PA{k} = {_fmt(pa[k])};   // {what}")
-        outcomes = [(f"PA{k}", f"(pq'=min(PQ,pq+{k}))") for k in range(PQ + 1)]
+        outcomes = [(f"PA{k}", f"(pq'=min(PQ,pq+{k}))") for k in kept]
         lost = [poisson_excess(a, PQ - n) for n in range(PQ + 1)]
         acc = [a - x for x in lost]
-        lost_rewards = "\n".join(f"  ph=0 & pq={n} : {_fmt(lost[n])};" for n in range(PQ + 1) if lost[n] > 0)
+        truncated += math.fsum(x for x in lost if 0 < x < TINY)
+        lost_rewards = "\n".join(f"  ph=0 & pq={n} : {_fmt(lost[n])};" for n in range(PQ + 1) if lost[n] >= TINY)
         accepted_rewards = "\n".join(f"  ph=0 & pq={n} : {_fmt(acc[n])};" for n in range(PQ + 1) if acc[n] > 0)
         cbr_decl, cbr_doc = "", ""
     elif p.arrivals == "bernoulli":
-        arrival_consts = [f"const double A = {_fmt(a)};   // P(an EF packet arrives in a slot) (Bernoulli)"]
-        outcomes = [("1-A", "(pq'=pq)"), ("A", "(pq'=min(PQ,pq+1))")]
-        lost_rewards = "  ph=0 & pq=PQ : A;"
-        accepted_rewards = "  ph=0 & pq<PQ : A;"
+        truncated = 0.0
+        arrival_consts = [f"const double AEF = {_fmt(a)};   // P(an EF packet arrives in a slot) (Bernoulli)"]
+        outcomes = [("1-AEF", "(pq'=pq)"), ("AEF", "(pq'=min(PQ,pq+1))")]
+        lost_rewards = "  ph=0 & pq=PQ : AEF;"
+        accepted_rewards = "  ph=0 & pq<PQ : AEF;"
         cbr_decl, cbr_doc = "", ""
     else:
+        truncated = 0.0
         P_, Q_ = cbr
         arrival_consts = [f"const int CP = {P_};   // CBR: EF arrivals per slot = CP/CQ = {_fmt(a)}",
                           f"const int CQ = {Q_};   // CBR credit resolution (credit counter c in 0..CQ-1)"]
@@ -235,7 +251,7 @@ def render(p, opts, scenario_name: str = "") -> Rendered:
         work_tail=work_tail, slot_decls=slot_decls, cbr_decl=cbr_decl, tick_commands=tick_commands,
         fill_ef_commands="\n".join(fill_ef), fill_be_commands="\n".join(fill_be),
         lost_rewards=lost_rewards, accepted_rewards=accepted_rewards)
-    return Rendered(text, g, slot, gef, kef, gbe, kbe, probs, p.arrivals, a, cbr, QT, PQ, rounded)
+    return Rendered(text, g, slot, gef, kef, gbe, kbe, probs, p.arrivals, a, cbr, QT, PQ, rounded, truncated)
 
 
 def poisson_excess(a: float, m: int) -> float:
@@ -273,6 +289,42 @@ class DelayDistribution:
     cbr: tuple[int, int] | None
     accepted_per_slot: float
     ef_in_system: float  # mean EF count at slot starts
+    tv_bound: float = 0.0  # TRUE bound on the L1 error of pi (float solve; 0 in exact mode)
+
+    @property
+    def max_arrivals(self) -> float:
+        """Upper bound on the accepted EF arrivals per slot from any state (the weights behind every ratio)."""
+        if self.arrivals == "cbr":
+            P_, Q_ = self.cbr
+            return float((Q_ - 1 + P_) // Q_)
+        return float(self.a)
+
+    def error_bounds(self, quantiles, ccdf_at, extra: float = 0.0) -> dict:
+        """TRUE intervals of the metrics from ``tv_bound`` (each metric is a ratio N/D of linear functionals of
+        pi whose per-state coefficients are bounded by ``max_arrivals`` (D), by that times the largest delay
+        (N of the mean) or by D's (N of the CCDF); quantiles follow from a CCDF error uniform in t)."""
+        e = (self.tv_bound + extra) * self.max_arrivals
+        D = self.accepted_per_slot
+        out = {}
+        if not D - e > 0:
+            return {}
+        dmax = self.support_max() / self.slot
+        shift = 0.5 * self._spread
+        m = self.mean() / self.slot - shift
+        out["mean"] = (max(0.0, (m * D - e * dmax) / (D + e) + shift) * self.slot,
+                       ((m * D + e * dmax) / (D - e) + shift) * self.slot)
+        delta = 2 * e / (D - e)
+        for t in ccdf_at:
+            c = self.ccdf(t)
+            out[("ccdf", t)] = (max(0.0, (c * D - e) / (D + e)), min(1.0, (c * D + e) / (D - e)))
+        for q in quantiles:
+            lo_q, hi_q = q - delta, q + delta
+            tol = 2e-12 * self.support_max()  # brentq's tolerance in quantile()
+            lo = max(0.0, self.quantile(lo_q) - tol) if lo_q > 0 else 0.0
+            hi = self.quantile(hi_q) + tol if hi_q < 1 else self.support_max()
+            out[("quantile", q)] = (lo, hi)
+        out["loss"] = (max(0.0, self.loss - e / self.a), min(1.0, self.loss + e / self.a))
+        return out
 
     def _terms(self):
         """Arrival atoms (weight, D0) of deterministic arrivals, delays in slots.
@@ -417,7 +469,32 @@ def delay_distribution(rendered: Rendered, *, exact: bool = False, precision: fl
     agg = np.bincount(inv.ravel(), weights=pt, minlength=len(uniq))
     dd = DelayDistribution(rendered.slot, rendered.a, rendered.arrivals, uniq[:, 0], uniq[:, 1], uniq[:, 2], agg,
                            rendered.ef_gran, rendered.PQ, rendered.cbr, accepted, ef_in_system)
+    if not exact:
+        dd.tv_bound = _tv_bound(built.stationary, np.flatnonzero(tick), inv.ravel(), agg)
     return dd, built
+
+
+def _tv_bound(st, tick_idx: np.ndarray, inv: np.ndarray, agg: np.ndarray, chunk: int = 256) -> float:
+    """TRUE bound on sum_a |p_a - agg_a|, p_a the exact probability of aggregated state a given a tick state:
+    each p_a = pi(a) / pi(tick) is bracketed by the a-posteriori brackets of the solve."""
+    n = st.states
+    S = len(agg)
+    Ft = np.zeros((n, 1))
+    Ft[tick_idx, 0] = 1.0
+    _, tlo, thi = st.values(Ft)
+    if not tlo[0] > 0:
+        return math.inf
+    total = 0.0
+    for s0 in range(0, S, chunk):
+        cols = np.arange(s0, min(s0 + chunk, S))
+        F = np.zeros((n, len(cols)))
+        sel = (inv >= s0) & (inv < s0 + len(cols))
+        F[tick_idx[sel], inv[sel] - s0] = 1.0
+        _, lo, hi = st.values(F)
+        plo, phi = lo / thi[0], hi / tlo[0]
+        a = agg[cols]
+        total += float(np.sum(np.maximum(np.maximum(phi - a, a - plo), 0.0)))
+    return total
 
 
 def model_results(p, opts, ccdf_at: list[float], quantiles: list[float], progress) -> list[Result]:
@@ -440,53 +517,55 @@ def model_results(p, opts, ccdf_at: list[float], quantiles: list[float], progres
     mean = dd.mean()
     little = dd.little_mean()
     little_rel = abs(mean - little) / mean
-    # Storm's floating stationary vector is not held to the requested precision (about 1e-8 relative at worst
-    # against exact arithmetic here); the Little's-law residual of the same vector is an a-posteriori estimate
-    # of its error (same order in the tests), so the interval is the larger of the two, with a factor 10.
-    rel = max(opts.precision, 10.0 * little_rel)
-    how = "exact arithmetic" if opts.exact else (f"relative error {rel:.1g} (the larger of the requested precision "
-                                                 "and 10x the Little's-law residual, a posteriori)")
+    bounds = {} if opts.exact else dd.error_bounds(quantiles, ccdf_at, extra=rendered.truncated_mass)
+    note = ("exact (rational) stationary distribution" if opts.exact else
+            f"direct sparse solve; a-posteriori bound: L1 error of the slot-state distribution <= {dd.tv_bound:.2g}"
+            + (f", plus {rendered.truncated_mass:.2g} of arrival probability per slot left out (each outcome "
+               f"< {TINY:g})" if rendered.truncated_mass else ""))
     prov = {"model": "models/templates/pq_txq.prism (rendered)", "engine": "storm", "states": built.states,
             "transitions": built.transitions, "seconds": round(built.seconds, 4), "granule_bytes": rendered.granule,
             "slot_s": rendered.slot, "arrivals": rendered.arrivals,
-            "construction": "stationary distribution of tick states x tagged-arrival delay"}
+            "construction": "stationary distribution of tick states x tagged-arrival delay",
+            "error_bound_l1": dd.tv_bound, "truncated_arrival_mass": rendered.truncated_mass}
     rounded_note = ""
     if rendered.rounded:
         rounded_note = (f"packet sizes rounded up to whole {rendered.granule}-byte granules: every transmission is "
                         "at least as long as the scenario's, so delays (mean, quantiles, CCDF) and loss are upper "
                         "bounds on the scenario's (by sample-path coupling; the argument assumes no EF packet is lost "
-                        f"at the PQ, model loss here {dd.loss:.3g}); the numerical error ({how}) is added")
+                        f"at the PQ, model loss here {dd.loss:.3g}); the numerical error ({note}) is added")
         prov["note"] = "sizes rounded up to whole granules: model results are upper bounds"
 
-    def iv(v: float, prob: bool = False, scale: float | None = None) -> tuple[float, Interval]:
-        """(value, interval) of a model number; ``scale`` is the magnitude its error is relative to (default:
-        the value itself). A probability's interval stays within [0, 1]."""
-        h = 0.0 if opts.exact else abs(v if scale is None else scale) * rel
-        lo, hi = v - h, v + h
-        if prob:
-            lo, hi = max(lo, 0.0), min(hi, 1.0)
-        if rendered.rounded:
-            return hi, Interval.upper_bound(hi, note=rounded_note)
+    def iv(v: float, key) -> tuple[float, Interval]:
+        """(value, interval) of a model number: the numerical bracket of the direct solve, or, when sizes were
+        rounded up, an upper bound on the scenario's value (the bracket's upper end)."""
         if opts.exact:
-            return v, Interval.exact(v, note="Storm, exact (rational) arithmetic")
-        return v, Interval.numerical(lo, hi, note=how)
+            lo = hi = v
+        else:
+            lo, hi = bounds.get(key, (-math.inf, math.inf))
+            lo, hi = min(lo, v), max(hi, v)
+        if rendered.rounded:
+            if math.isfinite(hi):
+                return hi, Interval.upper_bound(hi, note=rounded_note)
+            return v, Interval.approximation(v, neglects="the numerical error of the solve (no bound available); "
+                                                      "sizes rounded up make it an upper estimate", note=note)
+        if opts.exact:
+            return v, Interval.exact(v, note=note)
+        return v, Interval.numerical(lo, hi, note=note)
 
     out = []
-    v, i = iv(mean)
+    v, i = iv(mean, "mean")
     out.append(Result("EF.delay.mean", "model-checked", v, "s", i,
                       {**prov, "source": f"Storm, {built.states} states; Little's law gives {little:.9g} s",
                        "little_law_mean": little, "little_law_rel_diff": little_rel}))
     for q in quantiles:
-        v, i = iv(dd.quantile(q))
+        v, i = iv(dd.quantile(q), ("quantile", q))
         out.append(Result(f"EF.delay.{quantile_name(q)}", "model-checked", v, "s", i,
                           {**prov, "source": f"Storm, {built.states} states"}))
     for t in ccdf_at:
-        c = dd.ccdf(t)
-        v, i = iv(c, prob=True)
+        v, i = iv(dd.ccdf(t), ("ccdf", t))
         out.append(Result(ccdf_name("EF.delay", t), "model-checked", v, "1", i,
                           {**prov, "source": f"Storm, {built.states} states"}))
-    # loss = 1 - accepted/a: its absolute error is that of accepted/a (about 1), not relative to the loss
-    v, i = iv(dd.loss, prob=True, scale=1.0 - dd.loss)
+    v, i = iv(dd.loss, "loss")
     out.append(Result("EF.loss", "model-checked", v, "1", i,
                       {**prov, "source": f"Storm, {built.states} states"}))
     return out

@@ -273,3 +273,23 @@ def test_reported_interval_contains_the_exact_value_on_a_hard_instance():
     for metric in ("EF.delay.mean", "EF.loss", "EF.delay.ccdf@10ms"):
         iv = fl[metric].interval
         assert iv.low <= ex[metric].value <= iv.high, (metric, iv, ex[metric].value)
+
+
+@pytest.mark.parametrize("arrivals,rate", [("bernoulli", "600 kbit/s"), ("cbr", "600 kbit/s"), ("poisson", "900 kbit/s")])
+def test_every_model_checked_interval_is_numerical_and_contains_the_exact_value(arrivals, rate):
+    """Every model-checked metric (mean, quantiles, CCDF, loss) carries Interval.numerical with a TRUE bound
+    (direct solve + a-posteriori brackets) that contains the exact (rational) result, and is narrow."""
+    from qosbound.models.pq_txq import model_results
+    from qosbound.progress import QUIET
+    from qosbound.results import Kind
+
+    scn = scenario(QT=2, PQ=3, be=((512, 0.5), (1024, 0.5)), rate=rate, arrivals=arrivals)
+    p = params(scn)
+    fl = {r.metric: r for r in model_results(p, ModelOptions(), [0.004, 0.008], [0.5, 0.99], QUIET)}
+    ex = {r.metric: r for r in model_results(p, ModelOptions(exact=True), [0.004, 0.008], [0.5, 0.99], QUIET)}
+    assert set(fl) == set(ex)
+    for metric, r in fl.items():
+        iv = r.interval
+        assert iv.kind == Kind.NUMERICAL and "a-posteriori" in iv.note, (metric, iv)
+        assert iv.low <= ex[metric].value <= iv.high, (metric, iv, ex[metric].value)
+        assert iv.high - iv.low <= 1e-8 * max(abs(r.value), 1e-3), (metric, iv)

@@ -554,14 +554,21 @@ def _model_checked(scn: Scenario, inputs: list[ClassInput], progress) -> list[Re
                 "source": f"{mv.model} ({mv.states} states)", "misordered_states_reachable": mv.misordered}
         if same is not None:
             prov["direct_solution"] = {"drop": [float(x) for x in same.drop], "mean_queue": same.mean_queue}
-        tol = 1e-5 if not opts.exact else 0.0  # measured float-route error of the engine, see agreements()
+        ivs = mv.intervals
+        note = ("exact (rational) solution" if opts.exact else
+                "direct sparse solve of the CTMC; a-posteriori bracket (any v: min(f + Qv) <= pi f <= max(f + Qv))")
 
         def iv(k, v):
-            if not tol:
-                return Interval(float(v), float(v), "exact")
-            lo = max(0.0, float(v) - tol * max(1.0, abs(v)))
-            hi = float(v) + tol * max(1.0, abs(v))
-            return Interval(lo, min(hi, 1.0) if k.startswith("drop") else hi, mv.precision)
+            v = float(v)
+            if opts.exact:
+                return Interval.exact(v, note=note)
+            key = "throughput_pk" if k == "throughput" else k
+            if key not in ivs:
+                return Interval.numerical(-math.inf, math.inf, note=note + f"; no bound for {k}")
+            lo, hi = ivs[key]
+            if k == "throughput":
+                lo, hi = lo * 8.0 * ci.size, hi * 8.0 * ci.size
+            return Interval.numerical(min(lo, v), max(hi, v), note=note)
 
         delay = np.where(ci.lam > 0, mv.delay, 0.0)
         out += _queue_results(ci, mv.drop, delay, mv.mean_queue, "model-checked", iv, prov)
