@@ -557,18 +557,28 @@ def _model_checked(scn: Scenario, inputs: list[ClassInput], progress) -> list[Re
         ivs = mv.intervals
         note = ("exact (rational) solution" if opts.exact else
                 "direct sparse solve of the CTMC; a-posteriori bracket (any v: min(f + Qv) <= pi f <= max(f + Qv))")
+        # The chain is the scenario's semantics only where nothing is neglected (alpha = 1 or the EWMA modelled,
+        # Poisson input with exponential sizes, ...); elsewhere its exact value is an approximation of the
+        # scenario's, and says what it leaves out.
+        neg = neglects(scn, ci, None if mv.model.startswith("models/wred_ewma") or
+                       (opts.average == "ewma" and ci.profile.mode == "wred") else "instantaneous")
 
-        def iv(k, v):
+        def iv(k, v, neg=neg, ivs=ivs, note=note):
             v = float(v)
             if opts.exact:
+                lo = hi = v
+            else:
+                key = "throughput_pk" if k == "throughput" else k
+                lo, hi = ivs.get(key, (-math.inf, math.inf))
+                if k == "throughput":
+                    lo, hi = lo * 8.0 * ci.size, hi * 8.0 * ci.size
+                lo, hi = min(lo, v), max(hi, v)
+            if neg:
+                return Interval.approximation(v, "; ".join(neg), note=f"{note}; the model's own value lies in "
+                                                                       f"[{lo:.6g}, {hi:.6g}]")
+            if opts.exact:
                 return Interval.exact(v, note=note)
-            key = "throughput_pk" if k == "throughput" else k
-            if key not in ivs:
-                return Interval.numerical(-math.inf, math.inf, note=note + f"; no bound for {k}")
-            lo, hi = ivs[key]
-            if k == "throughput":
-                lo, hi = lo * 8.0 * ci.size, hi * 8.0 * ci.size
-            return Interval.numerical(min(lo, v), max(hi, v), note=note)
+            return Interval.numerical(lo, hi, note=note + ("" if math.isfinite(hi - lo) else f"; no bound for {k}"))
 
         delay = np.where(ci.lam > 0, mv.delay, 0.0)
         out += _queue_results(ci, mv.drop, delay, mv.mean_queue, "model-checked", iv, prov)
