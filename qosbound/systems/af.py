@@ -560,8 +560,7 @@ def _model_checked(scn: Scenario, inputs: list[ClassInput], progress) -> list[Re
         # The chain is the scenario's semantics only where nothing is neglected (alpha = 1 or the EWMA modelled,
         # Poisson input with exponential sizes, ...); elsewhere its exact value is an approximation of the
         # scenario's, and says what it leaves out.
-        neg = neglects(scn, ci, None if mv.model.startswith("models/wred_ewma") or
-                       (opts.average == "ewma" and ci.profile.mode == "wred") else "instantaneous")
+        neg = neglects(scn, ci, None if (opts.average == "ewma" and ci.profile.mode == "wred") else "instantaneous")
 
         def iv(k, v, neg=neg, ivs=ivs, note=note):
             v = float(v)
