@@ -1,4 +1,4 @@
-"""CBWFQ bandwidth sharing among backlogged classes (seed 000, section II.B).
+"""CBWFQ bandwidth sharing among backlogged classes (Takeo & Tasaka 2003, section II.B).
 
 Takeo & Tasaka: "the fraction of the output link capacity available to a class
 is the ratio of the required minimum bandwidth of the class to the sum of the
@@ -33,7 +33,7 @@ C = sp.Symbol("C", positive=True)
 
 @lru_cache(maxsize=None)
 def share_expr(n: int):
-    """Symbolic shares (r_0, ..., r_{n-1}) for n classes: C b_i w_i / sum_j b_j w_j (seed 000, sec. II.B)."""
+    """Symbolic shares (r_0, ..., r_{n-1}) for n classes: C b_i w_i / sum_j b_j w_j (Takeo & Tasaka 2003, sec. II.B)."""
     w = sp.symbols(f"w0:{n}", positive=True)
     b = sp.symbols(f"b0:{n}", nonnegative=True)
     den = sum(bi * wi for bi, wi in zip(b, w))
@@ -61,7 +61,7 @@ def allocate(capacity: float, weights, backlogged=None) -> np.ndarray:
     return np.asarray(_fn(len(w))(float(capacity), *w, *b), dtype=float)
 
 
-#: Seed 000, Table V: which of classes 1-4 carry traffic in each case (HTML, voice, video, load).
+#: Takeo & Tasaka (2003), Table V: which of classes 1-4 carry traffic in each case (HTML, voice, video, load).
 #: Case 1 puts HTML in class 1; cases 2-6 leave class 1 idle.
 TAKEO_TABLE_V = {
     1: (1, 1, 1, 1),

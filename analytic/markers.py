@@ -3,7 +3,7 @@
 Closed forms (SymPy) for constant-bit-rate input of rate ``r`` (bit/s), in the
 long run (the buckets' depths only shift a finite number of packets):
 
-* trTCM colour-blind (RFC 2698 sec. 3; seed 004 sec. 2.3): the P bucket passes
+* trTCM colour-blind (RFC 2698 sec. 3; Köhler & Schäfer (1999) sec. 2.3): the P bucket passes
   ``min(r, PIR)``, green packets also take C tokens, so
   ``G = min(1, CIR/r)``, ``Y = min(1, PIR/r) - G``, ``R = 1 - min(1, PIR/r)``.
 * trTCM colour-aware with input fractions ``(g0, y0, r0)``: a non-red packet
@@ -14,7 +14,7 @@ long run (the buckets' depths only shift a finite number of packets):
   ``G = min(1, CIR/r)``, ``Y = 0``, ``R = 1 - G``.
 * srTCM colour-aware: ``G = min(g0, CIR/r)``; C overflows at ``max(0, CIR - r g0)``
   into E, which pre-yellow packets use: ``Y = min(y0, max(0, CIR/r - g0))``; ``R = 1 - G - Y``.
-* two-colour token bucket (seed 003 edge marker): ``IN = min(1, CIR/r)``.
+* two-colour token bucket (Jourjon et al. 2008 edge marker): ``IN = min(1, CIR/r)``.
 
 Random input: :func:`slotted_trtcm` solves the slotted chain of
 ``models/marker.prism`` -- in each slot the buckets first gain ``ip`` and ``ic``
@@ -78,7 +78,7 @@ SRTCM_BLIND = (sp.Min(1, CIR / r), sp.Integer(0), 1 - sp.Min(1, CIR / r))
 _Ya = sp.Min(y0, sp.Max(0, CIR / r - g0))
 #: RFC 2697 colour-aware, CBR long run.
 SRTCM_AWARE = (sp.Min(g0, CIR / r), _Ya, 1 - sp.Min(g0, CIR / r) - _Ya)
-#: Two-colour token bucket (seed 003): (IN, OUT).
+#: Two-colour token bucket (Jourjon et al. 2008): (IN, OUT).
 TWO_COLOUR = (sp.Min(1, CIR / r), 1 - sp.Min(1, CIR / r))
 
 _EXPR = {("trtcm", False): TRTCM_BLIND, ("trtcm", True): TRTCM_AWARE, ("srtcm", False): SRTCM_BLIND,

@@ -1,10 +1,10 @@
-"""Application quality functions of seed 001, section 2: Q = min(Q_d(delay), Q_t(throughput)), in [0, 1].
+"""Application quality functions of Claypool, Kinicki & Kumar, section 2: Q = min(Q_d(delay), Q_t(throughput)), in [0, 1].
 
 Each function is one SymPy ``Piecewise`` in the paper's units (one-way delay in
 ms, throughput in kbit/s), re-expressed in SI (seconds, bit/s) by substitution
 and lambdified (``"numpy"``, vectorised). The public functions take SI numbers.
 
-The text extraction of seed 001 is garbled in places. The reading chosen here
+The text extraction of Claypool, Kinicki & Kumar is garbled in places. The reading chosen here
 (each choice is tested against the values the text quotes):
 
 * **Audio (and video) delay quality**, section 2.1.1, eq. list under Figure 2.
@@ -69,7 +69,7 @@ _audio_thr_kbps = sp.Piecewise(
     (1, True),
 )
 
-#: Seed 001 section 2.2.2: (kbit/s, quality) points of the video throughput quality.
+#: Claypool, Kinicki & Kumar section 2.2.2: (kbit/s, quality) points of the video throughput quality.
 VIDEO_POINTS = ((0, 0), (160, sp.Rational(6, 10)), (384, sp.Rational(8, 10)), (512, sp.Rational(85, 100)),
                 (768, sp.Rational(9, 10)), (1500, 1))
 
@@ -84,17 +84,17 @@ def _linear_pieces(points, x):
 
 _video_thr_kbps = _linear_pieces(VIDEO_POINTS, _X)
 
-#: Seed 001 section 2.1.1 (reading above): audio delay quality of a one-way delay in seconds.
+#: Claypool, Kinicki & Kumar section 2.1.1 (reading above): audio delay quality of a one-way delay in seconds.
 audio_delay_expr = _audio_delay_ms.subs(_D, 1000 * delay_s)
-#: Seed 001 section 2.1.2 (reading above): audio throughput quality of a throughput in bit/s.
+#: Claypool, Kinicki & Kumar section 2.1.2 (reading above): audio throughput quality of a throughput in bit/s.
 audio_throughput_expr = _audio_thr_kbps.subs(_X, thr / 1000)
-#: Seed 001 section 2.2.1: video delay quality = audio delay quality.
+#: Claypool, Kinicki & Kumar section 2.2.1: video delay quality = audio delay quality.
 video_delay_expr = audio_delay_expr
-#: Seed 001 section 2.2.2 (reading above): video throughput quality, bit/s.
+#: Claypool, Kinicki & Kumar section 2.2.2 (reading above): video throughput quality, bit/s.
 video_throughput_expr = _video_thr_kbps.subs(_X, thr / 1000)
-#: Seed 001 section 2.3.1: file-transfer delay quality (1 at router delays).
+#: Claypool, Kinicki & Kumar section 2.3.1: file-transfer delay quality (1 at router delays).
 file_delay_expr = sp.Integer(1)
-#: Seed 001 section 2.3.2: Q_t(T, S) = T / S, at most 1 (S in bits, T in bit/s).
+#: Claypool, Kinicki & Kumar section 2.3.2: Q_t(T, S) = T / S, at most 1 (S in bits, T in bit/s).
 file_throughput_expr = sp.Min(1, thr / file_bits)
 
 
@@ -118,13 +118,13 @@ def _arr(x, what):
 
 
 def audio_delay_quality(delay):
-    """Audio-conference delay quality of a one-way delay in seconds (seed 001 section 2.1.1)."""
+    """Audio-conference delay quality of a one-way delay in seconds (Claypool, Kinicki & Kumar section 2.1.1)."""
     a = _arr(delay, "delay")
     return np.asarray(_fn("ad")(a), dtype=float) + 0.0 * a
 
 
 def audio_throughput_quality(rate):
-    """Audio-conference throughput quality of a throughput in bit/s (seed 001 section 2.1.2)."""
+    """Audio-conference throughput quality of a throughput in bit/s (Claypool, Kinicki & Kumar section 2.1.2)."""
     a = _arr(rate, "throughput")
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.asarray(_fn("at")(a), dtype=float) + 0.0 * a
@@ -132,23 +132,23 @@ def audio_throughput_quality(rate):
 
 
 def video_delay_quality(delay):
-    """Video-conference delay quality (= audio's, seed 001 section 2.2.1)."""
+    """Video-conference delay quality (= audio's, Claypool, Kinicki & Kumar section 2.2.1)."""
     return audio_delay_quality(delay)
 
 
 def video_throughput_quality(rate):
-    """Video-conference throughput quality of a throughput in bit/s (seed 001 section 2.2.2)."""
+    """Video-conference throughput quality of a throughput in bit/s (Claypool, Kinicki & Kumar section 2.2.2)."""
     a = _arr(rate, "throughput")
     return np.asarray(_fn("vt")(a), dtype=float) + 0.0 * a
 
 
 def file_delay_quality(delay):
-    """File-transfer delay quality: 1 (seed 001 section 2.3.1)."""
+    """File-transfer delay quality: 1 (Claypool, Kinicki & Kumar section 2.3.1)."""
     return np.ones_like(_arr(delay, "delay"))
 
 
 def file_throughput_quality(rate, size_bits):
-    """File-transfer throughput quality min(1, T/S) (seed 001 section 2.3.2); S in bits."""
+    """File-transfer throughput quality min(1, T/S) (Claypool, Kinicki & Kumar section 2.3.2); S in bits."""
     a = _arr(rate, "throughput")
     s = np.asarray(size_bits, dtype=float)
     if np.any(~(s > 0)):
@@ -160,7 +160,7 @@ APPS = ("audio", "video", "file")
 
 
 def quality(app: str, delay, rate, size_bits=None):
-    """Q = min(Q_d(delay), Q_t(throughput)) for ``app`` in audio, video, file (seed 001 eq. (1))."""
+    """Q = min(Q_d(delay), Q_t(throughput)) for ``app`` in audio, video, file (Claypool, Kinicki & Kumar eq. (1))."""
     if app == "audio":
         return np.minimum(audio_delay_quality(delay), audio_throughput_quality(rate))
     if app == "video":

@@ -6,7 +6,7 @@ class's share of the link divided by the mean packet length); the buffer holds
 ``K`` packets, counting the one in transmission, and an arrival to a full buffer
 is dropped. ``q`` -- the queue length the dropper sees -- is the number in the
 buffer at the arrival instant (PASTA: arrivals see time averages). Two
-approximations of the EWMA average (seed 000, section II.A):
+approximations of the EWMA average (Takeo & Tasaka 2003, section II.A):
 
 * **instantaneous** (``alpha -> 1``): the average equals the current queue; a
   colour-c arrival meeting ``n`` packets is admitted with ``1 - P_c(n)``. Under

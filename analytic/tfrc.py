@@ -2,7 +2,7 @@
 
 Sources: RFC 5348 (TFRC), section 3.1 (the equation) and section 4.3 (the
 sender's rate update, ``t_mbi = 64 s``); Jourjon, Lochin & Sénac, "Design,
-Implementation and Evaluation of a QoS-aware Transport Protocol" (seed 003,
+Implementation and Evaluation of a QoS-aware Transport Protocol" (Jourjon et al. 2008,
 QSTP), equation (1) (TFRC) and equation (2) (gTFRC).
 
 Units: ``s`` bytes, ``R`` and ``t_RTO`` seconds, ``p`` loss events per packet
@@ -56,7 +56,7 @@ def _denominator(rto=t_RTO):
     return R * sp.sqrt(2 * b * p / 3) + rto * (3 * sp.sqrt(3 * b * p / 8)) * p * (1 + 32 * p**2)
 
 
-#: RFC 5348 section 3.1 / seed 003 eq. (1): the TCP throughput equation, bytes/s.
+#: RFC 5348 section 3.1 / Jourjon et al. (2008) eq. (1): the TCP throughput equation, bytes/s.
 tfrc_expr = s / _denominator()
 
 #: The simplified square-root law X = s / (R sqrt(2bp/3)) (RFC 5348 section 3.1 drops the timeout term);
@@ -67,7 +67,7 @@ sqrt_law_expr = s / (R * sp.sqrt(2 * b * p / 3))
 #: 99 t_RTO sqrt(3bp/8); X >= s / (sqrt(p) (R sqrt(2b/3) + 99 t_RTO sqrt(3b/8))), again a 1/sqrt(p) law.
 lower_envelope_expr = s / (sp.sqrt(p) * (R * sp.sqrt(2 * b / 3) + 99 * t_RTO * sp.sqrt(3 * b / 8)))
 
-#: Seed 003 eq. (2) with RFC 5348's floor: X = max(min(max(X_calc, g), 2 X_recv), s / t_mbi), bytes/s.
+#: Jourjon et al. (2008) eq. (2) with RFC 5348's floor: X = max(min(max(X_calc, g), 2 X_recv), s / t_mbi), bytes/s.
 gtfrc_expr = sp.Max(sp.Min(sp.Max(tfrc_expr, g), 2 * X_recv), s / T_MBI)
 
 #: gTFRC without a receive-rate report (X_recv unknown, e.g. a steady-state planning question).
@@ -106,7 +106,7 @@ def _check_p(p_):
 
 
 def tfrc_rate(s_, R_, p_, b_=1.0, t_rto=None):
-    """TFRC allowed rate X in bytes/s (RFC 5348 section 3.1, seed 003 eq. (1)); vectorised.
+    """TFRC allowed rate X in bytes/s (RFC 5348 section 3.1, Jourjon et al. (2008) eq. (1)); vectorised.
 
     Parameters: ``s_`` packet size in bytes, ``R_`` round-trip time in seconds,
     ``p_`` loss event rate in (0, 1], ``b_`` packets per ACK (default 1),
@@ -134,7 +134,7 @@ def lower_envelope_rate(s_, R_, p_, b_=1.0, t_rto=None):
 
 
 def gtfrc_rate(s_, R_, p_, g_, x_recv=None, b_=1.0, t_rto=None):
-    """gTFRC rate in bytes/s: max(min(max(X_calc, g), 2 X_recv), s/64) (seed 003 eq. (2), RFC 5348 4.3).
+    """gTFRC rate in bytes/s: max(min(max(X_calc, g), 2 X_recv), s/64) (Jourjon et al. 2008 eq. (2), RFC 5348 4.3).
 
     ``g_`` is the target rate in bytes/s; ``x_recv`` the receiver's reported
     rate in bytes/s, or None for no receive-rate cap (a steady-state question).

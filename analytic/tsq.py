@@ -1,26 +1,26 @@
-"""TSQ, the Traffic Sensitive QoS controller (seed 001): cut-in-line weights, the drop adjustment, its proofs.
+"""TSQ, the Traffic Sensitive QoS controller (Claypool, Kinicki & Kumar): cut-in-line weights, the drop adjustment, its proofs.
 
 Every formula is one SymPy expression; numbers come from ``sympy.lambdify``
 (``"numpy"`` for vectorised use, ``"math"`` for the numba simulator, which
 compiles the same generated functions). Units: times in seconds, rates in
 bit/s, backlogs in bytes, probabilities dimensionless.
 
-Semantics (DESIGN.md "TSQ"; seed 001 section 3.2-3.3, Figure 6):
+Semantics (DESIGN.md "TSQ"; Claypool, Kinicki & Kumar section 3.2-3.3, Figure 6):
 
 * A packet carries a delay hint ``d`` in ``1..2^n`` (``n = 4``).
 * On arrival at ``t_a`` the router computes the drain time ``t_d = 8 B / C``
   (``B`` the backlog in bytes, including what is left of the packet on the
   wire, so ``t_d`` is the queueing delay of a tail arrival), and the weight
-  ``w = d t_d / 2^n + t_a`` (seed 001 eq. (2)).
+  ``w = d t_d / 2^n + t_a`` (Claypool, Kinicki & Kumar eq. (2)).
 * The queue is kept sorted by weight (ties: arrival order); ``q`` is the
   queueing delay at the tail (``t_d``) and ``q'`` the queueing delay at the
   insertion point (work ahead of it divided by ``C``).
 * The AQM's drop probability ``p`` becomes
-  ``p' = min(1, ((l + q)/(l + q'))^2 p)`` (seed 001 eq. (5), capped at 1),
+  ``p' = min(1, ((l + q)/(l + q'))^2 p)`` (Claypool, Kinicki & Kumar eq. (5), capped at 1),
   with ``l`` the latency constant (40 ms in the seed).
 
 The adjustment comes from the square-root law ``T = K / ((l + q) sqrt(p))``
-(seed 001 eq. (3), after Padhye et al. 1998): uncapped it keeps ``T' = T``
+(Claypool, Kinicki & Kumar eq. (3), after Padhye et al. 1998): uncapped it keeps ``T' = T``
 exactly (:func:`prove_identity`); where the cap binds the law predicts a gain
 ``T' > T`` (:func:`cap_region`), which is where the "no gain from cutting in
 line" claim fails.
@@ -46,7 +46,7 @@ __all__ = [
 
 #: Delay hint, 1..2^n (dimensionless).
 d = sp.Symbol("d", positive=True)
-#: Bits carrying the hint (seed 001: n = 4, hints 1..16).
+#: Bits carrying the hint (Claypool, Kinicki & Kumar: n = 4, hints 1..16).
 n = sp.Symbol("n", positive=True)
 #: Backlog at arrival, bytes (including the residual of the packet on the wire).
 B = sp.Symbol("B", nonnegative=True)
@@ -62,7 +62,7 @@ q = sp.Symbol("q", nonnegative=True)
 qp = sp.Symbol("qp", nonnegative=True)
 #: AQM drop probability, in (0, 1].
 p = sp.Symbol("p", positive=True)
-#: One-way latency constant of the router, s (seed 001: 40 ms).
+#: One-way latency constant of the router, s (Claypool, Kinicki & Kumar: 40 ms).
 l = sp.Symbol("l", positive=True)
 #: Constant of the square-root law (network conditions), bytes (any positive units).
 K = sp.Symbol("K", positive=True)
@@ -73,10 +73,10 @@ rho = sp.Symbol("rho", nonnegative=True)
 #: Bits accepted into the queue within the tagged packet's overtaking window, bits.
 A = sp.Symbol("A", nonnegative=True)
 
-#: Drain time t_d = q/C (seed 001 Figure 6), with the backlog in bytes: 8 B / C seconds.
+#: Drain time t_d = q/C (Claypool, Kinicki & Kumar Figure 6), with the backlog in bytes: 8 B / C seconds.
 drain_time_expr = 8 * B / C
 
-#: Seed 001 eq. (2): the packet weight w = d t_d / 2^n + t_a.
+#: Claypool, Kinicki & Kumar eq. (2): the packet weight w = d t_d / 2^n + t_a.
 weight_expr = d * t_d / 2**n + t_a
 
 #: Queueing delay at the insertion point when every packet already queued has hint 2^n (a FIFO
@@ -84,16 +84,16 @@ weight_expr = d * t_d / 2**n + t_a
 #: is ahead of it. An approximation for mixed queues; the simulator measures q' exactly.
 insertion_delay_expr = d * q / 2**n
 
-#: Seed 001 eq. (5): p' = ((l + q)/(l + q'))^2 p, before the cap.
+#: Claypool, Kinicki & Kumar eq. (5): p' = ((l + q)/(l + q'))^2 p, before the cap.
 adjusted_drop_uncapped_expr = ((l + q) / (l + qp)) ** 2 * p
 
-#: Seed 001 eq. (5) with the cap at 1 (Figure 6 drops with probability p', so p' <= 1).
+#: Claypool, Kinicki & Kumar eq. (5) with the cap at 1 (Figure 6 drops with probability p', so p' <= 1).
 adjusted_drop_expr = sp.Min(1, adjusted_drop_uncapped_expr)
 
-#: Seed 001 eq. (3): square-root law T = K / ((l + q) sqrt(p)).
+#: Claypool, Kinicki & Kumar eq. (3): square-root law T = K / ((l + q) sqrt(p)).
 throughput_expr = K / ((l + q) * sp.sqrt(p))
 
-#: Seed 001 eq. (4) with the capped p': T' = K / ((l + q') sqrt(p')).
+#: Claypool, Kinicki & Kumar eq. (4) with the capped p': T' = K / ((l + q') sqrt(p')).
 throughput_tsq_expr = K / ((l + qp) * sp.sqrt(adjusted_drop_expr))
 
 #: The cap binds (p' = 1) exactly when q' < (l + q) sqrt(p) - l (solving p'_uncapped = 1 for q').
@@ -109,7 +109,7 @@ delay_bound_expr = t_d + (sigma + rho * d * t_d / 2**n) / C
 #: The same bound written with the bits A actually accepted in the window [t_a, t_a + d t_d / 2^n).
 delay_bound_window_expr = t_d + A / C
 
-# PI AQM (Hollot, Misra, Towsley & Gong 2001, eq. (19) discretised; seed 001 section 4.1):
+# PI AQM (Hollot, Misra, Towsley & Gong 2001, eq. (19) discretised; Claypool, Kinicki & Kumar section 4.1):
 # p(kT) = a (q(kT) - q_ref) - b (q((k-1)T) - q_ref) + p((k-1)T), sampled at 170 Hz, q in packets.
 pi_a, pi_b = sp.symbols("a b", positive=True)
 q_now, q_prev, q_ref, p_prev = sp.symbols("q_now q_prev q_ref p_prev", real=True)
@@ -124,7 +124,7 @@ pi_update_clamped_expr = sp.Min(1, sp.Max(0, pi_update_expr))
 
 
 def prove_identity() -> bool:
-    """Uncapped, T' = K/((l+q') sqrt(p')) equals T = K/((l+q) sqrt(p)) identically (seed 001 eq. (3)-(5))."""
+    """Uncapped, T' = K/((l+q') sqrt(p')) equals T = K/((l+q) sqrt(p)) identically (Claypool, Kinicki & Kumar eq. (3)-(5))."""
     t_new = K / ((l + qp) * sp.sqrt(adjusted_drop_uncapped_expr))
     return sp.simplify(t_new - throughput_expr) == 0
 
@@ -202,18 +202,18 @@ def _np(name: str):
 
 
 def drain_time(backlog_bytes, capacity):
-    """t_d = 8 B / C in seconds (seed 001 Figure 6); vectorised."""
+    """t_d = 8 B / C in seconds (Claypool, Kinicki & Kumar Figure 6); vectorised."""
     return _np("drain")(np.asarray(backlog_bytes, dtype=float), np.asarray(capacity, dtype=float))
 
 
 def weight(hint, drain, arrival, bits=4):
-    """w = d t_d / 2^n + t_a (seed 001 eq. (2)); vectorised."""
+    """w = d t_d / 2^n + t_a (Claypool, Kinicki & Kumar eq. (2)); vectorised."""
     return _np("weight")(np.asarray(hint, dtype=float), np.asarray(drain, dtype=float),
                          np.asarray(arrival, dtype=float), float(bits))
 
 
 def adjusted_drop(q_tail, q_insert, p_aqm, latency=0.040):
-    """p' = min(1, ((l+q)/(l+q'))^2 p) (seed 001 eq. (5), capped); vectorised."""
+    """p' = min(1, ((l+q)/(l+q'))^2 p) (Claypool, Kinicki & Kumar eq. (5), capped); vectorised."""
     raw = _np("pprime")(np.asarray(q_tail, dtype=float), np.asarray(q_insert, dtype=float),
                         np.asarray(p_aqm, dtype=float), float(latency))
     return np.minimum(1.0, raw)
@@ -225,12 +225,12 @@ def insertion_delay(hint, q_tail, bits=4):
 
 
 def throughput(q_delay, p_drop, latency=0.040, k=1.0):
-    """Square-root law T = K/((l+q) sqrt(p)) (seed 001 eq. (3)); vectorised."""
+    """Square-root law T = K/((l+q) sqrt(p)) (Claypool, Kinicki & Kumar eq. (3)); vectorised."""
     return _np("T")(np.asarray(q_delay, dtype=float), np.asarray(p_drop, dtype=float), float(latency), float(k))
 
 
 def throughput_tsq(q_tail, q_insert, p_aqm, latency=0.040, k=1.0):
-    """T' = K/((l+q') sqrt(p')) with the capped p' (seed 001 eq. (4)); vectorised."""
+    """T' = K/((l+q') sqrt(p')) with the capped p' (Claypool, Kinicki & Kumar eq. (4)); vectorised."""
     return throughput(q_insert, adjusted_drop(q_tail, q_insert, p_aqm, latency), latency, k)
 
 

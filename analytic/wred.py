@@ -1,8 +1,8 @@
-"""WRED, gentle WRED, RIO and overlapped n-RED drop probabilities (seed 000, seed 004).
+"""WRED, gentle WRED, RIO and overlapped n-RED drop probabilities (Takeo & Tasaka 2003, Köhler & Schäfer (1999)).
 
 The drop curve is defined once, symbolically, and lambdified for numbers:
 
-* :data:`P_WRED` -- Takeo & Tasaka (seed 000), section II.A, the equation for
+* :data:`P_WRED` -- Takeo & Tasaka (Takeo & Tasaka 2003), section II.A, the equation for
   ``P(avr)``: 0 if ``avr < min_th``; 1 if ``max_th <= avr``;
   ``(avr - min_th) / (P_d (max_th - min_th))`` otherwise.
 * :data:`P_GENTLE` -- the "gentle" variant (Floyd, RED parameter notes 2000):
@@ -10,8 +10,8 @@ The drop curve is defined once, symbolically, and lambdified for numbers:
   ``1/P_d`` to 1 instead of jumping to 1.
 
 The average is ``avr <- (1 - alpha) avr + alpha q`` on every arrival
-(seed 000), ``alpha = 2^-n``. The three disciplines differ only in which
-packets an average counts (seed 004, section 2.4): WRED -- every colour reads
+(Takeo & Tasaka 2003), ``alpha = 2^-n``. The three disciplines differ only in which
+packets an average counts (Köhler & Schäfer 1999, section 2.4): WRED -- every colour reads
 one average over all packets; RIO -- green (IN) reads the average of green
 packets, yellow and red (OUT) read the average of all packets; overlapped n-RED
 -- colour ``c`` reads the average of the packets of colours ``0..c``.
@@ -38,12 +38,12 @@ P_d = sp.Symbol("P_d", positive=True)
 alpha = sp.Symbol("alpha", positive=True)
 q = sp.Symbol("q", nonnegative=True)
 
-#: Seed 000, section II.A: the WRED drop probability P(avr).
+#: Takeo & Tasaka (2003), section II.A: the WRED drop probability P(avr).
 P_WRED = sp.Piecewise((0, avr < min_th), (1, avr >= max_th), ((avr - min_th) / (P_d * (max_th - min_th)), True))
 #: Gentle RED: linear from 1/P_d at max_th to 1 at 2 max_th.
 P_GENTLE = sp.Piecewise((0, avr < min_th), ((avr - min_th) / (P_d * (max_th - min_th)), avr < max_th),
                         (1 / P_d + (1 - 1 / P_d) * (avr - max_th) / max_th, avr < 2 * max_th), (1, True))
-#: Seed 000, section II.A: avr <- (1 - alpha) avr + alpha q.
+#: Takeo & Tasaka (2003), section II.A: avr <- (1 - alpha) avr + alpha q.
 EWMA = (1 - alpha) * avr + alpha * q
 
 MODES = ("wred", "rio", "nred")
@@ -114,6 +114,6 @@ class Profile:
         return drop_prob(a, self.min_th[colour], self.max_th[colour], self.P_d[colour], self.gentle)
 
 
-#: Seed 000, Table I: (min_th, max_th) per drop precedence, identical in classes 1-4; P_d = 3, alpha = 2^-9.
+#: Takeo & Tasaka (2003), Table I: (min_th, max_th) per drop precedence, identical in classes 1-4; P_d = 3, alpha = 2^-9.
 TAKEO_TABLE_I = Profile(min_th=(24.0, 16.0, 8.0), max_th=(48.0, 40.0, 32.0), P_d=(3.0, 3.0, 3.0),
                         alpha=2.0 ** -9, mode="wred")

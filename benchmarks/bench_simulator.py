@@ -1,6 +1,6 @@
 """Benchmark of the PQ + TxQ simulator (qosbound.validation.pq_txq_sim).
 
-Prints, measured side by side in one run on the example scenario of seed 002
+Prints, measured side by side in one run on the example scenario of Ferrari et al. (2001)
 (examples/ferrari2001.yaml: 2 Mbit/s, Q_t = 5 units of 512 B, EF 300 kbit/s of
 128 B, BE 512/1024/1536 B):
 

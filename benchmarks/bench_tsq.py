@@ -5,9 +5,9 @@ one run (the machine is shared, so absolute times are noisy; the ratios are the 
 
 1. Insertion cost: a treap holding q packets (q = 1e2 .. 1e6) is churned: each operation inserts a packet
    with a random weight, asks for the bytes ahead of it (q') and removes the head, so q stays fixed.
-   The cost per operation is fitted by least squares to a + b log2(q) and to a + b q; seed 001 section
+   The cost per operation is fitted by least squares to a + b log2(q) and to a + b q; Claypool, Kinicki & Kumar section
    3.2 asks for O(log q).
-2. Simulator: seed 001's audio setting (15 Mbit/s, 99 TFRC bulk flows + 1 audio flow, PI) and a 10x
+2. Simulator: Claypool, Kinicki & Kumar's audio setting (15 Mbit/s, 99 TFRC bulk flows + 1 audio flow, PI) and a 10x
    larger one (150 Mbit/s, 990 + 10 flows), packets per wall-clock second with TSQ and with PI alone.
 """
 

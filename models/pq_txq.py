@@ -1,4 +1,4 @@
-"""The PQ + TxQ system (seed 002) as a PRISM-language DTMC, rendered from a template and solved on Storm.
+"""The PQ + TxQ system (Ferrari et al. 2001) as a PRISM-language DTMC, rendered from a template and solved on Storm.
 
 Model (``models/templates/pq_txq.prism``): slotted time, one slot = the time to
 send one *granule* (the gcd of all packet sizes, or a coarser size when that

@@ -1,4 +1,4 @@
-"""``qosbound tfrc``: the TFRC / gTFRC rate calculator (RFC 5348 section 3.1, seed 003 eq. (1) and (2)).
+"""``qosbound tfrc``: the TFRC / gTFRC rate calculator (RFC 5348 section 3.1, Jourjon et al. (2008) eq. (1) and (2)).
 
 One point from flags, or a table from a CSV file (one row per point, columns
 ``s``, ``rtt``, ``loss`` and optionally ``target``, ``x_recv``; cells are numbers
@@ -193,7 +193,7 @@ def run(args) -> int:
     if args.json:
         doc = {k: {"value": (bool(v) if k == "needs_guarantee" else float(v)), "unit": _UNITS[k]}
                for k, v in res.items()}
-        doc["equation"] = "RFC 5348 section 3.1 (seed 003 eq. (1)); gTFRC seed 003 eq. (2)"
+        doc["equation"] = "RFC 5348 section 3.1 (Jourjon et al. 2008 eq. (1)); gTFRC Jourjon et al. (2008) eq. (2)"
         doc["b"] = b
         doc["t_rto"] = t_rto if t_rto is not None else 4 * rtt
         print(json.dumps(doc, indent=2, allow_nan=False))
@@ -205,7 +205,7 @@ def run(args) -> int:
     print(f"  square-root law = {format_quantity(res['X_sqrt_law'], 'bit/s')} (upper envelope)")
     if target is not None:
         need = res["needs_guarantee"]
-        print(f"gTFRC (seed 003 eq. 2), target g = {format_quantity(target, 'bit/s')}"
+        print(f"gTFRC (Jourjon et al. 2008 eq. 2), target g = {format_quantity(target, 'bit/s')}"
               + (f", X_recv = {format_quantity(x_recv, 'bit/s')}" if x_recv else ""))
         print(f"  X_gTFRC         = {format_quantity(res['X_gtfrc'], 'bit/s')}")
         print(f"  target needs the guarantee: {'yes' if need else 'no'} "

@@ -41,7 +41,7 @@ def test_alpha_one_matches_product_form():
 
 
 def test_wfq_shares_follow_weights_when_saturated():
-    """Two saturated classes with weights 1:3 receive 1/4 and 3/4 of the link (CBWFQ, seed 000 II.B)."""
+    """Two saturated classes with weights 1:3 receive 1/4 and 3/4 of the link (CBWFQ, Takeo & Tasaka (2003) II.B)."""
     C = 1e6
     cfg = af_sim.Config(
         C=C, w=np.array([250e3, 750e3]), K=np.array([40, 40]), min_th=np.full((2, 3), 30.0),

@@ -1,4 +1,4 @@
-"""Tests for qosbound.analytic.cbwfq: Table V of seed 000 and the sharing rules."""
+"""Tests for qosbound.analytic.cbwfq: Table V of Takeo & Tasaka (2003) and the sharing rules."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_table_v_allocations(case):
 
 
 def test_class_one_idle_gives_666_7_and_888_9():
-    """With class 1 idle, classes 3 and 4 get 666.7 and 888.9 kbit/s (seed 000, Table V)."""
+    """With class 1 idle, classes 3 and 4 get 666.7 and 888.9 kbit/s (Takeo & Tasaka 2003, Table V)."""
     r = cbwfq.allocate(2e6, [200e3, 400e3, 600e3, 800e3], [0, 1, 1, 1])
     assert r[2] == pytest.approx(2e6 * 600 / 1800) and r[3] == pytest.approx(2e6 * 800 / 1800)
     assert r[0] == 0

@@ -186,7 +186,7 @@ def test_floating_mean_satisfies_littles_law(arrivals):
 
 
 def test_max_occupancy_is_qt_plus_k_minus_1():
-    """A 5-unit TxQ with 1536-byte BE packets holds at most 7 units (seed 002, section II)."""
+    """A 5-unit TxQ with 1536-byte BE packets holds at most 7 units (Ferrari et al. 2001, section II)."""
     from qosbound.models.engine import steady_state
 
     scn = scenario(QT=5, PQ=2, be=((1536, 1.0),), arrivals="bernoulli")
@@ -219,7 +219,7 @@ def test_granule_rounding_is_reported():
 @given(QT=st.integers(1, 4), k=st.integers(1, 3), rho=st.floats(0.02, 0.6), PQ=st.integers(1, 6),
        arrivals=st.sampled_from(["poisson", "bernoulli"]))
 def test_worst_case_mean_eq7_bounds_the_model_mean(QT, k, rho, PQ, arrivals):
-    """Ferrari eq. (7) with saturated BE of k units bounds the exact mean EF delay (seed 002, section VI)."""
+    """Ferrari eq. (7) with saturated BE of k units bounds the exact mean EF delay (Ferrari et al. 2001, section VI)."""
     rate = f"{rho * 2e6:.6f} bit/s"
     scn = scenario(QT=QT, PQ=PQ, be=((512 * k, 1.0),), rate=rate, arrivals=arrivals)
     p = params(scn)

@@ -1,4 +1,4 @@
-"""Tests of qosbound.validation.pq_txq_sim: the PQ + TxQ packet simulator (seed 002 semantics)."""
+"""Tests of qosbound.validation.pq_txq_sim: the PQ + TxQ packet simulator (Ferrari et al. 2001 semantics)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of qosbound.analytic.quality: seed 001 section 2 quality functions, reconstructed breakpoints."""
+"""Tests of qosbound.analytic.quality: Claypool, Kinicki & Kumar section 2 quality functions, reconstructed breakpoints."""
 
 import numpy as np
 import pytest
@@ -13,7 +13,7 @@ REF = reference_data()["quality"]
 
 @pytest.mark.parametrize("ms,value", REF["audio_delay"]["points_ms"])
 def test_audio_delay_quoted_values(ms, value):
-    """Audio delay quality reproduces the quoted values (seed 001 section 2.1.1)."""
+    """Audio delay quality reproduces the quoted values (Claypool, Kinicki & Kumar section 2.1.1)."""
     assert float(Q.audio_delay_quality(ms / 1000)) == pytest.approx(value, abs=REF["audio_delay"]["tolerance"])
 
 
@@ -33,7 +33,7 @@ def test_audio_delay_slope_doubles_after_400ms():
 
 @pytest.mark.parametrize("kbps,value", REF["audio_throughput"]["points_kbps"])
 def test_audio_throughput_quoted_values(kbps, value):
-    """Audio throughput quality: 1/6 per halving from 1 at 128 kbit/s (seed 001 section 2.1.2, Figure 3)."""
+    """Audio throughput quality: 1/6 per halving from 1 at 128 kbit/s (Claypool, Kinicki & Kumar section 2.1.2, Figure 3)."""
     assert float(Q.audio_throughput_quality(kbps * 1000)) == pytest.approx(value, abs=REF["audio_throughput"]["tolerance"])
 
 
@@ -51,7 +51,7 @@ def test_printed_coefficient_is_natural_log():
 
 @pytest.mark.parametrize("kbps,value", REF["video_throughput"]["points_kbps"])
 def test_video_throughput_quoted_values(kbps, value):
-    """Video throughput quality passes through the quoted points (seed 001 section 2.2.2)."""
+    """Video throughput quality passes through the quoted points (Claypool, Kinicki & Kumar section 2.2.2)."""
     assert float(Q.video_throughput_quality(kbps * 1000)) == pytest.approx(value, abs=1e-12)
 
 
@@ -84,7 +84,7 @@ def test_throughput_quality_monotone_and_bounded(a, b, app):
 @settings(max_examples=100, deadline=None)
 @given(d=st.floats(0, 1), t=st.floats(0, 2e6))
 def test_quality_is_minimum(d, t):
-    """Q(d, T) = min(Q_d(d), Q_t(T)) (seed 001 eq. (1))."""
+    """Q(d, T) = min(Q_d(d), Q_t(T)) (Claypool, Kinicki & Kumar eq. (1))."""
     assert float(Q.quality("audio", d, t)) == min(float(Q.audio_delay_quality(d)), float(Q.audio_throughput_quality(t)))
 
 

@@ -1,5 +1,5 @@
 """The simulator and the model checker implement the same semantics: simulated intervals contain the
-model-checked values (seed 002's PQ + TxQ), over random configurations."""
+model-checked values (Ferrari et al.'s PQ + TxQ), over random configurations."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ def test_rfc_constants_in_the_sender():
 
 
 def test_testbed_defaults_are_the_papers():
-    """QstpConfig's defaults are seed 003's testbed (section 5.1); the reproduction's cases are Fig. 4 and 5."""
+    """QstpConfig's defaults are Jourjon et al.'s testbed (section 5.1); the reproduction's cases are Fig. 4 and 5."""
     cfg = QstpConfig()
     assert cfg.bucket == BED["bucket_bytes"]["value"]
     assert list(cfg.rio) == pytest.approx(BED["rio"]["value"])

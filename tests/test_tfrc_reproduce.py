@@ -1,4 +1,4 @@
-"""Tests of qosbound.reproduce.qstp2008: `qosbound reproduce qstp2008 --quick` runs and checks seed 003's claim."""
+"""Tests of qosbound.reproduce.qstp2008: `qosbound reproduce qstp2008 --quick` runs and checks Jourjon et al.'s claim."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of qosbound.analytic.tsq: the cut-in-line weight, the drop adjustment and its proofs (seed 001)."""
+"""Tests of qosbound.analytic.tsq: the cut-in-line weight, the drop adjustment and its proofs (Claypool, Kinicki & Kumar)."""
 
 import numpy as np
 import pytest
@@ -14,7 +14,7 @@ delays = st.floats(0.0, 2.0)
 
 
 def test_identity_uncapped_is_proved():
-    """Uncapped, T' = K/((l+q') sqrt(p')) equals T = K/((l+q) sqrt(p)) symbolically (seed 001 eq. (3)-(5))."""
+    """Uncapped, T' = K/((l+q') sqrt(p')) equals T = K/((l+q) sqrt(p)) symbolically (Claypool, Kinicki & Kumar eq. (3)-(5))."""
     assert A.prove_identity()
 
 
@@ -46,7 +46,7 @@ def test_pi_fixed_point_is_q_ref():
 @settings(max_examples=200, deadline=None)
 @given(q=delays, frac=st.floats(0.0, 1.0), p=probs)
 def test_drop_adjustment_properties(q, frac, p):
-    """p <= p' <= 1; outside the cap T' = T; inside the cap T' > T (seed 001 eq. (5))."""
+    """p <= p' <= 1; outside the cap T' = T; inside the cap T' > T (Claypool, Kinicki & Kumar eq. (5))."""
     qp = q * frac
     pp = float(A.adjusted_drop(q, qp, p, L))
     assert p * (1 - 1e-12) <= pp <= 1.0
@@ -84,7 +84,7 @@ def test_cap_region_for_seed_parameters():
 @settings(max_examples=100, deadline=None)
 @given(d=st.integers(1, 16), td=st.floats(0, 1), ta=st.floats(0, 100))
 def test_weight_between_arrival_and_tail(d, td, ta):
-    """t_a <= w <= t_a + t_d, with equality at the tail for hint 2^n (seed 001 eq. (2))."""
+    """t_a <= w <= t_a + t_d, with equality at the tail for hint 2^n (Claypool, Kinicki & Kumar eq. (2))."""
     w = float(A.weight(d, td, ta))
     assert ta <= w <= ta + td + 1e-12
     if d == 16:

@@ -47,7 +47,7 @@ def test_hint_distribution_sums_to_one_and_mean_matches():
 
 
 def test_lower_hint_less_delay_more_drop():
-    """Per-hint delay increases and drop decreases with the hint (seed 001 Figures 8-10)."""
+    """Per-hint delay increases and drop decreases with the hint (Claypool, Kinicki & Kumar Figures 8-10)."""
     v = [M.hint_values(SMALL, h).values for h in (1, 4, 8, 16)]
     delays = [x["mean_qdelay"] for x in v]
     drops = [x["mean_drop"] for x in v]

@@ -1,4 +1,4 @@
-"""Tests of `qosbound reproduce tsq` (seed 001): the shape of the audio experiment and the cap table."""
+"""Tests of `qosbound reproduce tsq` (Claypool, Kinicki & Kumar): the shape of the audio experiment and the cap table."""
 
 import json
 

@@ -20,7 +20,7 @@ def _table_i():
 
 
 def test_table_i_profile_matches_data_file():
-    """TAKEO_TABLE_I carries seed 000's Table I thresholds, P_d = 3 and alpha = 2^-9."""
+    """TAKEO_TABLE_I carries Takeo & Tasaka's Table I thresholds, P_d = 3 and alpha = 2^-9."""
     t = _table_i()
     p = wred.TAKEO_TABLE_I
     for c, key in enumerate(("drop1", "drop2", "drop3")):
@@ -31,7 +31,7 @@ def test_table_i_profile_matches_data_file():
 
 
 def test_drop_curve_points():
-    """P(avr) is 0 below min_th, (avr-min_th)/(P_d (max_th-min_th)) between, 1 from max_th on (seed 000)."""
+    """P(avr) is 0 below min_th, (avr-min_th)/(P_d (max_th-min_th)) between, 1 from max_th on (Takeo & Tasaka 2003)."""
     got = wred.drop_prob([0, 23.9, 24, 36, 47.9, 48, 60], 24, 48, 3)
     want = [0, 0, 0, 12 / 72, 23.9 / 72, 1, 1]
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
@@ -44,7 +44,7 @@ def test_gentle_is_continuous_at_max_th_and_reaches_one_at_twice():
 
 
 def test_symbolic_form_is_the_paper_equation():
-    """Between the thresholds the SymPy curve simplifies to the linear ramp of seed 000."""
+    """Between the thresholds the SymPy curve simplifies to the linear ramp of Takeo & Tasaka (2003)."""
     mid = wred.P_WRED.args[2][0]
     assert sp.simplify(mid - (wred.avr - wred.min_th) / (wred.P_d * (wred.max_th - wred.min_th))) == 0
 

@@ -7,7 +7,7 @@ Semantics (the same as :mod:`qosbound.analytic.red_queue` and ``models/wred.pris
   (:mod:`qosbound.validation.markers`, colour-blind or colour-aware).
 * Each class has a FIFO buffer of ``K`` packets, counting the one on the wire.
   On every arrival the class's three cumulative averages are updated with a
-  true floating-point EWMA, ``avg <- (1 - alpha) avg + alpha q`` (seed 000),
+  true floating-point EWMA, ``avg <- (1 - alpha) avg + alpha q`` (Takeo & Tasaka 2003),
   where ``q`` counts the packets queued at the arrival; the colour's drop
   probability comes from :func:`qosbound.validation.droppers.colour_drop_prob`
   (the one implementation every simulator uses). An arrival to a full buffer is dropped.

@@ -7,21 +7,21 @@ packets; probabilities are plain floats.
 Public kernels and their signatures
 -----------------------------------
 ``red_drop_prob(avg, min_th, max_th, max_p, gentle) -> float``
-    RED / WRED drop probability for an average queue ``avg`` (seed 000, eq. for
+    RED / WRED drop probability for an average queue ``avg`` (Takeo & Tasaka 2003, eq. for
     P(avr); Floyd & Jacobson 1993): 0 below ``min_th``, ``max_p*(avg-min_th)/(max_th-min_th)``
     between, 1 at or above ``max_th``. ``max_p = 1/P_d`` (P_d is the
-    mark-probability denominator of seed 000). With ``gentle=True`` the
+    mark-probability denominator of Takeo & Tasaka (2003)). With ``gentle=True`` the
     probability rises linearly from ``max_p`` at ``max_th`` to 1 at ``2*max_th``
     instead of jumping to 1.
 ``ewma_update(avg, q, alpha) -> float``
-    ``(1 - alpha)*avg + alpha*q`` (seed 000: avr <- (1-alpha) avr + alpha q), run on each arrival.
+    ``(1 - alpha)*avg + alpha*q`` (Takeo & Tasaka (2003): avr <- (1-alpha) avr + alpha q), run on each arrival.
 ``ewma_idle(avg, alpha, m) -> float``
     ``(1 - alpha)**m * avg``: Floyd & Jacobson's decay for an idle period worth ``m``
     packet transmissions (for callers that update the average after an idle link).
 ``avg_index(mode, colour) -> int``
     Which average a colour's drop decision reads: ``WRED`` -> 2 (all packets);
     ``RIO`` -> 0 for green (IN average) else 2 (ALL average); ``NRED`` (overlapped
-    n-RED, seed 004) -> ``colour`` (the average over colours 0..colour).
+    n-RED, Köhler & Schäfer (1999)) -> ``colour`` (the average over colours 0..colour).
 ``update_averages(avgs, qcol, alpha) -> None``
     In place: ``avgs[k] <- ewma_update(avgs[k], sum(qcol[0..k]), alpha)`` for k = 0, 1, 2,
     where ``qcol[c]`` is the number of colour-c packets queued at the arrival.
@@ -32,7 +32,7 @@ Public kernels and their signatures
 Colours are drop precedences: 0 green (AFx1), 1 yellow (AFx2), 2 red (AFx3).
 Every average is updated on every arrival (with its own cumulative count), so
 the three disciplines differ only in which average a colour reads; for WRED all
-colours read the average over all packets, as in seed 000.
+colours read the average over all packets, as in Takeo & Tasaka (2003).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The PI AQM controller of Hollot, Misra, Towsley & Gong (2001), as used under TSQ by seed 001.
+"""The PI AQM controller of Hollot, Misra, Towsley & Gong (2001), as used under TSQ by Claypool, Kinicki & Kumar.
 
 Every ``1/f`` seconds (``f = 170 Hz``) the controller samples the queue length
 ``q`` (packets waiting, not counting the one on the wire) and updates
@@ -6,7 +6,7 @@ Every ``1/f`` seconds (``f = 170 Hz``) the controller samples the queue length
     p <- min(1, max(0, p + a (q - q_ref) - b (q_old - q_ref)))
 
 (the clamped difference equation :data:`qosbound.analytic.tsq.pi_update_clamped_expr`,
-compiled for numba from its SymPy form). Seed 001 section 4.1 uses the values
+compiled for numba from its SymPy form). Claypool, Kinicki & Kumar section 4.1 uses the values
 recommended by Hollot et al.: ``a = 1.822e-5``, ``b = 1.816e-5``, 170 Hz,
 ``q_ref = 200`` packets and a buffer of ``q_max = 800`` packets; they live in
 ``qosbound/data/tsq.yaml``.

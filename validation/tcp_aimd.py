@@ -1,4 +1,4 @@
-"""A NewReno-like AIMD TCP sender, one per competing flow, for the QSTP simulator (seed 003 section 5).
+"""A NewReno-like AIMD TCP sender, one per competing flow, for the QSTP simulator (Jourjon et al. 2008 section 5).
 
 The model (stated once, used by :mod:`qosbound.validation.qstp_sim`):
 

@@ -1,4 +1,4 @@
-"""Packet simulator of one TSQ bottleneck over a PI AQM (seed 001), in numba.
+"""Packet simulator of one TSQ bottleneck over a PI AQM (Claypool, Kinicki & Kumar), in numba.
 
 Mechanics (the same semantics as :mod:`qosbound.analytic.tsq`; the weight,
 the drop adjustment, the PI update and the TFRC equation are the SymPy forms
@@ -8,7 +8,7 @@ compiled for numba, not re-typed):
   waiting packets are kept in a treap (a randomised balanced search tree)
   keyed by (weight, arrival number) whose nodes also hold the bytes of their
   subtree, so insertion, removal of the head and "bytes ahead of a weight" all
-  cost O(log q) expected (seed 001 section 3.2 asks for O(log q), e.g. skip lists).
+  cost O(log q) expected (Claypool, Kinicki & Kumar section 3.2 asks for O(log q), e.g. skip lists).
 * On arrival at ``t``: backlog ``B`` = bytes waiting + bytes left of the packet on
   the wire; ``t_d = 8B/C``; ``w = d t_d/2^n + t``; ``q'`` = (bytes ahead of ``w``
   + bytes left on the wire)*8/C; ``p' = min(1, ((l+t_d)/(l+q'))^2 p)`` with ``p``

@@ -1,8 +1,8 @@
 """The AF service: token-bucket markers, RED-family droppers per drop precedence, CBWFQ across classes.
 
-Sources: Takeo & Tasaka (seed 000: WRED with ``P_d`` and ``alpha = 2^-9``, Table I,
-CBWFQ and Table V), Jourjon et al. (seed 003: RIO and the two-colour bucket),
-Koehler & Schaefer (seed 004: trTCM, RIO, overlapped n-RED, Tables 3-6).
+Sources: Takeo & Tasaka (Takeo & Tasaka (2003): WRED with ``P_d`` and ``alpha = 2^-9``, Table I,
+CBWFQ and Table V), Jourjon et al. (Jourjon et al. (2008): RIO and the two-colour bucket),
+Koehler & Schaefer (Köhler & Schäfer (1999): trTCM, RIO, overlapped n-RED, Tables 3-6).
 
 Semantics shared by the three methods (see DESIGN.md, "WRED"):
 
@@ -12,7 +12,7 @@ Semantics shared by the three methods (see DESIGN.md, "WRED"):
   (its weight). Each class's packets arrive as a Poisson (or CBR) stream, coloured
   by fixed fractions (``mix``) or by a marker (``marker``).
 * CBWFQ gives a backlogged class ``C w_i / sum of w over backlogged classes``
-  (seed 000, sec. II.B). ``service: guaranteed``: every method serves a class at
+  (Takeo & Tasaka 2003, sec. II.B). ``service: guaranteed``: every method serves a class at
   exactly that share over the classes with traffic (the simulator gives each class
   its own server at that rate). ``service: max-min`` (default): the simulator runs
   real, work-conserving WFQ; the closed form and the model serve a class at its
@@ -93,7 +93,7 @@ class Dropper(Strict):
     mode: Literal["wred", "rio", "nred"] = "wred"
     gentle: bool = False
     alpha: float | None = Field(default=None, description="EWMA weight; default 2^-exponent")
-    exponent: PositiveInt = Field(default=9, description="alpha = 2^-exponent (seed 000 default 9)")
+    exponent: PositiveInt = Field(default=9, description="alpha = 2^-exponent (Takeo & Tasaka 2003 default 9)")
     thresholds: dict[str, Threshold] = Field(description="per precedence: X1 (green), X2 (yellow), X3 (red)")
 
     @property

@@ -1,4 +1,4 @@
-"""TSQ over a PI AQM (seed 001): per-hint delay, drop, throughput and application quality, three ways.
+"""TSQ over a PI AQM (Claypool, Kinicki & Kumar): per-hint delay, drop, throughput and application quality, three ways.
 
 Semantics: DESIGN.md "TSQ" and :mod:`qosbound.analytic.tsq`. A scenario names a
 bottleneck link, the TSQ settings (hint bits, latency constant ``l``), the PI
@@ -6,7 +6,7 @@ AQM (Hollot et al. 2001; the seed's constants by default), and flow groups:
 ``tfrc`` (responsive, equation-based; a "TCP-friendly CBR" audio source is
 ``tfrc`` with ``rate`` its codec rate) or ``cbr`` (unresponsive), each with a
 delay hint, packet size, propagation RTT and an application (audio, video or
-file) for the quality functions of seed 001 section 2.
+file) for the quality functions of Claypool, Kinicki & Kumar section 2.
 
 Methods:
 
@@ -23,7 +23,7 @@ Methods:
   in the slotted abstraction centred on ``(q_ref, p*)``, with the scenario's
   2^n hints) and, with ``mdp: true``, models/tsq.prism: the best long-run
   square-root-law throughput over per-packet hint choices relative to FIFO
-  (metric ``tsq.gain``; seed 001 claims <= 0). Kind approximation: the
+  (metric ``tsq.gain``; Claypool, Kinicki & Kumar claims <= 0). Kind approximation: the
   abstraction replaces PI by a proportional AQM and the senders by Bernoulli
   sources (the solver's precision is in the note).
 * ``simulated`` -- validation/tsq_sim.py, independent replications, Student-t
@@ -131,7 +131,7 @@ class FlowConf(Strict):
     def _check(self):
         # positivity is checked in Scenario._check, which knows the flow's name
         if self.app == "file" and self.file_size is None:
-            self.file_size = 1.25e6  # 10 Mbit, seed 001 section 2.3.2's example
+            self.file_size = 1.25e6  # 10 Mbit, Claypool, Kinicki & Kumar section 2.3.2's example
         return self
 
 
@@ -292,7 +292,7 @@ def _closed_form(scn: Scenario) -> list[Result]:
 
     op = operating_point(scn)
     out: list[Result] = []
-    prov = {"formula": "PI holds q_ref; TFRC rates fill the link (RFC 5348 eq., seed 001 eq. (5))",
+    prov = {"formula": "PI holds q_ref; TFRC rates fill the link (RFC 5348 eq., Claypool, Kinicki & Kumar eq. (5))",
             "source": "fluid operating point; analytic/tsq.py, analytic/tfrc.py",
             "q_ref_delay_s": op["q"], "congested": op["congested"]}
     approx = Interval.approximation(op["p"], neglects="queue and rate fluctuations: the fluid operating point")
@@ -300,7 +300,7 @@ def _closed_form(scn: Scenario) -> list[Result]:
     cap = float(A.cap_min_drop(1, op["q"], scn.tsq.latency, scn.tsq.hint_bits)) if op["q"] > 0 else 1.0
     out.append(Result("tsq.cap_min_drop", "closed-form", cap, "1", Interval.exact(cap),
                       {"formula": "p > ((l + d q/2^n)/(l + q))^2 at d = 1, q = q_ref delay",
-                       "source": "analytic/tsq.py cap_p_expr (seed 001 eq. (3)-(5))"}))
+                       "source": "analytic/tsq.py cap_p_expr (Claypool, Kinicki & Kumar eq. (3)-(5))"}))
     if op["congested"] and scn.tsq.enabled:
         H = 2 ** scn.tsq.hint_bits
         hs = np.arange(1, H + 1, dtype=float)
@@ -314,7 +314,7 @@ def _closed_form(scn: Scenario) -> list[Result]:
                       Interval.approximation(gain, neglects="queue fluctuations: the gain at the operating point "
                                                             "(q_ref delay, p*) only"),
                       {"formula": "max over hints of T'/T - 1 at the operating point (q_ref delay, p*)",
-                       "source": "analytic/tsq.py throughput_tsq (seed 001 eq. (3)-(5)); 0 outside the cap region"}))
+                       "source": "analytic/tsq.py throughput_tsq (Claypool, Kinicki & Kumar eq. (3)-(5)); 0 outside the cap region"}))
     for name, f in scn.flows.items():
         r = _per_hint_closed(scn, name, op, [f.hint])
         _add_group(out, name, "closed-form", {k: float(v[0]) for k, v in r.items()}, prov, CF_NEGLECTS)
@@ -330,7 +330,7 @@ def _closed_form(scn: Scenario) -> list[Result]:
         best = hints[int(np.argmax(np.round(r["quality"], 12) - 1e-9 * np.arange(len(hints))))]
         out.append(Result(f"{name}.best_hint", "closed-form", float(best), "1",
                           Interval.approximation(float(best), neglects=CF_NEGLECTS),
-                          {"formula": "argmax over hints of min(Q_d, Q_t)", "source": "seed 001 eq. (1)"}))
+                          {"formula": "argmax over hints of min(Q_d, Q_t)", "source": "Claypool, Kinicki & Kumar eq. (1)"}))
     return out
 
 
@@ -338,7 +338,7 @@ def _bound_result(prefix: str, b: float) -> Result:
     """The aging bound on a flow's queueing delay; it bounds every delay metric of the flow (mean, p99, max)."""
     return Result(f"{prefix}.delay.bound", "closed-form", b, "s", Interval.upper_bound(b),
                   {"formula": "D_q <= t_max (1 + d/2^n), t_max = 8 (q_max + 1) L / C",
-                   "source": "analytic/tsq.py delay_bound (aging term of seed 001 eq. (2))"},
+                   "source": "analytic/tsq.py delay_bound (aging term of Claypool, Kinicki & Kumar eq. (2))"},
                   bounds=(f"{prefix}.delay.*",))
 
 
@@ -592,7 +592,7 @@ def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
       for another number of hints than the scenario's fails this.
     * The aging bound against the simulated maximum delay (an upper bound against an observed maximum, a
       lower bound: the generic rule compares bounds with estimates only).
-    * The MDP's throughput gain occurs only where the cap ``p' = 1`` is reachable (seed 001 eq. (5)).
+    * The MDP's throughput gain occurs only where the cap ``p' = 1`` is reachable (Claypool, Kinicki & Kumar eq. (5)).
     """
     by = {(r.metric, r.method): r for r in results}
     out: list[Verdict] = []
@@ -639,7 +639,7 @@ def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
 
 def admit(scn: Scenario, parameter: str, *, direction: str = "largest", method: str | None = None,
           lo: float | None = None, hi: float | None = None, progress=None):
-    """``--vary flows.<name>.hint``: the hint that maximises the flow's quality (seed 001 section 4.2).
+    """``--vary flows.<name>.hint``: the hint that maximises the flow's quality (Claypool, Kinicki & Kumar section 4.2).
 
     Every hint in 1..2^n (within ``--min``/``--max``) is evaluated by ``method`` (default: simulated when
     enabled, else closed-form); ties go to the larger hint (less cutting in line).
