@@ -14,10 +14,12 @@ Conventions for the documentation (stated here, where they are enforced):
   packaging test execute, so they are not run again here.
 * ```` ```yaml ```` blocks parse; a block with ``name:`` and ``system:`` is
   loaded as a full scenario.
-* ```` ```python ```` blocks are executed.
+* ```` ```python ```` blocks are executed in a fresh interpreter.
 
-Commands run in a scratch folder that links ``examples/`` and ``models/`` of the
-checkout, so files they write (``--out``, ``--junit``) stay out of the tree.
+Each page runs top to bottom in its own scratch folder that links ``examples/``
+and ``models/`` of the checkout, so a Python block may write a file that a later
+command reads, and files the commands write (``--out``, ``--junit``) stay out of
+the tree. Plain ```` ``` ```` blocks are sample output and are not run.
 """
 
 from __future__ import annotations
@@ -37,73 +39,57 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
 
 
-def blocks():
-    out = []
-    for path in DOCS:
-        text = path.read_text()
-        for i, m in enumerate(FENCE.finditer(text)):
-            line = text[: m.start()].count("\n") + 1
-            out.append((path, line, m.group(1), m.group(2), i))
-    return out
-
-
 def _split_exit(cmd: str) -> tuple[str, int]:
     m = re.search(r"#\s*exit\s+(\d+)\s*$", cmd)
     code = int(m.group(1)) if m else 0
-    cmd = re.sub(r"\s+#.*$", "", cmd).strip()
-    return cmd, code
+    return re.sub(r"\s+#.*$", "", cmd).strip(), code
 
 
-def commands():
-    cases = []
-    for path, line, lang, body, index in blocks():
-        rel = path.relative_to(ROOT)
+def steps(path: Path) -> list[tuple]:
+    """The page's runnable steps in order: ('cmd', line, command, exit code, sample), ('python', line, code),
+    ('yaml', line, text)."""
+    text = path.read_text()
+    out = []
+    for index, m in enumerate(FENCE.finditer(text)):
+        lang, body = m.group(1), m.group(2)
+        line = text[: m.start()].count("\n") + 1
         if lang == "console":
             cur = None
             for ln in body.splitlines():
                 if ln.startswith("$ "):
-                    if cur:
-                        cases.append(cur)
                     cmd, code = _split_exit(ln[2:])
-                    cur = (f"{rel}:{line}", cmd, code, [])
-                elif cur and ln.strip():
-                    cur[3].append(ln)
-            if cur:
-                cases.append(cur)
+                    cur = ["cmd", line, cmd, code, []]
+                    out.append(cur)
+                elif cur is not None and ln.strip():
+                    cur[4].append(ln)
         elif lang == "bash":
             if path.name == "README.md" and index < 2:
                 continue
             for ln in body.splitlines():
                 if ln.strip().startswith("qosbound "):
                     cmd, code = _split_exit(ln.strip())
-                    cases.append((f"{rel}:{line}", cmd, code, []))
-    return cases
+                    out.append(["cmd", line, cmd, code, []])
+        elif lang == "python":
+            out.append(["python", line, body])
+        elif lang == "yaml":
+            out.append(["yaml", line, body])
+    return out
 
 
-CASES = commands()
+PAGES = [p for p in DOCS if steps(p)]
 
 
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    d = tmp_path_factory.mktemp("docs")
-    for name in ("examples", "models"):
-        os.symlink(ROOT / name, d / name)
-    return d
+def test_every_page_with_code_is_collected():
+    cmds = [s for p in DOCS for s in steps(p) if s[0] == "cmd"]
+    assert len(cmds) >= 10 and all(s[2].startswith("qosbound ") for s in cmds), [s[2] for s in cmds]
 
 
-def test_the_docs_have_runnable_blocks():
-    assert len(CASES) >= 10, [c[1] for c in CASES]
-    assert all(c[1].startswith("qosbound ") for c in CASES), [c[1] for c in CASES]
-
-
-@pytest.mark.parametrize("where,cmd,code,sample", CASES, ids=[f"{c[0]}:{c[1][:60]}" for c in CASES])
-def test_documented_command_runs(where, cmd, code, sample, scratch):
+def _run_command(where, cmd, code, sample, cwd):
     argv = shlex.split(cmd)
-    env = dict(os.environ, COLUMNS="200")
-    proc = subprocess.run([sys.executable, "-m", "qosbound", *argv[1:]], cwd=str(scratch), capture_output=True,
-                          text=True, timeout=1200, env=env)
-    assert proc.returncode == code, f"{where}: `{cmd}` exited {proc.returncode}, documented {code}\n" \
-                                    f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    proc = subprocess.run([sys.executable, "-m", "qosbound", *argv[1:]], cwd=str(cwd), capture_output=True,
+                          text=True, timeout=1200, env=dict(os.environ, COLUMNS="200"))
+    assert proc.returncode == code, (f"{where}: `{cmd}` exited {proc.returncode}, documented {code}\n"
+                                     f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     text = proc.stdout + proc.stderr
     for ln in sample:
@@ -112,19 +98,24 @@ def test_documented_command_runs(where, cmd, code, sample, scratch):
             assert stem in text, f"{where}: sample line {ln!r} (text {stem!r}) not in the output of `{cmd}`"
 
 
-@pytest.mark.parametrize("where,body", [(f"{p.relative_to(ROOT)}:{ln}", b) for p, ln, lang, b, _ in blocks()
-                                        if lang == "yaml"])
-def test_documented_yaml_parses(where, body, tmp_path):
-    doc = yaml.safe_load(body)
-    if isinstance(doc, dict) and "name" in doc and "system" in doc:
-        from qosbound.scenario import load
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_page_runs_top_to_bottom(page, tmp_path):
+    for name in ("examples", "models"):
+        os.symlink(ROOT / name, tmp_path / name)
+    rel = page.relative_to(ROOT)
+    for step in steps(page):
+        where = f"{rel}:{step[1]}"
+        if step[0] == "cmd":
+            _run_command(where, *step[2:], tmp_path)
+        elif step[0] == "python":
+            proc = subprocess.run([sys.executable, "-c", step[2]], cwd=str(tmp_path), capture_output=True,
+                                  text=True, timeout=600)
+            assert proc.returncode == 0, f"{where}: Python block failed\n{proc.stderr[-3000:]}"
+        else:
+            doc = yaml.safe_load(step[2])
+            if isinstance(doc, dict) and "name" in doc and "system" in doc:
+                from qosbound.scenario import load
 
-        f = tmp_path / "s.yaml"
-        f.write_text(body)
-        load(f)
-
-
-@pytest.mark.parametrize("where,body", [(f"{p.relative_to(ROOT)}:{ln}", b) for p, ln, lang, b, _ in blocks()
-                                        if lang == "python"])
-def test_documented_python_runs(where, body):
-    exec(compile(body, where, "exec"), {"__name__": "__docs__"})
+                f = tmp_path / "documented.yaml"
+                f.write_text(step[2])
+                load(f)
