@@ -41,7 +41,7 @@ from qosbound.analytic.wred import P_GENTLE, P_WRED, Profile, avg_counts, avr, m
 from qosbound.errors import ScenarioError
 
 __all__ = ["QueueSolution", "solve", "instantaneous", "fixed_average", "RATIO", "PI_MM1K", "L_MM1K",
-           "composition_chain"]
+           "mm1k_mean", "mm1k_distribution", "composition_chain"]
 
 lam0, lam1, lam2, mu = sp.symbols("lambda_0 lambda_1 lambda_2 mu", positive=True)
 n_sym, K_sym = sp.symbols("n K", integer=True, nonnegative=True)
@@ -83,8 +83,30 @@ def _admit_fn(gentle: bool):
     return sp.lambdify((n_sym, lo, hi, pd), _admit(gentle, lo, hi, pd), "numpy")
 
 
-_pi_mm1k = sp.lambdify((n_sym, rho, K_sym), PI_MM1K, "numpy")
-_L_mm1k = sp.lambdify((rho, K_sym), L_MM1K, "numpy")
+#: The same two formulas divided through by rho^(K+1), for rho > 1: no overflow at large K.
+PI_MM1K_HEAVY = (rho - 1) * rho ** (n_sym - K_sym - 1) / (1 - rho ** (-(K_sym + 1)))
+L_MM1K_HEAVY = rho / (1 - rho) + (K_sym + 1) / (1 - rho ** (-(K_sym + 1)))
+
+_pi_light = sp.lambdify((n_sym, rho, K_sym), PI_MM1K, "numpy")
+_L_light = sp.lambdify((rho, K_sym), L_MM1K, "numpy")
+_pi_heavy = sp.lambdify((n_sym, rho, K_sym), PI_MM1K_HEAVY, "numpy")
+_L_heavy = sp.lambdify((rho, K_sym), L_MM1K_HEAVY, "numpy")
+
+
+def mm1k_mean(r: float, K: int) -> float:
+    """Mean number in an M/M/1/K system at load ``r`` (L_MM1K; its limit K/2 at r = 1; the divided form above 1)."""
+    if abs(r - 1.0) <= 1e-9:
+        return K / 2.0
+    return float(_L_light(r, K) if r < 1.0 else _L_heavy(r, K))
+
+
+def mm1k_distribution(r: float, K: int) -> np.ndarray:
+    """P(n in system), n = 0..K, of an M/M/1/K system at load ``r`` (PI_MM1K; uniform at r = 1)."""
+    nvec = np.arange(K + 1, dtype=float)
+    if abs(r - 1.0) <= 1e-9:
+        return np.full(K + 1, 1.0 / (K + 1))
+    pi = np.asarray(_pi_light(nvec, r, K) if r < 1.0 else _pi_heavy(nvec, r, K), dtype=float)
+    return pi / pi.sum()
 
 
 @dataclass
@@ -232,7 +254,7 @@ def fixed_average(lam, mu_, K: int, prof: Profile, tol: float = 1e-12) -> QueueS
         if tot <= 0:
             return p, 0.0, np.zeros(3), 0.0
         r = tot / mu_
-        L = float(_L_mm1k(r, K)) if abs(r - 1.0) > 1e-9 else K / 2.0
+        L = mm1k_mean(r, K)
         return p, L, L * lt / tot, r
 
     def F(a):
@@ -257,8 +279,7 @@ def fixed_average(lam, mu_, K: int, prof: Profile, tol: float = 1e-12) -> QueueS
             return _averaged(lam, mu_, K, prof, a, stats, cum)
     p, L, Lc, r = stats(a)
     nvec = np.arange(K + 1, dtype=float)
-    pi = np.asarray(_pi_mm1k(nvec, r, K), dtype=float) if abs(r - 1.0) > 1e-9 else np.full(K + 1, 1.0 / (K + 1))
-    pi = pi / pi.sum()
+    pi = mm1k_distribution(r, K)
     adm = np.repeat((1.0 - p)[:, None], K + 1, axis=1)
     adm[:, K] = 0.0
     sol = _finish(pi, adm, lam, mu_, "fixed average (small alpha), M/M/1/K fixed point", nvec)
@@ -311,7 +332,7 @@ def _averaged(lam, mu_, K, prof, a0, stats, cum, steps: int = 3000) -> QueueSolu
             lt = lam * (1.0 - pp)
             tot = lt.sum()
             rr = tot / mu_
-            LL = float(_L_mm1k(rr, K)) if abs(rr - 1.0) > 1e-9 else K / 2.0
+            LL = mm1k_mean(rr, K)
             return pp, cum @ (LL * lt / tot if tot > 0 else np.zeros(3))
 
         sol = root(lambda x: stats_j(x)[1] - x, abar, method="hybr", tol=1e-13)
@@ -332,8 +353,7 @@ def _fixed_p_solution(lam, mu_, K: int, p, label: str) -> QueueSolution:
     """M/M/1/K with per-colour admission probabilities ``1 - p`` that do not depend on the queue."""
     r = float(np.sum(lam * (1.0 - p))) / mu_
     nvec = np.arange(K + 1, dtype=float)
-    pi = np.asarray(_pi_mm1k(nvec, r, K), dtype=float) if abs(r - 1.0) > 1e-9 else np.full(K + 1, 1.0 / (K + 1))
-    pi = pi / pi.sum()
+    pi = mm1k_distribution(r, K)
     adm = np.repeat((1.0 - p)[:, None], K + 1, axis=1)
     adm[:, K] = 0.0
     return _finish(pi, adm, lam, mu_, label, nvec)
@@ -349,7 +369,7 @@ def _at_jump(lam, mu_, K, prof: Profile, g: float) -> QueueSolution:
 
     def L_of(p):
         r = float(np.sum(lam * (1.0 - p))) / mu_
-        return float(_L_mm1k(r, K)) if abs(r - 1.0) > 1e-9 else K / 2.0
+        return mm1k_mean(r, K)
 
     th = brentq(lambda t: L_of(lo + t * (hi - lo)) - g, 0.0, 1.0, xtol=1e-14)
     p = lo + th * (hi - lo)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -97,3 +98,19 @@ def test_buffer_smaller_than_max_th_is_an_error():
     """A buffer below a max_th is rejected."""
     with pytest.raises(ScenarioError, match="smaller than max_th"):
         rq.instantaneous(LAM, MU, 40, TAKEO_TABLE_I)
+
+
+def test_mm1k_forms_for_heavy_load_are_the_same_formulas():
+    """PI_MM1K and L_MM1K divided through by rho^(K+1) are identical expressions (SymPy), and evaluate without
+    overflow at a buffer of a million packets in overload, where the direct forms give inf/inf."""
+    import sympy as sp
+
+    assert sp.simplify(rq.L_MM1K - rq.L_MM1K_HEAVY) == 0
+    assert sp.simplify(rq.PI_MM1K - rq.PI_MM1K_HEAVY) == 0
+    for r in (0.5, 0.999, 1.0, 1.001, 2.0):
+        assert rq.mm1k_mean(r, 20) == pytest.approx(float(rq.L_MM1K.subs({rq.rho: r, rq.K_sym: 20})) if r != 1.0
+                                                    else 10.0, rel=1e-9)
+    L = rq.mm1k_mean(1.5, 1_000_000)
+    assert math.isfinite(L) and L == pytest.approx(1_000_001 - 1.5 / 0.5, rel=1e-12)
+    pi = rq.mm1k_distribution(1.5, 1_000_000)
+    assert np.isfinite(pi).all() and pi.sum() == pytest.approx(1.0) and pi[-1] == pytest.approx(1 / 3, rel=1e-9)

@@ -534,12 +534,37 @@ def _closed_form(scn: Scenario, inputs: list[ClassInput]) -> list[Result]:
     return out
 
 
+#: Largest AF chain ``plan`` builds (states, estimated from the buffer before building): a few seconds of
+#: Storm and of the direct solve on this class of machine; beyond it the closed form and the simulator answer.
+MAX_AF_MODEL_STATES = 2_000_000
+
+
+def model_states(K: int, mode: str, ewma: bool = False) -> int:
+    """Upper estimate of the states of the AF chain for a buffer of ``K`` packets: ``(n)`` for WRED, ``(n, n0)``
+    for RIO, ``(n, n0, n1)`` for n-RED (all with ``n0 + n1 <= n``), ``(n, a)`` for the EWMA model."""
+    from math import comb
+
+    K = int(K)
+    if ewma:
+        return (K + 1) ** 2
+    return {"wred": K + 1, "rio": comb(K + 2, 2), "nred": comb(K + 3, 3)}.get(mode, comb(K + 3, 3))
+
+
 def _model_checked(scn: Scenario, inputs: list[ClassInput], progress) -> list[Result]:
     from qosbound.analytic.red_queue import instantaneous
+    from qosbound.errors import ResourceError
     from qosbound.models.af import check_wred, check_wred_ewma
 
     opts = scn.methods.model_checked
     out: list[Result] = []
+    for ci in inputs:  # refuse before building anything
+        ewma = opts.average == "ewma" and ci.profile.mode == "wred"
+        n = model_states(ci.K, ci.profile.mode, ewma)
+        if n > MAX_AF_MODEL_STATES:
+            raise ResourceError(f"the {ci.profile.mode} model of class {ci.name} with a buffer of {ci.K:g} packets has "
+                                f"about {n:.3g} states, above the budget of {MAX_AF_MODEL_STATES:.0e}: disable "
+                                "model-checked for this scenario (the closed form and the simulator answer it) or "
+                                "use a smaller buffer", field=f"classes.{ci.name}.buffer")
     adv = progress.task("model checking (Storm)", len(inputs))
     for ci in inputs:
         if opts.average == "ewma" and ci.profile.mode == "wred":
