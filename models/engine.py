@@ -70,6 +70,25 @@ class CheckResult:
         return self.build_seconds + self.check_seconds
 
 
+
+def _storm_error(prefix: str, e: BaseException) -> Exception:
+    """One-line error for a failure inside Storm: the line that says what is wrong (Storm's own ``ERROR (file:
+    line):`` prefix removed) and the offending source line when Storm quotes it (never a lone caret). Memory
+    exhaustion (``std::bad_alloc``) is a resource error, not bad input."""
+    from qosbound.errors import ResourceError
+
+    lines = [x.strip() for x in str(e).splitlines() if x.strip() and not set(x.strip()) <= set("^~ ")]
+    if any("bad_alloc" in x or "out of memory" in x.lower() for x in lines) or isinstance(e, MemoryError):
+        return ResourceError(f"{prefix}: Storm ran out of memory; make the model smaller (or allow more memory with "
+                             "--max-memory)")
+    pick = next((i for i, x in enumerate(lines) if "error" in x.lower()), len(lines) - 1)
+    if pick < 0:
+        return ModelError(f"{prefix}: {e.__class__.__name__}")
+    text = re.sub(r"^ERROR \([^)]*\):\s*", "", lines[pick])
+    if pick + 1 < len(lines) and "error" not in lines[pick + 1].lower():
+        text += f" -- at: {lines[pick + 1]}"
+    return ModelError(f"{prefix}: {text}")
+
 def _stormpy():
     try:
         import stormpy
@@ -130,8 +149,7 @@ def load_program(model: str | os.PathLike):
         finally:
             dev.set_log_level(level)
     except Exception as e:
-        msg = str(e).strip().splitlines()
-        raise ModelError(f"{path if tmp is None else '<model text>'}: cannot parse: {msg[-1] if msg else e}") from None
+        raise _storm_error(f"{path if tmp is None else '<model text>'}: cannot parse", e) from None
     finally:
         if tmp is not None:
             os.unlink(tmp.name)
@@ -172,8 +190,7 @@ def build(model, constants: Mapping[str, Any] | None = None, properties: list[st
     except ModelError:
         raise
     except Exception as e:
-        msg = [x for x in str(e).strip().splitlines() if x.strip()]
-        raise ModelError(f"cannot build the model: {msg[-1] if msg else e.__class__.__name__}") from None
+        raise _storm_error("cannot build the model", e) from None
     return Built(m, prog2, list(props2), m.nr_states, m.nr_transitions, time.perf_counter() - t0, exact)
 
 
@@ -304,8 +321,7 @@ def check(model, properties, constants: Mapping[str, Any] | None = None, *, exac
         try:
             r = stormpy.model_checking(built.model, prop, only_initial_states=True, environment=env)
         except Exception as e:
-            msg = [x for x in str(e).strip().splitlines() if x.strip()]
-            raise ModelError(f"property '{name}': {msg[-1] if msg else e.__class__.__name__}") from None
+            raise _storm_error(f"property '{name}'", e) from None
         v = r.get_value(s0)
         if exact:
             exact_values[name] = rational_to_fraction(v)
@@ -344,8 +360,7 @@ def steady_state(model, constants: Mapping[str, Any] | None = None, variables: l
         try:
             res = _stormpy().developer.compute_steady_state_distribution_with_sparse_engine(env, built.model)
         except Exception as e:
-            msg = [x for x in str(e).strip().splitlines() if x.strip()]
-            raise ModelError(f"steady state: {msg[-1] if msg else e.__class__.__name__}") from None
+            raise _storm_error("steady state", e) from None
         pi = np.array([_to_float(x) for x in res.get_value_vector()], dtype=np.float64)
     else:
         built.stationary = stationary.solve(built.model)
