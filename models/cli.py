@@ -20,7 +20,6 @@ import json
 import math
 import os
 import re
-import stat
 from fractions import Fraction
 from pathlib import Path
 
@@ -37,19 +36,9 @@ _INT64 = 2**63 - 1
 
 def read_text_file(path: str, what: str, max_bytes: int = MAX_FILE_BYTES, error=ModelError) -> str:
     """Read a UTF-8 text file; refuse a missing path, a directory, a device or FIFO, an oversized or binary file."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise error(f"{path}: file not found") from None
-    except OSError as e:
-        raise error(f"{path}: cannot read the {what}: {e.strerror}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise error(f"{path}: is a directory, not a {what}")
-    if not stat.S_ISREG(st.st_mode):
-        raise error(f"{path}: not a regular file (a device, FIFO or socket); give a {what}")
-    if st.st_size > max_bytes:
-        raise error(f"{path}: {st.st_size / 2**20:.1f} MiB is larger than the {max_bytes / 2**20:.0f} MiB "
-                    f"accepted for a {what}")
+    from qosbound.inputs import check_input_file
+
+    check_input_file(path, what, lambda problem: error(f"{path}: {problem}"), max_bytes=max_bytes)
     try:
         data = Path(path).read_bytes()
     except OSError as e:

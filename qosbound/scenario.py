@@ -179,23 +179,11 @@ MAX_SCENARIO_BYTES = 4 * 2**20
 
 def load_raw(path: str | Path) -> dict:
     """Read a YAML scenario safely; errors name the file. Only regular files up to 4 MiB are read."""
-    import stat
+    from qosbound.inputs import check_input_file
 
     p = Path(path)
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        raise ScenarioError("file not found", file=str(path)) from None
-    except OSError as e:
-        raise ScenarioError(f"cannot read: {e.strerror}", file=str(path)) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ScenarioError("is a directory, not a scenario file", file=str(path))
-    if not stat.S_ISREG(st.st_mode):
-        raise ScenarioError("not a regular file (a device, FIFO or socket): give a scenario YAML file",
-                            file=str(path))
-    if st.st_size > MAX_SCENARIO_BYTES:
-        raise ScenarioError(f"{st.st_size / 2**20:.1f} MiB is too large for a scenario file (at most "
-                            f"{MAX_SCENARIO_BYTES // 2**20} MiB)", file=str(path))
+    check_input_file(p, "scenario file", lambda problem: ScenarioError(problem, file=str(path)),
+                     max_bytes=MAX_SCENARIO_BYTES)
     try:
         data = p.read_bytes()
     except OSError as e:

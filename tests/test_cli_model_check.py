@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from qosbound.cli import main
+from tests.helpers import one_line as _one_line
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,10 +42,6 @@ def _check(capsys, *args):
     return code, cap.out, cap.err
 
 
-def _one_line(err):
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("qosbound: "), err
-    return lines[0]
 
 
 def test_a_good_model_is_checked(tmp_path, capsys):

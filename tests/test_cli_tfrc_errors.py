@@ -9,6 +9,7 @@ import pytest
 
 from qosbound.cli import main
 from qosbound.tfrc_cli import compute
+from tests.helpers import one_line as _one_line
 
 
 def _run(capsys, *argv):
@@ -17,10 +18,6 @@ def _run(capsys, *argv):
     return code, cap.out, cap.err
 
 
-def _one_line(err):
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("qosbound: "), err
-    return lines[0]
 
 
 def test_a_blank_target_cell_means_no_target_for_that_row(capsys, tmp_path):

@@ -17,6 +17,7 @@ from qosbound import cli
 from qosbound.cli import main
 from qosbound.errors import InternalError, Interrupted, ResourceError, ScenarioError
 from qosbound.scenario import load_raw
+from tests.helpers import one_line as _one_line
 
 ROOT = Path(__file__).resolve().parents[1]
 FERRARI = ROOT / "examples" / "ferrari2001.yaml"
@@ -45,11 +46,6 @@ def _run(capsys, *argv):
     return code, cap.out, cap.err
 
 
-def _one_line(err):
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("qosbound: "), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 def test_exit_codes_are_documented_in_help(capsys):

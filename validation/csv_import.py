@@ -42,21 +42,14 @@ def _pick(header: list[str], names, path, what) -> int | None:
 def read_timestamps_csv(path: str | Path, *, time_unit: str = "s", default_class: str = "EF",
                         default_size: int = 0):
     """Read a timestamp CSV into a trace table (see the module docstring for the columns)."""
-    from qosbound.validation.pcap import dscp_class
-    from qosbound.validation.trace import make_table
+    from qosbound.inputs import check_input_file
 
     if time_unit not in _SCALE:
         raise TraceError(f"unknown time unit {time_unit!r}; expected one of {', '.join(_SCALE)}")
     scale = _SCALE[time_unit]
-    import stat
-
     p = Path(path)
+    check_input_file(p, "CSV file", lambda problem: TraceError(f"{path}: {problem}"))
     try:
-        st = p.stat()
-        if stat.S_ISDIR(st.st_mode):
-            raise TraceError(f"{path}: is a directory, not a CSV file")
-        if not stat.S_ISREG(st.st_mode):
-            raise TraceError(f"{path}: not a regular file (a device, FIFO or socket)")
         f = open(p, newline="", encoding="utf-8")
     except FileNotFoundError:
         raise TraceError(f"{path}: file not found") from None

@@ -274,17 +274,13 @@ def _fields(buf, off, caplen, ip_off):
 
 def read_capture(path: str | Path) -> Capture:
     """Read a pcap or pcapng file into per-frame arrays. Raises TraceError on truncated or corrupt files."""
-    import stat
-
     if not str(path).strip():
         raise TraceError("a capture file name is empty")
+    from qosbound.inputs import check_input_file
+
     p = Path(path)
+    st = check_input_file(p, "capture file (pcap or pcapng)", lambda problem: TraceError(f"{path}: {problem}"))
     try:
-        st = p.stat()
-        if stat.S_ISDIR(st.st_mode):
-            raise TraceError(f"{path}: is a directory, not a capture file")
-        if not stat.S_ISREG(st.st_mode):
-            raise TraceError(f"{path}: not a regular file (a device, FIFO or socket): give a pcap or pcapng file")
         if st.st_size > 0:
             import mmap
 

@@ -100,24 +100,13 @@ def write_trace(table, path: str | Path) -> None:
 
 def read_trace(path: str | Path):
     """Read a trace (Parquet or CSV) and check it against the schema."""
-    import stat
-
     import pyarrow as pa
 
+    from qosbound.inputs import check_input_file
+
     p = Path(path)
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        raise TraceError(f"{path}: file not found") from None
-    except OSError as e:
-        raise TraceError(f"{path}: cannot read the trace: {e.strerror}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise TraceError(f"{path}: is a directory, not a trace file")
-    if not stat.S_ISREG(st.st_mode):
-        raise TraceError(f"{path}: not a regular file (a device, FIFO or socket): give a Parquet or CSV trace")
-    if st.st_size > MAX_TRACE_BYTES:
-        raise TraceError(f"{path}: {st.st_size / 2**30:.1f} GiB is larger than the {MAX_TRACE_BYTES // 2**30} GiB "
-                         "a trace may have; split it or import a time window")
+    check_input_file(p, "trace file (Parquet or CSV)", lambda problem: TraceError(f"{path}: {problem}"),
+                     max_bytes=MAX_TRACE_BYTES, too_large_hint="split it or import a time window")
     try:
         if p.suffix == ".csv":
             import pyarrow.csv as pcsv
