@@ -111,13 +111,18 @@ class PacketSimOptions(Strict):
                                 f"packets/s it would run for at least {_duration(total / 1e7)}): simulate fewer "
                                 "packets, or raise methods.simulated.max_total_packets",
                                 field="methods.simulated.packets")
-        if self.replications < 2:
-            raise ValueError("at least 2 replications are needed for a confidence interval")
+        _check_replications(self.replications, self.confidence)
         if not 0 <= self.warmup < 0.5:
             raise ValueError("warmup is a fraction of the packets in [0, 0.5)")
-        if not 0.5 < self.confidence < 1:
-            raise ValueError("confidence must be in (0.5, 1)")
         return self
+
+
+def _check_replications(replications: int, confidence: float) -> None:
+    """What every simulation's interval needs: two replications or more, a confidence level in (0.5, 1)."""
+    if replications < 2:
+        raise ValueError("at least 2 replications are needed for a confidence interval")
+    if not 0.5 < confidence < 1:
+        raise ValueError("confidence must be in (0.5, 1)")
 
 
 def _duration(seconds: float) -> str:
@@ -139,12 +144,9 @@ class TimedSimOptions(Strict):
 
     @model_validator(mode="after")
     def _check(self):
-        if self.replications < 2:
-            raise ValueError("at least 2 replications are needed for a confidence interval")
+        _check_replications(self.replications, self.confidence)
         if not 0 <= self.warmup < self.duration:
             raise ValueError("warmup must lie in [0, duration)")
-        if not 0.5 < self.confidence < 1:
-            raise ValueError("confidence must be in (0.5, 1)")
         return self
 
 
