@@ -113,7 +113,10 @@ def test_installed_wheel_runs_every_reproduce_and_plan_from_any_directory(wheel,
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
     py = venv / "bin" / "python"
-    proc = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
+    # --ignore-installed: a qosbound of the same version in the base environment would otherwise count as
+    # "already satisfied" and leave the venv empty.
+    proc = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed", "-q",
+                           str(wheel)],
                           capture_output=True, text=True, env=_venv_env(venv))
     assert proc.returncode == 0, proc.stderr[-2000:]
     work = tmp_path / "empty"
