@@ -96,13 +96,29 @@ def _class_comments(cls: type) -> dict[str, str]:
     return out
 
 
-def _describe(model: type[BaseModel], name: str, info: FieldInfo) -> str:
-    if info.description:
-        return " ".join(info.description.split())
+def _defining_class(model: type[BaseModel], name: str) -> type[BaseModel]:
+    """The class in the model's MRO whose body declares the field."""
     for cls in model.__mro__:
         if isinstance(cls, type) and issubclass(cls, BaseModel) and name in cls.__dict__.get("__annotations__", {}):
-            return _class_comments(cls).get(name, "")
-    return ""
+            return cls
+    return model
+
+
+def _own_doc(model) -> str:
+    """The first paragraph of a model's own docstring (not one inherited from a base), on one line."""
+    doc = model.__dict__.get("__doc__") if isinstance(model, type) else None
+    return " ".join(inspect.cleandoc(doc).split("\n\n")[0].split()) if doc else ""
+
+
+def _describe(model: type[BaseModel], name: str, info: FieldInfo) -> str:
+    """Field(description=...), else the comment on the field, else (for a section) the section's docstring."""
+    if info.description:
+        return " ".join(info.description.split())
+    text = _class_comments(_defining_class(model, name)).get(name, "")
+    if not text:
+        subs = [m for _, m in _type(info.annotation, info.metadata).models]
+        text = _own_doc(subs[0]) if len(subs) == 1 else ""
+    return text
 
 
 def _message(node: ast.AST) -> str | None:
@@ -110,7 +126,7 @@ def _message(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) else "..." for v in node.values)
+        return "".join(v.value if isinstance(v, ast.Constant) else "…" for v in node.values)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         a, b = _message(node.left), _message(node.right)
         return a + b if a is not None and b is not None else None
@@ -319,11 +335,11 @@ def _sections(scenario: type[BaseModel], prefix: str, anchors: dict[type, str], 
 
 
 def _section_markdown(title: str, anchor: str, model: type[BaseModel], path: str, anchors: dict[type, str],
-                      missing: list[str], who: str, skip=frozenset(), note: str = "") -> list[str]:
+                      missing: list[str], skip=frozenset(), note: str = "") -> list[str]:
     out = [f'<a id="{anchor}"></a>', "", title, ""] + ([note, ""] if note else [])
-    doc = inspect.getdoc(model) if "__doc__" in model.__dict__ and model.__doc__ else ""
+    doc = _own_doc(model)
     if doc and path:
-        out += [" ".join(doc.split("\n\n")[0].split()), ""]
+        out += [doc, ""]
     per_field, whole = _validators(model)
     out += ["| field | type | unit | default | constraints | description |", "|---|---|---|---|---|---|"]
     for name, info in model.model_fields.items():
@@ -336,7 +352,10 @@ def _section_markdown(title: str, anchor: str, model: type[BaseModel], path: str
         cons += [m for m, f in whole if f and f.split(".")[-1] == shown and m not in cons]
         desc = _describe(model, name, info)
         if not desc:
-            missing.append(f"{who}: {path + '.' if path else ''}{shown} ({model.__module__}.{model.__qualname__})")
+            owner = _defining_class(model, name)
+            entry = f"{owner.__module__}.{owner.__qualname__}.{name}"
+            if entry not in missing:
+                missing.append(entry)
         out.append("| " + " | ".join(_cell(x) for x in (
             f"`{shown}`", t.text, t.unit, _default(info, t.unit), "; ".join(cons), desc)) + " |")
     checks = [m for m, f in whole if not f or f.split(".")[-1] not in
@@ -369,7 +388,7 @@ def schema_markdown(missing: list[str] | None = None) -> str:
     out += ["## Fields every scenario shares", ""]
     for path, model in _sections(ScenarioBase, "common", anchors):
         title = "### the top level" if not path else f"### `{path}`"
-        out += _section_markdown(title, anchors[model], model, path, anchors, missing, "every system")
+        out += _section_markdown(title, anchors[model], model, path, anchors, missing)
     for name in SYSTEMS:
         mod = get_system(name)
         scn = mod.Scenario
@@ -383,13 +402,14 @@ def schema_markdown(missing: list[str] | None = None) -> str:
             title = f"### `{name}`: " + (f"`{path}`" if path else "the top level")
             note = (f"The [fields every scenario shares](#{_slug('common', 'top')}) ("
                     + ", ".join(f"`{n}`" for n in sorted(skip)) + "), and:") if model is scn else ""
-            out += _section_markdown(title, anchors[model], model, path, anchors, missing, name,
+            out += _section_markdown(title, anchors[model], model, path, anchors, missing,
                                      skip if model is scn else frozenset(), note)
     return "\n".join(out).rstrip() + "\n"
 
 
 def undescribed_fields() -> list[str]:
-    """The schema fields with no description anywhere in the code (for their owners to fill in)."""
+    """The schema fields with no description anywhere in the code, as ``module.Class.field`` of the class that
+    declares them (for their owners to fill in)."""
     missing: list[str] = []
     schema_markdown(missing)
     return missing
