@@ -538,6 +538,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.missing:
         print("\n".join(undescribed_fields()))
         return 0
+    if not (_ROOT / "pyproject.toml").is_file() or not (_ROOT / "docs").is_dir():
+        print("qosbound.docgen: run it from a source checkout (the pages live in its docs/ folder)", file=sys.stderr)
+        return 2
     stale = []
     for path, text in pages().items():
         old = path.read_text(encoding="utf-8") if path.exists() else None

@@ -140,8 +140,10 @@ def test_cli_reference_follows_new_subcommands(monkeypatch):
 def test_check_mode_reports_a_stale_page(tmp_path, monkeypatch, capsys):
     page = tmp_path / "docs" / "cli.md"
     page.parent.mkdir()
-    page.write_text("# old\n")
     monkeypatch.setattr(docgen, "_ROOT", tmp_path)
+    assert docgen.main([]) == 2 and not page.exists()  # not a checkout: nothing written
+    (tmp_path / "pyproject.toml").write_text("")
+    page.write_text("# old\n")
     monkeypatch.setattr(docgen, "pages", lambda root=tmp_path: {page: "# new\n"})
     assert docgen.main(["--check"]) == 1
     assert "run `python -m qosbound.docgen`" in capsys.readouterr().err
