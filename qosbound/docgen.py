@@ -442,6 +442,18 @@ def _opt_names(a: argparse.Action) -> str:
     return f"`{a.metavar or a.dest}`"
 
 
+def _expand_help(a: argparse.Action, prog: str) -> str:
+    """The help text as ``--help`` prints it: argparse %-formats it (``%%`` -> ``%``, ``%(default)s`` ...)."""
+    if not a.help:
+        return ""
+    params = {k: v for k, v in vars(a).items() if v is not argparse.SUPPRESS}
+    params.update(prog=prog, choices=", ".join(map(str, a.choices)) if a.choices else None)
+    try:
+        return a.help % params
+    except (KeyError, TypeError, ValueError):
+        return a.help
+
+
 def _action_rows(p: argparse.ArgumentParser, skip: set[str]) -> list[str]:
     rows = []
     exclusive = {id(a): g for g in p._mutually_exclusive_groups for a in g._group_actions}
@@ -469,7 +481,7 @@ def _action_rows(p: argparse.ArgumentParser, skip: set[str]) -> list[str]:
             shown = ""
         else:
             shown = f"`{default}`"
-        help_ = (a.help or "") % {"default": default, "prog": p.prog} if a.help and "%(" in a.help else (a.help or "")
+        help_ = _expand_help(a, p.prog)
         rows.append("| " + " | ".join(_cell(x) for x in (_opt_names(a), shown, "; ".join(
             [help_] + notes if help_ else notes))) + " |")
     return rows
