@@ -1,6 +1,21 @@
-"""Helpers shared by the test modules."""
+"""Helpers shared by the test modules: the checkout's folders, and checks of refused commands."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+#: The checkout (the folder holding pyproject.toml) and its documentation, examples and models.
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+EXAMPLES = ROOT / "examples"
+MODELS = ROOT / "models"
+
+
+def example(name: str) -> Path:
+    """A shipped example scenario by name: ``example("ferrari2001")`` is ``examples/ferrari2001.yaml``."""
+    path = EXAMPLES / (name if name.endswith(".yaml") else f"{name}.yaml")
+    assert path.is_file(), path
+    return path
 
 
 def one_line(err: str) -> str:

@@ -34,8 +34,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+from tests.helpers import ROOT
+
+README = ROOT / "README.md"
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
 
 
@@ -63,7 +65,7 @@ def steps(path: Path) -> list[tuple]:
                 elif cur is not None and ln.strip():
                     cur[4].append(ln)
         elif lang == "bash":
-            if path.name == "README.md" and index < 2:
+            if path == README and index < 2:
                 continue
             for ln in body.splitlines():
                 if ln.strip().startswith("qosbound "):
@@ -82,6 +84,61 @@ PAGES = [p for p in DOCS if steps(p)]
 def test_every_page_with_code_is_collected():
     cmds = [s for p in DOCS for s in steps(p) if s[0] == "cmd"]
     assert len(cmds) >= 10 and all(s[2].startswith("qosbound ") for s in cmds), [s[2] for s in cmds]
+    # The README's own examples (one per use) are run, not only its install command.
+    assert README in PAGES and sum(s[0] == "cmd" for s in steps(README)) >= 3
+
+
+def test_readme_commands_are_what_ci_runs():
+    """The README's second block is the test command `.ci/run` executes, character for character; the first
+    installs and runs the main job."""
+    blocks = [m.group(2).strip() for m in FENCE.finditer(README.read_text()) if m.group(1) == "bash"][:2]
+    assert blocks[0].startswith("pip install . && qosbound ")
+    assert blocks[1] in (ROOT / ".ci" / "run").read_text().splitlines()
+
+
+def test_docs_index_links_every_page():
+    """docs/README.md lists every page of docs/, and every link on it resolves."""
+    index = (ROOT / "docs" / "README.md").read_text()
+    links = set(re.findall(r"\]\(([^)#]+\.md)(?:#[^)]*)?\)", index))
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")} - {"README.md"}
+    assert pages <= links, sorted(pages - links)
+    assert all((ROOT / "docs" / link).is_file() for link in links), links
+
+
+def test_relative_links_resolve():
+    """Every relative Markdown link of the README and docs names a file of the checkout."""
+    bad = []
+    for page in DOCS:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text()):
+            if not (page.parent / target).exists():
+                bad.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not bad, bad
+
+
+def _doctest_modules() -> list[str]:
+    """The importable names of the package's modules whose docstrings hold examples (``>>>``)."""
+    out = []
+    for folder, package in (("qosbound", "qosbound"), ("analytic", "qosbound.analytic"),
+                            ("models", "qosbound.models"), ("validation", "qosbound.validation")):
+        for f in sorted((ROOT / folder).rglob("*.py")):
+            if ">>> " in f.read_text(encoding="utf-8"):
+                rel = f.relative_to(ROOT / folder).with_suffix("")
+                parts = [p for p in rel.parts if p != "__init__"]
+                out.append(".".join([package, *parts]))
+    return out
+
+
+def test_doctests_are_found():
+    assert "qosbound.analytic.tfrc" in _doctest_modules()
+
+
+@pytest.mark.parametrize("module", _doctest_modules())
+def test_doctests_pass(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0, result
 
 
 def _run_command(where, cmd, code, sample, cwd):
@@ -119,3 +176,16 @@ def test_page_runs_top_to_bottom(page, tmp_path):
                 f = tmp_path / "documented.yaml"
                 f.write_text(step[2])
                 load(f)
+
+
+def test_bibtex_lists_the_source_papers():
+    """paper/references.bib holds an entry with authors, title and year for each source paper of references.md."""
+    bib = (ROOT / "paper" / "references.bib").read_text(encoding="utf-8")
+    entries = re.findall(r"@\w+\{(\w+),(.*?)\n\}", bib, re.S)
+    assert len(entries) >= 5
+    for key, body in entries:
+        for field in ("author", "title", "year"):
+            assert re.search(rf"\b{field}\s*=", body), (key, field)
+    refs = (ROOT / "docs" / "references.md").read_text(encoding="utf-8")
+    for year in re.findall(r"^\* \*\*[^*]*\((\d{4})\)\.\*\*", refs, re.M):
+        assert any(re.search(rf"year\s*=\s*\{{{year}\}}", body) for _, body in entries), year
