@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import os
 from qosbound.errors import Interrupted, QosboundError, ScenarioError
 
 __all__ = ["evaluate_point", "point_seed", "with_seed", "run_serial", "run_dask"]
@@ -83,14 +84,36 @@ def evaluate_point(raw: dict, path: str | None, methods: list[str]) -> dict:
 Task = tuple  # (key, raw mapping)
 
 
-def _batch(tasks: list[Task], path: str | None, methods: list[str], cache_folder, progress=None) -> dict:
-    """Every task in turn, each record stored in the cache as soon as it is finished; {key: record}."""
+def _die_with_parent(parent: int) -> None:
+    """In a forked child: be killed when the sweep's process dies (even of SIGKILL), so no orphan goes on
+    computing points that the next run would compute again. Linux only; elsewhere the loop checks the parent."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _batch(tasks: list[Task], path: str | None, methods: list[str], cache_folder, parent: int | None = None,
+           progress=None) -> dict:
+    """Every task in turn, each record stored in the cache as soon as it is finished; {key: record}.
+
+    ``parent``: the pid of the sweep's process when this runs in a child of it."""
     from qosbound.sweep.cache import Cache
 
+    forked = parent is not None and os.getpid() != parent
+    if forked:
+        _die_with_parent(parent)
     cache = Cache(cache_folder)
     advance = progress.task(f"sweep: {len(tasks)} points", len(tasks)) if progress is not None else None
     out = {}
     for key, raw in tasks:
+        if forked and os.getppid() != parent:
+            os._exit(1)
         rec = evaluate_point(raw, path, methods)
         if rec["status"] != "error":  # an engine failure is not a property of the point: retried next time
             cache.put(key, rec)
@@ -106,8 +129,8 @@ def run_serial(tasks: list[Task], path: str | None, methods: list[str], cache, p
     from qosbound.cli import engine_output_to_stderr, isolated
 
     with engine_output_to_stderr():
-        return isolated(_batch, list(tasks), path, methods, cache.folder, what=f"a sweep of {len(tasks)} points",
-                        progress=progress)
+        return isolated(_batch, list(tasks), path, methods, cache.folder, os.getpid(),
+                        what=f"a sweep of {len(tasks)} points", progress=progress)
 
 
 def run_dask(tasks: list[Task], path: str | None, methods: list[str], cache, progress, *, workers: int = 2,
