@@ -134,9 +134,9 @@ def run_serial(tasks: list[Task], path: str | None, methods: list[str], cache, p
 
 
 def run_dask(tasks: list[Task], path: str | None, methods: list[str], cache, progress, *, workers: int = 2,
-             scheduler: str | None = None) -> dict:
-    """Every task on Dask: a local cluster of ``workers`` single-threaded processes, or the cluster at
-    ``scheduler``. Each record is stored in ``cache`` by this process as soon as its point finishes (the
+             scheduler: str | None = None, client=None) -> dict:
+    """Every task on Dask: a local cluster of ``workers`` single-threaded processes, the cluster at
+    ``scheduler``, or an open distributed ``client``. Each record is stored in ``cache`` by this process as soon as its point finishes (the
     cache needs no shared file system); {key: record}."""
     try:
         from distributed import Client, LocalCluster, as_completed
@@ -148,7 +148,9 @@ def run_dask(tasks: list[Task], path: str | None, methods: list[str], cache, pro
 
     tasks = list(tasks)
     with contextlib.ExitStack() as stack:
-        if scheduler:
+        if client is not None:
+            pass
+        elif scheduler:
             try:
                 client = stack.enter_context(Client(scheduler, timeout="10s"))
             except (OSError, TimeoutError, ValueError) as e:

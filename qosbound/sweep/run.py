@@ -75,11 +75,11 @@ def _bar(enabled: bool):
 
 
 def run(sw: Sweep, *, cache: Cache, workers: int = 1, scheduler: str | None = None, dask: bool | None = None,
-        show_progress: bool | None = None) -> Sweep:
+        show_progress: bool | None = None, client=None) -> Sweep:
     """Fill ``sw.records``: cache hits first, then the missing points (each unique key once) on the executor.
 
     ``dask`` None: a Dask cluster when ``scheduler`` is given or ``workers`` > 1 and distributed is installed;
-    True forces it (e.g. one Dask worker, for a benchmark)."""
+    True forces it (e.g. one Dask worker, for a benchmark). ``client``: an open distributed client to use."""
     t0 = time.perf_counter()
     todo: dict[str, dict] = {}
     for key, raw in zip(sw.keys, sw.raws):
@@ -92,8 +92,8 @@ def run(sw: Sweep, *, cache: Cache, workers: int = 1, scheduler: str | None = No
         else:
             todo[key] = raw
     if dask is None:
-        dask = bool(scheduler) or workers > 1
-        if dask and not scheduler:
+        dask = bool(scheduler) or workers > 1 or client is not None
+        if dask and not scheduler and client is None:
             try:
                 import distributed  # noqa: F401
             except ImportError:
@@ -109,7 +109,7 @@ def run(sw: Sweep, *, cache: Cache, workers: int = 1, scheduler: str | None = No
         with _bar(show_progress) as prog:
             if dask:
                 got = run_dask(tasks, sw.scenario.path, sw.methods, cache, prog, workers=workers,
-                               scheduler=scheduler)
+                               scheduler=scheduler, client=client)
             else:
                 got = run_serial(tasks, sw.scenario.path, sw.methods, cache, prog)
         sw.records.update(got)
