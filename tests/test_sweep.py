@@ -89,6 +89,19 @@ def test_the_same_parameter_twice_is_refused(capsys, tmp_path):
     assert code == 2 and "varied twice" in one_line(err)
 
 
+@pytest.mark.parametrize("extra, flag, words", [
+    (["--workers", "0"], "--workers", "between 1 and 1024"),
+    (["--workers", "two"], "--workers", "number of worker processes"),
+    (["--out", "/proc/no/such"], "--out", "cannot create"),
+    (["--methods", "closed-form,guessed"], "--methods", "unknown method 'guessed'"),
+])
+def test_bad_options_are_one_line(capsys, tmp_path, extra, flag, words):
+    argv = [FERRARI, "--vary", "pq.capacity=5,6", "--no-cache", "--out", str(tmp_path / "o"), *extra]
+    code, _, err = sweep(capsys, *argv)
+    line = one_line(err)
+    assert code == 2 and flag in line and words in line, line
+
+
 # ---- one sweep, end to end ---------------------------------------------------------------------------------
 def test_closed_form_sweep_table_plots_and_cache(capsys, tmp_path):
     """Every point's closed-form values equal the system's own evaluation of that point; an EF rate filling

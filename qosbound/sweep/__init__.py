@@ -57,14 +57,19 @@ def main(args) -> int:
     from qosbound.scenario import load
     from qosbound.sweep.run import exit_code, summary, write_plots, write_table
 
+    from qosbound.errors import ScenarioError
+
     workers = _workers(args.workers)
     check_output_dir(args.out, "--out")
+    out = Path(args.out)
+    try:  # before any point is computed
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ScenarioError(f"cannot create '{args.out}': {e.strerror}", field="--out") from None
     scn = load(args.scenario)
     sw = prepare(scn, args.vary, _methods_arg(args.methods))
     cache = Cache(None if args.no_cache else (args.cache or default_cache_dir()))
     run(sw, cache=cache, workers=workers, scheduler=args.scheduler, show_progress=None if not args.quiet else False)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     tables = write_table(sw, out)
     plots = [] if args.no_plots else write_plots(sw, out)
     for line in summary(sw):
