@@ -252,6 +252,12 @@ def cmd_admit(args) -> int:
     return 0 if res.value is not None else 1
 
 
+def cmd_sweep(args) -> int:
+    from qosbound.sweep import main as sweep_main
+
+    return sweep_main(args)
+
+
 def cmd_validate(args) -> int:
     mod = importlib.import_module("qosbound.validate_cmd")
     return mod.run(args)
@@ -415,6 +421,10 @@ def build_parser() -> argparse.ArgumentParser:
                                   "a bare number is SI)")
     sp.add_argument("--max", help="upper end of the search range, in the parameter's units")
     sp.set_defaults(func=cmd_admit)
+
+    sp = add(sub, "sweep", help="every method over a grid of parameter values: table, plots, SLO verdicts")
+    importlib.import_module("qosbound.sweep").add_arguments(sp)
+    sp.set_defaults(func=cmd_sweep)
 
     sp = add(sub, "validate", help="model and bounds against packet traces, with plots")
     common(sp)

@@ -1,0 +1,178 @@
+"""Evaluating the points of a sweep: serially in this process, or on a Dask cluster.
+
+A point is a scenario mapping with the varied parameters set. :func:`evaluate_point`
+validates it (an invalid point is a record with its one-line reason, not an error),
+runs every requested method and judges the SLOs and the agreement between methods;
+it returns a JSON-able record, the same whichever process computes it. Simulation
+seeds come from the point itself (:func:`point_seed`), never from the worker, so the
+results do not depend on the number of workers.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+from qosbound.errors import Interrupted, QosboundError, ScenarioError
+
+__all__ = ["evaluate_point", "point_seed", "with_seed", "run_serial", "run_dask"]
+
+
+def _reason(e: ScenarioError) -> str:
+    return f"{e.field + ': ' if e.field else ''}{e.problem}"
+
+
+def point_seed(base: int, point: dict) -> int:
+    """The simulation seed of a point: the scenario's seed plus a hash of the point's parameter values."""
+    from qosbound.sweep.cache import canonical
+
+    h = int(hashlib.sha256(canonical(point).encode()).hexdigest()[:12], 16)
+    return (int(base) + h) % 2**31
+
+
+def with_seed(raw: dict, point: dict, methods: list[str]) -> dict:
+    """``raw`` with ``methods.simulated.seed`` derived from the point, when the simulation is requested and the
+    sweep does not vary the seed itself."""
+    if "simulated" not in methods or "methods.simulated.seed" in point:
+        return raw
+    out = copy.deepcopy(raw)
+    section = out.setdefault("methods", {})
+    if not isinstance(section, dict):
+        return raw  # invalid: the point's validation says so
+    sim = section.get("simulated")
+    if sim is None:
+        sim = section["simulated"] = {}
+    if not isinstance(sim, dict):
+        return raw
+    base = sim.get("seed", 1)
+    if not isinstance(base, int) or isinstance(base, bool):
+        return raw
+    sim["seed"] = point_seed(base, point)
+    return out
+
+
+def evaluate_point(raw: dict, path: str | None, methods: list[str]) -> dict:
+    """Validate and evaluate one point in this process; a record {'status': 'ok' | 'invalid' | 'error', ...}
+    (see the module docstring)."""
+    from qosbound.agreement import agreements
+    from qosbound.cli import _evaluate_methods, engine_output_to_stderr
+    from qosbound.progress import QUIET
+    from qosbound.scenario import build
+    from qosbound.systems import get_system
+    from qosbound.verdicts import judge_slos
+
+    try:
+        scn = build(raw, path)
+    except ScenarioError as e:
+        return {"status": "invalid", "reason": _reason(e)}
+    system = get_system(scn.system)
+    try:
+        with engine_output_to_stderr():
+            results, _ = _evaluate_methods(system, scn, methods, QUIET)
+    except Interrupted:
+        raise
+    except ScenarioError as e:  # refused at this point (e.g. an unstable regime, a model above its budget)
+        return {"status": "invalid", "reason": _reason(e)}
+    except QosboundError as e:
+        return {"status": "error", "reason": str(e), "exit_code": e.exit_code}
+    slos = judge_slos(system, scn, results)
+    agree = agreements(results) + (system.agreements(scn, results) if hasattr(system, "agreements") else [])
+    return {"status": "ok", "reason": "", "results": [r.to_json() for r in results],
+            "slos": [v.to_json() for v in slos], "agreements": [v.to_json() for v in agree]}
+
+
+Task = tuple  # (key, raw mapping)
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a forked child: be killed when the sweep's process dies (even of SIGKILL), so no orphan goes on
+    computing points that the next run would compute again. Linux only; elsewhere the loop checks the parent."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _batch(tasks: list[Task], path: str | None, methods: list[str], cache_folder, parent: int | None = None,
+           progress=None) -> dict:
+    """Every task in turn, each record stored in the cache as soon as it is finished; {key: record}.
+
+    ``parent``: the pid of the sweep's process when this runs in a child of it."""
+    from qosbound.sweep.cache import Cache
+
+    forked = parent is not None and os.getpid() != parent
+    if forked:
+        _die_with_parent(parent)
+    cache = Cache(cache_folder)
+    advance = progress.task(f"sweep: {len(tasks)} points", len(tasks)) if progress is not None else None
+    out = {}
+    for key, raw in tasks:
+        if forked and os.getppid() != parent:
+            os._exit(1)
+        rec = evaluate_point(raw, path, methods)
+        if rec["status"] != "error":  # an engine failure is not a property of the point: retried next time
+            cache.put(key, rec)
+        out[key] = rec
+        if advance is not None:
+            advance()
+    return out
+
+
+def run_serial(tasks: list[Task], path: str | None, methods: list[str], cache, progress) -> dict:
+    """Every task in turn in one forked child (as ``plan`` runs its engines: Ctrl-C stops it at once, an
+    engine crash is one line), storing each finished point in ``cache``; {key: record}."""
+    from qosbound.cli import engine_output_to_stderr, isolated
+
+    with engine_output_to_stderr():
+        return isolated(_batch, list(tasks), path, methods, cache.folder, os.getpid(),
+                        what=f"a sweep of {len(tasks)} points", progress=progress)
+
+
+def run_dask(tasks: list[Task], path: str | None, methods: list[str], cache, progress, *, workers: int = 2,
+             scheduler: str | None = None, client=None) -> dict:
+    """Every task on Dask: a local cluster of ``workers`` single-threaded processes, the cluster at
+    ``scheduler``, or an open distributed ``client``. Each record is stored in ``cache`` by this process as soon as its point finishes (the
+    cache needs no shared file system); {key: record}."""
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise ScenarioError("needs Dask's distributed scheduler: pip install 'qosbound[dask]'",
+                            field="--scheduler" if scheduler else "--workers") from None
+    import contextlib
+    import logging
+
+    tasks = list(tasks)
+    with contextlib.ExitStack() as stack:
+        if client is not None:
+            pass
+        elif scheduler:
+            try:
+                client = stack.enter_context(Client(scheduler, timeout="10s"))
+            except (OSError, TimeoutError, ValueError) as e:
+                raise ScenarioError(f"cannot reach the Dask scheduler at '{scheduler}': {e}",
+                                    field="--scheduler") from None
+        else:
+            cluster = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                       dashboard_address=None, memory_limit=0,
+                                                       silence_logs=logging.ERROR))
+            client = stack.enter_context(Client(cluster))
+        futures = {client.submit(evaluate_point, raw, path, methods, key=f"qosbound-point-{key}", pure=False): key
+                   for key, raw in tasks}
+        advance = progress.task(f"sweep: {len(tasks)} points", len(tasks))
+        out = {}
+        try:
+            for fut in as_completed(futures):
+                key, rec = futures[fut], fut.result()
+                if rec["status"] != "error":
+                    cache.put(key, rec)
+                out[key] = rec
+                advance()
+        except BaseException:
+            client.cancel(list(futures))
+            raise
+    return out
