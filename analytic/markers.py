@@ -57,9 +57,9 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 from scipy import sparse
-from scipy.sparse.linalg import spsolve
 
 from qosbound.errors import ScenarioError
+from qosbound.markov import stationary_dtmc
 
 __all__ = ["r", "CIR", "PIR", "TRTCM_BLIND", "TRTCM_AWARE", "SRTCM_BLIND", "SRTCM_AWARE", "TWO_COLOUR",
            "cbr_fractions", "slotted_trtcm", "slotted_marker", "poisson_fractions", "DAM_K", "DAM_PASS_PACKETS",
@@ -142,14 +142,7 @@ def slotted_trtcm(p: float, ip: int, ic: int, pbs: int, cbs: int, g: int, return
     cols = np.r_[idx(a, b), idx(ntp, ntc)]
     vals = np.r_[np.full(n, 1.0 - p), np.full(n, p)]
     T = sparse.csr_matrix((vals, (rows, cols)), shape=(n, n))
-    A = (T.T - sparse.identity(n)).tocsr()
-    keep = sparse.diags(np.r_[np.ones(n - 1), 0.0])
-    A = (keep @ A + sparse.csr_matrix((np.ones(n), (np.full(n, n - 1), np.arange(n))), shape=(n, n))).tocsc()
-    rhs = np.zeros(n)
-    rhs[-1] = 1.0
-    pi = spsolve(A, rhs, permc_spec="MMD_AT_PLUS_A")
-    pi = np.clip(pi, 0, None)
-    pi /= pi.sum()
+    pi = stationary_dtmc(T)
     frac = np.array([pi @ grn, pi @ yel, pi @ red], dtype=float)
     if return_chain:
         return frac, T, pi
@@ -213,13 +206,7 @@ def slotted_marker(kind: str, p: float, g: int, c_gain: int, c_depth: int, secon
         colour_weight[:, 1] += w[pc] * yel
         colour_weight[:, 2] += w[pc] * red
     T = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
-    A = (T.T - sparse.identity(n)).tolil()
-    A[n - 1, :] = 1.0
-    rhs = np.zeros(n)
-    rhs[-1] = 1.0
-    pi = spsolve(A.tocsc(), rhs)
-    pi = np.clip(pi, 0, None)
-    pi /= pi.sum()
+    pi = stationary_dtmc(T)
     frac = pi @ colour_weight
     return frac / frac.sum()
 

@@ -35,10 +35,10 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 from scipy import sparse
-from scipy.sparse.linalg import spsolve
 
 from qosbound.analytic.wred import P_GENTLE, P_WRED, Profile, avg_counts, avr, max_th, min_th, P_d
 from qosbound.errors import ScenarioError
+from qosbound.markov import stationary
 
 __all__ = ["QueueSolution", "solve", "instantaneous", "fixed_average", "RATIO", "PI_MM1K", "L_MM1K",
            "mm1k_mean", "mm1k_distribution", "composition_chain"]
@@ -218,25 +218,12 @@ def composition_chain(lam, mu_, K: int, prof: Profile, return_chain: bool = Fals
     n = len(S)
     Q = sparse.csr_matrix((vals, (rows, cols)), shape=(n, n))
     Q = Q - sparse.diags(np.asarray(Q.sum(axis=1)).ravel())
-    pi = _stationary(Q)
+    pi = stationary(Q)
     sol = _finish(pi, adm, lam, mu_, f"instantaneous (alpha -> 1), {prof.mode} composition chain",
                   ntot.astype(float))
     if return_chain:
         return sol, S, Q, pi
     return sol
-
-
-def _stationary(Q) -> np.ndarray:
-    """pi Q = 0, sum pi = 1 (one balance equation replaced by the normalisation)."""
-    n = Q.shape[0]
-    A = Q.T.tocsr()
-    keep = sparse.diags(np.r_[np.ones(n - 1), 0.0])
-    A = (keep @ A + sparse.csr_matrix((np.ones(n), (np.full(n, n - 1), np.arange(n))), shape=(n, n))).tocsc()
-    b = np.zeros(n)
-    b[-1] = 1.0
-    pi = spsolve(A, b, permc_spec="MMD_AT_PLUS_A")
-    pi = np.clip(pi, 0.0, None)
-    return pi / pi.sum()
 
 
 def fixed_average(lam, mu_, K: int, prof: Profile, tol: float = 1e-12) -> QueueSolution:
