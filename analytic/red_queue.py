@@ -93,20 +93,31 @@ _pi_heavy = sp.lambdify((n_sym, rho, K_sym), PI_MM1K_HEAVY, "numpy")
 _L_heavy = sp.lambdify((rho, K_sym), L_MM1K_HEAVY, "numpy")
 
 
-def mm1k_mean(r: float, K: int) -> float:
-    """Mean number in an M/M/1/K system at load ``r`` (L_MM1K; its limit K/2 at r = 1; the divided form above 1)."""
-    if abs(r - 1.0) <= 1e-9:
-        return K / 2.0
-    return float(_L_light(r, K) if r < 1.0 else _L_heavy(r, K))
+#: Below this distance of the load from 1 the mean is summed from the distribution: the closed form
+#: L_MM1K is a difference of two terms of size ~1/|1 - rho| and loses ~eps/(1 - rho)^2 to cancellation (it
+#: returned -1 for K = 1 at rho = 1 + 2e-9 and 0.67 instead of 0.5 at rho = 1 + 1e-8).
+_NEAR_ONE = 0.1
 
 
 def mm1k_distribution(r: float, K: int) -> np.ndarray:
-    """P(n in system), n = 0..K, of an M/M/1/K system at load ``r`` (PI_MM1K; uniform at r = 1)."""
+    """P(n in system), n = 0..K, of an M/M/1/K system at load ``r`` (PI_MM1K, the divided form above 1;
+    uniform, its limit, at r = 1).
+
+    The normalising factor cancels in ``pi / sum(pi)``, so the result is accurate however close ``r`` is to 1.
+    """
     nvec = np.arange(K + 1, dtype=float)
-    if abs(r - 1.0) <= 1e-9:
+    if r == 1.0:
         return np.full(K + 1, 1.0 / (K + 1))
     pi = np.asarray(_pi_light(nvec, r, K) if r < 1.0 else _pi_heavy(nvec, r, K), dtype=float)
     return pi / pi.sum()
+
+
+def mm1k_mean(r: float, K: int) -> float:
+    """Mean number in an M/M/1/K system at load ``r``: L_MM1K (the divided form above 1); within
+    ``_NEAR_ONE`` of r = 1, where L_MM1K cancels, sum n pi_n of :func:`mm1k_distribution` (K/2 at r = 1)."""
+    if abs(r - 1.0) < _NEAR_ONE:
+        return float(np.arange(K + 1, dtype=float) @ mm1k_distribution(r, K))
+    return float(_L_light(r, K) if r < 1.0 else _L_heavy(r, K))
 
 
 @dataclass
