@@ -40,8 +40,8 @@ from qosbound.analytic.wred import P_GENTLE, P_WRED, Profile, avg_counts, avr, m
 from qosbound.errors import ScenarioError
 from qosbound.markov import stationary
 
-__all__ = ["QueueSolution", "solve", "instantaneous", "fixed_average", "RATIO", "PI_MM1K", "L_MM1K",
-           "mm1k_mean", "mm1k_distribution", "composition_chain"]
+__all__ = ["QueueSolution", "solve", "instantaneous", "fixed_average", "RATIO", "ratio_expr", "PI_MM1K", "L_MM1K",
+           "PI_MM1K_HEAVY", "L_MM1K_HEAVY", "mm1k_mean", "mm1k_distribution", "admission", "composition_chain"]
 
 lam0, lam1, lam2, mu = sp.symbols("lambda_0 lambda_1 lambda_2 mu", positive=True)
 n_sym, K_sym = sp.symbols("n K", integer=True, nonnegative=True)

@@ -34,7 +34,7 @@ from qosbound.models import engine
 
 __all__ = ["HINT_MODEL", "HINT_PROPS", "MDP_MODEL", "MDP_PROPS", "PRISM_OPTIONS", "MDP_STORM_ONLY", "Abstraction",
            "abstraction", "hint_values", "hint_distribution", "no_gain", "transition_matrix", "stationary_scipy",
-           "best_policy_direct"]
+           "best_policy_direct", "flat_mdp_text"]
 
 HINT_MODEL = engine.MODELS_DIR / "tsq_hint.prism"
 HINT_PROPS = engine.MODELS_DIR / "tsq_hint.props"

@@ -5,6 +5,8 @@ Each test would fail if a use diverged from its definition (a re-typed copy edit
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import itertools
 
 import numpy as np
@@ -165,3 +167,22 @@ def test_loss_interval_weights_are_defined_once():
     """The sender's WEIGHTS and T_MBI are analytic.tfrc's."""
     assert tfrc_sender.WEIGHTS is TF.LOSS_WEIGHTS
     assert tfrc_sender.T_MBI == int(TF.T_MBI)
+
+
+# ---- __all__ is true ----------------------------------------------------------------------------------------
+
+_OWNED = ["qosbound.analytic." + m for m in ("cbwfq", "ef_bound", "ferrari", "markers", "pq_txq", "priority",
+                                             "quality", "red_queue", "tfrc", "tsq", "wred")]
+_OWNED += ["qosbound.markov", "qosbound.models.tsq", "qosbound.models.af", "qosbound.models.stationary"]
+_OWNED += ["qosbound.validation." + m for m in ("droppers", "tfrc_sender", "tsq_sim", "qstp_sim", "af_sim", "stats")]
+
+
+@pytest.mark.parametrize("name", _OWNED)
+def test_all_names_exist_and_cover_the_public_functions(name):
+    """Every name in a module's __all__ exists, and every public function or class defined there is listed."""
+    mod = importlib.import_module(name)
+    assert all(hasattr(mod, n) for n in mod.__all__)
+    defined = [n for n, v in vars(mod).items() if not n.startswith("_")
+               and (inspect.isfunction(v) or inspect.isclass(v) or type(v).__name__ == "CPUDispatcher")
+               and getattr(v, "__module__", None) == name]
+    assert sorted(set(defined) - set(mod.__all__)) == []

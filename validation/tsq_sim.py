@@ -46,9 +46,9 @@ from qosbound.errors import ScenarioError
 from qosbound.validation.pi_aqm import PIParams
 
 __all__ = ["Flow", "SimConfig", "SimOutput", "simulate", "to_trace", "treap_kernels", "flow_stats", "estimate",
-           "check_budget", "MEMORY_BUDGET", "BYTES_PER_PACKET"]
+           "check_budget", "MEMORY_BUDGET", "BYTES_PER_PACKET", "BYTES_PER_SAMPLE"]
 
-NIL = 0  # node 0 is the empty tree
+_NIL = 0  # node 0 is the empty tree
 
 #: Memory one replication may use for its per-packet records and PI samples, bytes.
 MEMORY_BUDGET = 2 * 1024**3
@@ -137,7 +137,7 @@ def treap_kernels():
     def bytes_before(kw, ks, lc, rc, nb, sb, st, w, s):
         acc = 0
         x = st[0]
-        while x != NIL:
+        while x != _NIL:
             if less(kw, ks, x, w, s):
                 acc += sb[lc[x]] + nb[x]
                 x = rc[x]
@@ -152,8 +152,8 @@ def treap_kernels():
         kw[x] = w
         ks[x] = s
         pr[x] = np.random.random()
-        lc[x] = NIL
-        rc[x] = NIL
+        lc[x] = _NIL
+        rc[x] = _NIL
         nb[x] = nbytes
         sb[x] = nbytes
         pay[x] = payload
@@ -161,7 +161,7 @@ def treap_kernels():
         # descend, adding the bytes to every ancestor
         depth = 0
         y = st[0]
-        while y != NIL:
+        while y != _NIL:
             path[depth] = y
             depth += 1
             sb[y] += nbytes
@@ -202,8 +202,8 @@ def treap_kernels():
     @numba.njit(cache=True)
     def pop_min(kw, ks, lc, rc, nb, sb, pay, free, st):
         x = st[0]
-        par = NIL
-        while lc[x] != NIL:
+        par = _NIL
+        while lc[x] != _NIL:
             par = x
             x = lc[x]
         b = nb[x]
@@ -211,7 +211,7 @@ def treap_kernels():
         while y != x:  # the left spine above the minimum loses its bytes
             sb[y] -= b
             y = lc[y]
-        if par == NIL:
+        if par == _NIL:
             st[0] = rc[x]
         else:
             lc[par] = rc[x]
