@@ -52,6 +52,28 @@ def test_stationary_dtmc_solves_pi_P_equals_pi():
         assert pi.min() > 0 and pi.sum() == pytest.approx(1.0, rel=1e-14)
 
 
+def test_stationary_puts_no_mass_on_transient_states():
+    """A transient start state (left for good) gets 0; the bottom component gets its own stationary law."""
+    Q = _birth_death(0.5, 1.0, 4)
+    big = np.zeros((6, 6))
+    big[1:, 1:] = Q
+    big[0, 1] = 2.0
+    big[0, 0] = -2.0
+    pi = markov.stationary(big)
+    assert pi[0] == 0.0
+    np.testing.assert_allclose(pi[1:], rq.mm1k_distribution(0.5, 4), rtol=1e-12)
+
+
+def test_stationary_refuses_two_bottom_components():
+    """Two closed classes: the long-run law depends on the start, so the solve raises EngineError."""
+    from qosbound.errors import EngineError
+
+    P = np.eye(3)
+    P[0] = (0.0, 0.5, 0.5)
+    with pytest.raises(EngineError, match="2 bottom strongly connected components"):
+        markov.stationary_dtmc(P)
+
+
 def test_chains_use_the_shared_solve():
     """The RED composition chain, the slotted trTCM chain and the TSQ background chain are solved by
     qosbound.markov: their returned vectors equal the shared solve of their own matrices."""
