@@ -16,12 +16,14 @@ long run (the buckets' depths only shift a finite number of packets):
   into E, which pre-yellow packets use: ``Y = min(y0, max(0, CIR/r - g0))``; ``R = 1 - G - Y``.
 * two-colour token bucket (Jourjon et al. 2008 edge marker): ``IN = min(1, CIR/r)``.
 
-Random input: :func:`slotted_trtcm` solves the slotted chain of
-``models/marker.prism`` -- in each slot the buckets first gain ``ip`` and ``ic``
-token granules (capped at their depths), then a packet of ``g`` granules
-arrives with probability ``p`` and is marked colour-blind. It is exact for
-Bernoulli arrivals and approaches Poisson input as the slot shrinks (``p -> 0``
-with ``p/slot`` fixed).
+Random input, fixed sizes: :func:`slotted_marker` solves a slotted chain for every
+RFC 2697/2698 variant (colour-blind or colour-aware) -- in each slot the buckets
+first gain token granules (capped at their depths), then a packet of ``g``
+granules arrives with probability ``p`` and is marked. It is exact for Bernoulli
+arrivals; :func:`poisson_fractions` takes its limit as the slot shrinks (``p -> 0``
+with ``p/slot`` fixed), Richardson-extrapolated with an error estimate.
+:func:`slotted_trtcm` is its colour-blind trTCM case, the chain of
+``models/marker.prism``.
 
 Variable packet sizes: packet and byte fractions differ
 ------------------------------------------------------
@@ -57,9 +59,9 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 from scipy import sparse
-from scipy.sparse.linalg import spsolve
 
 from qosbound.errors import ScenarioError
+from qosbound.markov import stationary_dtmc
 
 __all__ = ["r", "CIR", "PIR", "TRTCM_BLIND", "TRTCM_AWARE", "SRTCM_BLIND", "SRTCM_AWARE", "TWO_COLOUR",
            "cbr_fractions", "slotted_trtcm", "slotted_marker", "poisson_fractions", "DAM_K", "DAM_PASS_PACKETS",
@@ -114,52 +116,22 @@ def cbr_fractions(kind: str, rate: float, cir: float, pir: float | None = None, 
 
 
 def slotted_trtcm(p: float, ip: int, ic: int, pbs: int, cbs: int, g: int, return_chain: bool = False):
-    """Colour-blind trTCM on a slotted chain: (G, Y, R) fractions of arriving packets.
+    """Colour-blind trTCM on the slotted chain of ``models/marker.prism``: (G, Y, R) fractions of arriving packets.
 
     State ``(tp, tc)`` in granules at the start of a slot. Each slot:
     ``tp <- min(pbs, tp + ip)``, ``tc <- min(cbs, tc + ic)``; then with
     probability ``p`` a packet of ``g`` granules arrives: red if ``tp < g``;
     else yellow if ``tc < g`` (``tp -= g``); else green (both ``-= g``).
+    The colour-blind trTCM case of :func:`slotted_marker` (one chain for every variant); with ``return_chain``
+    also its transition matrix (states ``(tc, tp)`` in lexicographic order) and stationary vector.
     """
-    if not 0 < p <= 1:
-        raise ScenarioError("arrival probability per slot must be in (0, 1]", field="marker")
-    if min(ip, ic, g) < 0 or g == 0 or pbs < g or cbs < g:
-        raise ScenarioError("bucket depths must hold at least one packet", field="marker")
-    P = np.arange(pbs + 1)
-    Cc = np.arange(cbs + 1)
-    tp, tc = np.meshgrid(P, Cc, indexing="ij")
-    tp, tc = tp.ravel(), tc.ravel()
-    n = len(tp)
-    a = np.minimum(pbs, tp + ip)
-    b = np.minimum(cbs, tc + ic)
-    red = a < g
-    yel = ~red & (b < g)
-    grn = ~red & ~yel
-    ntp = np.where(red, a, a - g)
-    ntc = np.where(grn, b - g, b)
-    idx = lambda x, y: x * (cbs + 1) + y  # noqa: E731
-    rows = np.r_[np.arange(n), np.arange(n)]
-    cols = np.r_[idx(a, b), idx(ntp, ntc)]
-    vals = np.r_[np.full(n, 1.0 - p), np.full(n, p)]
-    T = sparse.csr_matrix((vals, (rows, cols)), shape=(n, n))
-    A = (T.T - sparse.identity(n)).tocsr()
-    keep = sparse.diags(np.r_[np.ones(n - 1), 0.0])
-    A = (keep @ A + sparse.csr_matrix((np.ones(n), (np.full(n, n - 1), np.arange(n))), shape=(n, n))).tocsc()
-    rhs = np.zeros(n)
-    rhs[-1] = 1.0
-    pi = spsolve(A, rhs, permc_spec="MMD_AT_PLUS_A")
-    pi = np.clip(pi, 0, None)
-    pi /= pi.sum()
-    frac = np.array([pi @ grn, pi @ yel, pi @ red], dtype=float)
-    if return_chain:
-        return frac, T, pi
-    return frac
+    return slotted_marker("trtcm", p, g, ic, cbs, ip, pbs, return_chain=return_chain)
 
 
 # ---- Poisson input: a general slotted chain and its limit -------------------------------------------------
 
 def slotted_marker(kind: str, p: float, g: int, c_gain: int, c_depth: int, second_gain: int, second_depth: int,
-                   aware: bool = False, pre=(1.0, 0.0, 0.0)) -> np.ndarray:
+                   aware: bool = False, pre=(1.0, 0.0, 0.0), return_chain: bool = False):
     """(G, Y, R) fractions of arriving packets on a slotted chain, for every RFC 2697/2698 variant.
 
     State: the two buckets' tokens in granules at the start of a slot. Each slot the buckets first gain tokens
@@ -213,15 +185,12 @@ def slotted_marker(kind: str, p: float, g: int, c_gain: int, c_depth: int, secon
         colour_weight[:, 1] += w[pc] * yel
         colour_weight[:, 2] += w[pc] * red
     T = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
-    A = (T.T - sparse.identity(n)).tolil()
-    A[n - 1, :] = 1.0
-    rhs = np.zeros(n)
-    rhs[-1] = 1.0
-    pi = spsolve(A.tocsc(), rhs)
-    pi = np.clip(pi, 0, None)
-    pi /= pi.sum()
+    pi = stationary_dtmc(T)
     frac = pi @ colour_weight
-    return frac / frac.sum()
+    frac = frac / frac.sum()
+    if return_chain:
+        return frac, T, pi
+    return frac
 
 
 def poisson_fractions(kind: str, rate: float, size: float, cir: float, cbs: float, second_depth: float,

@@ -35,13 +35,13 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 from scipy import sparse
-from scipy.sparse.linalg import spsolve
 
 from qosbound.analytic.wred import P_GENTLE, P_WRED, Profile, avg_counts, avr, max_th, min_th, P_d
 from qosbound.errors import ScenarioError
+from qosbound.markov import stationary
 
-__all__ = ["QueueSolution", "solve", "instantaneous", "fixed_average", "RATIO", "PI_MM1K", "L_MM1K",
-           "mm1k_mean", "mm1k_distribution", "composition_chain"]
+__all__ = ["QueueSolution", "solve", "instantaneous", "fixed_average", "RATIO", "ratio_expr", "PI_MM1K", "L_MM1K",
+           "PI_MM1K_HEAVY", "L_MM1K_HEAVY", "mm1k_mean", "mm1k_distribution", "admission", "composition_chain"]
 
 lam0, lam1, lam2, mu = sp.symbols("lambda_0 lambda_1 lambda_2 mu", positive=True)
 n_sym, K_sym = sp.symbols("n K", integer=True, nonnegative=True)
@@ -93,20 +93,31 @@ _pi_heavy = sp.lambdify((n_sym, rho, K_sym), PI_MM1K_HEAVY, "numpy")
 _L_heavy = sp.lambdify((rho, K_sym), L_MM1K_HEAVY, "numpy")
 
 
-def mm1k_mean(r: float, K: int) -> float:
-    """Mean number in an M/M/1/K system at load ``r`` (L_MM1K; its limit K/2 at r = 1; the divided form above 1)."""
-    if abs(r - 1.0) <= 1e-9:
-        return K / 2.0
-    return float(_L_light(r, K) if r < 1.0 else _L_heavy(r, K))
+#: Below this distance of the load from 1 the mean is summed from the distribution: the closed form
+#: L_MM1K is a difference of two terms of size ~1/|1 - rho| and loses ~eps/(1 - rho)^2 to cancellation (it
+#: returned -1 for K = 1 at rho = 1 + 2e-9 and 0.67 instead of 0.5 at rho = 1 + 1e-8).
+_NEAR_ONE = 0.1
 
 
 def mm1k_distribution(r: float, K: int) -> np.ndarray:
-    """P(n in system), n = 0..K, of an M/M/1/K system at load ``r`` (PI_MM1K; uniform at r = 1)."""
+    """P(n in system), n = 0..K, of an M/M/1/K system at load ``r`` (PI_MM1K, the divided form above 1;
+    uniform, its limit, at r = 1).
+
+    The normalising factor cancels in ``pi / sum(pi)``, so the result is accurate however close ``r`` is to 1.
+    """
     nvec = np.arange(K + 1, dtype=float)
-    if abs(r - 1.0) <= 1e-9:
+    if r == 1.0:
         return np.full(K + 1, 1.0 / (K + 1))
     pi = np.asarray(_pi_light(nvec, r, K) if r < 1.0 else _pi_heavy(nvec, r, K), dtype=float)
     return pi / pi.sum()
+
+
+def mm1k_mean(r: float, K: int) -> float:
+    """Mean number in an M/M/1/K system at load ``r``: L_MM1K (the divided form above 1); within
+    ``_NEAR_ONE`` of r = 1, where L_MM1K cancels, sum n pi_n of :func:`mm1k_distribution` (K/2 at r = 1)."""
+    if abs(r - 1.0) < _NEAR_ONE:
+        return float(np.arange(K + 1, dtype=float) @ mm1k_distribution(r, K))
+    return float(_L_light(r, K) if r < 1.0 else _L_heavy(r, K))
 
 
 @dataclass
@@ -218,25 +229,12 @@ def composition_chain(lam, mu_, K: int, prof: Profile, return_chain: bool = Fals
     n = len(S)
     Q = sparse.csr_matrix((vals, (rows, cols)), shape=(n, n))
     Q = Q - sparse.diags(np.asarray(Q.sum(axis=1)).ravel())
-    pi = _stationary(Q)
+    pi = stationary(Q)
     sol = _finish(pi, adm, lam, mu_, f"instantaneous (alpha -> 1), {prof.mode} composition chain",
                   ntot.astype(float))
     if return_chain:
         return sol, S, Q, pi
     return sol
-
-
-def _stationary(Q) -> np.ndarray:
-    """pi Q = 0, sum pi = 1 (one balance equation replaced by the normalisation)."""
-    n = Q.shape[0]
-    A = Q.T.tocsr()
-    keep = sparse.diags(np.r_[np.ones(n - 1), 0.0])
-    A = (keep @ A + sparse.csr_matrix((np.ones(n), (np.full(n, n - 1), np.arange(n))), shape=(n, n))).tocsc()
-    b = np.zeros(n)
-    b[-1] = 1.0
-    pi = spsolve(A, b, permc_spec="MMD_AT_PLUS_A")
-    pi = np.clip(pi, 0.0, None)
-    return pi / pi.sum()
 
 
 def fixed_average(lam, mu_, K: int, prof: Profile, tol: float = 1e-12) -> QueueSolution:

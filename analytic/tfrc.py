@@ -26,8 +26,9 @@ from qosbound.errors import ScenarioError
 
 __all__ = [
     "s", "R", "p", "b", "t_RTO", "g", "X_recv", "T_MBI",
-    "tfrc_expr", "sqrt_law_expr", "lower_envelope_expr", "gtfrc_expr",
-    "tfrc_rate", "sqrt_law_rate", "lower_envelope_rate", "gtfrc_rate",
+    "tfrc_expr", "sqrt_law_expr", "lower_envelope_expr", "gtfrc_expr", "tfrc_sender_expr",
+    "tfrc_rate", "sqrt_law_rate", "lower_envelope_rate", "gtfrc_rate", "sender_rate",
+    "LOSS_WEIGHTS", "mean_loss_interval",
     "prove_decreasing_in_p", "prove_decreasing_in_R", "prove_upper_envelope", "prove_lower_envelope",
     "limit_p_to_0", "limit_p_to_1",
     "max_loss_for_target", "max_rtt_for_target", "loss_table", "rtt_table",
@@ -67,8 +68,18 @@ sqrt_law_expr = s / (R * sp.sqrt(2 * b * p / 3))
 #: 99 t_RTO sqrt(3bp/8); X >= s / (sqrt(p) (R sqrt(2b/3) + 99 t_RTO sqrt(3b/8))), again a 1/sqrt(p) law.
 lower_envelope_expr = s / (sp.sqrt(p) * (R * sp.sqrt(2 * b / 3) + 99 * t_RTO * sp.sqrt(3 * b / 8)))
 
+
+
+def _sender_clamp(x):
+    """RFC 5348 section 4.3's update of the allowed rate from a wanted rate ``x``: max(min(x, 2 X_recv), s/t_mbi)."""
+    return sp.Max(sp.Min(x, 2 * X_recv), s / T_MBI)
+
+
+#: RFC 5348 section 4.3: the TFRC sender's allowed rate after feedback with p > 0, bytes/s.
+tfrc_sender_expr = _sender_clamp(tfrc_expr)
+
 #: Jourjon et al. (2008) eq. (2) with RFC 5348's floor: X = max(min(max(X_calc, g), 2 X_recv), s / t_mbi), bytes/s.
-gtfrc_expr = sp.Max(sp.Min(sp.Max(tfrc_expr, g), 2 * X_recv), s / T_MBI)
+gtfrc_expr = _sender_clamp(sp.Max(tfrc_expr, g))
 
 #: gTFRC without a receive-rate report (X_recv unknown, e.g. a steady-state planning question).
 _gtfrc_open_expr = sp.Max(sp.Max(tfrc_expr, g), s / T_MBI)
@@ -82,6 +93,7 @@ def _fn(name: str):
         "sqrt": ((s, R, p, b), sqrt_law_expr),
         "lower": ((s, R, p, b, t_RTO), lower_envelope_expr),
         "gtfrc": ((s, R, p, b, t_RTO, g, X_recv), gtfrc_expr),
+        "sender": ((s, R, p, b, t_RTO, X_recv), tfrc_sender_expr),
         "gtfrc_open": ((s, R, p, b, t_RTO, g), _gtfrc_open_expr),
         # denominator in u = sqrt(p) and its derivative, for the inverse in p
         "den_u": ((sp.Symbol("u", positive=True), R, b, t_RTO), _denominator().subs(p, sp.Symbol("u", positive=True) ** 2)),
@@ -148,6 +160,42 @@ def gtfrc_rate(s_, R_, p_, g_, x_recv=None, b_=1.0, t_rto=None):
     else:
         out = _fn("gtfrc")(*arrs)
     return np.asarray(out, dtype=float)
+
+
+def sender_rate(s_, R_, p_, x_recv, g_=None, b_=1.0, t_rto=None) -> float:
+    """Allowed rate (bytes/s) of a TFRC sender (``g_`` None, :data:`tfrc_sender_expr`) or a gTFRC sender with
+    target ``g_`` bytes/s (:data:`gtfrc_expr`) after feedback reporting loss event rate ``p_`` > 0 and receive
+    rate ``x_recv`` bytes/s (RFC 5348 section 4.3; Jourjon et al. 2008 eq. (2)); scalars in, a float out."""
+    if g_ is not None:
+        return float(gtfrc_rate(s_, R_, p_, g_, x_recv, b_, t_rto))
+    return float(_fn("sender")(float(s_), float(R_), float(_check_p(p_)), float(b_), float(_rto(R_, t_rto)),
+                               float(x_recv)))
+
+
+#: RFC 5348 section 5.4: weights w_0 .. w_7 of the n = 8 most recent loss intervals.
+LOSS_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2)
+
+
+def mean_loss_interval(open_interval, closed, k):
+    """RFC 5348 section 5.4: I_mean = max(I_tot0, I_tot1) / W_tot, in packets.
+
+    ``open_interval`` is I_0 (packets since the latest loss event), ``closed[0..k-1]`` are I_1 .. I_k, most
+    recent first; at most the n = 8 most recent count. ``I_tot0 = sum_{i<k} w_i I_i`` (with the open interval),
+    ``I_tot1 = sum_{1<=i<=k} w_(i-1) I_i`` (without), ``W_tot = sum_{i<k} w_i``. Plain Python that numba also
+    compiles (the packet simulator jits this very function), so the average is written once.
+    """
+    k = min(k, len(LOSS_WEIGHTS))
+    if k <= 0:
+        raise ValueError("no closed loss interval yet")
+    i_tot0 = LOSS_WEIGHTS[0] * open_interval
+    i_tot1 = 0.0
+    w_tot = 0.0
+    for i in range(k):
+        w_tot += LOSS_WEIGHTS[i]
+        i_tot1 += LOSS_WEIGHTS[i] * closed[i]
+        if i + 1 < k:
+            i_tot0 += LOSS_WEIGHTS[i + 1] * closed[i]
+    return max(i_tot0, i_tot1) / w_tot
 
 
 # ---------------------------------------------------------------------------------------------

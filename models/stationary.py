@@ -6,7 +6,8 @@ Storm's iterative long-run routes stop on a convergence criterion, not on an err
 1. The generator ``Q`` (``R - diag(R 1)`` for a CTMC's rate matrix, ``P - I`` for a DTMC) is read from the
    built model, its single bottom strongly connected component ``B`` (where the stationary mass lives) is
    found, and ``pi Q_B = 0, pi 1 = 1`` is solved by a sparse LU factorisation of ``Q_B`` grounded at one
-   state, followed by one step of iterative refinement with the residual computed in extended precision.
+   state, followed by one step of iterative refinement with the residual computed in extended precision
+   (:mod:`qosbound.markov`, the one solve shared with the closed forms).
 
 2. Every long-run value ``g = pi f`` (a reward or an indicator) comes with a bracket that does not depend on
    how accurate the solve was: for ANY vector ``v``, ``pi (f + Q v) = pi f`` because ``pi Q = 0``, and ``pi``
@@ -29,10 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as sla
-from scipy.sparse import csgraph
 
 from qosbound.errors import EngineError
+from qosbound.markov import bottom_component, grounded_solve, offdiagonal
 
 __all__ = ["Stationary", "solve", "generator", "MAX_DIRECT_STATES"]
 
@@ -63,16 +63,8 @@ def _matrix(model) -> sp.csr_matrix:
 
 def generator(model) -> tuple[sp.csr_matrix, np.ndarray]:
     """(off-diagonal part W, diagonal d) of the generator: Q = W + diag(d), d = -(row sums of W) (extended
-    precision). For a DTMC, W is P without its diagonal and d = -(1 - P_ii) computed from W's row sums."""
-    M = _matrix(model)
-    diag = M.diagonal()
-    W = (M - sp.diags(diag)).tocsr()
-    W.eliminate_zeros()
-    rows = np.repeat(np.arange(W.shape[0]), np.diff(W.indptr))
-    dl = np.zeros(W.shape[0], dtype=_LD)
-    np.add.at(dl, rows, W.data.astype(_LD))
-    d = -dl
-    return W, d
+    precision; :func:`qosbound.markov.offdiagonal`). For a DTMC, W is P without its diagonal."""
+    return offdiagonal(_matrix(model))
 
 
 @dataclass
@@ -142,83 +134,21 @@ class Stationary:
         return _values_many(self, F, chunk)
 
 
-def _bottom_scc(W: sp.csr_matrix) -> np.ndarray:
-    n = W.shape[0]
-    if n == 1:
-        return np.array([0])
-    ncomp, labels = csgraph.connected_components(W, directed=True, connection="strong")
-    coo = W.tocoo()
-    leaving = labels[coo.row] != labels[coo.col]
-    non_bottom = np.zeros(ncomp, dtype=bool)
-    non_bottom[labels[coo.row[leaving]]] = True
-    bottoms = np.flatnonzero(~non_bottom)
-    if len(bottoms) != 1:
-        raise EngineError(f"the model has {len(bottoms)} bottom strongly connected components; the direct "
-                          "stationary solve needs exactly one (long-run values then depend on the start)")
-    return np.flatnonzero(labels == bottoms[0])
-
-
 def solve(model, *, max_states: int = MAX_DIRECT_STATES) -> Stationary:
-    """Stationary distribution of a DTMC/CTMC with one bottom SCC, by a grounded sparse LU solve."""
+    """Stationary distribution of a DTMC/CTMC with one bottom SCC, by the grounded sparse LU solve of
+    :func:`qosbound.markov.grounded_solve` (the one solve of pi Q = 0)."""
     n = model.nr_states
     W, d = generator(model)
-    B = _bottom_scc(W)
+    B = bottom_component(W)
     m = len(B)
     if m > max_states:
         raise EngineError(f"bottom component of {m} states is above the direct-solve limit ({max_states})")
     WB = W[B][:, B].tocsr()
     dB = d[B]
-    QB = (WB + sp.diags(dB.astype(np.float64))).tocsc()
+    xb, lu, k = grounded_solve(WB, dB)
     x = np.zeros(n)
-    if m == 1:
-        x[B] = 1.0
-        return Stationary(x, B, WB, dB, None, 0, n)
-
-    def factor(k):
-        rest = np.r_[0:k, k + 1:m]
-        S = QB[rest][:, rest].tocsc()
-        try:
-            lu = sla.splu(S, permc_spec="MMD_AT_PLUS_A")
-        except (RuntimeError, MemoryError) as e:
-            raise EngineError(f"direct stationary solve failed: {e}") from None
-        return rest, lu
-
-    k = 0
-    rest, lu = factor(k)
-    for _ in range(2):
-        rhs = -np.asarray(QB[k, rest].todense()).ravel()
-        y = lu.solve(rhs, trans="T")
-        if np.all(np.isfinite(y)) and (m < 2 or np.max(np.abs(y)) < 1e100):
-            break
-        # the grounded state carries too little mass: ground at the most probable state instead
-        k = int(np.nanargmax(np.where(np.isfinite(y), np.abs(y), -1)))
-        k = int(rest[k])
-        rest, lu = factor(k)
-    xb = np.empty(m)
-    xb[k] = 1.0
-    xb[rest] = y
-    xb = np.clip(xb, 0.0, None)
-    xb /= math.fsum(xb.tolist())
-    st = Stationary(x, B, WB, dB, lu, k, n)
-    # one step of iterative refinement: residual r = x Q in extended precision, e Q = r, x <- x - e
-    r = _xQ(WB, dB, xb)
-    e = np.zeros(m)
-    e[rest] = lu.solve(np.asarray(r[rest], dtype=np.float64), trans="T")
-    e -= math.fsum(e.tolist()) * xb
-    if np.all(np.isfinite(e)):
-        xb = np.clip(xb - e, 0.0, None)
-        xb /= math.fsum(xb.tolist())
     x[B] = xb
-    st.x = x
-    return st
-
-
-def _xQ(W: sp.csr_matrix, d: np.ndarray, x: np.ndarray) -> np.ndarray:
-    xl = x.astype(_LD)
-    rows = np.repeat(np.arange(W.shape[0]), np.diff(W.indptr))
-    out = np.zeros(W.shape[0], dtype=_LD)
-    np.add.at(out, W.indices, W.data.astype(_LD) * xl[rows])
-    return out + d * xl
+    return Stationary(x, B, WB, dB, lu, k, n)
 
 
 def _values_many(self: Stationary, F: np.ndarray, chunk: int = 256) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

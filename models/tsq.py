@@ -29,11 +29,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from qosbound.errors import ModelError
+from qosbound.markov import stationary_dtmc
 from qosbound.models import engine
 
 __all__ = ["HINT_MODEL", "HINT_PROPS", "MDP_MODEL", "MDP_PROPS", "PRISM_OPTIONS", "MDP_STORM_ONLY", "Abstraction",
            "abstraction", "hint_values", "hint_distribution", "no_gain", "transition_matrix", "stationary_scipy",
-           "best_policy_direct"]
+           "best_policy_direct", "flat_mdp_text"]
 
 HINT_MODEL = engine.MODELS_DIR / "tsq_hint.prism"
 HINT_PROPS = engine.MODELS_DIR / "tsq_hint.props"
@@ -222,12 +223,6 @@ def transition_matrix(ab: Abstraction) -> np.ndarray:
 
 
 def stationary_scipy(P: np.ndarray) -> np.ndarray:
-    """Stationary vector of a finite irreducible chain by a direct SciPy solve of pi (P - I) = 0, sum 1."""
-    from scipy import linalg
-
-    n = P.shape[0]
-    M = (P - np.eye(n)).T
-    M[-1, :] = 1.0
-    rhs = np.zeros(n)
-    rhs[-1] = 1.0
-    return linalg.solve(M, rhs)
+    """Stationary vector of a finite irreducible chain by a direct solve of pi (P - I) = 0, sum 1
+    (:func:`qosbound.markov.stationary_dtmc`, the one solve for chains built in NumPy)."""
+    return stationary_dtmc(P)

@@ -49,6 +49,16 @@ def replay(ef_times, be_sizes, *, C, unit, Q_t, pq_cap, ef_size):
                 txq.append([s, units(s), None])
             occ += txq[-1][1]
 
+    def depart():
+        """The head of the TxQ finishes at ``finish``; refill and start the next packet."""
+        nonlocal occ, finish
+        size, u, arr = txq.popleft()
+        occ -= u
+        if arr is not None:
+            delays.append(finish - arr)
+        fill()
+        finish += txq[0][0] * 8 / C
+
     fill()
     finish = txq[0][0] * 8 / C
     i = 0
@@ -61,19 +71,9 @@ def replay(ef_times, be_sizes, *, C, unit, Q_t, pq_cap, ef_size):
                 pq.append(t)
             fill()
         else:
-            size, u, arr = txq.popleft()
-            occ -= u
-            if arr is not None:
-                delays.append(finish - arr)
-            fill()
-            finish += txq[0][0] * 8 / C
+            depart()
     while pq or any(x[2] is not None for x in txq):
-        size, u, arr = txq.popleft()
-        occ -= u
-        if arr is not None:
-            delays.append(finish - arr)
-        fill()
-        finish += txq[0][0] * 8 / C
+        depart()
     return np.array(delays)
 
 

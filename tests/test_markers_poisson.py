@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_general_chain_equals_the_trtcm_chain():
-    """The general slotted chain reproduces the colour-blind trTCM chain built independently."""
+    """slotted_trtcm (the chain of models/marker.prism, argument order p, ip, ic, pbs, cbs, g) is the colour-blind
+    trTCM case of the general slotted chain (C gains ic up to cbs, P gains ip up to pbs)."""
     for p, ip, ic, pbs, cbs, g in [(0.3, 2, 1, 16, 12, 4), (0.05, 3, 2, 20, 9, 3), (0.9, 1, 1, 5, 5, 2)]:
         a = slotted_marker("trtcm", p, g, ic, cbs, ip, pbs)
         b = slotted_trtcm(p, ip, ic, pbs, cbs, g)

@@ -7,7 +7,8 @@ packets; probabilities are plain floats.
 Public kernels and their signatures
 -----------------------------------
 ``red_drop_prob(avg, min_th, max_th, max_p, gentle) -> float``
-    RED / WRED drop probability for an average queue ``avg`` (Takeo & Tasaka 2003, eq. for
+    The SymPy curves :data:`qosbound.analytic.wred.P_WRED` / ``P_GENTLE``, lambdified and jitted (not
+    re-typed). RED / WRED drop probability for an average queue ``avg`` (Takeo & Tasaka 2003, eq. for
     P(avr); Floyd & Jacobson 1993): 0 below ``min_th``, ``max_p*(avg-min_th)/(max_th-min_th)``
     between, 1 at or above ``max_th``. ``max_p = 1/P_d`` (P_d is the
     mark-probability denominator of Takeo & Tasaka (2003)). With ``gentle=True`` the
@@ -37,8 +38,10 @@ colours read the average over all packets, as in Takeo & Tasaka (2003).
 
 from __future__ import annotations
 
-import numpy as np
+import sympy as sp
 from numba import njit
+
+from qosbound.analytic import wred as _wred
 
 __all__ = ["WRED", "RIO", "NRED", "MODES", "red_drop_prob", "ewma_update", "ewma_idle", "avg_index",
            "update_averages", "colour_drop_prob"]
@@ -49,17 +52,30 @@ RIO = 1
 NRED = 2
 MODES = {"wred": WRED, "rio": RIO, "nred": NRED}
 
+_max_p = sp.Symbol("max_p", positive=True)
+
+
+def _curve(expr):
+    """The SymPy drop curve of :mod:`qosbound.analytic.wred` in ``max_p = 1/P_d``, lambdified to scalar Python
+    (``math``) code that numba compiles: the kernels below run the one definition, never a re-typed copy."""
+    return sp.lambdify((_wred.avr, _wred.min_th, _wred.max_th, _max_p), expr.subs(_wred.P_d, 1 / _max_p), "math")
+
+
+_P_WRED = _curve(_wred.P_WRED)
+_P_GENTLE = _curve(_wred.P_GENTLE)
+# Lambdified code has no source file, so these two are not cached on disk themselves; they are compiled into
+# (and cached with) every cached kernel that calls them.
+_p_wred = njit(cache=False, inline="always")(_P_WRED)
+_p_gentle = njit(cache=False, inline="always")(_P_GENTLE)
+
 
 @njit(cache=True, inline="always")
 def red_drop_prob(avg, min_th, max_th, max_p, gentle=False):
-    """Drop probability for average ``avg`` (0 / linear up to ``max_p`` / 1, or gentle up to 2*max_th)."""
-    if avg < min_th:
-        return 0.0
-    if avg < max_th:
-        return max_p * (avg - min_th) / (max_th - min_th)
-    if gentle and avg < 2.0 * max_th:
-        return max_p + (1.0 - max_p) * (avg - max_th) / max_th
-    return 1.0
+    """Drop probability for average ``avg``: :data:`qosbound.analytic.wred.P_WRED` (``gentle``:
+    :data:`~qosbound.analytic.wred.P_GENTLE`) with ``P_d = 1/max_p``."""
+    if gentle:
+        return float(_p_gentle(avg, min_th, max_th, max_p))
+    return float(_p_wred(avg, min_th, max_th, max_p))
 
 
 @njit(cache=True, inline="always")
@@ -99,8 +115,3 @@ def colour_drop_prob(avgs, colour, min_th, max_th, max_p, mode, gentle):
     a = avgs[avg_index(mode, colour)]
     return red_drop_prob(a, min_th[colour], max_th[colour], max_p[colour], gentle)
 
-
-def _warm() -> None:  # pragma: no cover - compile once for callers that time things
-    red_drop_prob(1.0, 0.0, 2.0, 0.1, False)
-    update_averages(np.zeros(3), np.zeros(3), 0.5)
-    colour_drop_prob(np.zeros(3), 0, np.zeros(3), np.ones(3), np.ones(3), 0, False)

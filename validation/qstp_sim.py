@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -312,7 +312,3 @@ def replicate(cfg: QstpConfig, replications: int, seed: int, stream: tuple[int, 
     from qosbound.validation.stats import replication_rngs
 
     return [simulate(cfg, rng) for rng in replication_rngs(seed, replications, stream)]
-
-
-def with_(cfg: QstpConfig, **kw) -> QstpConfig:
-    return replace(cfg, **kw)

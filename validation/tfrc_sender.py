@@ -33,29 +33,20 @@ What is modelled, section by section of RFC 5348:
 
 from __future__ import annotations
 
-__all__ = ["TfrcSender", "TfrcReceiver", "WEIGHTS", "mean_loss_interval"]
+from qosbound.analytic import tfrc as _tfrc
 
-#: RFC 5348 section 5.4: weights of the n = 8 most recent loss intervals.
-WEIGHTS = (1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2)
-T_MBI = 64.0
+__all__ = ["TfrcSender", "TfrcReceiver", "WEIGHTS", "T_MBI", "mean_loss_interval"]
+
+#: RFC 5348 section 5.4: weights of the n = 8 most recent loss intervals (defined in qosbound.analytic.tfrc).
+WEIGHTS = _tfrc.LOSS_WEIGHTS
+#: RFC 5348 section 4.3: t_mbi, seconds (defined in qosbound.analytic.tfrc).
+T_MBI = float(_tfrc.T_MBI)
 
 
 def mean_loss_interval(open_interval: float, closed: list[float]) -> float:
-    """RFC 5348 5.4: I_mean = max(I_tot0, I_tot1) / W_tot over the k <= 8 closed intervals (most recent first)."""
-    k = min(len(closed), len(WEIGHTS))
-    if k == 0:
-        raise ValueError("no closed loss interval yet")
-    seq = [open_interval] + list(closed[:k])
-    w_tot = sum(WEIGHTS[:k])
-    i_tot0 = sum(seq[i] * WEIGHTS[i] for i in range(k))
-    i_tot1 = sum(seq[i + 1] * WEIGHTS[i] for i in range(k))
-    return max(i_tot0, i_tot1) / w_tot
-
-
-def _x_calc(s, R, p):
-    from qosbound.analytic.tfrc import tfrc_rate
-
-    return float(tfrc_rate(s, R, p))
+    """RFC 5348 5.4: I_mean over the k <= 8 closed intervals, most recent first
+    (:func:`qosbound.analytic.tfrc.mean_loss_interval`)."""
+    return _tfrc.mean_loss_interval(open_interval, closed, len(closed))
 
 
 class TfrcSender:
@@ -120,10 +111,7 @@ class TfrcSender:
         self.p = p
         recv_limit = 2.0 * x_recv
         if p > 0:
-            xc = _x_calc(self.s, self.R, p)
-            if self.g is not None:
-                xc = max(xc, self.g)
-            self.X = max(min(xc, recv_limit), self.s / T_MBI)
+            self.X = _tfrc.sender_rate(self.s, self.R, p, x_recv, self.g)
         elif first:
             self.X = self.w_init_rate
             self.tld = now
@@ -133,9 +121,6 @@ class TfrcSender:
         self.samples.append((now, self.R, p, self.X))
         self._nfb_deadline = now + max(4.0 * self.R, 2.0 * self.s / self.X)
         self._reschedule()
-
-    def rtt_hint(self) -> float | None:
-        return self.R
 
 
 class TfrcReceiver:

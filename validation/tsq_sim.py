@@ -18,8 +18,8 @@ compiled for numba, not re-typed):
 * Flows: ``cbr`` (unresponsive, fixed rate) and ``tfrc`` (responsive,
   equation-based: once per smoothed RTT the rate becomes
   ``min(max_rate, max(s/64 s, X_TFRC(s, R, p_e)))`` with the loss-event rate
-  ``p_e`` from RFC 5348's average loss interval over the last 8 intervals,
-  weights 1,1,1,1,.8,.6,.4,.2; before the first loss event the rate doubles
+  ``p_e`` from RFC 5348's average loss interval over the last 8 intervals
+  (:func:`qosbound.analytic.tfrc.mean_loss_interval`, jitted); before the first loss event the rate doubles
   each RTT (slow start)). ``R`` is the flow's propagation RTT plus a smoothed
   queueing delay of its own packets. A TCP-friendly CBR source (the seed's
   audio flow) is ``tfrc`` with ``max_rate`` its codec rate. Feedback is
@@ -46,9 +46,9 @@ from qosbound.errors import ScenarioError
 from qosbound.validation.pi_aqm import PIParams
 
 __all__ = ["Flow", "SimConfig", "SimOutput", "simulate", "to_trace", "treap_kernels", "flow_stats", "estimate",
-           "check_budget", "MEMORY_BUDGET", "BYTES_PER_PACKET"]
+           "check_budget", "MEMORY_BUDGET", "BYTES_PER_PACKET", "BYTES_PER_SAMPLE"]
 
-NIL = 0  # node 0 is the empty tree
+_NIL = 0  # node 0 is the empty tree
 
 #: Memory one replication may use for its per-packet records and PI samples, bytes.
 MEMORY_BUDGET = 2 * 1024**3
@@ -137,7 +137,7 @@ def treap_kernels():
     def bytes_before(kw, ks, lc, rc, nb, sb, st, w, s):
         acc = 0
         x = st[0]
-        while x != NIL:
+        while x != _NIL:
             if less(kw, ks, x, w, s):
                 acc += sb[lc[x]] + nb[x]
                 x = rc[x]
@@ -152,8 +152,8 @@ def treap_kernels():
         kw[x] = w
         ks[x] = s
         pr[x] = np.random.random()
-        lc[x] = NIL
-        rc[x] = NIL
+        lc[x] = _NIL
+        rc[x] = _NIL
         nb[x] = nbytes
         sb[x] = nbytes
         pay[x] = payload
@@ -161,7 +161,7 @@ def treap_kernels():
         # descend, adding the bytes to every ancestor
         depth = 0
         y = st[0]
-        while y != NIL:
+        while y != _NIL:
             path[depth] = y
             depth += 1
             sb[y] += nbytes
@@ -202,8 +202,8 @@ def treap_kernels():
     @numba.njit(cache=True)
     def pop_min(kw, ks, lc, rc, nb, sb, pay, free, st):
         x = st[0]
-        par = NIL
-        while lc[x] != NIL:
+        par = _NIL
+        while lc[x] != _NIL:
             par = x
             x = lc[x]
         b = nb[x]
@@ -211,7 +211,7 @@ def treap_kernels():
         while y != x:  # the left spine above the minimum loses its bytes
             sb[y] -= b
             y = lc[y]
-        if par == NIL:
+        if par == _NIL:
             st[0] = rc[x]
         else:
             lc[par] = rc[x]
@@ -221,6 +221,26 @@ def treap_kernels():
         return pay[x], b
 
     return new_tree, insert, pop_min, bytes_before
+
+
+@lru_cache(maxsize=1)
+def _loss_rate_kernel():
+    """numba form of ``loss_rate(hist, nh, open_count)``: the loss event rate 1/I_mean of RFC 5348 section 5.4
+    (:func:`qosbound.analytic.tfrc.mean_loss_interval`, jitted, not re-typed) from the ``nh`` closed intervals
+    ``hist`` (most recent first) and the open one; 1 before the first loss event, never above 1."""
+    import numba
+
+    from qosbound.analytic import tfrc as TF
+
+    mli = numba.njit(cache=False)(TF.mean_loss_interval)
+
+    @numba.njit(cache=False)
+    def loss_rate(hist, nh, open_count):
+        if nh == 0:
+            return 1.0
+        return min(1.0, 1.0 / max(mli(float(open_count), hist, nh), 1.0))
+
+    return loss_rate
 
 
 @lru_cache(maxsize=1)
@@ -236,7 +256,7 @@ def _kernel():
     wfun, pfun, _ = A.numba_functions()
     pistep = pi_kernel()
     tfrc = numba.njit(sp.lambdify((TF.s, TF.R, TF.p, TF.b, TF.t_RTO), TF.tfrc_expr, "math"))
-    weights = np.array([1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2])
+    loss_rate = _loss_rate_kernel()
 
     @numba.njit(cache=False)
     def sift_down(ht, hf, i):
@@ -254,24 +274,6 @@ def _kernel():
                 i = c
             else:
                 return
-
-    @numba.njit(cache=False)
-    def loss_rate(hist, nh, open_count):
-        if nh == 0:
-            return 1.0
-        num = 0.0
-        den = 0.0
-        for j in range(nh):
-            num += weights[j] * hist[j]
-            den += weights[j]
-        closed = num / den
-        num = weights[0] * open_count
-        den = weights[0]
-        for j in range(min(nh, 7)):
-            num += weights[j + 1] * hist[j]
-            den += weights[j + 1]
-        mean = max(closed, num / den)
-        return min(1.0, 1.0 / max(mean, 1.0))
 
     @numba.njit(cache=False)
     def run(C, duration, kind, rate, size, hint, rtt0, lat, nbits, tsq, a, b, hz, q_ref, q_max, cap, seed):
