@@ -25,11 +25,12 @@ from qosbound.results import Result, Verdict
 from qosbound.scenario import PacketSize, PositiveInt, Probability, Rate, ScenarioBase, Size, Time
 from qosbound.systems.base import (Link, MethodsBase, ModelOptionsBase, PacketSimOptions, Strict, ccdf_name,
                                    default_methods, parse_quantile_name, quantile_name)
+from qosbound.systems.capabilities import generic_admit
 from qosbound.units import Kind, parse_quantity
 from qosbound.verdicts import default_slo_limit
 
 __all__ = ["Scenario", "Params", "params", "evaluate", "metric_kind", "slo_limit", "agreements",
-           "default_methods", "metric_names", "simulate_trace", "ns3_trace", "plot_delays"]
+           "default_methods", "metric_names", "simulate_trace", "ns3_trace", "plot_delays", "render_models", "admit"]
 
 
 class TxQ(Strict):
@@ -323,6 +324,10 @@ def plot_delays(scn: Scenario) -> float | None:
     from qosbound.validation.pq_txq_sim import max_delay_bound
 
     return float(max_delay_bound(params(scn)))
+
+
+#: Admission varies any parameter by the generic search (:func:`qosbound.admit.admit`).
+admit = generic_admit
 
 
 #: Largest PQ capacity the PRISM model is built for: the Poisson rendering writes O(capacity^2) terms.

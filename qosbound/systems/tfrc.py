@@ -32,10 +32,12 @@ from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result, Verdict
 from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size, Time
 from qosbound.systems.base import default_methods, MethodsBase, Strict, TimedSimOptions
+from qosbound.systems.capabilities import generic_admit, no_models, no_ns3, no_plot_delays
 from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
-__all__ = ["Scenario", "evaluate", "metric_kind", "slo_limit", "agreements", "default_methods"]
+__all__ = ["Scenario", "evaluate", "metric_names", "metric_kind", "slo_limit", "agreements", "default_methods",
+           "simulate_trace", "ns3_trace", "plot_delays", "render_models", "admit"]
 
 
 class Flow(Strict):
@@ -355,3 +357,10 @@ def simulate_trace(scn: Scenario, packets: int, seed: int):
         t = t.filter(pc.equal(t["flow"], "flow0"))
         parts.append(t.set_column(t.schema.get_field_index("flow"), "flow", pa.array([name] * t.num_rows)))
     return pa.concat_tables(parts)
+
+
+# The hooks TFRC has no capability for (see qosbound.systems.System).
+ns3_trace = no_ns3("tfrc")
+render_models = no_models("tfrc")
+plot_delays = no_plot_delays
+admit = generic_admit
