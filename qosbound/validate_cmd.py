@@ -212,7 +212,7 @@ def _slo_marks(scn, system, cls: str) -> list[tuple[str, float | None, float | N
         elif stat.startswith("ccdf@"):
             d = parse_quantity(stat[5:], "time")
             out.append((f"P(delay > {format_quantity(d, 's')}) <= {limit:.3g}", d, limit))
-        elif stat in ("mean", "max", "worst_case_mean"):
+        elif system.metric_kind(slo.metric) == "time":  # a mean, a maximum, a bound: a delay limit
             out.append((f"{stat} <= {format_quantity(limit, 's')}", limit, None))
     return out
 
