@@ -316,7 +316,6 @@ def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
     for r in results:
         if r.method != "simulated" or not r.metric.endswith(".rate"):
             continue
-        name = r.metric.split(".")[0]
         pred = r.provenance.get("equation_at_simulated_p_R") or []
         sim = r.provenance.get("per_replication") or []
         pairs = [(x, y) for x, y in zip(sim, pred) if math.isfinite(y)]
