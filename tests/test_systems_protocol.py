@@ -71,3 +71,13 @@ def test_the_commands_never_probe_a_system():
         assert "hasattr(" not in text, rel
         assert not re.search(r"getattr\(system", text), rel
         assert not re.search(r"""(scn\.system|name) == ["'](af|tsq|tfrc|pq_txq)["']""", text), rel
+
+
+def test_every_system_package_is_listed_for_the_wheel():
+    """A system split into a package (af/, tsq/) ships only if pyproject lists it: a missing entry would leave
+    the installed wheel without the system."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    found = {"qosbound.systems." + p.parent.name for p in (ROOT / "qosbound" / "systems").glob("*/__init__.py")}
+    assert found and found <= listed, found - listed
