@@ -87,12 +87,21 @@ def search_range(scn, parameter: str, lo_text, hi_text, direction: str = "larges
     return lo, hi
 
 
-def admit(scn, parameter: str, *, direction: str = "largest", method: str | None = None,
+def admit(scn, parameter: str, *, direction: str | None = None, method: str | None = None,
           lo: float | None = None, hi: float | None = None, rtol: float = 1e-4, max_evals: int = 80,
           progress=None) -> AdmitResult:
+    """The largest (``direction="largest"``, the default) or smallest value of ``parameter`` meeting every SLO.
+
+    The system's ``admit`` hook answers first (TSQ's hint selection); where it returns None the generic
+    search below varies the parameter.
+    """
     system = get_system(scn.system)
-    if hasattr(system, "admit"):
-        return system.admit(scn, parameter, direction=direction, method=method, lo=lo, hi=hi, progress=progress)
+    own = system.admit(scn, parameter, direction=direction, method=method, lo=lo, hi=hi, progress=progress)
+    if own is not None:
+        return own
+    direction = direction or "largest"
+    if direction not in ("largest", "smallest"):
+        raise ScenarioError(f"unknown direction '{direction}': largest or smallest", field="--direction")
     if not scn.slos:
         raise ScenarioError("the scenario has no SLOs to admit against", file=scn.path, field="slos")
     raw = scn.raw
@@ -202,8 +211,14 @@ def admit(scn, parameter: str, *, direction: str = "largest", method: str | None
 
         try:
             best = brentq(margin, a, b, rtol=rtol, maxiter=max_evals)
-            if margin(best) < 0:  # stay on the feasible side
-                best = a + (best - a) * (1 - 1e-9)
+            if margin(best) < 0:
+                # brentq stops within rtol * |best| of the root, possibly on the infeasible side: step back by
+                # twice that towards the feasible end, or bisect on feasibility when even that fails
+                back = best + math.copysign(2.0 * rtol * abs(best) + 1e-12, a - best)
+                if (back - a) * (best - a) > 0 and margin(back) >= 0:
+                    best = back
+                else:
+                    best = _bisect(margin, a, best, rtol, max_evals)
         except (ValueError, RuntimeError):
             best = _bisect(margin, a, b, rtol, max_evals)
     else:

@@ -128,7 +128,7 @@ def _evaluate(args, scn):
     slo_verdicts = judge_slos(system, scn, results)
     from qosbound.agreement import agreements
 
-    agree = agreements(results) + (system.agreements(scn, results) if hasattr(system, "agreements") else [])
+    agree = agreements(results) + system.agreements(scn, results)
     return system, results, slo_verdicts, agree, seconds
 
 
@@ -415,7 +415,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add(sub, "admit", help="largest (or smallest) parameter value meeting every SLO")
     common(sp)
     sp.add_argument("--vary", required=True, metavar="PARAM", help="dotted parameter, e.g. traffic.EF.rate")
-    sp.add_argument("--direction", choices=["largest", "smallest"], default="largest")
+    sp.add_argument("--direction", choices=["largest", "smallest"], default=None,
+                    help="the largest (default) or smallest value meeting every SLO; for a TSQ hint "
+                         "(flows.NAME.hint) the default is the quality-maximising hint")
     sp.add_argument("--method", help="method to search with (default: model-checked, else closed-form)")
     sp.add_argument("--min", help="lower end of the search range, in the parameter's units (e.g. '100 kbit/s'; "
                                   "a bare number is SI)")

@@ -263,17 +263,15 @@ def build(raw: dict, path: str | None = None):
 def _check_slos(system, scn, file: str | None) -> None:
     """SLOs are checked now, so a bad one is an input error naming its field, not a late crash or a silent
     'missing' verdict: a known metric of a declared class or flow, a limit in range, no duplicates."""
-    declared = None
-    if hasattr(system, "metric_names"):
-        try:
-            declared = {m.split(".")[0].split("@")[0] for m in system.metric_names(scn)}
-        except Exception:  # noqa: BLE001 - a system that cannot list its metrics for this scenario: skip the check
-            declared = None
+    try:
+        declared = {m.split(".")[0].split("@")[0] for m in system.metric_names(scn)}
+    except Exception:  # noqa: BLE001 - a system that cannot list its metrics for this scenario: skip the check
+        declared = None
     seen: dict[tuple, int] = {}
     for i, slo in enumerate(scn.slos):
         here = f"slos[{i}]"
         try:
-            kind = system.metric_kind(slo.metric) if hasattr(system, "metric_kind") else None
+            kind = system.metric_kind(slo.metric)
         except ScenarioError as e:
             raise ScenarioError(e.problem, file=file, field=f"{here}.metric") from None
         head = slo.metric.split(".")[0].split("@")[0]

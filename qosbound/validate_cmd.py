@@ -12,9 +12,11 @@ values with intervals and a verdict per metric, plots (PNG and SVG) in
 0 when every check holds, 1 when an SLO fails on the trace, 3 when the trace
 disagrees with a model or exceeds a bound.
 
-The command asks the system module for what it can do, not for its name:
-``plot_delays(scn)`` (the delay range worth plotting), ``simulate_trace(scn,
-packets, seed)`` and ``ns3_trace(scn, ef_packets)``.
+The command asks the system for what it can do, never for its name, through
+the hooks of :class:`qosbound.systems.System`: ``plot_delays(scn)`` (the delay
+range worth plotting, or None), ``simulate_trace(scn, packets, seed)`` and
+``ns3_trace(scn, ef_packets)`` (each raises a ScenarioError naming what to use
+instead where the system has no such capability).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from qosbound.errors import QosboundError, ScenarioError, TraceError
+from qosbound.errors import QosboundError, TraceError
 from qosbound.results import Result, Verdict
 
 __all__ = ["run", "load_trace", "validate"]
@@ -68,15 +70,12 @@ def _with_plot_grid(scn, system):
     says which delay range is worth plotting)."""
     from qosbound.scenario import build
 
-    metrics = getattr(scn, "metrics", None)
-    if metrics is None or not hasattr(metrics, "ccdf_at") or not hasattr(system, "plot_delays"):
-        return scn, []
-    bound = system.plot_delays(scn)
+    bound = system.plot_delays(scn)  # a system that returns a range has ``metrics.ccdf_at`` and an EF class
     if not bound:
         return scn, []
     from qosbound.systems.base import ccdf_name
 
-    own = list(metrics.ccdf_at)
+    own = list(scn.metrics.ccdf_at)
     grid = [float(x) for x in np.linspace(bound / _PLOT_GRID, bound, _PLOT_GRID, endpoint=False)]
     grid = [g for g in grid if all(abs(g - o) > 1e-9 for o in own)]
     raw = scn.raw
@@ -98,33 +97,21 @@ def _reference(scn, system, progress, notes: list[str]):
 
 
 def _simulate(scn, system, progress):
-    opts = getattr(getattr(scn, "methods", None), "simulated", None)
+    opts = scn.methods.simulated  # every system's schema has one: packet runs (``packets``) or timed runs
     packets = int(getattr(opts, "packets", 1_000_000))
-    seed = int(getattr(opts, "seed", 1))
-    if hasattr(system, "simulate_trace"):
-        table = system.simulate_trace(scn, packets, seed)
-    elif hasattr(system, "sim_config"):  # AF: the class simulator's own trace writer
-        from qosbound.validation.af_sim import trace_table
-
-        table = trace_table(system.sim_config(scn), packets, seed, list(scn.classes))
-    else:
-        raise ScenarioError(f"no trace simulator for {scn.system} scenarios yet; use --trace FILE", field="system")
+    seed = int(opts.seed)
+    table = system.simulate_trace(scn, packets, seed)
     return table, {"kind": "simulated", "simulator": f"qosbound.validation.{scn.system}_sim", "packets": packets,
                    "seed": seed}
 
 
 def _ns3(scn, system):
-    if not hasattr(system, "ns3_trace"):
-        raise ScenarioError(f"no ns-3 counterpart for {scn.system} scenarios; validate them with --simulate or "
-                            "--trace", field="system")
     return system.ns3_trace(scn, NS3_EF_PACKETS)
 
 
 def _metric_names(scn, system, reference: list[Result]) -> list[str]:
-    names: list[str] = []
-    if hasattr(system, "metric_names"):
-        names += list(system.metric_names(scn))
-    names += [s.metric for s in getattr(scn, "slos", [])]
+    names: list[str] = list(system.metric_names(scn))
+    names += [s.metric for s in scn.slos]
     names += [r.metric for r in reference]
     out = []
     for n in names:
@@ -146,8 +133,8 @@ def validate(scn, source: str, trace_spec: str | None = None, progress=None):
     reference, grid = _reference(scn, system, progress, notes)
     if source == "simulate":
         table, info = _simulate(scn, system, progress)
-        opts = getattr(getattr(scn, "methods", None), "simulated", None)
-        warmup = float(getattr(opts, "warmup", 0.01))
+        opts = scn.methods.simulated
+        warmup = float(opts.warmup)
         if getattr(opts, "duration", None):  # timed runs: warm-up is seconds, the trace wants a fraction
             warmup = warmup / float(opts.duration)
         method = "simulated"
@@ -210,7 +197,7 @@ def _slo_marks(scn, system, cls: str) -> list[tuple[str, float | None, float | N
     from qosbound.units import format_quantity, parse_quantity
 
     out = []
-    for slo in getattr(scn, "slos", []):
+    for slo in scn.slos:
         parts = slo.metric.split(".", 2)
         if len(parts) < 3 or parts[0] != cls or parts[1] != "delay" or slo.bound != "max":
             continue
@@ -225,7 +212,7 @@ def _slo_marks(scn, system, cls: str) -> list[tuple[str, float | None, float | N
         elif stat.startswith("ccdf@"):
             d = parse_quantity(stat[5:], "time")
             out.append((f"P(delay > {format_quantity(d, 's')}) <= {limit:.3g}", d, limit))
-        elif stat in ("mean", "max", "worst_case_mean"):
+        elif system.metric_kind(slo.metric) == "time":  # a mean, a maximum, a bound: a delay limit
             out.append((f"{stat} <= {format_quantity(limit, 's')}", limit, None))
     return out
 

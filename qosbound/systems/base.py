@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from qosbound.errors import ScenarioError
+from qosbound.scenario import PositiveInt, Rate, Time
 from qosbound.units import format_quantity
 
 __all__ = ["quantile_name", "ccdf_name", "parse_quantile_name", "Strict", "compact_time"]
@@ -43,27 +43,7 @@ def ccdf_name(prefix: str, d: float) -> str:
     return f"{prefix}.ccdf@{compact_time(d)}"
 
 
-def metric_stat(metric: str) -> str:
-    return metric.split(".", 2)[-1] if metric.count(".") >= 2 else ""
-
-
-def require(cond: bool, problem: str, field: str) -> None:
-    if not cond:
-        raise ScenarioError(problem, field=field)
-
-
-def jsonable_config(model: BaseModel) -> dict[str, Any]:
-    return model.model_dump(mode="json")
-
-
 # ---- method options shared by the systems' scenario schemas --------------------------------------------
-
-from typing import Annotated  # noqa: E402
-
-from pydantic import AfterValidator, Field, model_validator  # noqa: E402
-
-from qosbound.scenario import PositiveInt, Time  # noqa: E402
-
 
 def _precision(v: float) -> float:
     if not 0 < v < 0.1:
@@ -156,11 +136,6 @@ class MethodsBase(Strict):
     model_config = Strict.model_config | {"populate_by_name": True}
 
     closed_form: ClosedFormOptions = Field(default_factory=ClosedFormOptions, alias="closed-form")
-
-
-from pydantic import field_validator  # noqa: E402
-
-from qosbound.scenario import Rate  # noqa: E402
 
 
 class Link(Strict):

@@ -25,11 +25,12 @@ from qosbound.results import Result, Verdict
 from qosbound.scenario import PacketSize, PositiveInt, Probability, Rate, ScenarioBase, Size, Time
 from qosbound.systems.base import (Link, MethodsBase, ModelOptionsBase, PacketSimOptions, Strict, ccdf_name,
                                    default_methods, parse_quantile_name, quantile_name)
+from qosbound.systems.capabilities import generic_admit
 from qosbound.units import Kind, parse_quantity
 from qosbound.verdicts import default_slo_limit
 
 __all__ = ["Scenario", "Params", "params", "evaluate", "metric_kind", "slo_limit", "agreements",
-           "default_methods", "metric_names", "simulate_trace", "ns3_trace", "plot_delays"]
+           "default_methods", "metric_names", "simulate_trace", "ns3_trace", "plot_delays", "render_models", "admit"]
 
 
 class TxQ(Strict):
@@ -218,26 +219,29 @@ def params(scn: Scenario) -> Params:
                   be_sizes=sizes, be_probs=probs, burst=burst)
 
 
+#: The metrics with a fixed name and their kinds (the quantiles and CCDF points are named by the scenario);
+#: ``EF.delay.cobham_mean`` is an approximation reported beside the mean, not a metric a trace measures.
+_FIXED: dict[str, Kind] = {"EF.delay.mean": "time", "EF.delay.worst_case_mean": "time", "EF.delay.max": "time",
+                           "EF.loss": "probability", "EF.delay.cobham_mean": "time"}
+
+
 def metric_names(scn: Scenario) -> list[str]:
     m = ["EF.delay.mean"] + [f"EF.delay.{quantile_name(q)}" for q in scn.metrics.quantiles]
     m += [ccdf_name("EF.delay", d) for d in scn.metrics.ccdf_at]
-    m += ["EF.delay.worst_case_mean", "EF.delay.max", "EF.loss"]
+    m += [n for n in _FIXED if n not in m and n != "EF.delay.cobham_mean"]
     return m
 
 
 def metric_kind(metric: str) -> Kind:
-    parts = metric.split(".")
-    if metric == "EF.loss":
+    if metric in _FIXED:
+        return _FIXED[metric]
+    stat = metric[len("EF.delay."):] if metric.startswith("EF.delay.") else None
+    if stat is not None and stat.startswith("ccdf@"):
         return "probability"
-    if len(parts) >= 3 and parts[0] == "EF" and parts[1] == "delay":
-        stat = ".".join(parts[2:])
-        if stat.startswith("ccdf@"):
-            return "probability"
-        if stat in ("mean", "worst_case_mean", "max", "cobham_mean") or parse_quantile_name(stat) is not None:
-            return "time"
-    raise ScenarioError(f"unknown metric '{metric}' for a pq_txq scenario; known: EF.delay.mean, "
-                        "EF.delay.pNN, EF.delay.ccdf@<time>, EF.delay.worst_case_mean, EF.delay.max, EF.loss",
-                        field="metric")
+    if stat is not None and parse_quantile_name(stat) is not None:
+        return "time"
+    raise ScenarioError(f"unknown metric '{metric}' for a pq_txq scenario; known: EF.delay.pNN, "
+                        f"EF.delay.ccdf@<time>, {', '.join(_FIXED)}", field="metric")
 
 
 def slo_limit(scn: Scenario, slo) -> float:
@@ -323,6 +327,10 @@ def plot_delays(scn: Scenario) -> float | None:
     from qosbound.validation.pq_txq_sim import max_delay_bound
 
     return float(max_delay_bound(params(scn)))
+
+
+#: Admission varies any parameter by the generic search (:func:`qosbound.admit.admit`).
+admit = generic_admit
 
 
 #: Largest PQ capacity the PRISM model is built for: the Poisson rendering writes O(capacity^2) terms.

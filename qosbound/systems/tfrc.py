@@ -32,10 +32,12 @@ from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result, Verdict
 from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size, Time
 from qosbound.systems.base import default_methods, MethodsBase, Strict, TimedSimOptions
+from qosbound.systems.capabilities import generic_admit, no_models, no_ns3, no_plot_delays
 from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
-__all__ = ["Scenario", "evaluate", "metric_kind", "slo_limit", "agreements", "default_methods"]
+__all__ = ["Scenario", "evaluate", "metric_names", "metric_kind", "slo_limit", "agreements", "default_methods",
+           "simulate_trace", "ns3_trace", "plot_delays", "render_models", "admit"]
 
 
 class Flow(Strict):
@@ -314,7 +316,6 @@ def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
     for r in results:
         if r.method != "simulated" or not r.metric.endswith(".rate"):
             continue
-        name = r.metric.split(".")[0]
         pred = r.provenance.get("equation_at_simulated_p_R") or []
         sim = r.provenance.get("per_replication") or []
         pairs = [(x, y) for x, y in zip(sim, pred) if math.isfinite(y)]
@@ -355,3 +356,10 @@ def simulate_trace(scn: Scenario, packets: int, seed: int):
         t = t.filter(pc.equal(t["flow"], "flow0"))
         parts.append(t.set_column(t.schema.get_field_index("flow"), "flow", pa.array([name] * t.num_rows)))
     return pa.concat_tables(parts)
+
+
+# The hooks TFRC has no capability for (see qosbound.systems.System).
+ns3_trace = no_ns3("tfrc")
+render_models = no_models("tfrc")
+plot_delays = no_plot_delays
+admit = generic_admit

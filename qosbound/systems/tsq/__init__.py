@@ -1,0 +1,90 @@
+"""TSQ over a PI AQM (Claypool, Kinicki & Kumar): per-hint delay, drop, throughput and application quality, three ways.
+
+Semantics: DESIGN.md "TSQ" and :mod:`qosbound.analytic.tsq`. A scenario names a
+bottleneck link, the TSQ settings (hint bits, latency constant ``l``), the PI
+AQM (Hollot et al. 2001; the seed's constants by default), and flow groups:
+``tfrc`` (responsive, equation-based; a "TCP-friendly CBR" audio source is
+``tfrc`` with ``rate`` its codec rate) or ``cbr`` (unresponsive), each with a
+delay hint, packet size, propagation RTT and an application (audio, video or
+file) for the quality functions of Claypool, Kinicki & Kumar section 2.
+
+Methods:
+
+* ``closed-form`` -- the fluid operating point: PI holds the queue at ``q_ref``
+  packets; the responsive flows' TFRC rates at the RTT ``rtt + q_ref`` delay
+  fill the link, which fixes the AQM drop ``p*``; a hint-d packet of the swept
+  flow gets ``q' = d q/2^n`` (analytic/tsq.py) and ``p'`` from eq. (5); its
+  rate is TFRC at (``rtt + q'``, ``p'``) capped at its codec rate. Kind
+  approximation (it neglects queue fluctuations). Plus the per-hint worst-case
+  queueing delay bound (a finite buffer of ``q_max + 1`` packets and the aging
+  term: ``t_max (1 + d/2^n)``; an upper bound on every delay metric of the
+  flow), and the cap threshold (exact).
+* ``model-checked`` -- Storm on models/tsq_hint.prism per hint (delay and drop
+  in the slotted abstraction centred on ``(q_ref, p*)``, with the scenario's
+  2^n hints) and, with ``mdp: true``, models/tsq.prism: the best long-run
+  square-root-law throughput over per-packet hint choices relative to FIFO
+  (metric ``tsq.gain``; Claypool, Kinicki & Kumar claims <= 0). Kind approximation: the
+  abstraction replaces PI by a proportional AQM and the senders by Bernoulli
+  sources (the solver's precision is in the note).
+* ``simulated`` -- validation/tsq_sim.py, independent replications, Student-t
+  intervals at ``methods.simulated.confidence`` with their standard error and
+  degrees of freedom; the observed maximum delay is a lower bound.
+
+Agreement: the generic rule (:mod:`qosbound.agreement`) compares every pair of
+methods; :func:`agreements` adds what it cannot express: the insertion point
+of the model against the closed form's ``q' = d q/2^n``, the delay bound
+against the simulated maximum (a bound against an observed maximum) and the
+MDP's gain against the cap region.
+
+Metrics: ``<group>.delay.mean`` and ``.delay.p99`` (queueing delay, s),
+``<group>.drop``, ``<group>.rate`` (bit/s per flow), ``<group>.quality``; the
+swept flow per hint as ``<flow>@h<d>.delay.mean|delay.p99|delay.max|delay.bound|drop|rate|quality``;
+``<flow>.best_hint``; ``tsq.aqm_drop``, ``tsq.cap_min_drop``, ``tsq.gain``.
+
+The module is a package along the jobs: :mod:`.schema`, :mod:`.metrics` (names,
+kinds, the shared result builders), one module per method (:mod:`.closed_form`,
+:mod:`.model_checked`, :mod:`.simulated`), :mod:`.checks` (agreements),
+:mod:`.admission` (hint selection) and :mod:`.render`; this module exposes the
+:class:`qosbound.systems.System` hooks.
+"""
+
+from __future__ import annotations
+
+from qosbound.errors import ScenarioError
+from qosbound.results import Result
+from qosbound.systems.base import default_methods
+from qosbound.systems.capabilities import no_ns3, no_plot_delays
+from qosbound.systems.tsq.admission import admit
+from qosbound.systems.tsq.checks import agreements
+from qosbound.systems.tsq.closed_form import CF_NEGLECTS, closed_form, operating_point
+from qosbound.systems.tsq.metrics import metric_kind, metric_names, slo_limit
+from qosbound.systems.tsq.model_checked import GAIN_TOLERANCE, MODEL_MAX_DROP, MODEL_NEGLECTS, model_checked
+from qosbound.systems.tsq.model_checked import abstraction as _abstraction
+from qosbound.systems.tsq.render import render_models
+from qosbound.systems.tsq.schema import Scenario
+from qosbound.systems.tsq.simulated import _sim_group_stats, _summarise, simulate_trace, simulated
+
+__all__ = ["Scenario", "evaluate", "metric_names", "metric_kind", "slo_limit", "default_methods", "agreements",
+           "render_models", "simulate_trace", "ns3_trace", "plot_delays", "admit", "operating_point",
+           "GAIN_TOLERANCE", "MODEL_MAX_DROP", "MODEL_NEGLECTS", "CF_NEGLECTS", "_abstraction", "_sim_group_stats",
+           "_summarise"]
+
+
+def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
+    """Every metric by every requested method."""
+    out: list[Result] = []
+    for method in methods:
+        if method == "closed-form":
+            out += closed_form(scn)
+        elif method == "model-checked":
+            out += model_checked(scn, scn.methods.model_checked, progress)
+        elif method == "simulated":
+            out += simulated(scn, scn.methods.simulated, progress)
+        else:
+            raise ScenarioError(f"method '{method}' is not available for tsq scenarios", field="methods")
+    return out
+
+
+#: No ns-3 counterpart of TSQ over PI; validation plots need no extra CCDF points.
+ns3_trace = no_ns3("tsq")
+plot_delays = no_plot_delays

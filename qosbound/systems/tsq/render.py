@@ -1,0 +1,40 @@
+"""``qosbound model render`` for TSQ: the fixed-hint DTMC and the MDP with the operating point's constants."""
+
+from __future__ import annotations
+
+import re
+
+from qosbound.systems.tsq.model_checked import abstraction
+from qosbound.systems.tsq.schema import Scenario
+
+__all__ = ["render_models"]
+
+
+def render_models(scn: Scenario, out_dir) -> list:
+    """Write the scenario's PRISM files (``qosbound model render``): the fixed-hint DTMC, then the MDP.
+
+    The sizing constants are filled in from the scenario's operating point (see models/tsq.py,
+    ``abstraction``); the DTMC's hint is the swept flow's (else the first flow's) configured hint.
+    """
+    from pathlib import Path
+
+    from qosbound.models import tsq as M
+
+    ab = abstraction(scn)
+    flow = scn.metrics.sweep or next(iter(scn.flows))
+    consts = {**ab.mdp_constants(), "d": scn.flows[flow].hint}
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for src, props in ((M.HINT_MODEL, M.HINT_PROPS), (M.MDP_MODEL, M.MDP_PROPS)):
+        text = src.read_text(encoding="utf-8")
+        for k, v in consts.items():
+            text = re.sub(rf"^const (int|double) {k};", lambda m, k=k, v=v: f"const {m.group(1)} {k} = {v!r};",
+                          text, flags=re.M)
+        header = f"// Rendered by qosbound for scenario '{scn.name}' (constants from its operating point).\n"
+        p = out / f"{scn.name}_{src.stem}.prism"
+        p.write_text(header + text, encoding="utf-8")
+        q = out / f"{scn.name}_{src.stem}.props"
+        q.write_text(props.read_text(encoding="utf-8"), encoding="utf-8")
+        written += [p, q]
+    return written
