@@ -4,7 +4,7 @@
 :mod:`qosbound.models.pq_txq_delay` turns Storm's stationary distribution into
 the EF delay distribution, and :func:`solve` runs both and returns plain numbers
 (values in seconds or as probabilities, with their numerical brackets); the
-system layer (:mod:`qosbound.systems.pq_txq_results`) names them as metrics.
+system layer (:mod:`qosbound.systems.pq_txq_adapter`) names them as metrics.
 """
 
 from __future__ import annotations

@@ -71,17 +71,17 @@ class Rendered:
         return np.array([0, self.ef_units] + self.be_units, dtype=np.int64)
 
 
-def _as_int_bytes(x: float, what: str) -> int:
+def _as_int_bytes(x: float, what: str, field: str) -> int:
     if abs(x - round(x)) > 1e-9:
-        raise ScenarioError(f"{what} must be a whole number of bytes for the model, got {x:g}", field=what)
+        raise ScenarioError(f"{what} must be a whole number of bytes for the model, got {x:g}", field=field)
     return int(round(x))
 
 
 def _granule(sizes: list[int], requested, max_granules: int) -> tuple[int, bool]:
     if requested != "auto":
-        g = _as_int_bytes(float(requested), "methods.model-checked.granule")
+        g = _as_int_bytes(float(requested), "the granule", "granule")
         if g <= 0:
-            raise ScenarioError("granule must be positive", field="methods.model-checked.granule")
+            raise ScenarioError("granule must be positive", field="granule")
         return g, any(s % g for s in sizes)
     g = reduce(math.gcd, sizes)
     if max(sizes) // g <= max_granules:
@@ -99,9 +99,11 @@ def _fmt(x: float) -> str:
 
 
 def render(p, opts, scenario_name: str = "") -> Rendered:
-    """Render the PRISM model for scenario parameters ``p`` (a :class:`qosbound.params.Params`)."""
-    ef = _as_int_bytes(p.ef_size, "traffic.EF.size")
-    be = [_as_int_bytes(s, "traffic.BE.sizes") for s in p.be_sizes]
+    """Render the PRISM model for scenario parameters ``p`` (a :class:`qosbound.params.Params`).
+
+    A ScenarioError names the parameter at fault by its attribute of ``p`` (or ``granule`` of ``opts``)."""
+    ef = _as_int_bytes(p.ef_size, "the EF size", "ef_size")
+    be = [_as_int_bytes(s, "a BE size", "be_sizes") for s in p.be_sizes]
     g, rounded = _granule([ef] + be, getattr(opts, "granule", "auto"), getattr(opts, "max_granules", 64))
     gef = math.ceil(ef / g)
     gbe = [math.ceil(s / g) for s in be]
@@ -114,12 +116,12 @@ def render(p, opts, scenario_name: str = "") -> Rendered:
     cbr = None
     if p.arrivals == "bernoulli" and a > 1:
         raise ScenarioError(f"Bernoulli arrivals need at most one EF packet per {g}-byte slot; rate gives {a:.3g}",
-                            field="traffic.EF.arrivals")
+                            field="arrivals")
     if p.arrivals == "cbr":
         fr = Fraction(a).limit_denominator(1000)
         if abs(float(fr) - a) > 1e-9 * a:
             raise ScenarioError(f"CBR arrivals per slot ({a:.12g}) are not a ratio of small integers; the model "
-                                "needs a rational rate (or use arrivals: poisson)", field="traffic.EF.rate")
+                                "needs a rational rate (or use arrivals: poisson)", field="ef_rate")
         cbr = (fr.numerator, fr.denominator)
 
     kinds = [(1, "KEF", "GEF")] + [(i + 2, f"KB{i + 1}", f"GB{i + 1}") for i in range(K)]

@@ -17,7 +17,7 @@ from qosbound.errors import ScenarioError
 from qosbound.params import Params
 from qosbound.results import Result
 from qosbound.systems.pq_txq import SimOptions
-from qosbound.systems.pq_txq_results import simulated_results
+from qosbound.systems.pq_txq_adapter import simulated_results
 from qosbound.validation import pq_txq_sim as sim
 from qosbound.validation.pq_txq_reference import reference_departures
 from qosbound.validation.stats import batch_means, hist_ccdf, hist_quantile, t_interval

@@ -35,7 +35,7 @@ from qosbound.errors import TraceError
 from qosbound.results import Interval, Result
 from qosbound.validation.stats import proportion_se, two_sided_t
 
-__all__ = ["TraceArrays", "arrays", "trace_results", "trace_metric", "ks_test", "ccdf", "bounded_by"]
+__all__ = ["TraceArrays", "arrays", "trace_results", "trace_metric", "ks_test", "ccdf", "delays", "bounded_by"]
 
 
 @dataclass

@@ -5,7 +5,7 @@ this module checks a :class:`qosbound.params.Params`, converts it to the kernels
 integers and ticks (:func:`setup`), runs independent replications
 (:func:`run_replications`, plain per-replication arrays) or one per-packet trace
 (:func:`simulate_trace`). The system layer names the estimates as metrics
-(:func:`qosbound.systems.pq_txq_results.simulated_results`).
+(:func:`qosbound.systems.pq_txq_adapter.simulated_results`).
 
 Consequence used as a check: an EF packet's delay is a function of the state it
 finds, ``D = W + (n + 1) * L_EF*8/C`` with ``W`` the remaining work in the TxQ at
@@ -86,19 +86,20 @@ def _whole(x: float) -> bool:
 
 
 def setup(p) -> Setup:
-    """Check the parameters and convert them for the kernels (raises ScenarioError on bad input)."""
+    """Check the parameters and convert them for the kernels (raises ScenarioError on bad input, naming the
+    attribute of ``p`` at fault)."""
     if not p.C > 0:
-        raise ScenarioError("link rate must be positive", field="link.rate")
+        raise ScenarioError("link rate must be positive", field="C")
     if p.rho >= 1:
         raise ScenarioError(f"EF utilisation {p.rho:.4g} >= 1: the priority queue is unstable",
-                            field="traffic.EF.rate")
+                            field="ef_rate")
     if p.arrivals not in ARRIVALS:
         raise ScenarioError(f"unknown arrival process '{p.arrivals}'; expected poisson, cbr or bernoulli",
-                            field="traffic.EF.arrivals")
+                            field="arrivals")
     sizes = [float(p.ef_size)] + [float(s) for s in p.be_sizes]
     probs = np.asarray(p.be_probs, dtype=np.float64)
     if np.any(probs < 0) or np.any(probs > 1) or abs(probs.sum() - 1.0) > 1e-9:
-        raise ScenarioError("BE size probabilities must lie in [0, 1] and sum to 1", field="traffic.BE.sizes")
+        raise ScenarioError("BE size probabilities must lie in [0, 1] and sum to 1", field="be_probs")
     integral = all(_whole(s) for s in sizes)
     g = reduce(math.gcd, [int(round(s)) for s in sizes]) if integral else 1
     tick = g * 8.0 / p.C
@@ -107,11 +108,11 @@ def setup(p) -> Setup:
     if p.arrivals == "bernoulli":
         if not integral:
             raise ScenarioError("Bernoulli arrivals are slotted on the gcd of the packet sizes, which needs "
-                                "whole-byte sizes", field="traffic.EF.arrivals")
+                                "whole-byte sizes", field="arrivals")
         p_slot = lam_tick
         if p_slot > 1.0:
             raise ScenarioError(f"Bernoulli arrival probability per slot lam*tau = {p_slot:.4g} > 1",
-                                field="traffic.EF.rate")
+                                field="ef_rate")
     unit = float(p.unit)
     ef_units = int(math.ceil(p.ef_size / unit - 1e-12))
     be_units = np.ceil(np.asarray(p.be_sizes, dtype=np.float64) / unit - 1e-12).astype(np.int64)
@@ -180,10 +181,12 @@ def run_replications(p, packets: int, replications: int, seed: int, warmup: floa
     after each batch. ``n_threads`` sets numba's thread count for the run.
     """
     s = setup(p)
-    if packets < 1 or replications < 1:
-        raise ScenarioError("packets and replications must be positive", field="methods.simulated")
+    if packets < 1:
+        raise ScenarioError("packets must be positive", field="packets")
+    if replications < 1:
+        raise ScenarioError("replications must be positive", field="replications")
     if not 0 <= warmup < 1:
-        raise ScenarioError("warm-up must be a fraction in [0, 1)", field="methods.simulated.warmup")
+        raise ScenarioError("warm-up must be a fraction in [0, 1)", field="warmup")
     warm = int(warmup * packets)
     ccdf = np.asarray(list(ccdf), dtype=np.float64)
     thr = _snap(ccdf / s.tick) if s.integral else ccdf / s.tick

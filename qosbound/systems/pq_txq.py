@@ -237,11 +237,11 @@ def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
 
             out += closed_form_results(p)
         elif method == "model-checked":
-            from qosbound.systems.pq_txq_results import model_results
+            from qosbound.systems.pq_txq_adapter import model_results
 
             out += model_results(p, scn.methods.model_checked, ccdf, qs, progress)
         elif method == "simulated":
-            from qosbound.systems.pq_txq_results import simulated_results
+            from qosbound.systems.pq_txq_adapter import simulated_results
 
             out += simulated_results(p, scn.methods.simulated, ccdf, qs, progress)
         else:
@@ -261,7 +261,7 @@ def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
 
 def simulate_trace(scn: Scenario, packets: int, seed: int):
     """A per-packet trace of the packet simulator (``qosbound validate --simulate``)."""
-    from qosbound.validation.pq_txq_sim import simulate_trace as sim
+    from qosbound.systems.pq_txq_adapter import simulate_trace as sim
 
     return sim(params(scn), packets, seed)
 
@@ -305,7 +305,7 @@ def check_model_size(scn: Scenario) -> None:
 
 def render_models(scn: Scenario, out_dir) -> list:
     """Write the scenario's PRISM model and property file (``qosbound model render``)."""
-    from qosbound.models.pq_txq import render, write_files
+    from qosbound.systems.pq_txq_adapter import render, write_files
 
     check_model_size(scn)
     rendered = render(params(scn), scn.methods.model_checked, scn.name)

@@ -1,25 +1,81 @@
-"""The PQ + TxQ metrics as named :class:`~qosbound.results.Result` objects, from the numbers the model layer
-(:func:`qosbound.models.pq_txq.solve`) and the packet simulator (:func:`qosbound.validation.pq_txq_sim.
-run_replications`) return: metric names, units, interval kinds and provenance are decided here, in the system
-layer, and nowhere below it."""
+"""Where the PQ + TxQ system meets the layers below it.
+
+The model layer (:func:`qosbound.models.pq_txq.solve`) and the packet simulator
+(:func:`qosbound.validation.pq_txq_sim.run_replications`) return plain numbers
+and arrays, and name a bad parameter by its attribute of
+:class:`qosbound.params.Params` (or of the method's options). Here, in the
+system layer and nowhere below it, the numbers become named metrics
+(:class:`~qosbound.results.Result`: names, units, interval kinds, provenance)
+and the parameter names become the scenario fields a user wrote.
+"""
 
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 import numpy as np
 
+from qosbound.errors import ScenarioError
 from qosbound.metric_names import ccdf_name, quantile_name
 from qosbound.results import Interval, Result
 
-__all__ = ["model_results", "simulated_results"]
+__all__ = ["PARAM_FIELDS", "scenario_fields", "model_results", "simulated_results", "render", "write_files",
+           "simulate_trace"]
+
+#: The scenario field each attribute of :class:`qosbound.params.Params` comes from.
+PARAM_FIELDS = {"C": "link.rate", "Q_t": "txq.units", "unit": "txq.unit_size", "pq_cap": "pq.capacity",
+                "ef_size": "traffic.EF.size", "ef_rate": "traffic.EF.rate", "lam": "traffic.EF.rate",
+                "arrivals": "traffic.EF.arrivals", "be_sizes": "traffic.BE.sizes", "be_probs": "traffic.BE.sizes",
+                "burst": "traffic.EF.burst"}
+
+
+@contextmanager
+def scenario_fields(options: str | None = None):
+    """Re-raise a lower layer's ScenarioError against the scenario field its parameter comes from: a
+    :class:`~qosbound.params.Params` attribute by :data:`PARAM_FIELDS`, any other name as an option of the
+    ``options`` section (e.g. ``methods.simulated``); other errors pass unchanged."""
+    try:
+        yield
+    except ScenarioError as e:
+        if e.file is not None or not e.field:
+            raise
+        field = PARAM_FIELDS.get(e.field) or (f"{options}.{e.field}" if options else None)
+        if field is None:
+            raise
+        raise ScenarioError(e.problem, field=field) from None
+
+
+def render(p, opts, scenario_name: str = ""):
+    """The scenario's rendered PRISM model (:func:`qosbound.models.pq_txq.render`), errors naming its fields."""
+    from qosbound.models.pq_txq import render as render_model
+
+    with scenario_fields("methods.model-checked"):
+        return render_model(p, opts, scenario_name)
+
+
+def write_files(rendered, out_dir):
+    """Write a rendered model and its property file (:func:`qosbound.models.pq_txq.write_files`)."""
+    from qosbound.models.pq_txq import write_files as write
+
+    return write(rendered, out_dir)
+
+
+def simulate_trace(p, packets: int, seed: int):
+    """A per-packet simulator trace (:func:`qosbound.validation.pq_txq_sim.simulate_trace`), errors naming the
+    scenario's fields."""
+    from qosbound.validation.pq_txq_sim import simulate_trace as sim
+
+    with scenario_fields():
+        return sim(p, packets, seed)
 
 
 def model_results(p, opts, ccdf_at: list[float], quantiles: list[float], progress) -> list[Result]:
     """EF delay metrics by model checking (method 'model-checked')."""
     from qosbound.models.pq_txq import TINY, solve
 
-    sol = solve(p, opts, ccdf_at, quantiles, progress)
+    with scenario_fields("methods.model-checked"):
+        sol = solve(p, opts, ccdf_at, quantiles, progress)
     rendered, dd = sol.rendered, sol.dist
     little_rel = abs(sol.mean - sol.little_mean) / sol.mean
     note = ("exact (rational) stationary distribution" if opts.exact else
@@ -84,7 +140,8 @@ def simulated_results(p, opts, ccdf: list[float], qs: list[float], progress) -> 
     from qosbound.validation.stats import hist_quantile, proportion_interval, proportion_se, t_interval
 
     advance = progress.task(f"simulating {opts.replications} x {opts.packets:,} EF packets", opts.replications)
-    rep = run_replications(p, opts.packets, opts.replications, opts.seed, opts.warmup, ccdf, advance=advance)
+    with scenario_fields("methods.simulated"):
+        rep = run_replications(p, opts.packets, opts.replications, opts.seed, opts.warmup, ccdf, advance=advance)
     st = rep.stats
     n = st[:, S_DELAYS]
     s = rep.setup
