@@ -98,7 +98,7 @@ def check_range(p) -> None:
 
 
 def closed_form_results(p) -> list[Result]:
-    """Every closed-form EF delay metric for one :class:`qosbound.systems.pq_txq.Params`.
+    """Every closed-form EF delay metric for one :class:`qosbound.params.Params`.
 
     Domain errors of the analytic modules (named by their own parameters, e.g. ``m2[0]``) are reported
     against the scenario field they come from."""

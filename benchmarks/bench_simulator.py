@@ -10,7 +10,7 @@ Prints, measured side by side in one run on the example scenario of Ferrari et a
    each in a fresh process (peak resident set minus the peak after imports and
    compilation, from resource.getrusage);
 4. the speed ratio of the kernel over a plain-Python event loop of the same
-   semantics (qosbound.validation.pq_txq_sim.reference_departures) on a small run.
+   semantics (qosbound.validation.pq_txq_reference.reference_departures) on a small run.
 
 "Packets" counts every packet handled: EF and BE departures plus lost EF arrivals.
 Timings take the best of a few repeats; the machine may be shared, so treat the
@@ -112,6 +112,7 @@ def parallel(p, ef_packets, reps, repeats):
 
 def python_loop(p, rows):
     from qosbound.validation import pq_txq_sim as sim
+    from qosbound.validation.pq_txq_reference import reference_departures
 
     table = sim.simulate_trace(p, rows, 4)
     cls = np.array(table["cls"].to_pylist())
@@ -119,7 +120,7 @@ def python_loop(p, rows):
     size = table["size"].to_numpy()
     ef_arr, be_sizes = arr[cls == "EF"], size[cls == "BE"]
     t0 = time.perf_counter()
-    sim.reference_departures(p, ef_arr, be_sizes)
+    reference_departures(p, ef_arr, be_sizes)
     t_py = time.perf_counter() - t0
     return rows, t_py
 

@@ -9,7 +9,7 @@ BE of 1024 B, priority queue of 10 packets):
    ``Simulator::Run`` alone (startup excluded) and of the whole call;
 2. qosbound's numba simulator on one thread (``run_replications``);
 3. the plain-Python event loop of the same semantics
-   (``pq_txq_sim.reference_departures``) on a smaller run;
+   (``pq_txq_reference.reference_departures``) on a smaller run;
 4. pcap import: an ingress/egress pair of ``--pcap-packets`` packets each
    (Ethernet/IPv4/UDP, 92-byte frames), matched by :func:`import_pair`.
 
@@ -68,7 +68,7 @@ def bench_qosbound(p, ef_packets, repeats):
 
 
 def bench_python(p, ef_packets, seed=1):
-    from qosbound.validation.pq_txq_sim import reference_departures
+    from qosbound.validation.pq_txq_reference import reference_departures
 
     rng = np.random.default_rng(seed)
     arr = np.cumsum(rng.exponential(1 / p.lam, ef_packets))

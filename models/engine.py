@@ -33,7 +33,7 @@ from qosbound.errors import EngineError, ModelError
 from qosbound.models import stationary
 
 __all__ = ["Built", "CheckResult", "parse_props_text", "load_program", "build", "check", "steady_state",
-           "prism_available", "check_prism", "MODELS_DIR"]
+           "prism_available", "check_prism", "prism_options", "rational_to_fraction", "fraction_text", "MODELS_DIR"]
 
 MODELS_DIR = Path(__file__).resolve().parent
 

@@ -264,7 +264,7 @@ def cmd_validate(args) -> int:
 
 
 def cmd_model(args) -> int:
-    from qosbound.models import cli as mcli
+    from qosbound import model_cmd as mcli
 
     return mcli.run(args)
 
@@ -319,7 +319,7 @@ def check_output_file(path: str, flag: str) -> None:
 
 def _check_outputs(args) -> None:
     """Every file or folder the command will write is checked for writability first."""
-    from qosbound.models.cli import check_output_dir
+    from qosbound.model_cmd import check_output_dir
 
     if getattr(args, "junit", None):
         check_output_file(args.junit, "--junit")

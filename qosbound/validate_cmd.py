@@ -124,7 +124,8 @@ def validate(scn, source: str, trace_spec: str | None = None, progress=None):
     """Reference results, trace results, verdicts, and context for a report (no printing, no plots)."""
     from qosbound.progress import QUIET
     from qosbound.systems import get_system
-    from qosbound.validation.compare import arrays, compare, trace_results
+    from qosbound.trace_verdicts import compare
+    from qosbound.validation.compare import arrays, trace_results
     from qosbound.verdicts import judge_slos
 
     progress = progress or QUIET

@@ -139,7 +139,7 @@ def test_files_that_are_not_prism_text_are_refused(tmp_path, capsys):
 
 def test_committed_models_pass_the_preflight():
     """The checks must not refuse a model the project ships (they are valid on Storm and PRISM)."""
-    from qosbound.models.cli import DEFAULT_MAX_STATES, preflight
+    from qosbound.model_cmd import DEFAULT_MAX_STATES, preflight
 
     checked = 0
     for prism in sorted((ROOT / "models").glob("*.prism")):

@@ -58,7 +58,7 @@ def test_ns3_and_simulator_agree_on_ef_delay():
     (family-wise 1 %)."""
     from qosbound.progress import QUIET
     from qosbound.systems import pq_txq
-    from qosbound.validation.compare import compare
+    from qosbound.trace_verdicts import compare
     from qosbound.validation.pq_txq_sim import simulate_trace
 
     scn = build(RAW)

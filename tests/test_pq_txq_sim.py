@@ -14,9 +14,12 @@ from scipy import stats
 
 from qosbound.analytic.priority import cobham_wait_saturated
 from qosbound.errors import ScenarioError
+from qosbound.params import Params
 from qosbound.results import Result
-from qosbound.systems.pq_txq import Params, SimOptions
+from qosbound.systems.pq_txq import SimOptions
+from qosbound.systems.pq_txq_adapter import simulated_results
 from qosbound.validation import pq_txq_sim as sim
+from qosbound.validation.pq_txq_reference import reference_departures
 from qosbound.validation.stats import batch_means, hist_ccdf, hist_quantile, t_interval
 from qosbound.validation.trace import read_trace, write_trace
 
@@ -78,7 +81,7 @@ def test_matches_plain_python_event_loop(arrivals):
     is_ef, size, arr, dep, drop = columns(table)
     be_order = np.lexsort((np.arange(arr.size), arr))  # BE rows are already in TxQ entry order
     be_sizes = size[be_order][~is_ef[be_order]]
-    ef_dep, ef_drop, be_dep = sim.reference_departures(p, arr[is_ef], be_sizes)
+    ef_dep, ef_drop, be_dep = reference_departures(p, arr[is_ef], be_sizes)
     assert np.array_equal(ef_drop, drop[is_ef])
     np.testing.assert_allclose(ef_dep[~ef_drop], dep[is_ef & ~drop], rtol=0, atol=1e-9)
     np.testing.assert_allclose(be_dep, dep[~is_ef], rtol=0, atol=1e-9)
@@ -348,7 +351,7 @@ def test_simulated_results_interface():
     p = params(ef_rate=500e3, pq_cap=3)
     opts = SimOptions(packets=20_000, replications=4, seed=3)
     prog = Counter()
-    res = sim.simulated_results(p, opts, [5e-3, 10e-3], [0.5, 0.99], prog)
+    res = simulated_results(p, opts, [5e-3, 10e-3], [0.5, 0.99], prog)
     by = {r.metric: r for r in res}
     assert set(by) == {"EF.delay.mean", "EF.delay.p50", "EF.delay.p99", "EF.delay.ccdf@5ms",
                        "EF.delay.ccdf@10ms", "EF.delay.max", "EF.loss"}
@@ -373,7 +376,7 @@ def test_rare_event_seen_zero_times_keeps_an_interval():
     """A fraction never observed gets value 0 with a Clopper-Pearson upper limit and a nonzero standard error."""
     p = params(ef_rate=50e3, pq_cap=50)
     opts = SimOptions(packets=5000, replications=3, seed=1)
-    by = {r.metric: r for r in sim.simulated_results(p, opts, [1.0], [0.5], Counter())}
+    by = {r.metric: r for r in simulated_results(p, opts, [1.0], [0.5], Counter())}
     for m in ("EF.loss", "EF.delay.ccdf@1s"):
         r = by[m]
         n = r.provenance["trials"]

@@ -7,11 +7,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy import stats
 
-from qosbound.models.pq_txq import model_results
 from qosbound.progress import QUIET
 from qosbound.scenario import build
 from qosbound.systems.pq_txq import ModelOptions, SimOptions, params
-from qosbound.validation.pq_txq_sim import simulated_results
+from qosbound.systems.pq_txq_adapter import model_results, simulated_results
 
 
 def scenario(QT, PQ, k, rate, arrivals, mix):

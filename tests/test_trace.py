@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from qosbound.errors import TraceError
-from qosbound.validation.compare import arrays, ccdf, compare, ks_test, trace_results
+from qosbound.trace_verdicts import compare
+from qosbound.validation.compare import arrays, ccdf, ks_test, trace_results
 from qosbound.validation.csv_import import read_timestamps_csv
 from qosbound.validation.trace import COLUMNS, make_table, read_trace, write_trace
 from qosbound.results import Interval, Result

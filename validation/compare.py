@@ -19,8 +19,9 @@ standard error and degrees of freedom); a proportion's standard error is never
 below the binomial one. The largest delay a trace shows is a lower bound on the
 true maximum.
 
-Comparison with the models (:func:`compare`) is the one agreement rule of
-:mod:`qosbound.agreement`: no tolerance is decided here.
+These estimates are judged against the models by the one agreement rule of
+:mod:`qosbound.agreement` (:func:`qosbound.trace_verdicts.compare`): no tolerance
+is decided here.
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from qosbound.errors import TraceError
-from qosbound.results import Interval, Result, Verdict
+from qosbound.results import Interval, Result
 from qosbound.validation.stats import proportion_se, two_sided_t
 
-__all__ = ["TraceArrays", "arrays", "trace_results", "trace_metric", "ks_test", "compare", "ccdf", "bounded_by"]
+__all__ = ["TraceArrays", "arrays", "trace_results", "trace_metric", "ks_test", "ccdf", "delays", "bounded_by"]
 
 
 @dataclass
@@ -88,7 +89,7 @@ def _select(t: TraceArrays, prefix: str) -> np.ndarray:
 
 def _parse(metric: str):
     """metric -> (prefix, kind, arg): kinds 'delay' (arg = statistic), 'loss', 'drop' (arg = colour), 'rate'."""
-    from qosbound.systems.base import parse_quantile_name
+    from qosbound.metric_names import parse_quantile_name
     from qosbound.units import parse_quantity
 
     parts = metric.split(".")
@@ -246,16 +247,3 @@ def ccdf(d: np.ndarray, grid: np.ndarray) -> np.ndarray:
 def bounded_by(metric: str, reference: list[Result]) -> list[Result]:
     """The reference results that bound ``metric`` (upper or lower bounds naming it)."""
     return [r for r in reference if r.bounds_metric(metric)]
-
-
-def compare(reference: list[Result], observed: list[Result], *, family_confidence: float = 0.99) -> list[Verdict]:
-    """Verdicts of the observed estimates (one method: trace, ns-3 or simulated) against the reference results.
-
-    This is :func:`qosbound.agreement.agreements` on both lists together (family-wise over every statistical
-    check of the run), keeping the verdicts that involve the observed method.
-    """
-    from qosbound.agreement import agreements
-
-    methods = {r.method for r in observed}
-    out = agreements(list(reference) + list(observed), family_confidence=family_confidence)
-    return [v for v in out if any(m in v.method.split(" vs ") for m in methods)]

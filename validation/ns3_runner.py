@@ -112,7 +112,7 @@ def send_schedule(rng: np.random.Generator, rate_pps: float, duration: float, ki
 
 
 def pq_config_from_params(p, *, duration: float = 10.0, seed: int = 1, be_capacity: int = 64) -> PqConfig:
-    """The ns-3 counterpart of a pq_txq scenario (``qosbound.systems.pq_txq.Params``).
+    """The ns-3 counterpart of a pq_txq scenario (``qosbound.params.Params``).
 
     ns-3 counts the transmission queue in packets; the scenario's ``Q_t`` units
     become a device queue of ``Q_t - 1`` packets (+ 1 on the wire). This is the

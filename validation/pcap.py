@@ -1,25 +1,35 @@
 """Captures from real equipment: a pcap/pcapng pair taken at a device's ingress and egress -> a trace.
 
-Each capture is read whole into memory and walked by a compiled loop (numba)
-that extracts, per frame: the timestamp (integer nanoseconds), the IP version,
-DSCP, datagram length, IPv4 identification, protocol, ports, and a 64-bit
-hash of the addresses and the transport payload (up to the first 32 captured
-bytes after the transport header). dpkt reads the file header only.
+Each capture is mapped into memory (``mmap``, not copied) and walked by
+compiled loops (numba) that extract, per frame: the timestamp (integer
+nanoseconds), the IP version, DSCP, datagram length and a 64-bit hash of the
+fields a router leaves unchanged (below). The file and interface headers are
+read with :mod:`struct`; no capture library is used. The two captures of a
+pair are parsed in parallel (the compiled loops release the GIL).
 
-Matching. A packet's *key* is (source/destination addresses, protocol, ports,
-IP identification, payload hash): the fields a router leaves unchanged (TTL,
-header checksum and DSCP may change, so they are not in the key). Frames with
-equal keys are matched in order of appearance (the k-th ingress occurrence to
-the k-th egress occurrence). An ingress packet with no egress match is a loss
-(``dropped``); an egress packet with no ingress match is *unmatched* and
-counted in the report, never silently dropped. Frames that are not IPv4/IPv6
-are counted in the report too.
+Formats: classic pcap in either byte order, with microsecond or nanosecond
+timestamps; little-endian pcapng with enhanced packet blocks (any ``if_tsresol``).
+Link types: Ethernet (VLAN tags skipped), raw IP, PPP, Linux SLL and BSD null
+loopback. Big-endian pcapng sections and simple packet blocks (no timestamps)
+are refused with a TraceError, as are truncated or corrupt files.
+
+Matching. A packet's *key* is a hash of the IPv4 identification, protocol and
+addresses (IPv6: next header and addresses), the transport header (ports
+included) and up to the first 32 captured bytes after it: the fields a router
+leaves unchanged (TTL, header checksum and DSCP may change, so they are not in
+the key). Frames with equal keys are matched in order of appearance (the k-th
+ingress occurrence to the k-th egress occurrence) by a hash join. An ingress
+packet with no egress match is a loss (``dropped``); an egress packet with no
+ingress match is *unmatched* and counted in the report, never silently
+dropped. Frames that are not IPv4/IPv6, and frames captured shorter than their
+datagram (still matched by what was captured), are counted in the report too.
 
 Classification by ingress DSCP: 46 -> EF, 0 -> BE, AFxy (RFC 2597) -> class
 ``AFx`` with colour y-1 (AF11 green, AF12 yellow, AF13 red), CSn -> ``CSn``,
 anything else ``DSCPn``. ``size`` is the IP datagram length in bytes (the
 link-layer header is not counted, so captures of different link types agree).
-Times are seconds from the first ingress frame.
+Times are seconds from the first ingress IP packet; a matched packet leaving
+before it arrives (beyond ``max_clock_skew``) is refused: the clocks disagree.
 """
 
 from __future__ import annotations

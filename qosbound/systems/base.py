@@ -6,8 +6,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from qosbound.metric_names import ccdf_name, compact_time, parse_quantile_name, quantile_name
 from qosbound.scenario import PositiveInt, Rate, Time
-from qosbound.units import format_quantity
 
 __all__ = ["quantile_name", "ccdf_name", "parse_quantile_name", "Strict", "compact_time"]
 
@@ -16,31 +16,6 @@ class Strict(BaseModel):
     """Base for scenario sections: unknown fields are errors."""
 
     model_config = ConfigDict(extra="forbid")
-
-
-def quantile_name(q: float) -> str:
-    """0.99 -> 'p99', 0.999 -> 'p99.9'."""
-    s = f"{q * 100:.6f}".rstrip("0").rstrip(".")
-    return f"p{s}"
-
-
-def parse_quantile_name(stat: str) -> float | None:
-    if not stat.startswith("p"):
-        return None
-    try:
-        v = float(stat[1:]) / 100.0
-    except ValueError:
-        return None
-    return v if 0 < v < 1 else None
-
-
-def compact_time(t: float) -> str:
-    """10e-3 -> '10ms' (used inside metric names)."""
-    return format_quantity(t, "s", digits=6).replace(" ", "")
-
-
-def ccdf_name(prefix: str, d: float) -> str:
-    return f"{prefix}.ccdf@{compact_time(d)}"
 
 
 # ---- method options shared by the systems' scenario schemas --------------------------------------------

@@ -13,14 +13,13 @@ most ``pq.capacity`` EF packets; an EF packet arriving to a full PQ is lost.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from qosbound.errors import ScenarioError
+from qosbound.params import Params
 from qosbound.results import Result, Verdict
 from qosbound.scenario import PacketSize, PositiveInt, Probability, Rate, ScenarioBase, Size, Time
 from qosbound.systems.base import (Link, MethodsBase, ModelOptionsBase, PacketSimOptions, Strict, ccdf_name,
@@ -172,44 +171,6 @@ class Scenario(ScenarioBase):
         return self
 
 
-@dataclass(frozen=True)
-class Params:
-    """A scenario reduced to SI numbers."""
-
-    C: float  # line rate, bit/s
-    Q_t: int  # TxQ threshold, units
-    unit: float  # unit size, bytes
-    pq_cap: int  # PQ capacity, packets
-    ef_size: float  # bytes
-    ef_rate: float  # bit/s
-    lam: float  # EF packets/s
-    arrivals: str
-    be_sizes: np.ndarray  # bytes
-    be_probs: np.ndarray
-    burst: float  # token-bucket depth, bytes
-
-    @property
-    def rho(self) -> float:
-        return self.ef_rate / self.C
-
-    @property
-    def T_u(self) -> float:
-        """Transmission time of one unit, s."""
-        return self.unit * 8.0 / self.C
-
-    @property
-    def k_be(self) -> np.ndarray:
-        return np.ceil(self.be_sizes / self.unit - 1e-12).astype(int)
-
-    @property
-    def k_max(self) -> int:
-        return int(max(self.k_be.max(), math.ceil(self.ef_size / self.unit - 1e-12)))
-
-    @property
-    def k_ef(self) -> int:
-        return int(math.ceil(self.ef_size / self.unit - 1e-12))
-
-
 def params(scn: Scenario) -> Params:
     ef = scn.traffic.EF
     sizes, probs = scn.traffic.BE.distribution()
@@ -280,11 +241,11 @@ def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
 
             out += closed_form_results(p)
         elif method == "model-checked":
-            from qosbound.models.pq_txq import model_results
+            from qosbound.systems.pq_txq_adapter import model_results
 
             out += model_results(p, scn.methods.model_checked, ccdf, qs, progress)
         elif method == "simulated":
-            from qosbound.validation.pq_txq_sim import simulated_results
+            from qosbound.systems.pq_txq_adapter import simulated_results
 
             out += simulated_results(p, scn.methods.simulated, ccdf, qs, progress)
         else:
@@ -304,7 +265,7 @@ def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
 
 def simulate_trace(scn: Scenario, packets: int, seed: int):
     """A per-packet trace of the packet simulator (``qosbound validate --simulate``)."""
-    from qosbound.validation.pq_txq_sim import simulate_trace as sim
+    from qosbound.systems.pq_txq_adapter import simulate_trace as sim
 
     return sim(params(scn), packets, seed)
 
@@ -352,7 +313,7 @@ def check_model_size(scn: Scenario) -> None:
 
 def render_models(scn: Scenario, out_dir) -> list:
     """Write the scenario's PRISM model and property file (``qosbound model render``)."""
-    from qosbound.models.pq_txq import render, write_files
+    from qosbound.systems.pq_txq_adapter import render, write_files
 
     check_model_size(scn)
     rendered = render(params(scn), scn.methods.model_checked, scn.name)

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from qosbound.errors import ModelError, ResourceError, ScenarioError
 
-__all__ = ["run", "render_scenario", "read_text_file", "preflight", "DEFAULT_MAX_STATES", "MAX_FILE_BYTES"]
+__all__ = ["run", "render_scenario", "read_text_file", "preflight", "check_output_dir", "DEFAULT_MAX_STATES",
+           "MAX_FILE_BYTES"]
 
 #: Largest PRISM model or property file read (bytes).
 MAX_FILE_BYTES = 32 * 2**20

@@ -1,0 +1,53 @@
+"""Parameter types shared by the layers: a scenario reduced to SI numbers, built by the system layer
+(:func:`qosbound.systems.pq_txq.params`) and consumed by the closed forms, the models and the simulators."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Params"]
+
+
+@dataclass(frozen=True)
+class Params:
+    """A PQ + TxQ scenario (Ferrari, Pau & Raffaelli 2001) reduced to SI numbers."""
+
+    C: float  # line rate, bit/s
+    Q_t: int  # TxQ threshold, units
+    unit: float  # unit size, bytes
+    pq_cap: int  # PQ capacity, packets
+    ef_size: float  # bytes
+    ef_rate: float  # bit/s
+    lam: float  # EF packets/s
+    arrivals: str
+    be_sizes: np.ndarray  # bytes
+    be_probs: np.ndarray
+    burst: float  # token-bucket depth, bytes
+
+    @property
+    def rho(self) -> float:
+        """EF utilisation of the line, ef_rate / C."""
+        return self.ef_rate / self.C
+
+    @property
+    def T_u(self) -> float:
+        """Transmission time of one unit, s."""
+        return self.unit * 8.0 / self.C
+
+    @property
+    def k_be(self) -> np.ndarray:
+        """Units each BE size occupies."""
+        return np.ceil(self.be_sizes / self.unit - 1e-12).astype(int)
+
+    @property
+    def k_max(self) -> int:
+        """Units the largest packet (EF or BE) occupies."""
+        return int(max(self.k_be.max(), math.ceil(self.ef_size / self.unit - 1e-12)))
+
+    @property
+    def k_ef(self) -> int:
+        """Units an EF packet occupies."""
+        return int(math.ceil(self.ef_size / self.unit - 1e-12))

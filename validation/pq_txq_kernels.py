@@ -1,0 +1,253 @@
+"""The compiled (numba) kernels of the PQ + TxQ packet simulator (Ferrari, Pau & Raffaelli 2001, "Measurement Based Analysis of Delay in Priority Queueing").
+
+Semantics (the same as the closed forms and the PRISM model; DESIGN.md,
+"Priority queue + transmission queue"):
+
+* time is continuous; the line is always busy, because best effort (BE) is
+  saturated and the transmission queue (TxQ) always holds packets;
+* a packet of ``size`` bytes occupies ``ceil(size/unit)`` units of the TxQ;
+* when the last bit of the head packet leaves at time ``t`` its units are freed;
+  then every EF arrival with arrival time ``<= t`` joins the priority queue (PQ),
+  or is lost when the PQ already holds ``pq_cap`` packets; then the scheduler
+  moves packets into the TxQ while fewer than ``Q_t`` units are occupied: the
+  head EF packet if the PQ is non-empty, else a BE packet whose size is drawn
+  i.i.d. from the BE size distribution;
+* at time 0 the TxQ is filled with BE packets (drawn) and the PQ is empty;
+* EF delay = departure of its last bit - its arrival.
+
+EF arrival processes: ``poisson`` (exponential inter-arrival times, rate
+``lam``), ``cbr`` (period ``1/lam``, first arrival at a uniform random phase in
+one period), ``bernoulli`` (slotted: at each time ``k * tau``, k = 1, 2, ..., an
+arrival with probability ``lam * tau``; ``tau = g*8/C`` where ``g`` is the gcd in
+bytes of the EF size and all BE sizes).
+
+Time inside the kernels is counted in ticks of ``g*8/C`` (one byte time when a
+size is not a whole number of bytes), so with whole-byte sizes every departure
+time is an exact integer number of ticks and Bernoulli delays are exact.
+
+:mod:`qosbound.validation.pq_txq_sim` converts parameters for these kernels and
+runs them; :mod:`qosbound.validation.pq_txq_reference` is a plain-Python loop of
+the same semantics that the tests compare them with.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["ARRIVALS", "NEVER", "N_STATS", "S_ARRIVALS", "S_LOST", "S_DELAYS", "S_SUM", "S_SUMSQ", "S_MAX",
+           "S_OVERFLOW", "S_PACKETS", "S_TIME", "simulate_one", "simulate_batch"]
+
+#: Arrival process codes of the kernels.
+ARRIVALS = {"poisson": 0, "cbr": 1, "bernoulli": 2}
+#: ``max_rows`` of a statistics run (no trace) and ``max_ef`` of a trace run: never reached.
+NEVER = np.int64(2**62)
+
+# Indices into a replication's statistics vector.
+S_ARRIVALS, S_LOST, S_DELAYS, S_SUM, S_SUMSQ, S_MAX, S_OVERFLOW, S_PACKETS, S_TIME = range(9)
+N_STATS = 9
+
+
+@njit(cache=True)
+def _next_arrival(kind, lam_tick, p_slot, phase, k, prev):
+    """Arrival time (ticks) of EF packet number k (0-based), given the previous one."""
+    if kind == 0:
+        return prev + np.random.exponential(1.0 / lam_tick)
+    elif kind == 1:
+        return phase + k / lam_tick
+    else:
+        return prev + np.float64(np.random.geometric(p_slot))
+
+
+@njit(cache=True)
+def _draw_be(cum):
+    u = np.random.random()
+    j = 0
+    n = cum.shape[0]
+    while j < n - 1 and u >= cum[j]:
+        j += 1
+    return j
+
+
+@njit(cache=True)
+def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_units, be_cum, Q_t, pq_cap,
+              max_ef, warm, max_rows, width_ticks, thresholds,
+              counts, bmin, bmax, above, stats,
+              tr_cls, tr_size, tr_arr, tr_dep, tr_drop, tr_work, tr_ahead):
+    """One replication. Statistics mode: ``max_ef`` EF arrivals, the first ``warm`` not counted, run until
+    every accepted EF packet has left. Trace mode (``max_rows`` < 2^62): stop creating packets after
+    ``max_rows`` rows, then drain; rows go to the ``tr_*`` arrays (cls 0 = EF, 1 = BE)."""
+    np.random.seed(seed)
+    tracing = max_rows < 4611686018427387904
+    nbins = counts.shape[0]
+    nthr = thresholds.shape[0]
+    inv_width = 1.0 / width_ticks
+    # TxQ ring buffer (at most Q_t packets: each takes >= 1 unit and entry needs occupied < Q_t).
+    q_tx = np.empty(Q_t, np.float64)
+    q_units = np.empty(Q_t, np.int64)
+    q_arr = np.empty(Q_t, np.float64)  # EF arrival time, or -1 for BE
+    q_row = np.empty(Q_t, np.int64)
+    q_head = 0
+    q_tail = 0
+    q_n = 0
+    occupied = 0
+    # PQ ring buffer.
+    p_arr = np.empty(pq_cap, np.float64)
+    p_row = np.empty(pq_cap, np.int64)
+    p_head = 0
+    p_tail = 0
+    p_n = 0
+    rows = 0
+    t = 0.0
+    work = 0.0  # total transmission time in the TxQ from t on (ticks)
+    ef_in = 0  # accepted EF packets not yet departed
+    ef_gen = 0
+    phase = 0.0
+    if kind == 1:
+        phase = np.random.random() / lam_tick
+    next_arr = _next_arrival(kind, lam_tick, p_slot, phase, 0, 0.0)
+    gen_done = max_ef <= 0
+    lost_all = 0
+    packets = 0
+    n_arr = 0
+    n_lost = 0
+    n_del = 0
+    s_sum = 0.0
+    s_sq = 0.0
+    s_max = 0.0
+    overflow = 0
+    first = True
+    while first or q_n > 0:
+        if first:
+            first = False  # the initial fill below, at t = 0, with the PQ empty
+        else:
+            # The head packet's last bit leaves.
+            tx = q_tx[q_head]
+            t += tx
+            work -= tx
+            occupied -= q_units[q_head]
+            a = q_arr[q_head]
+            r = q_row[q_head]
+            q_head += 1
+            if q_head == Q_t:
+                q_head = 0
+            q_n -= 1
+            packets += 1
+            if tracing:
+                tr_dep[r] = t
+            if a >= 0.0:
+                ef_in -= 1
+                if not tracing and r >= warm:  # r is the EF sequence number in statistics mode
+                    d = t - a
+                    n_del += 1
+                    s_sum += d
+                    s_sq += d * d
+                    if d > s_max:
+                        s_max = d
+                    b = np.int64(d * inv_width)
+                    if b >= nbins:
+                        overflow += 1
+                    else:
+                        counts[b] += 1
+                        if d < bmin[b]:
+                            bmin[b] = d
+                        if d > bmax[b]:
+                            bmax[b] = d
+                    for i in range(nthr):
+                        if d > thresholds[i]:
+                            above[i] += 1
+            # EF arrivals up to and including t join the PQ or are lost.
+            while not gen_done and next_arr <= t and rows < max_rows:
+                seq = ef_gen
+                ef_gen += 1
+                counted = (not tracing) and seq >= warm
+                if counted:
+                    n_arr += 1
+                rid = rows if tracing else seq
+                if tracing:
+                    tr_cls[rows] = 0
+                    tr_size[rows] = -1
+                    tr_arr[rows] = next_arr
+                    tr_work[rows] = work + (t - next_arr)  # the head left at t; work counts the rest
+                    tr_ahead[rows] = p_n
+                    rows += 1
+                if p_n < pq_cap:
+                    p_arr[p_tail] = next_arr
+                    p_row[p_tail] = rid
+                    p_tail += 1
+                    if p_tail == pq_cap:
+                        p_tail = 0
+                    p_n += 1
+                    ef_in += 1
+                    if tracing:
+                        tr_drop[rid] = False
+                else:
+                    lost_all += 1
+                    if counted:
+                        n_lost += 1
+                    if tracing:
+                        tr_drop[rid] = True
+                        tr_dep[rid] = np.nan
+                if ef_gen >= max_ef:
+                    gen_done = True
+                else:
+                    next_arr = _next_arrival(kind, lam_tick, p_slot, phase, ef_gen, next_arr)
+            if gen_done and not tracing and ef_in == 0:
+                break
+        # Refill: head EF first, else a fresh BE packet.
+        while occupied < Q_t:
+            if p_n > 0:
+                q_tx[q_tail] = ef_ticks
+                q_units[q_tail] = ef_units
+                q_arr[q_tail] = p_arr[p_head]
+                q_row[q_tail] = p_row[p_head]
+                p_head += 1
+                if p_head == pq_cap:
+                    p_head = 0
+                p_n -= 1
+                occupied += ef_units
+                work += ef_ticks
+            elif rows < max_rows:
+                j = _draw_be(be_cum)
+                q_tx[q_tail] = be_ticks[j]
+                q_units[q_tail] = be_units[j]
+                q_arr[q_tail] = -1.0
+                q_row[q_tail] = rows
+                if tracing:
+                    tr_cls[rows] = 1
+                    tr_size[rows] = j
+                    tr_arr[rows] = t
+                    tr_drop[rows] = False
+                rows += 1
+                occupied += be_units[j]
+                work += be_ticks[j]
+            else:
+                break
+            q_tail += 1
+            if q_tail == Q_t:
+                q_tail = 0
+            q_n += 1
+    stats[S_ARRIVALS] = n_arr
+    stats[S_LOST] = n_lost
+    stats[S_DELAYS] = n_del
+    stats[S_SUM] = s_sum
+    stats[S_SUMSQ] = s_sq
+    stats[S_MAX] = s_max
+    stats[S_OVERFLOW] = overflow
+    stats[S_PACKETS] = packets + lost_all
+    stats[S_TIME] = t
+    return rows
+
+
+@njit(cache=True, parallel=True)
+def simulate_batch(seeds, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_units, be_cum, Q_t, pq_cap,
+           max_ef, warm, width_ticks, thresholds, counts, bmin, bmax, above, stats):
+    """Independent replications in parallel, one per seed; row r of each output array is replication r."""
+    dummy_i8 = np.zeros(1, np.int8)
+    dummy_i64 = np.zeros(1, np.int64)
+    dummy_f = np.zeros(1, np.float64)
+    dummy_b = np.zeros(1, np.bool_)
+    for r in prange(seeds.shape[0]):
+        simulate_one(seeds[r], kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_units, be_cum, Q_t,
+                     pq_cap, max_ef, warm, NEVER, width_ticks, thresholds, counts[r], bmin[r], bmax[r], above[r],
+                     stats[r], dummy_i8, dummy_i64, dummy_f, dummy_f, dummy_b, dummy_f, dummy_i64)
