@@ -296,9 +296,6 @@ def render_scenario(scenario_path: str, out_dir: str) -> list[Path]:
 
     scn = load(scenario_path)
     system = get_system(scn.system)
-    if not hasattr(system, "render_models"):
-        raise ScenarioError(f"system '{scn.system}' has no PRISM model to render", file=scenario_path,
-                            field="system")
     return system.render_models(scn, out_dir)
 
 

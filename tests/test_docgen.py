@@ -125,16 +125,16 @@ def test_cli_reference_follows_new_subcommands(monkeypatch):
 
     real = cli.build_parser
 
-    def with_sweep():
+    def with_tune():
         p = real()
         sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
-        sp = sub.add_parser("sweep", help="a parameter sweep")
+        sp = sub.add_parser("tune", help="a parameter tuning")
         sp.add_argument("--points", default="9", help="how many values")
         return p
 
-    monkeypatch.setattr(cli, "build_parser", with_sweep)
+    monkeypatch.setattr(cli, "build_parser", with_tune)
     page = docgen.cli_markdown()
-    assert "### `qosbound sweep`" in page and "* [`qosbound sweep`](#sweep) -- a parameter sweep" in page
+    assert "### `qosbound tune`" in page and "* [`qosbound tune`](#tune) -- a parameter tuning" in page
     assert "| `--points POINTS` | `9` | how many values |" in page
 
 

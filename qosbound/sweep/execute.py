@@ -76,7 +76,7 @@ def evaluate_point(raw: dict, path: str | None, methods: list[str]) -> dict:
     except QosboundError as e:
         return {"status": "error", "reason": str(e), "exit_code": e.exit_code}
     slos = judge_slos(system, scn, results)
-    agree = agreements(results) + (system.agreements(scn, results) if hasattr(system, "agreements") else [])
+    agree = agreements(results) + system.agreements(scn, results)
     return {"status": "ok", "reason": "", "results": [r.to_json() for r in results],
             "slos": [v.to_json() for v in slos], "agreements": [v.to_json() for v in agree]}
 

@@ -16,7 +16,7 @@ def no_ns3(system: str):
 
     def ns3_trace(scn, ef_packets: int):
         raise ScenarioError(f"the {system} system has no ns-3 model; validate with --simulate or --trace FILE",
-                            field="system")
+                            file=getattr(scn, "path", None), field="system")
 
     return ns3_trace
 
@@ -25,7 +25,8 @@ def no_trace_simulator(system: str):
     """``simulate_trace`` of a system without a packet-trace simulator."""
 
     def simulate_trace(scn, packets: int, seed: int):
-        raise ScenarioError(f"the {system} system has no trace simulator; validate with --trace FILE", field="system")
+        raise ScenarioError(f"the {system} system has no trace simulator; validate with --trace FILE",
+                            file=getattr(scn, "path", None), field="system")
 
     return simulate_trace
 
@@ -34,7 +35,8 @@ def no_models(system: str):
     """``render_models`` of a system without a PRISM model."""
 
     def render_models(scn, out_dir) -> list:
-        raise ScenarioError(f"the {system} system has no PRISM model to render", field="system")
+        raise ScenarioError(f"the {system} system has no PRISM model to render", file=getattr(scn, "path", None),
+                            field="system")
 
     return render_models
 
