@@ -1,8 +1,10 @@
 """Storm on the PQ + TxQ model: build + solve time and model size as the instance grows.
 
-Prints one table (states, transitions, seconds to build, seconds to solve and derive the delay
-distribution) for growing Q_t, PQ capacity and number of BE size classes, up to more than 1e6 states,
-and the example instance against its target (<= 1 s). Run: python benchmarks/bench_storm.py [--quick]
+Prints two tables. The first (states, the predicted bound, transitions, seconds to build, seconds to solve and
+derive the delay distribution) for growing Q_t, PQ capacity and number of BE size classes, up to more than 1e6
+states, and the example instance against its target (<= 1 s). The second gives, for Q_t = 5 ... 256 and 1 ... 4
+BE sizes, the state bound that ``plan`` compares with ``methods.model-checked.max_states`` before building
+anything, and the time that takes. Run: python benchmarks/bench_storm.py [--quick]
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import argparse
 import time
 
 from qosbound.models.pq_txq import delay_distribution, render
+from qosbound.models.pq_txq_size import predicted_states
 from qosbound.scenario import build
 from qosbound.systems.pq_txq import ModelOptions, params
 
@@ -35,7 +38,25 @@ def run(QT, PQ, K):
     mean = dd.mean()
     p99 = dd.quantile(0.99)
     t2 = time.perf_counter()
-    return built.states, built.transitions, t1 - t0, built.seconds, t2 - t1, mean, p99
+    bound, _ = predicted_states(p, ModelOptions())
+    return built.states, bound, built.transitions, t1 - t0, built.seconds, t2 - t1, mean, p99
+
+
+def size_table(budget: float = 1e6):
+    """The bound for rings far beyond what can be built, with the time the prediction takes."""
+    print()
+    print(f"State bound before building (budget {budget:.0e} states, methods.model-checked.max_states)")
+    print(f"{'Q_t':>4} " + " ".join(f"{f'{k} BE size' + ('s' if k > 1 else ''):>14}" for k in SIZES) +
+          f" {'predict ms':>11}")
+    for QT in (5, 8, 16, 32, 64, 128, 256):
+        cells, t0 = [], time.perf_counter()
+        for K in SIZES:
+            bound, _ = predicted_states(instance(QT, 64, K), ModelOptions())
+            cells.append(f"{float(bound):>12.3g}{' *' if bound > budget else '  '}")
+        ms = (time.perf_counter() - t0) * 1e3 / len(SIZES)
+        print(f"{QT:>4} " + " ".join(cells) + f" {ms:>11.2f}")
+    print("PQ of 64 packets. * = above the budget: plan skips the exact chain (or refuses it when asked for by "
+          "--methods) and answers by the closed forms and the simulator.")
 
 
 def main():
@@ -47,15 +68,16 @@ def main():
     if not args.quick:
         rows += [(8, 40, 3), (9, 40, 4)]
     print("PQ + TxQ model on Storm (Poisson EF 300 kbit/s of 128 B at 2 Mbit/s, 512 B units)")
-    print(f"{'Q_t':>4} {'PQ':>4} {'BE':>3} {'states':>10} {'transitions':>12} {'render s':>9} {'Storm s':>9} "
+    print(f"{'Q_t':>4} {'PQ':>4} {'BE':>3} {'states':>10} {'bound':>10} {'transitions':>12} {'render s':>9} {'Storm s':>9} "
           f"{'total s':>9} {'mean ms':>9} {'p99 ms':>8}")
     for QT, PQ, K in rows:
-        states, trans, tr, ts, tt, mean, p99 = run(QT, PQ, K)
+        states, bound, trans, tr, ts, tt, mean, p99 = run(QT, PQ, K)
         tag = "  <- example (target <= 1 s)" if (QT, PQ, K) == (5, 10, 3) else ""
-        print(f"{QT:>4} {PQ:>4} {K:>3} {states:>10} {trans:>12} {tr:>9.3f} {ts:>9.3f} {tt:>9.3f} "
+        print(f"{QT:>4} {PQ:>4} {K:>3} {states:>10} {bound:>10} {trans:>12} {tr:>9.3f} {ts:>9.3f} {tt:>9.3f} "
               f"{mean * 1e3:>9.4f} {p99 * 1e3:>8.3f}{tag}", flush=True)
-    print("'Storm s' = parse + build + stationary distribution; 'total s' adds the delay distribution, mean "
-          "and p99 in Python. Times are wall clock on a shared machine.")
+    print("'bound' = the state bound known before building; 'Storm s' = parse + build + stationary distribution; "
+          "'total s' adds the delay distribution, mean and p99 in Python. Times are wall clock on a shared machine.")
+    size_table()
 
 
 if __name__ == "__main__":

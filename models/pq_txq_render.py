@@ -25,7 +25,7 @@ from scipy import special
 from qosbound.errors import ScenarioError
 from qosbound.models.engine import MODELS_DIR
 
-__all__ = ["Rendered", "render", "write_files", "poisson_excess", "PROPS_TEXT", "TEMPLATE", "TINY"]
+__all__ = ["Layout", "layout", "Rendered", "render", "write_files", "poisson_excess", "PROPS_TEXT", "TEMPLATE", "TINY"]
 
 TEMPLATE = MODELS_DIR / "templates" / "pq_txq.prism"
 
@@ -98,21 +98,36 @@ def _fmt(x: float) -> str:
     return repr(float(x))
 
 
-def render(p, opts, scenario_name: str = "") -> Rendered:
-    """Render the PRISM model for scenario parameters ``p`` (a :class:`qosbound.params.Params`).
+@dataclass(frozen=True)
+class Layout:
+    """The chain's numbers before any text is written: granule, per-kind units and granules, CBR ratio."""
 
-    A ScenarioError names the parameter at fault by its attribute of ``p`` (or ``granule`` of ``opts``)."""
+    granule: int  # bytes
+    rounded: bool  # sizes rounded up to whole granules
+    ef: int  # EF size, bytes
+    be: list[int]  # BE sizes, bytes
+    gef: int
+    gbe: list[int]
+    kef: int
+    kbe: list[int]
+    slot: float  # seconds
+    a: float  # mean EF arrivals per slot
+    cbr: tuple[int, int] | None  # (P, Q): a = P/Q
+
+    @property
+    def credits(self) -> int:
+        """Values of the CBR credit counter (1 without CBR)."""
+        return self.cbr[1] if self.cbr else 1
+
+
+def layout(p, opts) -> Layout:
+    """Granule, units and granules per packet kind, arrivals per slot for parameters ``p``; a ScenarioError names
+    the parameter at fault by its attribute of ``p`` (or ``granule`` of ``opts``)."""
     ef = _as_int_bytes(p.ef_size, "the EF size", "ef_size")
     be = [_as_int_bytes(s, "a BE size", "be_sizes") for s in p.be_sizes]
     g, rounded = _granule([ef] + be, getattr(opts, "granule", "auto"), getattr(opts, "max_granules", 64))
-    gef = math.ceil(ef / g)
-    gbe = [math.ceil(s / g) for s in be]
-    kef = math.ceil(ef / p.unit - 1e-12)
-    kbe = [int(math.ceil(s / p.unit - 1e-12)) for s in be]
     slot = g * 8.0 / p.C
     a = p.lam * slot
-    QT, PQ, K = p.Q_t, p.pq_cap, len(be)
-    N = QT  # at most QT packets: each takes >= 1 unit and the fill stops at QT units
     cbr = None
     if p.arrivals == "bernoulli" and a > 1:
         raise ScenarioError(f"Bernoulli arrivals need at most one EF packet per {g}-byte slot; rate gives {a:.3g}",
@@ -123,6 +138,20 @@ def render(p, opts, scenario_name: str = "") -> Rendered:
             raise ScenarioError(f"CBR arrivals per slot ({a:.12g}) are not a ratio of small integers; the model "
                                 "needs a rational rate (or use arrivals: poisson)", field="ef_rate")
         cbr = (fr.numerator, fr.denominator)
+    return Layout(g, rounded, ef, be, math.ceil(ef / g), [math.ceil(s / g) for s in be],
+                  math.ceil(ef / p.unit - 1e-12), [int(math.ceil(s / p.unit - 1e-12)) for s in be], slot, a, cbr)
+
+
+def render(p, opts, scenario_name: str = "") -> Rendered:
+    """Render the PRISM model for scenario parameters ``p`` (a :class:`qosbound.params.Params`).
+
+    A ScenarioError names the parameter at fault by its attribute of ``p`` (or ``granule`` of ``opts``)."""
+    lay = layout(p, opts)
+    ef, be, g, rounded = lay.ef, lay.be, lay.granule, lay.rounded
+    gef, gbe, kef, kbe = lay.gef, lay.gbe, lay.kef, lay.kbe
+    slot, a, cbr = lay.slot, lay.a, lay.cbr
+    QT, PQ, K = p.Q_t, p.pq_cap, len(be)
+    N = QT  # at most QT packets: each takes >= 1 unit and the fill stops at QT units
 
     kinds = [(1, "KEF", "GEF")] + [(i + 2, f"KB{i + 1}", f"GB{i + 1}") for i in range(K)]
     be_consts = []

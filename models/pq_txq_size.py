@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from qosbound.errors import InternalError
 
-__all__ = ["state_bound"]
+__all__ = ["state_bound", "predicted_states"]
 
 
 def state_bound(QT: int, PQ: int, units: list[int], grans: list[int], credits: int = 1) -> int:
@@ -54,3 +54,13 @@ def state_bound(QT: int, PQ: int, units: list[int], grans: list[int], credits: i
             tick += g1 * fifos[middle] * closing
     fill = sum(fifos)
     return (tick + fill) * (PQ + 1) * credits
+
+
+def predicted_states(p, opts) -> tuple[int, int]:
+    """(the state bound, the number of packet kinds) of the chain qosbound renders for parameters ``p`` (a
+    :class:`qosbound.params.Params`) and model options ``opts``: the same layout as the renderer's."""
+    from qosbound.models.pq_txq_render import layout
+
+    lay = layout(p, opts)
+    units, grans = [lay.kef] + lay.kbe, [lay.gef] + lay.gbe
+    return state_bound(p.Q_t, p.pq_cap, units, grans, lay.credits), len(units)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from qosbound.errors import ScenarioError
+from qosbound.errors import ResourceError, ScenarioError
 from qosbound.scenario import build, get_path, set_path
 from qosbound.systems import get_system
 from qosbound.units import parse_quantity
@@ -34,6 +34,7 @@ class AdmitResult:
     evaluations: int
     history: list[tuple[float, float]] = field(default_factory=list)  # (x, margin)
     message: str = ""
+    notes: list[str] = field(default_factory=list)  # e.g. a method skipped on its budget, and the one used
 
 
 _KIND_OF_UNIT = {"rate": "bit/s", "time": "s", "size": "B", "probability": "1", "count": "1"}
@@ -110,17 +111,43 @@ def admit(scn, parameter: str, *, direction: str | None = None, method: str | No
     x0 = parse_quantity(current, kind) if kind != "count" else float(current)
     integer = isinstance(current, int) and not isinstance(current, bool)
     methods = system.default_methods(scn)
+    auto = method is None
     if method is None:
         method = next((m for m in ("model-checked", "closed-form") if m in methods), methods[0] if methods else None)
     if method is None:
         raise ScenarioError("no method is enabled", file=scn.path, field="methods")
-    # SLOs the chosen method cannot judge (e.g. a worst-case bound) are judged by the closed form, which is cheap.
-    used = [method] + (["closed-form"] if method != "closed-form" and "closed-form" in methods else [])
+
+    def with_closed_form(m: str) -> list[str]:
+        # SLOs the chosen method cannot judge (e.g. a worst-case bound) are judged by the closed form (cheap).
+        return [m] + (["closed-form"] if m != "closed-form" and "closed-form" in methods else [])
+
+    used = with_closed_form(method)
+    skipped: list[str] = []
     evals = 0
     history: list[tuple[float, float]] = []
     binding = {"name": ""}
     worst_name: dict[float, str] = {}
     invalid: dict[float, str] = {}  # trial value -> why the scenario is invalid there
+
+    def done(res: AdmitResult) -> AdmitResult:
+        res.notes = list(skipped)
+        return res
+
+    def evaluate(trial):
+        """The trial by the search's methods; a method chosen by default that exceeds its resource budget (a
+        model above ``max_states``) gives way to the simulator (else the closed form), with a note."""
+        nonlocal method, used
+        from qosbound.progress import QUIET
+
+        try:
+            return system.evaluate(trial, used, progress or QUIET)
+        except ResourceError as e:
+            fallback = next((m for m in ("simulated", "closed-form") if m in methods and m != method), None)
+            if not auto or fallback is None:
+                raise
+            skipped.append(f"{method} skipped: {e.problem}; searching with {fallback}")
+            method, used = fallback, with_closed_form(fallback)
+            return system.evaluate(trial, used, progress or QUIET)
 
     def margin(x: float) -> float:
         nonlocal evals
@@ -132,9 +159,7 @@ def admit(scn, parameter: str, *, direction: str | None = None, method: str | No
             history.append((x, -math.inf))
             invalid[x] = f"{e.field + ': ' if e.field else ''}{e.problem}"
             return -math.inf
-        from qosbound.progress import QUIET
-
-        results = system.evaluate(trial, used, progress or QUIET)
+        results = evaluate(trial)
         verdicts = judge_slos(system, trial, results)
         worst = math.inf
         for v in verdicts:
@@ -166,13 +191,13 @@ def admit(scn, parameter: str, *, direction: str | None = None, method: str | No
                 b = b * step if sign > 0 else b / step
                 fb = margin(b)
             if fb >= 0:
-                return AdmitResult(parameter, direction, b, _KIND_OF_UNIT[kind], method, binding["name"], evals,
-                                   history, "every SLO still holds at the end of the search range")
+                return done(AdmitResult(parameter, direction, b, _KIND_OF_UNIT[kind], method, binding["name"], evals,
+                                   history, "every SLO still holds at the end of the search range"))
         else:
             fb = margin(b)
             if fb >= 0:
-                return AdmitResult(parameter, direction, b, _KIND_OF_UNIT[kind], method, binding["name"], evals,
-                                   history, "every SLO holds up to the given limit")
+                return done(AdmitResult(parameter, direction, b, _KIND_OF_UNIT[kind], method, binding["name"], evals,
+                                   history, "every SLO holds up to the given limit"))
     else:
         b, fb = x0, f0
         a = lo if (lo is not None and direction == "largest") else (hi if (hi is not None and direction == "smallest") else None)
@@ -192,8 +217,8 @@ def admit(scn, parameter: str, *, direction: str | None = None, method: str | No
                 unit = _KIND_OF_UNIT[kind]
                 why += (f"; at {parameter} = {a:g}{' ' + unit if unit != '1' else ''} the scenario is invalid "
                         f"({invalid[a]})")
-            return AdmitResult(parameter, direction, None, _KIND_OF_UNIT[kind], method, binding["name"], evals,
-                               history, why)
+            return done(AdmitResult(parameter, direction, None, _KIND_OF_UNIT[kind], method, binding["name"], evals,
+                               history, why))
     # Refine between feasible a and infeasible b.
     if integer:
         a, b = int(math.floor(a)) if sign > 0 else int(math.ceil(a)), int(round(b))
@@ -234,7 +259,7 @@ def admit(scn, parameter: str, *, direction: str | None = None, method: str | No
         name = ""
     else:
         name = worst_name[min(beyond)[1]] if beyond else binding["name"]
-    return AdmitResult(parameter, direction, best, _KIND_OF_UNIT[kind], method, name, evals, history, message)
+    return done(AdmitResult(parameter, direction, best, _KIND_OF_UNIT[kind], method, name, evals, history, message))
 
 
 def _bisect(f, a, b, rtol, max_evals):

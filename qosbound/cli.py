@@ -100,36 +100,74 @@ def _methods_arg(text: str | None):
     return out
 
 
-def _evaluate_methods(system, scn, methods, progress):
-    """Every requested method in turn (run in the isolated child), with the seconds each took."""
+def _evaluate_methods(system, scn, methods, progress, optional=()):
+    """Every requested method in turn (run in the isolated child), with the seconds each took.
+
+    A method in ``optional`` (enabled by the scenario, not asked for on the command line) that would exceed a
+    resource budget (a ResourceError, e.g. a model above ``max_states``) is skipped with its reason instead of
+    failing the run; the other methods still answer. Returns (results, seconds per method, skipped: method ->
+    reason)."""
     import time
 
-    results, seconds = [], {}
+    from qosbound.errors import ResourceError
+
+    results, seconds, skipped = [], {}, {}
     for m in methods:
         t0 = time.perf_counter()
-        results += system.evaluate(scn, [m], progress)
+        try:
+            results += system.evaluate(scn, [m], progress)
+        except ResourceError as e:
+            if m not in optional:
+                raise
+            skipped[m] = f"{'field ' + repr(e.field) + ': ' if e.field else ''}{e.problem}"
+            continue
         seconds[m] = time.perf_counter() - t0
-    return results, seconds
+    return results, seconds, skipped
+
+
+def _with_max_states(args, scn):
+    """The scenario with ``--max-states`` applied to its model-checked options (when given)."""
+    value = getattr(args, "max_states", None)
+    if value is None:
+        return scn
+    from qosbound.scenario import build, get_path, set_path
+
+    try:
+        n = float(value)
+    except ValueError:
+        raise ScenarioError(f"cannot read {value!r} as a number of states", field="--max-states") from None
+    if not n >= 1 or n == float("inf"):
+        raise ScenarioError(f"must be a finite number >= 1, got {value!r}", field="--max-states")
+    try:
+        get_path(scn.raw, "methods.model-checked")
+    except ScenarioError:
+        raise ScenarioError("the scenario has no methods.model-checked section to budget", file=scn.path,
+                            field="--max-states") from None
+    return build(set_path(scn.raw, "methods.model-checked.max_states", n), scn.path)
 
 
 def _evaluate(args, scn):
     """Every requested method (timed one by one), the SLO verdicts and the agreement verdicts.
 
-    Returns (system, results, SLO verdicts, agreement verdicts, seconds per method)."""
+    Returns (system, results, SLO verdicts, agreement verdicts, seconds per method, skipped methods with the
+    reason). Methods the scenario enables (no ``--methods``) may be skipped on a resource budget; methods asked
+    for by name are never skipped silently: they fail the run (exit 4)."""
     from qosbound.progress import progress
     from qosbound.systems import get_system
     from qosbound.verdicts import judge_slos
 
     system = get_system(scn.system)
-    methods = _methods_arg(getattr(args, "methods", None)) or system.default_methods(scn)
+    asked = _methods_arg(getattr(args, "methods", None))
+    methods = asked or system.default_methods(scn)
+    optional = () if asked else tuple(methods)
     with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
-        results, seconds = isolated(_evaluate_methods, system, scn, methods, what=f"evaluating {scn.name}",
-                                    progress=prog)
+        results, seconds, skipped = isolated(_evaluate_methods, system, scn, methods, optional=optional,
+                                             what=f"evaluating {scn.name}", progress=prog)
     slo_verdicts = judge_slos(system, scn, results)
     from qosbound.agreement import agreements
 
     agree = agreements(results) + system.agreements(scn, results)
-    return system, results, slo_verdicts, agree, seconds
+    return system, results, slo_verdicts, agree, seconds, skipped
 
 
 def cmd_plan(args) -> int:
@@ -137,14 +175,14 @@ def cmd_plan(args) -> int:
     from qosbound.scenario import load
     from qosbound.verdicts import exit_code
 
-    scn = load(args.scenario)
-    system, results, slos, agree, _ = _evaluate(args, scn)
+    scn = _with_max_states(args, load(args.scenario))
+    system, results, slos, agree, _, skipped = _evaluate(args, scn)
     verdicts = slos + agree
     if args.json:
         print(render_json(scn.name, results, verdicts, {"system": scn.system, "file": args.scenario,
-                                                        "exit_code": exit_code(verdicts)}))
+                                                        "exit_code": exit_code(verdicts), "skipped": skipped}))
     else:
-        render_text(scn.name, results, verdicts)
+        render_text(scn.name, results, verdicts, skipped=skipped)
     return exit_code(verdicts)
 
 
@@ -153,7 +191,7 @@ def cmd_verify(args) -> int:
     methods disagree). With --junit a report is written even when the scenario cannot be loaded or evaluated."""
     import time
 
-    from qosbound.report import console, omitted, render_json, write_junit, write_junit_error
+    from qosbound.report import console, omitted, render_json, skipped_lines, write_junit, write_junit_error
     from qosbound.scenario import load
     from qosbound.units import format_quantity
     from qosbound.verdicts import EXIT_DISAGREE, EXIT_OK, exit_code
@@ -167,10 +205,10 @@ def cmd_verify(args) -> int:
             raise QosboundError(f"--junit {args.junit}: "
                                 f"{'is a directory' if j.is_dir() else 'its directory does not exist'}")
     try:
-        scn = load(args.scenario)
+        scn = _with_max_states(args, load(args.scenario))
         if not scn.slos:
             raise QosboundError(f"{args.scenario}: field 'slos': the scenario declares no SLOs to verify")
-        system, results, slos, agree, seconds = _evaluate(args, scn)
+        system, results, slos, agree, seconds, skipped = _evaluate(args, scn)
     except QosboundError as e:
         if args.junit:
             from pathlib import Path
@@ -179,13 +217,14 @@ def cmd_verify(args) -> int:
         raise
     verdicts = slos + agree
     if args.junit:
-        write_junit(args.junit, scn.name, verdicts, seconds)
+        write_junit(args.junit, scn.name, verdicts, seconds, skipped=skipped)
     code = exit_code(verdicts)
     if args.json:
         print(render_json(scn.name, [r for r in results if any(r.metric == v.metric for v in slos)], verdicts,
                           {"system": scn.system, "file": args.scenario, "ok": code == EXIT_OK,
                            "slos_hold": not any(v.failed for v in slos),
-                           "methods_agree": not any(v.disagrees for v in agree), "exit_code": code}))
+                           "methods_agree": not any(v.disagrees for v in agree), "exit_code": code,
+                           "skipped": skipped}))
         return code
     from rich.markup import escape
 
@@ -205,7 +244,7 @@ def cmd_verify(args) -> int:
             tag = "[yellow]WARN[/]" if v.status == "inconclusive" else "[green]ok[/]  "
             c.print(f"{tag} {v.name} ({v.method}{kind}: {q(v.value, v.unit)}, limit {q(v.limit, v.unit)})"
                     f"{' - ' + escape(v.detail) if v.detail else ''}", highlight=False)
-    for line in omitted(results):
+    for line in omitted(results) + skipped_lines(skipped):
         c.print(f"[yellow]note[/] {escape(line)}", highlight=False)
     if agree:
         c.print("[bold]agreement between methods[/] (not SLOs: a disagreement is a finding about the methods)",
@@ -238,10 +277,12 @@ def cmd_admit(args) -> int:
     if args.json:
         print(json.dumps({"scenario": scn.name, "parameter": res.parameter, "direction": res.direction,
                           "value": res.value, "unit": res.unit, "method": res.method, "binding_slo": res.binding,
-                          "evaluations": res.evaluations, "message": res.message,
+                          "evaluations": res.evaluations, "message": res.message, "notes": res.notes,
                           "history": [{"value": x, "margin": (m if m != float('-inf') else None)}
                                       for x, m in res.history]}, indent=2, allow_nan=False))
     else:
+        for note in res.notes:
+            print(f"note: {note}", file=sys.stderr)
         if res.value is None:
             print(f"{scn.name}: no value of {res.parameter} meets every SLO ({res.message}; method {res.method})")
         else:
@@ -404,12 +445,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add(sub, "plan", help="every metric by every method, with SLO verdicts")
     common(sp)
     sp.add_argument("--methods", help="comma-separated subset: closed-form,model-checked,simulated,...")
+    sp.add_argument("--max-states", dest="max_states", metavar="N",
+                    help="budget on a model's states (overrides methods.model-checked.max_states): a larger model is "
+                         "skipped, or refused (exit 4) when model-checked is asked for by --methods")
     sp.set_defaults(func=cmd_plan)
 
     sp = add(sub, "verify", help="check the SLOs (exit 1 when one fails)")
     common(sp)
     sp.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
     sp.add_argument("--methods", help="comma-separated subset of methods")
+    sp.add_argument("--max-states", dest="max_states", metavar="N",
+                    help="budget on a model's states (overrides methods.model-checked.max_states)")
     sp.set_defaults(func=cmd_verify)
 
     sp = add(sub, "admit", help="largest (or smallest) parameter value meeting every SLO")

@@ -11,7 +11,7 @@ from qosbound.results import METHODS, Kind, Result, Verdict
 from qosbound.units import format_quantity
 
 __all__ = ["render_text", "render_json", "write_junit", "write_junit_error", "render_markdown", "console", "split",
-           "omitted", "fmt_interval"]
+           "omitted", "skipped_lines", "fmt_interval"]
 
 
 def console(file=None):
@@ -60,13 +60,18 @@ def omitted(results: list[Result]) -> list[str]:
     return out
 
 
+def skipped_lines(skipped: dict[str, str] | None) -> list[str]:
+    """Why a method was skipped (e.g. its model is above the state budget), one line each."""
+    return [f"{m} skipped: {why}" for m, why in (skipped or {}).items()]
+
+
 def split(verdicts: list[Verdict]) -> tuple[list[Verdict], list[Verdict]]:
     """(SLO verdicts, agreement verdicts)."""
     return [v for v in verdicts if v.kind == "slo"], [v for v in verdicts if v.kind != "slo"]
 
 
 def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdict], out=None,
-                title: str | None = None) -> None:
+                title: str | None = None, skipped: dict[str, str] | None = None) -> None:
     from rich.markup import escape as escape_markup
     from rich.table import Table
 
@@ -94,7 +99,7 @@ def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdic
                   escape_markup(fmt_interval(r)), escape_markup(src))
         prev = r.metric
     c.print(t)
-    for line in omitted(results):
+    for line in omitted(results) + skipped_lines(skipped):
         c.print(f"[yellow]note[/] {escape_markup(line)}", highlight=False)
     slos, agree = split(verdicts)
     for heading, group in (("SLO verdicts", slos), ("agreement between methods", agree)):
@@ -175,16 +180,25 @@ def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str
     return [head] + cases + ["  </testsuite>"]
 
 
-def write_junit(path: str, suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None) -> None:
+def write_junit(path: str, suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None,
+                skipped: dict[str, str] | None = None) -> None:
     """JUnit XML with two test suites: ``<suite>.slo`` (a failure per SLO that does not hold) and
     ``<suite>.agreement`` (a failure per pair of methods that disagree). Every verdict is one testcase whose
     name is unique and names the metric and the method(s); ``time`` is the time spent computing the results it
-    judges (``seconds``: per method)."""
+    judges (``seconds``: per method). A method skipped on a budget is a ``<skipped>`` testcase of a third suite,
+    ``<suite>.methods``, with the reason."""
     seconds = seconds or {}
     slos, agree = split(verdicts)
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<testsuites name={quoteattr(suite)}>"]
     lines += _suite(f"{suite}.slo", f"{suite}.slo", slos, seconds, lambda v: v.failed)
     lines += _suite(f"{suite}.agreement", f"{suite}.agreement", agree, seconds, lambda v: v.disagrees)
+    if skipped:
+        name = quoteattr(f"{suite}.methods")
+        lines.append(f'  <testsuite name={name} tests="{len(skipped)}" failures="0" skipped="{len(skipped)}">')
+        for m, why in skipped.items():
+            lines += [f'    <testcase classname={name} name={quoteattr(m)} time="0.000">',
+                      f"      <skipped message={quoteattr(why)}/>", "    </testcase>"]
+        lines.append("  </testsuite>")
     lines.append("</testsuites>")
     _write(path, "\n".join(lines) + "\n")
 

@@ -68,7 +68,7 @@ def evaluate_point(raw: dict, path: str | None, methods: list[str]) -> dict:
     system = get_system(scn.system)
     try:
         with engine_output_to_stderr():
-            results, _ = _evaluate_methods(system, scn, methods, QUIET)
+            results, _, _ = _evaluate_methods(system, scn, methods, QUIET)
     except Interrupted:
         raise
     except ScenarioError as e:  # refused at this point (e.g. an unstable regime, a model above its budget)

@@ -114,6 +114,9 @@ class ModelOptions(ModelOptionsBase):
     exact: bool = False
     granule: Size | Literal["auto"] = "auto"
     max_granules: PositiveInt = 64
+    max_states: float = Field(default=1e6, ge=1, description="budget on the PQ + TxQ chain's states (its upper "
+                              "bound, known before building): a larger chain is refused, or skipped when the "
+                              "scenario merely enables the method; 1e6 states build and solve in about a minute")
 
 
 class SimOptions(PacketSimOptions):
@@ -299,8 +302,12 @@ MAX_MODEL_PQ = 10_000
 
 
 def check_model_size(scn: Scenario) -> None:
-    """Refuse, before rendering, a PRISM model too large to write or build (ResourceError, with the estimate)."""
+    """Refuse, before rendering, a PRISM model too large to write or build (ResourceError, with the estimate).
+
+    The state count is the upper bound of :mod:`qosbound.models.pq_txq_size`, computed from the scenario's
+    numbers in microseconds; the budget is ``methods.model-checked.max_states``."""
     from qosbound.errors import ResourceError
+    from qosbound.models.pq_txq_size import predicted_states
 
     n = scn.pq.capacity
     if n > MAX_MODEL_PQ:
@@ -309,6 +316,17 @@ def check_model_size(scn: Scenario) -> None:
                             f"states and about {terms:.3g} terms to render; the model is built for PQs of at most "
                             f"{MAX_MODEL_PQ} packets: disable model-checked (the closed forms and the simulator "
                             "handle this PQ) or use a smaller capacity", field="pq.capacity")
+    opts = scn.methods.model_checked
+    from qosbound.systems.pq_txq_adapter import scenario_fields
+
+    with scenario_fields("methods.model-checked"):
+        states, kinds = predicted_states(params(scn), opts)
+    if states > opts.max_states:
+        raise ResourceError(f"the exact PQ + TxQ chain would have up to {states:.3g} states (Q_t = {scn.txq.units} "
+                            f"units, {kinds} packet kinds, PQ of {n} packets; it grows exponentially with Q_t), above "
+                            f"the budget of {opts.max_states:.3g}: the closed forms and the simulator answer at any "
+                            "size; raise methods.model-checked.max_states (or --max-states) to build it anyway",
+                            field="methods.model-checked.max_states")
 
 
 def render_models(scn: Scenario, out_dir) -> list:
