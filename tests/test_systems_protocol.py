@@ -73,11 +73,12 @@ def test_the_commands_never_probe_a_system():
         assert not re.search(r"""(scn\.system|name) == ["'](af|tsq|tfrc|pq_txq)["']""", text), rel
 
 
-def test_every_system_package_is_listed_for_the_wheel():
-    """A system split into a package (af/, tsq/) ships only if pyproject lists it: a missing entry would leave
-    the installed wheel without the system."""
+def test_every_package_is_listed_for_the_wheel():
+    """A package (a system split into af/, tsq/; the sweep) ships only if pyproject lists it: a missing entry
+    would leave the installed wheel without it."""
     import tomllib
 
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
-    found = {"qosbound.systems." + p.parent.name for p in (ROOT / "qosbound" / "systems").glob("*/__init__.py")}
-    assert found and found <= listed, found - listed
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "qosbound").rglob("__init__.py")}
+    assert {"qosbound.systems.af", "qosbound.sweep"} <= found
+    assert found <= listed, found - listed
