@@ -209,8 +209,8 @@ def tune(scn, vary: list[str], *, maximise: str | None = None, minimise: str | N
                             field="--method")
     methods = [method] + (["closed-form"] if method != "closed-form" and "closed-form" in enabled else [])
     sense = "maximise" if maximise is not None else "minimise"
-    obj = _objective(scn, system, maximise or minimise, sense, method, methods)
     parsed = [parse_axis(scn.raw, t) for t in vary]
+    obj = _objective(scn, system, maximise or minimise, sense, method, methods)
     axes = [a for a, _ in parsed]
     continuous = [c for _, c in parsed]
     if obj.is_parameter and obj.target not in [a.path for a in axes]:
@@ -363,6 +363,14 @@ def _distance(axes, a: tuple, b: tuple) -> float:
     return math.sqrt(d)
 
 
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def _shape(reason: str) -> str:
+    """A reason with its numbers replaced by '#', so points rejected for the same cause count together."""
+    return _NUMBER.sub("#", reason)
+
+
 def _report(scn, axes, continuous, obj, best, seen, evaluations, grid_points, refined) -> TuneResult:
     rejected: dict[str, int] = {}
     for p in seen.values():
@@ -372,7 +380,7 @@ def _report(scn, axes, continuous, obj, best, seen, evaluations, grid_points, re
                     key = f"SLO {n} fails"
                     rejected[key] = rejected.get(key, 0) + 1
         elif p.status != "feasible":
-            key = f"{p.status}: {p.reason}"
+            key = f"{p.status}: {_shape(p.reason)}"
             rejected[key] = rejected.get(key, 0) + 1
     bad = [p for p in seen.values() if p.status != "feasible"]
     binding: list = []
@@ -387,8 +395,8 @@ def _report(scn, axes, continuous, obj, best, seen, evaluations, grid_points, re
             for n, m in p.margins.items():
                 if m < 0 and n not in limiting:
                     limiting.append(n)
-            if p.status in ("invalid", "error") and p.reason not in limiting:
-                limiting.append(p.reason)
+            if p.status in ("invalid", "error") and _shape(p.reason) not in limiting:
+                limiting.append(_shape(p.reason))
     else:
         bad.sort(key=lambda p: -p.worst)  # the nearest to feasible first
     return TuneResult(scn.name, axes, continuous, obj, best, binding, limiting,
