@@ -83,7 +83,7 @@ class TuneResult:
     evaluations: int
     grid_points: int
     refined: str = ""  # what the SciPy stage did
-    notes: list = field(default_factory=list)
+    from_cache: int = 0  # grid points read from the sweep's cache
 
 
 _SLO_RE = re.compile(r"^\s*([A-Za-z0-9_.@*-]+?)\s*(<=|>=)\s*(.+?)\s*$")
@@ -249,7 +249,9 @@ def tune(scn, vary: list[str], *, maximise: str | None = None, minimise: str | N
                                              max_evals, what="the SciPy refinement of tune")
         seen.update(added)
         best = best_of(seen.values())
-    return _report(scn, axes, continuous, obj, best, seen, grid_points + evals, grid_points, refined)
+    res = _report(scn, axes, continuous, obj, best, seen, grid_points + evals, grid_points, refined)
+    res.from_cache = sw.from_cache
+    return res
 
 
 def _refine(scn, axes, continuous, start: Point, obj: Objective, methods, seen: dict,
@@ -479,6 +481,7 @@ def to_json(res: TuneResult) -> dict:
         "evaluations": res.evaluations,
         "grid_points": res.grid_points,
         "refinement": res.refined,
+        "from_cache": res.from_cache,
     }
 
 
@@ -487,7 +490,8 @@ def lines(res: TuneResult) -> list[str]:
     o = res.objective
     what = o.target + (f" by {o.method}" if not o.is_parameter else "")
     out = [f"{res.scenario}: {o.sense} {what} over {', '.join(a.path for a in res.axes)}; "
-           f"{res.evaluations} points evaluated ({res.grid_points} on the grid)"]
+           f"{res.evaluations} points evaluated ({res.grid_points} on the grid"
+           + (f", {res.from_cache} of them from the cache" if res.from_cache else "") + ")"]
     if res.refined:
         out.append(f"  refinement: {res.refined}")
     b = res.best

@@ -138,3 +138,26 @@ def test_axis_kinds():
     assert not cont and a.values == (100e3, 200e3, 300e3)
     assert parse_slo("AF2.delay.mean <= 15 ms") == {"metric": "AF2.delay.mean", "max": "15 ms"}
     assert parse_slo("AF3.rate>=1e5") == {"metric": "AF3.rate", "min": 1e5}
+
+
+def test_grid_points_come_from_the_sweeps_cache_on_a_rerun(capsys, tmp_path):
+    """The grid stage is a sweep: with --cache a rerun reads every grid point back and gives the same answer."""
+    args = [TAKEO, "--vary", "classes.AF2.buffer=47..50", "--vary", "traffic.AF2.rate=100kbit/s,200kbit/s",
+            "--minimise", "AF2.delay.mean", "--cache", str(tmp_path / "cache")]
+    code1, first = _tune(capsys, *args)
+    code2, second = _tune(capsys, *args)
+    assert code1 == code2 == 0
+    assert first["from_cache"] == 0 and second["from_cache"] == second["grid_points"] == 8
+    assert first["optimum"] == second["optimum"] and first["rejected"] == second["rejected"]
+
+
+def test_metric_objective_on_a_continuous_axis_reaches_the_same_boundary():
+    """AF2's carried throughput grows with its offered rate until the delay SLO stops it: maximising the metric
+    over the rate ends on the boundary that maximising the rate itself finds, with the delay SLO binding."""
+    scn = load(TAKEO)
+    by_param = tune(scn, ["traffic.AF2.rate=50kbit/s..2Mbps"], maximise="traffic.AF2.rate")
+    by_metric = tune(scn, ["traffic.AF2.rate=50kbit/s..2Mbps"], maximise="AF2.throughput")
+    assert by_metric.best.values[0] == pytest.approx(by_param.best.values[0], rel=1e-4)
+    assert by_metric.binding == ["AF2.delay.mean <= 20 ms"]
+    assert by_metric.best.interval["kind"] == "approximation"
+    assert "SLSQP" in by_metric.refined
