@@ -339,7 +339,8 @@ def _polish(axes, free, obj: Objective, seen: dict, point, lo, hi, xtol: float =
 
         def margin(t):
             p = point(u_best + t * (u_q - u_best))
-            return p.worst if p.status in ("feasible", "violated") else -math.inf
+            # an invalid scenario is a finite "fails" (-1, as in the SLSQP stage): brentq keeps its bracket
+            return p.worst if p.status in ("feasible", "violated") else -1.0
 
         done += 1
         if q.status == "violated" and math.isfinite(q.worst) and best.worst > 0:
