@@ -20,7 +20,7 @@ from qosbound.systems import get_system
 from qosbound.units import parse_quantity
 from qosbound.verdicts import judge_slos
 
-__all__ = ["AdmitResult", "admit", "search_range"]
+__all__ = ["AdmitResult", "admit", "normalised_margin", "search_range", "worst_margin"]
 
 
 @dataclass
@@ -64,6 +64,29 @@ def _parse_bound(text, kind: str, flag: str) -> float:
             raise ScenarioError(f"{text!r} is not a finite number", field=flag)
         return x
     return parse_quantity(text, kind, field=flag)
+
+
+def normalised_margin(margin: float, limit: float | None) -> float:
+    """An SLO's slack relative to its limit (the slack itself when the limit is 0): comparable across SLOs."""
+    return margin / abs(limit) if limit else margin
+
+
+def _field(v, name: str):
+    return v[name] if isinstance(v, dict) else getattr(v, name)
+
+
+def worst_margin(verdicts, methods, path=None) -> tuple[float, str]:
+    """The smallest normalised margin over the SLO verdicts (objects or their JSON dicts) and the SLO that has it
+    (+inf and '' when there is none); an SLO no method in ``methods`` can judge is bad input."""
+    worst, name = math.inf, ""
+    for v in verdicts:
+        if _field(v, "status") == "missing":
+            raise ScenarioError(f"SLO '{_field(v, 'name')}' cannot be judged by method(s) {', '.join(methods)}",
+                                file=path)
+        m = normalised_margin(_field(v, "margin"), _field(v, "limit"))
+        if m < worst:
+            worst, name = m, _field(v, "name")
+    return worst, name
 
 
 def search_range(scn, parameter: str, lo_text, hi_text, direction: str = "largest") -> tuple[float | None, float | None]:
@@ -160,16 +183,9 @@ def admit(scn, parameter: str, *, direction: str | None = None, method: str | No
             invalid[x] = f"{e.field + ': ' if e.field else ''}{e.problem}"
             return -math.inf
         results = evaluate(trial)
-        verdicts = judge_slos(system, trial, results)
-        worst = math.inf
-        for v in verdicts:
-            if v.status == "missing":
-                raise ScenarioError(f"SLO '{v.name}' cannot be judged by method(s) {', '.join(used)}",
-                                    file=scn.path)
-            m = v.margin / abs(v.limit) if v.limit else v.margin
-            if m < worst:
-                worst = m
-                binding["name"] = v.name
+        worst, name = worst_margin(judge_slos(system, trial, results), used, scn.path)
+        if name:
+            binding["name"] = name
         history.append((x, worst))
         worst_name[x] = binding["name"]
         return worst

@@ -299,6 +299,12 @@ def cmd_sweep(args) -> int:
     return sweep_main(args)
 
 
+def cmd_tune(args) -> int:
+    from qosbound.tune import main as tune_main
+
+    return tune_main(args)
+
+
 def cmd_validate(args) -> int:
     mod = importlib.import_module("qosbound.validate_cmd")
     return mod.run(args)
@@ -473,6 +479,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add(sub, "sweep", help="every method over a grid of parameter values: table, plots, SLO verdicts")
     importlib.import_module("qosbound.sweep").add_arguments(sp)
     sp.set_defaults(func=cmd_sweep)
+
+    sp = add(sub, "tune", help="best setting of several parameters for an objective, every SLO a constraint")
+    importlib.import_module("qosbound.tune").add_arguments(sp)
+    sp.set_defaults(func=cmd_tune)
 
     sp = add(sub, "validate", help="model and bounds against packet traces, with plots")
     common(sp)

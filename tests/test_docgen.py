@@ -125,16 +125,16 @@ def test_cli_reference_follows_new_subcommands(monkeypatch):
 
     real = cli.build_parser
 
-    def with_tune():
+    def with_extra():
         p = real()
         sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
-        sp = sub.add_parser("tune", help="a parameter tuning")
+        sp = sub.add_parser("calibrate", help="a calibration")
         sp.add_argument("--points", default="9", help="how many values")
         return p
 
-    monkeypatch.setattr(cli, "build_parser", with_tune)
+    monkeypatch.setattr(cli, "build_parser", with_extra)
     page = docgen.cli_markdown()
-    assert "### `qosbound tune`" in page and "* [`qosbound tune`](#tune) -- a parameter tuning" in page
+    assert "### `qosbound calibrate`" in page and "* [`qosbound calibrate`](#calibrate) -- a calibration" in page
     assert "| `--points POINTS` | `9` | how many values |" in page
 
 
