@@ -12,6 +12,10 @@ The sweep: examples/ferrari2001.yaml with a transmission queue of Q_t = 7 units 
   ``sum(compute) / (workers * wall)`` and the overhead per point ``(workers * wall - sum(compute)) / N``;
 * cold: start-up + warm sweep, what one ``qosbound sweep --workers N`` run pays.
 
+The workers' CPU seconds during the sweep (``time.process_time`` on each worker, before and after) split a
+missing speed-up in two: CPU seconds per point that grow with the worker count are overhead of the
+parallel run (qosbound's or Dask's); a CPU share of a core below 1 per worker is the machine's other load.
+
 "cached rerun" repeats the sweep against the filled cache (no cluster started). The tables of every run are
 compared: they must be identical. The machine's one-minute load average (as ``uptime`` prints it) is shown
 before and after each timing: on a shared machine the ratio measures what the other processes left free --
@@ -74,10 +78,13 @@ def measure(points: int, units: int, cache_dir: str, workers: int) -> dict:
         client.run(evaluate_point, outside, str(EXAMPLE), ["model-checked"])  # on every worker, in parallel
         out["warm_up"] = time.perf_counter() - t1
         out["load_warm"] = _load()
+        cpu0 = client.run(time.process_time)
         t2 = time.perf_counter()
         with get_task_stream(client) as ts:
             run(sw, cache=Cache(cache_dir), client=client, show_progress=False)
         out["sweep"] = time.perf_counter() - t2
+        cpu1 = client.run(time.process_time)
+        out["cpu"] = sum(cpu1[w] - cpu0[w] for w in cpu1)  # CPU seconds the workers used during the sweep
     out["load_end"] = _load()
     busy = [sum(stop - start for action, start, stop in ((s["action"], s["start"], s["stop"])
                                                              for s in t["startstops"]) if action == "compute")
@@ -85,6 +92,7 @@ def measure(points: int, units: int, cache_dir: str, workers: int) -> dict:
     out["compute"] = sum(busy)
     out["per_point"] = (min(busy), max(busy)) if busy else (0.0, 0.0)
     out["busy_fraction"] = out["compute"] / (workers * out["sweep"])
+    out["cpu_share"] = out["cpu"] / (workers * out["sweep"])  # of a core, per worker
     out["overhead_per_point"] = (workers * out["sweep"] - out["compute"]) / points
     out["rows"] = table_rows(sw)
     out["computed"] = sw.computed
@@ -129,6 +137,8 @@ def main():
     print(f"  {'compute per point (min..max)':<34} {m1['per_point'][0]:>5.2f}..{m1['per_point'][1]:<5.2f} s "
           f"{m2['per_point'][0]:>6.2f}..{m2['per_point'][1]:<5.2f} s")
     print(f"  {'busy fraction of the workers':<34} {m1['busy_fraction']:>14.2f} {m2['busy_fraction']:>15.2f}")
+    print(f"  {'CPU seconds per point':<34} {m1['cpu'] / n:>12.2f} s {m2['cpu'] / n:>13.2f} s")
+    print(f"  {'CPU share of a core per worker':<34} {m1['cpu_share']:>14.2f} {m2['cpu_share']:>15.2f}")
     print(f"  {'overhead per point':<34} {m1['overhead_per_point']:>12.3f} s {m2['overhead_per_point']:>13.3f} s")
     print(f"  {'load average (start -> end)':<34} {load(m1):>14} {load(m2):>15}")
     print(f"  speed-up of the warm sweep on 2 workers: {m1['sweep'] / m2['sweep']:.2f}x (target >= 1.8x); "

@@ -83,8 +83,9 @@ def test_quick_run_claims(quick_run):
     assert fig3 == {
         "mean EF delay is non-monotone in the BE payload (model-checked)": C.REPRODUCED,
         "mean EF delay is non-monotone in the BE payload (simulated)": C.REPRODUCED,
-        "the mean delay falls exactly where a BE packet needs one more 512-B unit": C.REPRODUCED,
-        "a discontinuity at a BE payload of 485 by": C.REPRODUCED}
+        "the mean delay steps down exactly where a BE packet needs one more 512-B unit": C.REPRODUCED,
+        "a discontinuity at a BE payload of 485 by": C.REPRODUCED,
+        "between steps the mean delay grows with the payload (1 unit)": C.REPRODUCED}
     assert any(c["claim"].startswith("eq. (7)") and c["verdict"] == C.REPRODUCED for c in doc["claims"])
 
 
@@ -95,7 +96,7 @@ def test_quick_run_writes_the_figure_and_the_sweep_tables(quick_run):
     svg = (out / "ferrari2001_fig3.svg").read_text()
     assert "BE payload size (bytes)" in svg and "EF one-way delay, mean (ms)" in svg and "granule 32 B" in svg
     assert (out / "ferrari2001_fig3.csv").read_text().startswith("payload_B,ip_size_B,units,")
-    for m in ("model-checked", "simulated", "closed-form"):
+    for m in ("model-checked", "simulated_closed-form"):
         assert (out / f"ferrari2001_fig3_sweep_{m}" / "sweep.csv").exists()
 
 
@@ -121,6 +122,8 @@ def test_claims_fail_on_a_monotone_curve_or_a_step_off_the_unit_boundary():
     assert mono["mean EF delay is non-monotone in the BE payload (model-checked)"] == C.NOT_MET
     assert mono["a discontinuity at a BE payload of 485 by"] == C.NOT_MET
     off = _verdicts(_fig([(100, 3e-3), (292, 2e-3), (484, 7e-3), (516, 4e-3)]))
-    assert off["the mean delay falls exactly where a BE packet needs one more 512-B unit"] == C.NOT_MET
+    assert off["the mean delay steps down exactly where a BE packet needs one more 512-B unit"] == C.NOT_MET
+    dip = _verdicts(_fig([(100, 3e-3), (132, 2.9e-3), (164, 3.5e-3), (484, 7e-3), (516, 4e-3)]))
+    assert dip["between steps the mean delay grows with the payload (1 unit)"] == C.NOT_MET  # no simulation
     above = _verdicts(_fig([(100, 3e-3), (484, 7e-3), (516, 4e-3)], eq7=5e-3))
     assert above["eq. (7) (all units full) lies above the mean delay at every payload"] == C.NOT_MET
