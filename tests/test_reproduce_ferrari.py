@@ -1,4 +1,7 @@
-"""Tests of ``qosbound reproduce ferrari2001`` (qosbound.reproduce.ferrari2001): Table IV from the command line."""
+"""Tests of ``qosbound reproduce ferrari2001`` (qosbound.reproduce.ferrari2001): Table IV from the command line.
+
+The command runs with ``--quick`` here (Table IV is the same; Fig. 3 gets three payloads, see
+tests/test_reproduce_ferrari_fig3.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from qosbound.reproduce import ferrari2001
 
 def test_text_output_reproduces_table_iv(capsys):
     """The command exits 0 and prints every K with the recomputed W to 0.01 us beside the paper's values."""
-    assert main(["reproduce", "ferrari2001"]) == 0
+    assert main(["reproduce", "ferrari2001", "--quick"]) == 0
     out = capsys.readouterr().out
     for w, wm in (("12649.41", "10162.51"), ("17106.82", "15949.06"), ("21564.24", "19272.81")):
         assert w in out and wm in out
@@ -21,7 +24,7 @@ def test_text_output_reproduces_table_iv(capsys):
 
 def test_json_output(capsys):
     """--json gives one row per K whose values match the data file's Table IV within its tolerance."""
-    assert main(["reproduce", "ferrari2001", "--json"]) == 0
+    assert main(["reproduce", "ferrari2001", "--quick", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     ref = ferrari2001.reference()
     assert doc["match"] is True and doc["unit"] == "us"
@@ -35,7 +38,7 @@ def test_json_output(capsys):
 
 def test_out_writes_the_table(tmp_path, capsys):
     """--out writes the rows as JSON and CSV files."""
-    assert main(["reproduce", "ferrari2001", "--out", str(tmp_path), "--quiet"]) == 0
+    assert main(["reproduce", "ferrari2001", "--quick", "--out", str(tmp_path), "--quiet"]) == 0
     capsys.readouterr()
     rows = json.loads((tmp_path / "ferrari2001_table_iv.json").read_text())
     assert len(rows) == 3
@@ -47,7 +50,7 @@ def test_mismatch_exits_1(monkeypatch, capsys):
     ref = ferrari2001.reference()
     ref["table_iv"][1]["W"] += 1.0
     monkeypatch.setattr(ferrari2001, "reference", lambda: ref)
-    assert main(["reproduce", "ferrari2001"]) == 1
+    assert main(["reproduce", "ferrari2001", "--quick"]) == 1
     assert "NOT reproduced" in capsys.readouterr().out
 
 
