@@ -308,20 +308,20 @@ def render_table(entries: list[Entry], where: str, seconds: float, code: int, ou
     for e in entries:
         if e.error is not None:
             c.print(f"[bold red]error[/] {escape(e.suite)} (exit {e.exit_code}): {escape(str(e.error))}",
-                    highlight=False)
+                    highlight=False, soft_wrap=True)
             continue
         for v in e.slos:
             if v.failed:
-                c.print(f"{escape(e.suite)}: {slo_line(v)}", highlight=False)
+                c.print(f"{escape(e.suite)}: {slo_line(v)}", highlight=False, soft_wrap=True)
         for v in e.agreements:
             if v.disagrees:
-                c.print(f"{escape(e.suite)}: {agreement_line(v)}", highlight=False)
+                c.print(f"{escape(e.suite)}: {agreement_line(v)}", highlight=False, soft_wrap=True)
         for m, why in e.skipped.items():
-            c.print(f"[yellow]note[/] {escape(e.suite)}: {m} skipped: {escape(why)}", highlight=False)
+            c.print(f"[yellow]note[/] {escape(e.suite)}: {m} skipped: {escape(why)}", highlight=False, soft_wrap=True)
     n = _counts(entries)
     c.print(f"{n['scenarios']} scenarios in {seconds:.1f} s on {where}: {n['pass']} pass, {n['slo_violated']} "
             f"violate an SLO, {n['methods_disagree']} only disagree between methods, {n['not_evaluated']} not "
-            f"evaluated; exit {code}", highlight=False)
+            f"evaluated; exit {code}", highlight=False, soft_wrap=True)
 
 
 def write_junit(path: str, entries: list[Entry]) -> None:

@@ -145,11 +145,14 @@ def _with_max_states(args, scn):
 
     n = _max_states_value(value)
     try:
-        get_path(scn.raw, "methods.model-checked")
+        section = get_path(scn.raw, "methods.model-checked")
     except ScenarioError:
         raise ScenarioError("the scenario has no methods.model-checked section to budget", file=scn.path,
                             field="--max-states") from None
-    return build(set_path(scn.raw, "methods.model-checked.max_states", n), scn.path)
+    # set (or add: the file need not give max_states) the budget; a section that is not a mapping is left for
+    # the scenario's own validation to refuse
+    section = dict(section or {}, max_states=n) if isinstance(section, dict) or section is None else section
+    return build(set_path(scn.raw, "methods.model-checked", section), scn.path)
 
 
 def _evaluate(args, scn):
