@@ -53,7 +53,7 @@ def main(args) -> int:
     from pathlib import Path
 
     from qosbound.cli import _methods_arg
-    from qosbound.models.cli import check_output_dir
+    from qosbound.model_cmd import check_output_dir
     from qosbound.scenario import load
     from qosbound.sweep.run import exit_code, summary, write_plots, write_table
 
