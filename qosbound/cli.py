@@ -125,6 +125,17 @@ def _evaluate_methods(system, scn, methods, progress, optional=()):
     return results, seconds, skipped
 
 
+def _max_states_value(value) -> float:
+    """The ``--max-states`` budget as a number (refused unless finite and >= 1)."""
+    try:
+        n = float(value)
+    except ValueError:
+        raise ScenarioError(f"cannot read {value!r} as a number of states", field="--max-states") from None
+    if not n >= 1 or n == float("inf"):
+        raise ScenarioError(f"must be a finite number >= 1, got {value!r}", field="--max-states")
+    return n
+
+
 def _with_max_states(args, scn):
     """The scenario with ``--max-states`` applied to its model-checked options (when given)."""
     value = getattr(args, "max_states", None)
@@ -132,18 +143,16 @@ def _with_max_states(args, scn):
         return scn
     from qosbound.scenario import build, get_path, set_path
 
+    n = _max_states_value(value)
     try:
-        n = float(value)
-    except ValueError:
-        raise ScenarioError(f"cannot read {value!r} as a number of states", field="--max-states") from None
-    if not n >= 1 or n == float("inf"):
-        raise ScenarioError(f"must be a finite number >= 1, got {value!r}", field="--max-states")
-    try:
-        get_path(scn.raw, "methods.model-checked")
+        section = get_path(scn.raw, "methods.model-checked")
     except ScenarioError:
         raise ScenarioError("the scenario has no methods.model-checked section to budget", file=scn.path,
                             field="--max-states") from None
-    return build(set_path(scn.raw, "methods.model-checked.max_states", n), scn.path)
+    # set (or add: the file need not give max_states) the budget; a section that is not a mapping is left for
+    # the scenario's own validation to refuse
+    section = dict(section or {}, max_states=n) if isinstance(section, dict) or section is None else section
+    return build(set_path(scn.raw, "methods.model-checked", section), scn.path)
 
 
 def _evaluate(args, scn):
@@ -170,11 +179,27 @@ def _evaluate(args, scn):
     return system, results, slo_verdicts, agree, seconds, skipped
 
 
+def _single(args) -> bool:
+    """True when ``plan``/``verify`` got one scenario file (or shipped example): ``args.scenario`` becomes its
+    path. Several files, a folder or a glob pattern are a batch (:mod:`qosbound.batch`)."""
+    from qosbound.batch import is_batch
+    from qosbound.shipped import resolve_scenario
+
+    if is_batch(args.scenario):
+        return False
+    args.scenario = resolve_scenario(args.scenario[0])
+    return True
+
+
 def cmd_plan(args) -> int:
     from qosbound.report import render_json, render_text
     from qosbound.scenario import load
     from qosbound.verdicts import exit_code
 
+    if not _single(args):
+        from qosbound.batch import main as batch_main
+
+        return batch_main(args, verify=False)
     scn = _with_max_states(args, load(args.scenario))
     system, results, slos, agree, _, skipped = _evaluate(args, scn)
     verdicts = slos + agree
@@ -191,9 +216,9 @@ def cmd_verify(args) -> int:
     methods disagree). With --junit a report is written even when the scenario cannot be loaded or evaluated."""
     import time
 
-    from qosbound.report import console, omitted, render_json, skipped_lines, write_junit, write_junit_error
+    from qosbound.report import (agreement_line, console, omitted, render_json, skipped_lines, slo_line, write_junit,
+                                 write_junit_error)
     from qosbound.scenario import load
-    from qosbound.units import format_quantity
     from qosbound.verdicts import EXIT_DISAGREE, EXIT_OK, exit_code
 
     t0 = time.perf_counter()
@@ -204,6 +229,10 @@ def cmd_verify(args) -> int:
         if j.is_dir() or not j.parent.is_dir():
             raise QosboundError(f"--junit {args.junit}: "
                                 f"{'is a directory' if j.is_dir() else 'its directory does not exist'}")
+    if not _single(args):
+        from qosbound.batch import main as batch_main
+
+        return batch_main(args, verify=True)
     try:
         scn = _with_max_states(args, load(args.scenario))
         if not scn.slos:
@@ -229,30 +258,16 @@ def cmd_verify(args) -> int:
     from rich.markup import escape
 
     c = console()
-
-    def q(x, unit):
-        return format_quantity(x, unit) if x is not None else "-"
-
     c.print("[bold]SLOs[/]", highlight=False)
     for v in slos:
-        kind = escape(f" [{v.result_kind}]") if v.result_kind else ""
-        if v.failed:
-            by = f"by {format_quantity(-v.margin, v.unit)} " if v.margin is not None else ""
-            c.print(f"[bold red]FAIL[/] {v.name}: {v.status} {by}({v.method}{kind}: {q(v.value, v.unit)}, "
-                    f"limit {q(v.limit, v.unit)}){' - ' + escape(v.detail) if v.detail else ''}", highlight=False)
-        else:
-            tag = "[yellow]WARN[/]" if v.status == "inconclusive" else "[green]ok[/]  "
-            c.print(f"{tag} {v.name} ({v.method}{kind}: {q(v.value, v.unit)}, limit {q(v.limit, v.unit)})"
-                    f"{' - ' + escape(v.detail) if v.detail else ''}", highlight=False)
+        c.print(slo_line(v), highlight=False)
     for line in omitted(results) + skipped_lines(skipped):
         c.print(f"[yellow]note[/] {escape(line)}", highlight=False)
     if agree:
         c.print("[bold]agreement between methods[/] (not SLOs: a disagreement is a finding about the methods)",
                 highlight=False)
     for v in agree:
-        tag = {"agree": "[green]agree[/]     ", "approximate": "[yellow]approximate[/]",
-               "disagree": "[bold red]DISAGREE[/]  "}.get(v.status, v.status)
-        c.print(f"{tag} {escape(v.name)} ({escape(v.result_kind)}) - {escape(v.detail)}", highlight=False)
+        c.print(agreement_line(v), highlight=False)
     nf = sum(v.failed for v in slos)
     nd = sum(v.disagrees for v in agree)
     na = sum(v.status == "approximate" for v in agree)
@@ -448,16 +463,32 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--json", action="store_true", help="print the machine-readable form")
         sp.add_argument("--quiet", action="store_true", help="no progress bar")
 
-    sp = add(sub, "plan", help="every metric by every method, with SLO verdicts")
-    common(sp)
+    def scenarios(sp):
+        sp.add_argument("scenario", nargs="+", metavar="SCENARIO",
+                        help="scenario YAML file; several files, a folder (its .yaml and .yml files) or a quoted glob "
+                             "pattern run as a batch with one summary table")
+        common(sp, scenario=False)
+        sp.add_argument("--workers", default="1", metavar="N",
+                        help="batch: local Dask worker processes (1: one scenario after another in one child)")
+        sp.add_argument("--scheduler", metavar="ADDRESS", help="batch: an existing Dask scheduler, e.g. "
+                                                               "tcp://host:8786")
+
+    batch_note = ("Several scenarios (files, a folder, a glob) are evaluated by the sweep's executor and summarised "
+                  "in one table (one row per scenario); a file that cannot be loaded is a row with its one-line "
+                  "error and the others still run. The batch exits with the most serious of its scenarios' codes: "
+                  "70 (internal error), then 2 (bad input), 4 (resource limit), 1 (an SLO violated), 3 (methods "
+                  "disagree), 0.")
+    sp = add(sub, "plan", help="every metric by every method, with SLO verdicts", description=batch_note)
+    scenarios(sp)
     sp.add_argument("--methods", help="comma-separated subset: closed-form,model-checked,simulated,...")
     sp.add_argument("--max-states", dest="max_states", metavar="N",
                     help="budget on a model's states (overrides methods.model-checked.max_states): a larger model is "
                          "skipped, or refused (exit 4) when model-checked is asked for by --methods")
     sp.set_defaults(func=cmd_plan)
 
-    sp = add(sub, "verify", help="check the SLOs (exit 1 when one fails)")
-    common(sp)
+    sp = add(sub, "verify", help="check the SLOs (exit 1 when one fails)",
+             description=batch_note + " --junit then writes one report, a group of test suites per scenario.")
+    scenarios(sp)
     sp.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
     sp.add_argument("--methods", help="comma-separated subset of methods")
     sp.add_argument("--max-states", dest="max_states", metavar="N",

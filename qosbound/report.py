@@ -10,8 +10,9 @@ from xml.sax.saxutils import escape, quoteattr
 from qosbound.results import METHODS, Kind, Result, Verdict
 from qosbound.units import format_quantity
 
-__all__ = ["render_text", "render_json", "write_junit", "write_junit_error", "render_markdown", "console", "split",
-           "omitted", "skipped_lines", "fmt_interval"]
+__all__ = ["render_text", "render_json", "json_document", "write_junit", "write_junit_error", "write_junit_batch",
+           "junit_suites", "junit_error_suite", "render_markdown", "console", "split", "omitted", "skipped_lines",
+           "fmt_interval", "slo_line", "agreement_line"]
 
 
 def console(file=None):
@@ -122,7 +123,8 @@ def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdic
         c.print(v)
 
 
-def render_json(scenario: Any, results: list[Result], verdicts: list[Verdict], extra: dict | None = None) -> str:
+def json_document(scenario: Any, results: list[Result], verdicts: list[Verdict], extra: dict | None = None) -> dict:
+    """The machine-readable form of one scenario's results and verdicts (what ``--json`` prints)."""
     slos, agree = split(verdicts)
     doc = {"scenario": scenario, "metrics": [r.to_json() for r in results],
            "verdicts": [v.to_json() for v in verdicts],
@@ -130,7 +132,35 @@ def render_json(scenario: Any, results: list[Result], verdicts: list[Verdict], e
            "omitted": omitted(results)}
     if extra:
         doc.update(extra)
-    return json.dumps(doc, indent=2, allow_nan=False)
+    return doc
+
+
+def render_json(scenario: Any, results: list[Result], verdicts: list[Verdict], extra: dict | None = None) -> str:
+    return json.dumps(json_document(scenario, results, verdicts, extra), indent=2, allow_nan=False)
+
+
+def slo_line(v: Verdict) -> str:
+    """One SLO verdict as ``verify`` prints it (rich markup): 'ok   NAME (method [kind]: value, limit L)' or
+    'FAIL NAME: violated by X (...)'; 'WARN' when a confidence interval straddles the limit."""
+    from rich.markup import escape as escape_markup
+
+    kind = escape_markup(f" [{v.result_kind}]") if v.result_kind else ""
+    detail = f" - {escape_markup(v.detail)}" if v.detail else ""
+    if v.failed:
+        by = f"by {format_quantity(-v.margin, v.unit)} " if v.margin is not None else ""
+        return (f"[bold red]FAIL[/] {v.name}: {v.status} {by}({v.method}{kind}: {_q(v.value, v.unit)}, "
+                f"limit {_q(v.limit, v.unit)}){detail}")
+    tag = "[yellow]WARN[/]" if v.status == "inconclusive" else "[green]ok[/]  "
+    return f"{tag} {v.name} ({v.method}{kind}: {_q(v.value, v.unit)}, limit {_q(v.limit, v.unit)}){detail}"
+
+
+def agreement_line(v: Verdict) -> str:
+    """One agreement verdict as ``verify`` prints it (rich markup): 'agree', 'approximate' or 'DISAGREE'."""
+    from rich.markup import escape as escape_markup
+
+    tag = {"agree": "[green]agree[/]     ", "approximate": "[yellow]approximate[/]",
+           "disagree": "[bold red]DISAGREE[/]  "}.get(v.status, v.status)
+    return f"{tag} {escape_markup(v.name)} ({escape_markup(v.result_kind)}) - {escape_markup(v.detail)}"
 
 
 def _testcase_name(v: Verdict) -> str:
@@ -180,17 +210,12 @@ def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str
     return [head] + cases + ["  </testsuite>"]
 
 
-def write_junit(path: str, suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None,
-                skipped: dict[str, str] | None = None) -> None:
-    """JUnit XML with two test suites: ``<suite>.slo`` (a failure per SLO that does not hold) and
-    ``<suite>.agreement`` (a failure per pair of methods that disagree). Every verdict is one testcase whose
-    name is unique and names the metric and the method(s); ``time`` is the time spent computing the results it
-    judges (``seconds``: per method). A method skipped on a budget is a ``<skipped>`` testcase of a third suite,
-    ``<suite>.methods``, with the reason."""
+def junit_suites(suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None,
+                 skipped: dict[str, str] | None = None) -> list[str]:
+    """The <testsuite> elements of one scenario (see :func:`write_junit`), as lines."""
     seconds = seconds or {}
     slos, agree = split(verdicts)
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<testsuites name={quoteattr(suite)}>"]
-    lines += _suite(f"{suite}.slo", f"{suite}.slo", slos, seconds, lambda v: v.failed)
+    lines = _suite(f"{suite}.slo", f"{suite}.slo", slos, seconds, lambda v: v.failed)
     lines += _suite(f"{suite}.agreement", f"{suite}.agreement", agree, seconds, lambda v: v.disagrees)
     if skipped:
         name = quoteattr(f"{suite}.methods")
@@ -199,21 +224,49 @@ def write_junit(path: str, suite: str, verdicts: list[Verdict], seconds: dict[st
             lines += [f'    <testcase classname={name} name={quoteattr(m)} time="0.000">',
                       f"      <skipped message={quoteattr(why)}/>", "    </testcase>"]
         lines.append("  </testsuite>")
+    return lines
+
+
+def write_junit(path: str, suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None,
+                skipped: dict[str, str] | None = None) -> None:
+    """JUnit XML with two test suites: ``<suite>.slo`` (a failure per SLO that does not hold) and
+    ``<suite>.agreement`` (a failure per pair of methods that disagree). Every verdict is one testcase whose
+    name is unique and names the metric and the method(s); ``time`` is the time spent computing the results it
+    judges (``seconds``: per method). A method skipped on a budget is a ``<skipped>`` testcase of a third suite,
+    ``<suite>.methods``, with the reason."""
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<testsuites name={quoteattr(suite)}>"]
+    lines += junit_suites(suite, verdicts, seconds, skipped)
     lines.append("</testsuites>")
     _write(path, "\n".join(lines) + "\n")
+
+
+def junit_error_suite(suite: str, error: BaseException, seconds: float = 0.0) -> list[str]:
+    """The <testsuite> ``<suite>.input`` of a scenario that could not be loaded or evaluated: one failing
+    testcase carrying the message and the error's type."""
+    msg = str(error) or type(error).__name__
+    return [f'  <testsuite name={quoteattr(suite + ".input")} tests="1" failures="1" errors="0" skipped="0" '
+            f'time="{seconds:.3f}">',
+            f'    <testcase classname={quoteattr(suite + ".input")} name="scenario loads and evaluates" '
+            f'time="{seconds:.3f}">',
+            f"      <failure message={quoteattr(msg)} type={quoteattr(type(error).__name__)}>{escape(msg)}</failure>",
+            "    </testcase>", "  </testsuite>"]
 
 
 def write_junit_error(path: str, suite: str, error: BaseException, seconds: float = 0.0) -> None:
     """A JUnit report for a run that could not be evaluated (bad input, engine failure): one failing testcase
     carrying the message, so CI shows why."""
-    msg = str(error) or type(error).__name__
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<testsuites name={quoteattr(suite)}>",
-             f'  <testsuite name={quoteattr(suite + ".input")} tests="1" failures="1" errors="0" skipped="0" '
-             f'time="{seconds:.3f}">',
-             f'    <testcase classname={quoteattr(suite + ".input")} name="scenario loads and evaluates" '
-             f'time="{seconds:.3f}">',
-             f"      <failure message={quoteattr(msg)} type={quoteattr(type(error).__name__)}>{escape(msg)}</failure>",
-             "    </testcase>", "  </testsuite>", "</testsuites>"]
+             *junit_error_suite(suite, error, seconds), "</testsuites>"]
+    _write(path, "\n".join(lines) + "\n")
+
+
+def write_junit_batch(path: str, name: str, groups: list[list[str]]) -> None:
+    """One JUnit report for several scenarios: ``groups`` holds each scenario's <testsuite> lines (from
+    :func:`junit_suites` or :func:`junit_error_suite`, under a name unique in the batch), in order."""
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<testsuites name={quoteattr(name)}>"]
+    for g in groups:
+        lines += g
+    lines.append("</testsuites>")
     _write(path, "\n".join(lines) + "\n")
 
 

@@ -99,22 +99,24 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _batch(tasks: list[Task], path: str | None, methods: list[str], cache_folder, parent: int | None = None,
-           progress=None) -> dict:
+           progress=None, evaluate=None, label: str | None = None) -> dict:
     """Every task in turn, each record stored in the cache as soon as it is finished; {key: record}.
 
-    ``parent``: the pid of the sweep's process when this runs in a child of it."""
+    ``parent``: the pid of the sweep's process when this runs in a child of it. ``evaluate(raw, path, methods)``
+    computes a record (default :func:`evaluate_point`); ``label`` names the work on the progress bar."""
     from qosbound.sweep.cache import Cache
 
+    evaluate = evaluate or evaluate_point
     forked = parent is not None and os.getpid() != parent
     if forked:
         _die_with_parent(parent)
     cache = Cache(cache_folder)
-    advance = progress.task(f"sweep: {len(tasks)} points", len(tasks)) if progress is not None else None
+    advance = progress.task(label or f"sweep: {len(tasks)} points", len(tasks)) if progress is not None else None
     out = {}
     for key, raw in tasks:
         if forked and os.getppid() != parent:
             os._exit(1)
-        rec = evaluate_point(raw, path, methods)
+        rec = evaluate(raw, path, methods)
         if rec["status"] != "error":  # an engine failure is not a property of the point: retried next time
             cache.put(key, rec)
         out[key] = rec
@@ -123,18 +125,20 @@ def _batch(tasks: list[Task], path: str | None, methods: list[str], cache_folder
     return out
 
 
-def run_serial(tasks: list[Task], path: str | None, methods: list[str], cache, progress) -> dict:
+def run_serial(tasks: list[Task], path: str | None, methods: list[str], cache, progress, *, evaluate=None,
+               label: str | None = None) -> dict:
     """Every task in turn in one forked child (as ``plan`` runs its engines: Ctrl-C stops it at once, an
-    engine crash is one line), storing each finished point in ``cache``; {key: record}."""
+    engine crash is one line), storing each finished point in ``cache``; {key: record}. ``evaluate`` and
+    ``label``: as for :func:`_batch`."""
     from qosbound.cli import engine_output_to_stderr, isolated
 
     with engine_output_to_stderr():
-        return isolated(_batch, list(tasks), path, methods, cache.folder, os.getpid(),
-                        what=f"a sweep of {len(tasks)} points", progress=progress)
+        return isolated(_batch, list(tasks), path, methods, cache.folder, os.getpid(), evaluate=evaluate,
+                        label=label, what=label or f"a sweep of {len(tasks)} points", progress=progress)
 
 
 def run_dask(tasks: list[Task], path: str | None, methods: list[str], cache, progress, *, workers: int = 2,
-             scheduler: str | None = None, client=None) -> dict:
+             scheduler: str | None = None, client=None, evaluate=None, label: str | None = None) -> dict:
     """Every task on Dask: a local cluster of ``workers`` single-threaded processes, the cluster at
     ``scheduler``, or an open distributed ``client``. Each record is stored in ``cache`` by this process as soon as its point finishes (the
     cache needs no shared file system); {key: record}."""
@@ -161,9 +165,9 @@ def run_dask(tasks: list[Task], path: str | None, methods: list[str], cache, pro
                                                        dashboard_address=None, memory_limit=0,
                                                        silence_logs=logging.ERROR))
             client = stack.enter_context(Client(cluster))
-        futures = {client.submit(evaluate_point, raw, path, methods, key=f"qosbound-point-{key}", pure=False): key
-                   for key, raw in tasks}
-        advance = progress.task(f"sweep: {len(tasks)} points", len(tasks))
+        futures = {client.submit(evaluate or evaluate_point, raw, path, methods, key=f"qosbound-point-{key}",
+                                 pure=False): key for key, raw in tasks}
+        advance = progress.task(label or f"sweep: {len(tasks)} points", len(tasks))
         out = {}
         try:
             for fut in as_completed(futures):

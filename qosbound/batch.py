@@ -1,0 +1,372 @@
+"""``plan`` and ``verify`` over many scenarios at once: several files, a folder (one router's ports) or a glob.
+
+Each scenario is loaded and checked here (a file that cannot be loaded is a row of its own, with its one-line
+error, and the others still run), then evaluated by the sweep's executor (:mod:`qosbound.sweep.execute`): one
+after another in one isolated child by default, on a local Dask cluster with ``--workers N``, or on the
+cluster at ``--scheduler ADDRESS``. Every scenario is evaluated as ``plan`` evaluates one file (the same
+methods, the scenario's own seed, a model above its state budget skipped with the reason), so a batch row
+says what the single command says. Nothing is cached: a CI run really evaluates.
+
+The batch's exit code is the most serious of its scenarios' (:data:`SEVERITY`): 70 an internal error, then 2
+bad input, 4 a resource limit, 1 an SLO violated, 3 methods disagree, 0. A scenario that gave no verdict (it
+could not be loaded or evaluated) ranks above one that gave a failing verdict, because its SLOs were not
+checked at all; a violated SLO ranks above a disagreement, as in :func:`qosbound.verdicts.exit_code`.
+"""
+
+from __future__ import annotations
+
+import glob
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qosbound.errors import (EXIT_INTERNAL, EXIT_RESOURCE, InternalError, Interrupted, QosboundError,
+                             ScenarioError)
+from qosbound.verdicts import EXIT_DISAGREE, EXIT_INPUT, EXIT_OK, EXIT_SLO
+
+__all__ = ["Entry", "SEVERITY", "batch_exit_code", "evaluate_scenario", "expand", "is_batch", "main"]
+
+#: Exit codes from the most to the least serious: the batch exits with the first that any scenario has.
+SEVERITY = (EXIT_INTERNAL, EXIT_INPUT, EXIT_RESOURCE, EXIT_SLO, EXIT_DISAGREE, EXIT_OK)
+
+#: File names read from a folder.
+SUFFIXES = (".yaml", ".yml")
+
+_MAGIC = set("*?[")
+
+
+def batch_exit_code(codes) -> int:
+    """The most serious of ``codes`` by :data:`SEVERITY` (a code it does not list ranks first); 0 for none."""
+    codes = list(codes)
+    for code in codes:
+        if code not in SEVERITY:
+            return code
+    return min(codes, key=SEVERITY.index, default=EXIT_OK)
+
+
+def _is_glob(arg: str) -> bool:
+    return bool(_MAGIC & set(arg)) and not Path(arg).exists()
+
+
+def is_batch(args: list[str]) -> bool:
+    """More than one argument, or one naming a folder or a glob pattern: the batch form of the command."""
+    return len(args) != 1 or Path(args[0]).is_dir() or _is_glob(args[0])
+
+
+def expand(args: list[str]) -> list[str]:
+    """The scenario files the arguments name, in order, each once: a file as given (or the shipped example of
+    that name), a folder's ``*.yaml``/``*.yml`` files sorted by name, a glob pattern's matches sorted. A folder
+    with no scenario file or a pattern matching nothing is refused (exit 2): it names nothing to run."""
+    from qosbound.shipped import resolve_scenario
+
+    out: list[str] = []
+    seen: set[str] = set()
+    for arg in args:
+        if Path(arg).is_dir():
+            files = sorted(str(p) for p in Path(arg).iterdir() if p.suffix in SUFFIXES and p.is_file())
+            if not files:
+                raise ScenarioError(f"'{arg}' is a directory with no scenario files ({', '.join(SUFFIXES)})")
+        elif _is_glob(arg):
+            files = sorted(f for f in glob.glob(arg) if not Path(f).is_dir())
+            if not files:
+                raise ScenarioError(f"no file matches the pattern '{arg}'")
+        else:
+            files = [resolve_scenario(arg)]
+        for f in files:
+            ident = str(Path(f).resolve())
+            if ident not in seen:
+                seen.add(ident)
+                out.append(f)
+    return out
+
+
+@dataclass
+class Entry:
+    """One scenario of a batch: where it came from, and its evaluation or the error that stopped it."""
+
+    file: str
+    name: str  # the scenario's name, or the file's stem when it did not load
+    system: str = ""
+    results: list = field(default_factory=list)
+    slos: list = field(default_factory=list)
+    agreements: list = field(default_factory=list)
+    seconds: dict = field(default_factory=dict)  # per method
+    skipped: dict = field(default_factory=dict)
+    error: QosboundError | None = None
+    wall: float = 0.0  # seconds to load, evaluate and judge it
+    suite: str = ""  # its name in the reports, unique in the batch
+
+    @property
+    def exit_code(self) -> int:
+        from qosbound.verdicts import exit_code
+
+        return self.error.exit_code if self.error is not None else exit_code(self.slos + self.agreements)
+
+
+def _located(e: QosboundError, file: str) -> QosboundError:
+    if isinstance(e, ScenarioError) and e.file is None and not (e.field or "").startswith("--"):
+        return e.located(file=file)
+    return e
+
+
+def _prepare(file: str, args, *, verify: bool) -> tuple[Entry, dict | None]:
+    """Load and check one file here: (its entry, the task for the executor) or (an entry with its error,
+    None)."""
+    from qosbound.cli import _with_max_states
+    from qosbound.scenario import get_path, load
+
+    t0 = time.perf_counter()
+    entry = Entry(file=file, name=Path(file).stem)
+    try:
+        scn = load(file)
+        entry.name, entry.system = scn.name, scn.system
+        if getattr(args, "max_states", None) is not None:
+            try:
+                get_path(scn.raw, "methods.model-checked")
+            except ScenarioError:  # a system without a model: the budget does not concern it
+                pass
+            else:
+                scn = _with_max_states(args, scn)
+        if verify and not scn.slos:
+            raise QosboundError(f"{file}: field 'slos': the scenario declares no SLOs to verify")
+    except Interrupted:
+        raise
+    except QosboundError as e:
+        entry.error, entry.wall = _located(e, file), time.perf_counter() - t0
+        return entry, None
+    return entry, {"raw": scn.raw, "path": scn.path}
+
+
+def evaluate_scenario(task: dict, _path, asked: list[str] | None) -> dict:
+    """Evaluate one prepared scenario as ``plan`` does (in the executor's child or a Dask worker); a record
+    {'status': 'ok' | 'error', ...} holding the results and verdicts, or the error."""
+    import traceback
+
+    from qosbound.agreement import agreements
+    from qosbound.cli import _evaluate_methods, engine_output_to_stderr
+    from qosbound.isolate import memory_error
+    from qosbound.progress import QUIET
+    from qosbound.scenario import build
+    from qosbound.systems import get_system
+    from qosbound.verdicts import judge_slos
+
+    t0 = time.perf_counter()
+    try:
+        scn = build(task["raw"], task["path"])
+        system = get_system(scn.system)
+        methods = list(asked or system.default_methods(scn))
+        with engine_output_to_stderr():
+            results, seconds, skipped = _evaluate_methods(system, scn, methods, QUIET,
+                                                          optional=() if asked else tuple(methods))
+        slos = judge_slos(system, scn, results)
+        agree = agreements(results) + system.agreements(scn, results)
+    except Interrupted:
+        raise
+    except QosboundError as e:
+        return {"status": "error", "error": _located(e, task["path"]), "wall": time.perf_counter() - t0}
+    except MemoryError:
+        return {"status": "error", "error": memory_error(f"evaluating {task['path']}", None),
+                "wall": time.perf_counter() - t0}
+    except Exception as e:  # noqa: BLE001 - a bug on one scenario must not lose the others' verdicts
+        return {"status": "error", "wall": time.perf_counter() - t0,
+                "error": InternalError(f"{task['path']}: {e.__class__.__name__}: {e}", traceback.format_exc())}
+    return {"status": "ok", "results": results, "slos": slos, "agreements": agree, "seconds": seconds,
+            "skipped": skipped, "wall": time.perf_counter() - t0}
+
+
+def _unique_suites(entries: list[Entry]) -> None:
+    """Give each entry a report name unique in the batch: its scenario name, with the file's stem when two
+    scenarios share a name, and a number when that is still not enough."""
+    from collections import Counter
+
+    names = Counter(e.name for e in entries)
+    taken: set[str] = set()
+    for e in entries:
+        base = e.name if names[e.name] == 1 else f"{e.name}@{Path(e.file).stem}"
+        name, k = base, 1
+        while name in taken:
+            k += 1
+            name = f"{base}#{k}"
+        taken.add(name)
+        e.suite = name
+
+
+def _executor(workers: int, scheduler: str | None) -> bool:
+    """Whether to use Dask: with a scheduler, or more than one worker and distributed installed."""
+    if scheduler:
+        return True
+    if workers <= 1:
+        return False
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        print("qosbound: note: Dask's distributed is not installed; running the scenarios one after another",
+              file=sys.stderr)
+        return False
+    return True
+
+
+def run(entries_tasks: list[tuple[Entry, dict | None]], asked, *, workers: int = 1, scheduler: str | None = None,
+        show_progress: bool | None = None, command: str = "verify") -> str:
+    """Evaluate every prepared entry on the executor, filling it in place; the executor's description."""
+    from qosbound.sweep.cache import Cache
+    from qosbound.sweep.execute import run_dask, run_serial
+    from qosbound.sweep.run import _bar
+
+    run_id = uuid.uuid4().hex[:12]
+    tasks = [(f"{command}-{run_id}-{i}", task) for i, (_, task) in enumerate(entries_tasks) if task is not None]
+    dask = _executor(workers, scheduler)
+    where = (f"the Dask cluster at {scheduler}" if scheduler else
+             f"{workers} Dask workers" if dask else "one child process")
+    if not tasks:
+        return where
+    if show_progress is None:
+        show_progress = sys.stderr.isatty()
+    label = f"{command}: {len(tasks)} scenarios"
+    with _bar(show_progress) as prog:
+        if dask:
+            got = run_dask(tasks, None, asked, Cache(None), prog, workers=workers, scheduler=scheduler,
+                           evaluate=evaluate_scenario, label=label)
+        else:
+            got = run_serial(tasks, None, asked, Cache(None), prog, evaluate=evaluate_scenario, label=label)
+    for i, (entry, task) in enumerate(entries_tasks):
+        if task is None:
+            continue
+        rec = got[f"{command}-{run_id}-{i}"]
+        entry.wall = rec["wall"]
+        if rec["status"] == "ok":
+            entry.results, entry.slos, entry.agreements = rec["results"], rec["slos"], rec["agreements"]
+            entry.seconds, entry.skipped = rec["seconds"], rec["skipped"]
+        else:
+            entry.error = rec["error"]
+    return where
+
+
+def document(entry: Entry, verify: bool) -> dict:
+    """One scenario's ``--json`` document: the single-file command's, with ``seconds``; for a scenario that
+    could not be evaluated, its file, error and exit code."""
+    from qosbound.report import json_document
+
+    if entry.error is not None:
+        return {"scenario": entry.name, "file": entry.file, "system": entry.system or None,
+                "error": str(entry.error), "exit_code": entry.exit_code, "seconds": round(entry.wall, 3)}
+    doc = json_document(entry.name, *doc_parts(entry, verify))
+    doc["seconds"] = round(entry.wall, 3)
+    return doc
+
+
+def doc_parts(entry: Entry, verify: bool) -> tuple[list, list, dict]:
+    """(results, verdicts, extra keys) of one evaluated scenario's JSON document, as ``plan``/``verify`` print
+    it for a single file."""
+    verdicts = entry.slos + entry.agreements
+    code = entry.exit_code
+    if not verify:
+        return entry.results, verdicts, {"system": entry.system, "file": entry.file, "exit_code": code,
+                                         "skipped": entry.skipped}
+    results = [r for r in entry.results if any(r.metric == v.metric for v in entry.slos)]
+    return results, verdicts, {"system": entry.system, "file": entry.file, "ok": code == EXIT_OK,
+                               "slos_hold": not any(v.failed for v in entry.slos),
+                               "methods_agree": not any(v.disagrees for v in entry.agreements), "exit_code": code,
+                               "skipped": entry.skipped}
+
+
+def _counts(entries: list[Entry]) -> dict:
+    codes = [e.exit_code for e in entries]
+    return {"scenarios": len(entries), "pass": codes.count(EXIT_OK), "slo_violated": codes.count(EXIT_SLO),
+            "methods_disagree": codes.count(EXIT_DISAGREE),
+            "not_evaluated": sum(e.error is not None for e in entries)}
+
+
+def render_table(entries: list[Entry], where: str, seconds: float, code: int, out=None) -> None:
+    """The batch summary: one row per scenario, then each failing SLO, disagreement and error, then totals."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from qosbound.report import agreement_line, console, slo_line
+
+    c = console(out)
+    t = Table(title=f"qosbound: {len(entries)} scenarios", title_justify="left")
+    for col, just in (("scenario", "left"), ("file", "left"), ("system", "left"), ("SLOs", "left"),
+                      ("methods", "left"), ("skipped", "left"), ("exit", "right"), ("seconds", "right")):
+        t.add_column(col, justify=just, overflow="fold")
+    for e in entries:
+        if e.error is not None:
+            slos = methods = "[red]not evaluated[/]"
+        else:
+            nf = sum(v.failed for v in e.slos)
+            nd = sum(v.disagrees for v in e.agreements)
+            na = sum(v.status == "approximate" for v in e.agreements)
+            slos = f"{len(e.slos) - nf} hold, " + (f"[bold red]{nf} fail[/]" if nf else "0 fail")
+            methods = (f"{len(e.agreements) - nd - na} agree, {na} approx., "
+                       + (f"[bold red]{nd} disagree[/]" if nd else "0 disagree"))
+        style = "green" if e.exit_code == EXIT_OK else "bold red"
+        t.add_row(escape(e.suite), escape(e.file), e.system or "-", slos, methods,
+                  escape(", ".join(e.skipped)) or "-", f"[{style}]{e.exit_code}[/]", f"{e.wall:.1f}")
+    c.print(t)
+    for e in entries:
+        if e.error is not None:
+            c.print(f"[bold red]error[/] {escape(e.suite)} (exit {e.exit_code}): {escape(str(e.error))}",
+                    highlight=False, soft_wrap=True)
+            continue
+        for v in e.slos:
+            if v.failed:
+                c.print(f"{escape(e.suite)}: {slo_line(v)}", highlight=False, soft_wrap=True)
+        for v in e.agreements:
+            if v.disagrees:
+                c.print(f"{escape(e.suite)}: {agreement_line(v)}", highlight=False, soft_wrap=True)
+        for m, why in e.skipped.items():
+            c.print(f"[yellow]note[/] {escape(e.suite)}: {m} skipped: {escape(why)}", highlight=False, soft_wrap=True)
+    n = _counts(entries)
+    c.print(f"{n['scenarios']} scenarios in {seconds:.1f} s on {where}: {n['pass']} pass, {n['slo_violated']} "
+            f"violate an SLO, {n['methods_disagree']} only disagree between methods, {n['not_evaluated']} not "
+            f"evaluated; exit {code}", highlight=False, soft_wrap=True)
+
+
+def write_junit(path: str, entries: list[Entry]) -> None:
+    """One JUnit report: each scenario's suites (``NAME.slo``, ``NAME.agreement``, ``NAME.methods``) or, when
+    it could not be evaluated, ``NAME.input`` with one failing testcase; NAME is unique in the batch."""
+    from qosbound.report import junit_error_suite, junit_suites, write_junit_batch
+
+    groups = [junit_error_suite(e.suite, e.error, e.wall) if e.error is not None
+              else junit_suites(e.suite, e.slos + e.agreements, e.seconds, e.skipped) for e in entries]
+    write_junit_batch(path, "qosbound", groups)
+
+
+def main(args, *, verify: bool) -> int:
+    """``plan``/``verify`` over several scenarios (see the module docstring); the batch's exit code."""
+    import json
+
+    from qosbound.cli import _max_states_value, _methods_arg
+    from qosbound.sweep import _workers
+
+    t0 = time.perf_counter()
+    workers = _workers(args.workers)
+    asked = _methods_arg(getattr(args, "methods", None))
+    if getattr(args, "max_states", None) is not None:  # a bad value is refused once, before any file is read
+        _max_states_value(args.max_states)
+    files = expand(args.scenario)
+    prepared = [_prepare(f, args, verify=verify) for f in files]
+    entries = [e for e, _ in prepared]
+    _unique_suites(entries)
+    where = run(prepared, asked, workers=workers, scheduler=args.scheduler,
+                show_progress=None if not args.quiet else False, command="verify" if verify else "plan")
+    code = batch_exit_code(e.exit_code for e in entries)
+    seconds = time.perf_counter() - t0
+    if verify and getattr(args, "junit", None):
+        write_junit(args.junit, entries)
+    from qosbound.cli import _RUN
+
+    if _RUN.get("debug"):
+        for e in entries:
+            if isinstance(e.error, InternalError) and e.error.details:
+                print(e.error.details, file=sys.stderr, end="")
+    if args.json:
+        print(json.dumps({"scenarios": [document(e, verify) for e in entries], "exit_code": code,
+                          "counts": _counts(entries), "seconds": round(seconds, 3), "executor": where},
+                         indent=2, allow_nan=False))
+    else:
+        render_table(entries, where, seconds, code)
+    return code
+
