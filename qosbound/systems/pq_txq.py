@@ -75,14 +75,23 @@ class BESize(Strict):
 
 
 class BETraffic(Strict):
-    saturated: bool = True
+    saturated: bool | None = Field(default=None, description="best effort always has a packet (the worst case of "
+                                   "Ferrari et al. 2001); the default when no rate is given")
+    rate: Rate | None = Field(default=None, description="offered BE load, bit/s: Poisson packet arrivals with "
+                              "i.i.d. sizes from the size mix, waiting in an unbounded FIFO BE queue")
     size: PacketSize | None = None
     sizes: list[BESize] | None = None
 
     @model_validator(mode="after")
     def _check(self):
-        if not self.saturated:
-            raise ValueError("only saturated best effort is modelled (the worst case of Ferrari et al. 2001): set saturated: true")
+        if self.rate is not None:
+            if self.saturated:
+                raise ValueError("give either 'saturated: true' or a BE 'rate' (a load), not both")
+            if not self.rate > 0:
+                raise ValueError("BE rate must be positive (omit best effort's load with saturated: true)")
+        elif self.saturated is False:
+            raise ValueError("saturated: false needs a BE load: give 'rate' (bit/s, Poisson arrivals of the size "
+                             "mix), or set saturated: true")
         if (self.size is None) == (self.sizes is None):
             raise ValueError("give exactly one of 'size' (a fixed size) or 'sizes' (a list of size/p pairs)")
         if self.size is not None and self.size <= 0:
@@ -94,6 +103,11 @@ class BETraffic(Strict):
             if abs(total - 1.0) > 1e-9:
                 raise ValueError(f"size probabilities sum to {total:.6g}, not 1")
         return self
+
+    @property
+    def is_saturated(self) -> bool:
+        """True unless a BE load (``rate``) is given."""
+        return self.rate is None
 
     def distribution(self) -> tuple[np.ndarray, np.ndarray]:
         if self.size is not None:
@@ -169,6 +183,13 @@ class Scenario(ScenarioBase):
         if rho >= 1:
             raise ScenarioError(f"EF utilisation rate/link = {rho:.4g} >= 1: the priority queue is unstable",
                                 field="traffic.EF.rate")
+        be = self.traffic.BE
+        if be.rate is not None:
+            total = rho + be.rate / self.link.rate
+            if total >= 1:
+                raise ScenarioError(f"total utilisation (EF + BE rate)/link = {total:.4g} >= 1: the unbounded BE "
+                                    "queue is unstable; lower the BE rate, or use saturated: true for the worst "
+                                    "case", field="traffic.BE.rate")
         if self.traffic.EF.burst is not None and self.traffic.EF.burst < self.traffic.EF.size:
             raise ScenarioError("token-bucket depth must hold at least one EF packet", field="traffic.EF.burst")
         return self
@@ -180,7 +201,7 @@ def params(scn: Scenario) -> Params:
     burst = ef.burst if ef.burst is not None else (ef.size if ef.arrivals == "cbr" else scn.pq.capacity * ef.size)
     return Params(C=scn.link.rate, Q_t=scn.txq.units, unit=scn.txq.unit_size, pq_cap=scn.pq.capacity,
                   ef_size=ef.size, ef_rate=ef.rate, lam=ef.rate / (8.0 * ef.size), arrivals=ef.arrivals,
-                  be_sizes=sizes, be_probs=probs, burst=burst)
+                  be_sizes=sizes, be_probs=probs, burst=burst, be_rate=scn.traffic.BE.rate)
 
 
 #: The metrics with a fixed name and their kinds (the quantiles and CCDF points are named by the scenario);
