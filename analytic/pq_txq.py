@@ -260,9 +260,9 @@ def _cobham_loaded(p, s_ef, m1_be, m2_be, Ek, Ek2, EL) -> Result:
     M = W1 + T
     return Result(
         "EF.delay.cobham_mean", "closed-form", M, "s",
-        Interval.approximation(M, neglects="BE packets overtaking later EF arrivals in the TxQ beyond Cobham's mean "
-                                           "BE queue, the TxQ dynamics beyond a mean-value fixed point, and the PQ "
-                                           "capacity (exact only for Q_t = 1)"),
+        Interval.approximation(M, neglects="the law of the BE backlog (taken exponential with Cobham's mean), the "
+                                           "TxQ dynamics beyond a mean-value fixed point, and the PQ capacity "
+                                           "(exact only for Q_t = 1)"),
         {"formula": "W_1 + T, W_1 = R/(1-rho), R = (lambda*E[S_EF^2] + lambda_BE*E[S_BE^2])/2 (Cobham, two classes), "
                     "T = U*(f*S_EF/k_EF + (1-f)*b) + S_EF, U = m*(1-exp(-U_sat/m)), "
                     "U_sat = max(0, Q_t-1-(E[k^2]/E[k]-1)/2), m = E[k]*L_BE, L_BE = lambda_BE*W_2, f = lambda*T*k_EF/Q_t, b = 8*E[L]/(E[k]*C)",

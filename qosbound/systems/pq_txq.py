@@ -5,10 +5,23 @@ DESIGN.md): a packet of ``size`` bytes occupies ``ceil(size/unit)`` units of the
 transmission queue (TxQ). Whenever fewer than ``Q_t`` units are occupied the
 scheduler moves one packet into the TxQ -- the head EF packet if one waits in the
 priority queue (PQ), else a best-effort (BE) packet, whose size is drawn from the
-BE size distribution (BE is saturated: it always has a packet). All units of a
+BE size distribution (saturated BE always has a packet; see below for a load). All units of a
 packet are released when its last bit leaves the wire; the TxQ is FIFO at line
 rate. EF delay runs from arrival to the last bit on the wire. The PQ holds at
 most ``pq.capacity`` EF packets; an EF packet arriving to a full PQ is lost.
+
+Best effort with a load (``traffic.BE.rate``, bit/s, instead of ``saturated:
+true``): BE packets arrive as a Poisson process of rate ``rate / (8 E[L])`` with
+i.i.d. sizes from the size mix and wait in an unbounded FIFO BE queue; the
+total utilisation ``(EF rate + BE rate) / link`` must be below 1. The scheduler
+refills the TxQ from the PQ first, else from the BE queue when it is non-empty;
+when both are empty the TxQ may empty and the line idles. An arrival that finds
+fewer than ``Q_t`` units occupied enters the TxQ at once (an arrival at the
+instant of a departure is handled after the departure). Saturated best effort
+(the default) is the worst case of Ferrari et al.; the closed forms and the
+simulator answer for a load, the PRISM model does not (its slot-start chain is
+exact only while the line never idles): ``model-checked`` is skipped with the
+reason when the scenario merely enables it, and refused (exit 2) when asked for.
 """
 
 from __future__ import annotations
@@ -18,7 +31,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from qosbound.errors import ScenarioError
+from qosbound.errors import ResourceError, ScenarioError
 from qosbound.params import Params
 from qosbound.results import Result, Verdict
 from qosbound.scenario import PacketSize, PositiveInt, Probability, Rate, ScenarioBase, Size, Time
@@ -82,13 +95,19 @@ class BETraffic(Strict):
     size: PacketSize | None = None
     sizes: list[BESize] | None = None
 
+    @field_validator("rate")
+    @classmethod
+    def _rate(cls, v):
+        if v is not None and not v > 0:
+            raise ValueError("BE rate must be positive (for no load at all, leave best effort out of the rate: a "
+                             "tiny rate; for the worst case, saturated: true)")
+        return v
+
     @model_validator(mode="after")
     def _check(self):
         if self.rate is not None:
             if self.saturated:
                 raise ValueError("give either 'saturated: true' or a BE 'rate' (a load), not both")
-            if not self.rate > 0:
-                raise ValueError("BE rate must be positive (omit best effort's load with saturated: true)")
         elif self.saturated is False:
             raise ValueError("saturated: false needs a BE load: give 'rate' (bit/s, Poisson arrivals of the size "
                              "mix), or set saturated: true")
@@ -322,14 +341,26 @@ admit = generic_admit
 MAX_MODEL_PQ = 10_000
 
 
+class ModelUnsupported(ResourceError):
+    """The PRISM model does not cover the scenario (best effort with a load). A :class:`ResourceError`, so a
+    run that merely enables ``model-checked`` skips it with this reason, as it skips a model above its budget;
+    asked for by name it is refused as bad input (exit 2), not as an exhausted resource."""
+
+    exit_code = ScenarioError.exit_code
+
+
 def check_model_size(scn: Scenario) -> None:
-    """Refuse, before rendering, a PRISM model too large to write or build (ResourceError, with the estimate).
+    """Refuse, before rendering, a PRISM model too large to write or build (ResourceError, with the estimate),
+    or one that does not cover the scenario (:class:`ModelUnsupported`: best effort with a load).
 
     The state count is the upper bound of :mod:`qosbound.models.pq_txq_size`, computed from the scenario's
     numbers in microseconds; the budget is ``methods.model-checked.max_states``."""
-    from qosbound.errors import ResourceError
     from qosbound.models.pq_txq_size import predicted_states
 
+    if not scn.traffic.BE.is_saturated:
+        raise ModelUnsupported("the PRISM model covers saturated best effort only (its slot-start chain is exact "
+                               "only while the line never idles); with a BE load the closed forms and the "
+                               "simulator answer", field="traffic.BE.rate")
     n = scn.pq.capacity
     if n > MAX_MODEL_PQ:
         terms = (n + 1) ** 2 if scn.traffic.EF.arrivals == "poisson" else n + 1
