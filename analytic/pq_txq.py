@@ -252,7 +252,7 @@ def _closed_form_results(p) -> list[Result]:
 
 def _cobham_loaded(p, s_ef, m1_be, m2_be, Ek, Ek2, EL) -> Result:
     """``EF.delay.cobham_mean`` with a BE load: Cobham's two-class EF wait plus the TxQ term with the units ahead
-    capped by Cobham's mean BE queue length (module docstring)."""
+    ``E[min(U, X)]``, ``X`` exponential with Cobham's mean BE queue in units (module docstring)."""
     lam_be = float(p.be_rate) / (8.0 * EL)
     W1, W2 = (float(w) for w in priority.cobham_wait([p.lam, lam_be], [s_ef, m1_be], [s_ef ** 2, m2_be]))
     L_be = lam_be * W2
@@ -265,10 +265,12 @@ def _cobham_loaded(p, s_ef, m1_be, m2_be, Ek, Ek2, EL) -> Result:
                                            "(exact only for Q_t = 1)"),
         {"formula": "W_1 + T, W_1 = R/(1-rho), R = (lambda*E[S_EF^2] + lambda_BE*E[S_BE^2])/2 (Cobham, two classes), "
                     "T = U*(f*S_EF/k_EF + (1-f)*b) + S_EF, U = m*(1-exp(-U_sat/m)), "
-                    "U_sat = max(0, Q_t-1-(E[k^2]/E[k]-1)/2), m = E[k]*L_BE, L_BE = lambda_BE*W_2, f = lambda*T*k_EF/Q_t, b = 8*E[L]/(E[k]*C)",
+                    "U_sat = max(0, Q_t-1-(E[k^2]/E[k]-1)/2), m = E[k]*L_BE, L_BE = lambda_BE*W_2, "
+                    "f = lambda*T*k_EF/Q_t, b = 8*E[L]/(E[k]*C)",
          "source": "Bertsekas & Gallager, Data Networks, sec. 3.5.3 (Cobham); TxQ term approximate",
          "approximation": "M/G/1 non-preemptive priority with the BE load, plus an approximate mean time T in the "
-                          "TxQ whose BE units are E[min(U_sat, X)], X exponential with Cobham's mean BE queue (in units); exact only for Q_t = 1",
+                          "TxQ whose BE units are E[min(U_sat, X)], X exponential with Cobham's mean BE queue (in "
+                          "units); exact only for Q_t = 1",
          "W_1": W1, "W_2_BE": W2, "L_BE": L_be, "lambda_BE": lam_be, "rho_BE": float(p.be_rate) / p.C,
          "T_txq": T, "S_EF": s_ef},
         estimates="EF.delay.mean",
