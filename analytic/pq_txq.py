@@ -36,6 +36,46 @@ Three closed forms, all with method ``closed-form``:
   the example mix. It ignores the PQ capacity and is not a bound; with
   ``Q_t = 1`` it is the M/G/1 non-preemptive priority mean exactly. Reported as
   an approximation that ``estimates`` ``EF.delay.mean``.
+
+Best effort with a load (``Params.be_rate``: Poisson BE packets of the size mix,
+an unbounded BE queue; the line may idle):
+
+* ``EF.delay.max`` is unchanged: its derivation (:mod:`qosbound.analytic.ef_bound`)
+  holds whatever BE does -- the TxQ work bound of step 1 needs only the fill
+  rule, and from an EF arrival to its admission the PQ is non-empty, so no BE
+  enters the TxQ and the line is busy.
+* ``EF.delay.worst_case_mean`` (eq. 7) stays an upper bound on the mean, by an
+  argument that does not use saturation. An EF packet arriving at ``t`` leaves
+  at ``t + U(t-) + S_EF`` with ``U = W + n S_EF`` (TxQ work plus the EF work in
+  the PQ). If the PQ is empty, ``U = W <= V`` (step 1 of the max bound,
+  ``V = (Q_t-1) phi T_u + 8 L_max/C <= (Q_t+k-1) T_u``). Otherwise let ``s`` be the
+  arrival that began the current PQ backlog: on ``[s, t)`` only EF enters the
+  TxQ and the line is busy, so ``U(t-) = W(s-) + A(s,t) - (t-s) <= V + Z(t)``,
+  ``A`` the accepted EF work arrived in ``[s, t)`` and ``Z(t) = sup_s (A - (t-s))``
+  the workload of an infinite FIFO queue fed by all EF arrivals (Reich's
+  formula). For Poisson EF, PASTA gives ``E[Z] = lambda S_EF^2/(2(1-rho))`` (the
+  Pollaczek-Khinchine wait of the M/D/1 queue); hence
+  ``E[D] <= V + S_EF (1 - rho/2)/(1 - rho) <= (Q_t+k-1) T_u + k T_u/(1-rho)``,
+  which is eq. (7), since ``S_EF <= k T_u``. For CBR EF, ``Z = 0`` at arrivals
+  (the period exceeds ``S_EF``); Bernoulli EF is its slotted counterpart, whose
+  per-slot arrival variance ``p(1-p)`` is below Poisson's. Caveats: the mean is
+  over *accepted* packets; ``Z`` counts every arrival, and acceptance (fewer than
+  ``pq_cap`` EF packets found) selects arrivals that find less EF work, so
+  ``E[Z | accepted] <= E[Z]`` is assumed (it is exact for an unbounded PQ). The
+  same argument makes eq. (7) a bound with saturated best effort; it needs no
+  ordering between saturated and loaded BE.
+* ``EF.delay.cobham_mean`` is Cobham's EF wait of the M/G/1 queue with two
+  non-preemptive priority classes, EF and BE at their loads,
+  ``W_1 = (lambda E[S_EF^2] + lambda_BE E[S_BE^2]) / (2 (1 - rho))`` (exact for
+  ``Q_t = 1`` with an unbounded PQ), plus the TxQ term of the saturated case with
+  ``U`` replaced by ``E[min(U, X)] = m (1 - exp(-U/m))``: the BE units queued
+  ahead of EF cannot exceed the BE backlog ``X`` (in units), taken exponential
+  with mean ``m = E[k] L_BE``, ``L_BE = lambda_BE W_2`` Cobham's mean BE queue
+  length, ``W_2 = R / ((1-rho)(1-rho-rho_BE))``. It tends to the
+  M/D/1 mean ``W_PK + S_EF`` of EF alone as the BE load goes to 0 and to the
+  saturated form as the total load goes to 1; in between it is an approximation
+  (the TxQ lets queued BE overtake EF that arrives later, which Cobham's BE
+  queue ignores), reported as such.
 """
 
 from __future__ import annotations
@@ -73,16 +113,32 @@ txq_fixed_point = sp.Eq(_T, txq_units_expr * (_f * _S / _kef + (1 - _f) * _b) + 
 #: Its solution (linear in T), s.
 txq_wait_expr = sp.solve(txq_fixed_point, _T)[0]
 
+_U = sp.Symbol("U", nonnegative=True)  # units ahead of an admitted EF packet
+_Lbe = sp.Symbol("L_BE", nonnegative=True)  # packets, mean BE queue length (Cobham)
+#: Units ahead of an admitted EF packet with a BE load: ``E[min(U, X)]`` for a BE backlog ``X`` of units taken
+#: exponential with Cobham's mean ``m = E[k] L_BE`` (approximation; see the module docstring).
+_m = _k1 * _Lbe
+txq_units_loaded_expr = sp.Piecewise((0, sp.Eq(_m, 0)), (_m * (1 - sp.exp(-txq_units_expr / _m)), True))
+#: The TxQ fixed point with ``U`` units ahead, solved for ``T``, s.
+txq_wait_units_expr = sp.solve(sp.Eq(_T, _U * (_f * _S / _kef + (1 - _f) * _b) + _S), _T)[0]
+
 
 @lru_cache(maxsize=1)
 def _txq_wait_fn():
     return sp.lambdify((_Q, _k1, _k2, _L, _C, _lam, _Lef, _kef), txq_wait_expr, "numpy")
 
 
+@lru_cache(maxsize=1)
+def _txq_wait_loaded_fn():
+    expr = txq_wait_units_expr.subs(_U, txq_units_loaded_expr)
+    return sp.lambdify((_Q, _k1, _k2, _L, _C, _lam, _Lef, _kef, _Lbe), expr, "numpy")
+
+
 #: Parameter names of the analytic modules -> the scenario fields they come from.
 _FIELDS = {"lam": "traffic.EF.rate", "m1": "traffic.BE.sizes", "m2": "traffic.BE.sizes", "r": "traffic.EF.rate",
            "L_max": "traffic.BE.sizes", "rho": "traffic.EF.rate", "T_u": "link.rate", "Q_t": "txq.units",
-           "k": "txq.unit_size", "phi": "txq.unit_size", "sigma": "traffic.EF.burst"}
+           "k": "txq.unit_size", "phi": "txq.unit_size", "sigma": "traffic.EF.burst",
+           "lam_be": "traffic.BE.rate"}
 
 
 def check_range(p) -> None:
@@ -123,6 +179,9 @@ def _closed_form_results(p) -> list[Result]:
     W_pq = ferrari.w_pq(k, rho, T_u)
     W_t = ferrari.w_t(k, p.Q_t, T_u)
     W = ferrari.w(k, rho, p.Q_t, T_u)
+    loaded = getattr(p, "be_rate", None) is not None
+    be_note = ("; with the BE load it still bounds the mean: EF delay <= V + Z + S_EF with Z the FIFO workload of EF "
+               "alone (module docstring), whatever BE does" if loaded else "")
     out = [Result(
         "EF.delay.worst_case_mean", "closed-form", W, "s",
         Interval.upper_bound(W, note="Ferrari et al.'s worst case of the mean EF delay: the maximum residual "
@@ -130,7 +189,7 @@ def _closed_form_results(p) -> list[Result]:
         {"formula": ferrari.eq7_text, "source": "Ferrari et al. 2001, eq. (7)",
          "W_pq": W_pq, "W_t": W_t, "k": k, "rho": rho, "Q_t": p.Q_t, "T_u": T_u,
          "note": "worst case of the mean: eq. (5) uses the maximum residual k*T_u in Cobham's formula and "
-                 "eq. (6) Q_t+k-1 full units of TxQ; not a bound on the maximum delay"},
+                 "eq. (6) Q_t+k-1 full units of TxQ; not a bound on the maximum delay" + be_note},
         bounds=("EF.delay.mean",),
     )]
 
@@ -168,10 +227,12 @@ def _closed_form_results(p) -> list[Result]:
     m1_be = float(np.dot(p.be_probs, s_be))
     m2_be = float(np.dot(p.be_probs, s_be ** 2))
     s_ef = p.ef_size * 8.0 / p.C
-    W1 = float(priority.cobham_wait_saturated([p.lam], [s_ef], [s_ef ** 2], m1_be, m2_be)[0])
     kb = p.k_be.astype(float)
     Ek, Ek2 = float(np.dot(p.be_probs, kb)), float(np.dot(p.be_probs, kb ** 2))
     EL = float(np.dot(p.be_probs, p.be_sizes))
+    if loaded:
+        return out + [_cobham_loaded(p, s_ef, m1_be, m2_be, Ek, Ek2, EL)]
+    W1 = float(priority.cobham_wait_saturated([p.lam], [s_ef], [s_ef ** 2], m1_be, m2_be)[0])
     T = float(_txq_wait_fn()(p.Q_t, Ek, Ek2, EL, p.C, p.lam, p.ef_size, p.k_ef))
     M = W1 + T
     out.append(Result(
@@ -187,6 +248,33 @@ def _closed_form_results(p) -> list[Result]:
         estimates="EF.delay.mean",
     ))
     return out
+
+
+def _cobham_loaded(p, s_ef, m1_be, m2_be, Ek, Ek2, EL) -> Result:
+    """``EF.delay.cobham_mean`` with a BE load: Cobham's two-class EF wait plus the TxQ term with the units ahead
+    ``E[min(U, X)]``, ``X`` exponential with Cobham's mean BE queue in units (module docstring)."""
+    lam_be = float(p.be_rate) / (8.0 * EL)
+    W1, W2 = (float(w) for w in priority.cobham_wait([p.lam, lam_be], [s_ef, m1_be], [s_ef ** 2, m2_be]))
+    L_be = lam_be * W2
+    T = float(_txq_wait_loaded_fn()(p.Q_t, Ek, Ek2, EL, p.C, p.lam, p.ef_size, p.k_ef, L_be))
+    M = W1 + T
+    return Result(
+        "EF.delay.cobham_mean", "closed-form", M, "s",
+        Interval.approximation(M, neglects="the law of the BE backlog (taken exponential with Cobham's mean), the "
+                                           "TxQ dynamics beyond a mean-value fixed point, and the PQ capacity "
+                                           "(exact only for Q_t = 1)"),
+        {"formula": "W_1 + T, W_1 = R/(1-rho), R = (lambda*E[S_EF^2] + lambda_BE*E[S_BE^2])/2 (Cobham, two classes), "
+                    "T = U*(f*S_EF/k_EF + (1-f)*b) + S_EF, U = m*(1-exp(-U_sat/m)), "
+                    "U_sat = max(0, Q_t-1-(E[k^2]/E[k]-1)/2), m = E[k]*L_BE, L_BE = lambda_BE*W_2, "
+                    "f = lambda*T*k_EF/Q_t, b = 8*E[L]/(E[k]*C)",
+         "source": "Bertsekas & Gallager, Data Networks, sec. 3.5.3 (Cobham); TxQ term approximate",
+         "approximation": "M/G/1 non-preemptive priority with the BE load, plus an approximate mean time T in the "
+                          "TxQ whose BE units are E[min(U_sat, X)], X exponential with Cobham's mean BE queue (in "
+                          "units); exact only for Q_t = 1",
+         "W_1": W1, "W_2_BE": W2, "L_BE": L_be, "lambda_BE": lam_be, "rho_BE": float(p.be_rate) / p.C,
+         "T_txq": T, "S_EF": s_ef},
+        estimates="EF.delay.mean",
+    )
 
 
 def max_bound_applies(p) -> bool:

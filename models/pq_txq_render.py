@@ -123,6 +123,10 @@ class Layout:
 def layout(p, opts) -> Layout:
     """Granule, units and granules per packet kind, arrivals per slot for parameters ``p``; a ScenarioError names
     the parameter at fault by its attribute of ``p`` (or ``granule`` of ``opts``)."""
+    if getattr(p, "be_rate", None) is not None:
+        # The chain is observed at slot starts, exact only while the line never idles (saturated best effort).
+        raise ScenarioError("the PRISM model covers saturated best effort only; with a BE load the line may idle "
+                            "and the slot-start chain is not exact", field="be_rate")
     ef = _as_int_bytes(p.ef_size, "the EF size", "ef_size")
     be = [_as_int_bytes(s, "a BE size", "be_sizes") for s in p.be_sizes]
     g, rounded = _granule([ef] + be, getattr(opts, "granule", "auto"), getattr(opts, "max_granules", 64))

@@ -26,6 +26,24 @@ class Params:
     be_sizes: np.ndarray  # bytes
     be_probs: np.ndarray
     burst: float  # token-bucket depth, bytes
+    be_rate: float | None = None  # offered BE load, bit/s (Poisson packets of the size mix); None: saturated
+
+    @property
+    def be_saturated(self) -> bool:
+        """Best effort always has a packet (no BE load given)."""
+        return self.be_rate is None
+
+    @property
+    def be_lam(self) -> float:
+        """BE packet arrival rate, packets/s (0 when saturated: the rate is then whatever fills the line)."""
+        if self.be_rate is None:
+            return 0.0
+        return float(self.be_rate) / (8.0 * float(np.dot(self.be_probs, self.be_sizes)))
+
+    @property
+    def rho_be(self) -> float:
+        """BE utilisation of the line, be_rate / C (1 - rho when saturated: BE takes what EF leaves)."""
+        return 1.0 - self.rho if self.be_rate is None else float(self.be_rate) / self.C
 
     @property
     def rho(self) -> float:

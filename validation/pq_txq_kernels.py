@@ -3,16 +3,26 @@
 Semantics (the same as the closed forms and the PRISM model; DESIGN.md,
 "Priority queue + transmission queue"):
 
-* time is continuous; the line is always busy, because best effort (BE) is
-  saturated and the transmission queue (TxQ) always holds packets;
+* time is continuous; with saturated best effort (BE) the line is always busy
+  and the transmission queue (TxQ) always holds packets;
+* with a BE load (``be_lam_tick > 0``) BE packets arrive as a Poisson process
+  and wait in an unbounded FIFO BE queue (a counter: a BE packet's size is
+  drawn i.i.d. from the size mix when it enters the TxQ, which has the same
+  law as drawing it on arrival); the scheduler takes a BE packet only when the
+  PQ is empty and the BE queue is not, so the TxQ may empty and the line idle;
+  an arrival (EF or BE) finding fewer than ``Q_t`` units occupied enters the
+  TxQ at once (an arrival at the very instant of a departure is handled after
+  it, as below);
 * a packet of ``size`` bytes occupies ``ceil(size/unit)`` units of the TxQ;
 * when the last bit of the head packet leaves at time ``t`` its units are freed;
   then every EF arrival with arrival time ``<= t`` joins the priority queue (PQ),
   or is lost when the PQ already holds ``pq_cap`` packets; then the scheduler
   moves packets into the TxQ while fewer than ``Q_t`` units are occupied: the
   head EF packet if the PQ is non-empty, else a BE packet whose size is drawn
-  i.i.d. from the BE size distribution;
-* at time 0 the TxQ is filled with BE packets (drawn) and the PQ is empty;
+  i.i.d. from the BE size distribution (with a BE load: only if one waits),
+  and BE arrivals up to ``t`` join the BE queue before that refill;
+* at time 0 the TxQ is filled with BE packets (drawn) and the PQ is empty (with
+  a BE load: every queue is empty);
 * EF delay = departure of its last bit - its arrival.
 
 EF arrival processes: ``poisson`` (exponential inter-arrival times, rate
@@ -70,13 +80,14 @@ def _draw_be(cum):
 
 
 @njit(cache=True)
-def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_units, be_cum, Q_t, pq_cap,
-              max_ef, warm, max_rows, width_ticks, thresholds,
+def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_units, be_cum, be_lam_tick, Q_t,
+              pq_cap, max_ef, warm, max_rows, width_ticks, thresholds,
               counts, bmin, bmax, above, stats,
               tr_cls, tr_size, tr_arr, tr_dep, tr_drop, tr_work, tr_ahead):
     """One replication. Statistics mode: ``max_ef`` EF arrivals, the first ``warm`` not counted, run until
     every accepted EF packet has left. Trace mode (``max_rows`` < 2^62): stop creating packets after
-    ``max_rows`` rows, then drain; rows go to the ``tr_*`` arrays (cls 0 = EF, 1 = BE)."""
+    ``max_rows`` rows, then drain; rows go to the ``tr_*`` arrays (cls 0 = EF, 1 = BE; a BE row's arrival is the
+    time it entered the TxQ). ``be_lam_tick``: BE packets per tick, 0 for saturated best effort."""
     np.random.seed(seed)
     tracing = max_rows < 4611686018427387904
     nbins = counts.shape[0]
@@ -116,48 +127,76 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
     s_sq = 0.0
     s_max = 0.0
     overflow = 0
+    saturated = be_lam_tick <= 0.0
+    be_wait = 0  # BE packets waiting (BE load only)
+    next_be = np.inf
+    if not saturated:
+        next_be = np.random.exponential(1.0 / be_lam_tick)
+    now = 0.0  # the instant being handled: a departure (saturated: always), or an arrival to a TxQ with room
     first = True
-    while first or q_n > 0:
+    while True:
         if first:
             first = False  # the initial fill below, at t = 0, with the PQ empty
         else:
-            # The head packet's last bit leaves.
-            tx = q_tx[q_head]
-            t += tx
-            work -= tx
-            occupied -= q_units[q_head]
-            a = q_arr[q_head]
-            r = q_row[q_head]
-            q_head += 1
-            if q_head == Q_t:
-                q_head = 0
-            q_n -= 1
-            packets += 1
-            if tracing:
-                tr_dep[r] = t
-            if a >= 0.0:
-                ef_in -= 1
-                if not tracing and r >= warm:  # r is the EF sequence number in statistics mode
-                    d = t - a
-                    n_del += 1
-                    s_sum += d
-                    s_sq += d * d
-                    if d > s_max:
-                        s_max = d
-                    b = np.int64(d * inv_width)
-                    if b >= nbins:
-                        overflow += 1
-                    else:
-                        counts[b] += 1
-                        if d < bmin[b]:
-                            bmin[b] = d
-                        if d > bmax[b]:
-                            bmax[b] = d
-                    for i in range(nthr):
-                        if d > thresholds[i]:
-                            above[i] += 1
-            # EF arrivals up to and including t join the PQ or are lost.
-            while not gen_done and next_arr <= t and rows < max_rows:
+            departure = True
+            if not saturated:
+                # Next event: the head's departure, or an arrival finding the TxQ with room (after a refill,
+                # room means the PQ and the BE queue are empty); other arrivals wait for the next departure.
+                t_dep = t + q_tx[q_head] if q_n > 0 else np.inf
+                a = np.inf
+                if not gen_done and rows < max_rows:
+                    a = next_arr
+                if rows < max_rows and (tracing or not gen_done) and next_be < a:
+                    a = next_be
+                if occupied < Q_t and a < t_dep:
+                    departure = False
+                    if q_n == 0:
+                        t = a  # the line was idle; the packet starts at once
+                        work = 0.0
+                    now = a
+                elif q_n == 0:
+                    break  # idle and no arrival left
+            if departure:
+                if q_n == 0:
+                    break
+                # The head packet's last bit leaves.
+                tx = q_tx[q_head]
+                t += tx
+                work -= tx
+                occupied -= q_units[q_head]
+                a = q_arr[q_head]
+                r = q_row[q_head]
+                q_head += 1
+                if q_head == Q_t:
+                    q_head = 0
+                q_n -= 1
+                packets += 1
+                if tracing:
+                    tr_dep[r] = t
+                if a >= 0.0:
+                    ef_in -= 1
+                    if not tracing and r >= warm:  # r is the EF sequence number in statistics mode
+                        d = t - a
+                        n_del += 1
+                        s_sum += d
+                        s_sq += d * d
+                        if d > s_max:
+                            s_max = d
+                        b = np.int64(d * inv_width)
+                        if b >= nbins:
+                            overflow += 1
+                        else:
+                            counts[b] += 1
+                            if d < bmin[b]:
+                                bmin[b] = d
+                            if d > bmax[b]:
+                                bmax[b] = d
+                        for i in range(nthr):
+                            if d > thresholds[i]:
+                                above[i] += 1
+                now = t
+            # EF arrivals up to and including now join the PQ or are lost.
+            while not gen_done and next_arr <= now and rows < max_rows:
                 seq = ef_gen
                 ef_gen += 1
                 counted = (not tracing) and seq >= warm
@@ -192,6 +231,10 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
                     gen_done = True
                 else:
                     next_arr = _next_arrival(kind, lam_tick, p_slot, phase, ef_gen, next_arr)
+            # BE arrivals up to and including now join the BE queue.
+            while next_be <= now and rows < max_rows and (tracing or not gen_done):
+                be_wait += 1
+                next_be += np.random.exponential(1.0 / be_lam_tick)
             if gen_done and not tracing and ef_in == 0:
                 break
         # Refill: head EF first, else a fresh BE packet.
@@ -207,7 +250,9 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
                 p_n -= 1
                 occupied += ef_units
                 work += ef_ticks
-            elif rows < max_rows:
+            elif rows < max_rows and (saturated or be_wait > 0):
+                if not saturated:
+                    be_wait -= 1
                 j = _draw_be(be_cum)
                 q_tx[q_tail] = be_ticks[j]
                 q_units[q_tail] = be_units[j]
@@ -216,7 +261,7 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
                 if tracing:
                     tr_cls[rows] = 1
                     tr_size[rows] = j
-                    tr_arr[rows] = t
+                    tr_arr[rows] = now
                     tr_drop[rows] = False
                 rows += 1
                 occupied += be_units[j]
@@ -240,14 +285,14 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
 
 
 @njit(cache=True, parallel=True)
-def simulate_batch(seeds, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_units, be_cum, Q_t, pq_cap,
-           max_ef, warm, width_ticks, thresholds, counts, bmin, bmax, above, stats):
+def simulate_batch(seeds, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_units, be_cum, be_lam_tick, Q_t,
+                   pq_cap, max_ef, warm, width_ticks, thresholds, counts, bmin, bmax, above, stats):
     """Independent replications in parallel, one per seed; row r of each output array is replication r."""
     dummy_i8 = np.zeros(1, np.int8)
     dummy_i64 = np.zeros(1, np.int64)
     dummy_f = np.zeros(1, np.float64)
     dummy_b = np.zeros(1, np.bool_)
     for r in prange(seeds.shape[0]):
-        simulate_one(seeds[r], kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_units, be_cum, Q_t,
-                     pq_cap, max_ef, warm, NEVER, width_ticks, thresholds, counts[r], bmin[r], bmax[r], above[r],
+        simulate_one(seeds[r], kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_units, be_cum, be_lam_tick,
+                     Q_t, pq_cap, max_ef, warm, NEVER, width_ticks, thresholds, counts[r], bmin[r], bmax[r], above[r],
                      stats[r], dummy_i8, dummy_i64, dummy_f, dummy_f, dummy_b, dummy_f, dummy_i64)

@@ -68,6 +68,7 @@ class Setup:
     be_ticks: np.ndarray
     be_units: np.ndarray
     be_cum: np.ndarray  # cumulative probabilities, last = 1
+    be_lam_tick: float  # BE packet arrivals per tick; 0: saturated best effort
     Q_t: int
     pq_cap: int
     bound: float  # max EF delay, s
@@ -119,13 +120,22 @@ def setup(p) -> Setup:
     be_sizes = np.asarray(p.be_sizes, dtype=np.float64)
     cum = np.cumsum(probs)
     cum[-1] = 1.0
+    be_lam_tick = 0.0
+    if getattr(p, "be_rate", None) is not None:
+        if not p.be_rate > 0:
+            raise ScenarioError("BE rate must be positive", field="be_rate")
+        if p.rho + p.be_rate / p.C >= 1:
+            raise ScenarioError(f"total utilisation {p.rho + p.be_rate / p.C:.4g} >= 1: the BE queue is unstable",
+                                field="be_rate")
+        be_lam_tick = p.be_rate / (8.0 * float(probs @ np.asarray(p.be_sizes, dtype=np.float64))) * tick
     bound = max_delay_bound(p)
     span = bound * BOUND_MARGIN
     width = nice_bin_width(span, MAX_BINS)
     bins = int(math.ceil(span / width)) + 1
     return Setup(tick=tick, integral=integral, arrivals=ARRIVALS[p.arrivals], lam_tick=lam_tick, p_slot=p_slot,
                  ef_size=float(p.ef_size), ef_ticks=p.ef_size / g, ef_units=ef_units, be_sizes=be_sizes,
-                 be_ticks=be_sizes / g, be_units=be_units, be_cum=cum, Q_t=int(p.Q_t), pq_cap=int(p.pq_cap),
+                 be_ticks=be_sizes / g, be_units=be_units, be_cum=cum, be_lam_tick=be_lam_tick, Q_t=int(p.Q_t),
+                 pq_cap=int(p.pq_cap),
                  bound=bound, bin_width=width, bins=bins)
 
 
@@ -203,7 +213,7 @@ def run_replications(p, packets: int, replications: int, seed: int, warmup: floa
         for lo in range(0, R, step):
             hi = min(R, lo + step)
             simulate_batch(seeds[lo:hi], s.arrivals, s.lam_tick, s.p_slot, s.ef_ticks, s.ef_units, s.be_ticks,
-                   s.be_units, s.be_cum, s.Q_t, s.pq_cap, int(packets), warm, width_ticks, thr,
+                   s.be_units, s.be_cum, s.be_lam_tick, s.Q_t, s.pq_cap, int(packets), warm, width_ticks, thr,
                    counts[lo:hi], bmin[lo:hi], bmax[lo:hi], above[lo:hi], st[lo:hi])
             if advance is not None:
                 advance(hi - lo)
@@ -245,7 +255,7 @@ def simulate_trace(p, packets: int, seed: int, *, with_state: bool = False):
     st = np.zeros(N_STATS, np.float64)
     seed32 = int(replication_seeds(seed, 1)[0])
     rows = simulate_one(seed32, s.arrivals, s.lam_tick, s.p_slot, s.ef_ticks, s.ef_units, s.be_ticks, s.be_units,
-                     s.be_cum, s.Q_t, s.pq_cap, NEVER, 0, n, 1.0, np.zeros(0), np.zeros(1, np.int64),
+                     s.be_cum, s.be_lam_tick, s.Q_t, s.pq_cap, NEVER, 0, n, 1.0, np.zeros(0), np.zeros(1, np.int64),
                      np.zeros(1), np.zeros(1), np.zeros(0, np.int64), st, cls, size, arr, dep, drop, work, ahead)
     sl = slice(0, rows)
     cls, size, arr, dep, drop, work, ahead = cls[sl], size[sl], arr[sl], dep[sl], drop[sl], work[sl], ahead[sl]

@@ -5,20 +5,34 @@ DESIGN.md): a packet of ``size`` bytes occupies ``ceil(size/unit)`` units of the
 transmission queue (TxQ). Whenever fewer than ``Q_t`` units are occupied the
 scheduler moves one packet into the TxQ -- the head EF packet if one waits in the
 priority queue (PQ), else a best-effort (BE) packet, whose size is drawn from the
-BE size distribution (BE is saturated: it always has a packet). All units of a
+BE size distribution (saturated BE always has a packet; see below for a load). All units of a
 packet are released when its last bit leaves the wire; the TxQ is FIFO at line
 rate. EF delay runs from arrival to the last bit on the wire. The PQ holds at
 most ``pq.capacity`` EF packets; an EF packet arriving to a full PQ is lost.
+
+Best effort with a load (``traffic.BE.rate``, bit/s, instead of ``saturated:
+true``): BE packets arrive as a Poisson process of rate ``rate / (8 E[L])`` with
+i.i.d. sizes from the size mix and wait in an unbounded FIFO BE queue; the
+total utilisation ``(EF rate + BE rate) / link`` must be below 1. The scheduler
+refills the TxQ from the PQ first, else from the BE queue when it is non-empty;
+when both are empty the TxQ may empty and the line idles. An arrival that finds
+fewer than ``Q_t`` units occupied enters the TxQ at once (an arrival at the
+instant of a departure is handled after the departure). Saturated best effort
+(the default) is the worst case of Ferrari et al.; the closed forms and the
+simulator answer for a load, the PRISM model does not (its slot-start chain is
+exact only while the line never idles): ``model-checked`` is skipped with the
+reason when the scenario merely enables it, and refused (exit 2) when asked for.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Literal
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from qosbound.errors import ScenarioError
+from qosbound.errors import ResourceError, ScenarioError
 from qosbound.params import Params
 from qosbound.results import Result, Verdict
 from qosbound.scenario import PacketSize, PositiveInt, Probability, Rate, ScenarioBase, Size, Time
@@ -75,14 +89,29 @@ class BESize(Strict):
 
 
 class BETraffic(Strict):
-    saturated: bool = True
+    saturated: bool | None = Field(default=None, description="best effort always has a packet (the worst case of "
+                                   "Ferrari et al. 2001); the default when no rate is given")
+    rate: Rate | None = Field(default=None, description="offered BE load, bit/s: Poisson packet arrivals with "
+                              "i.i.d. sizes from the size mix, waiting in an unbounded FIFO BE queue")
     size: PacketSize | None = None
     sizes: list[BESize] | None = None
 
+    @field_validator("rate")
+    @classmethod
+    def _rate(cls, v):
+        if v is not None and not v > 0:
+            raise ValueError("BE rate must be positive (for no load at all, leave best effort out of the rate: a "
+                             "tiny rate; for the worst case, saturated: true)")
+        return v
+
     @model_validator(mode="after")
     def _check(self):
-        if not self.saturated:
-            raise ValueError("only saturated best effort is modelled (the worst case of Ferrari et al. 2001): set saturated: true")
+        if self.rate is not None:
+            if self.saturated:
+                raise ValueError("give either 'saturated: true' or a BE 'rate' (a load), not both")
+        elif self.saturated is False:
+            raise ValueError("saturated: false needs a BE load: give 'rate' (bit/s, Poisson arrivals of the size "
+                             "mix), or set saturated: true")
         if (self.size is None) == (self.sizes is None):
             raise ValueError("give exactly one of 'size' (a fixed size) or 'sizes' (a list of size/p pairs)")
         if self.size is not None and self.size <= 0:
@@ -94,6 +123,11 @@ class BETraffic(Strict):
             if abs(total - 1.0) > 1e-9:
                 raise ValueError(f"size probabilities sum to {total:.6g}, not 1")
         return self
+
+    @property
+    def is_saturated(self) -> bool:
+        """True unless a BE load (``rate``) is given."""
+        return self.rate is None
 
     def distribution(self) -> tuple[np.ndarray, np.ndarray]:
         if self.size is not None:
@@ -169,6 +203,13 @@ class Scenario(ScenarioBase):
         if rho >= 1:
             raise ScenarioError(f"EF utilisation rate/link = {rho:.4g} >= 1: the priority queue is unstable",
                                 field="traffic.EF.rate")
+        be = self.traffic.BE
+        if be.rate is not None:
+            total = rho + be.rate / self.link.rate
+            if total >= 1:
+                raise ScenarioError(f"total utilisation (EF + BE rate)/link = {total:.4g} >= 1: the unbounded BE "
+                                    "queue is unstable; lower the BE rate, or use saturated: true for the worst "
+                                    "case", field="traffic.BE.rate")
         if self.traffic.EF.burst is not None and self.traffic.EF.burst < self.traffic.EF.size:
             raise ScenarioError("token-bucket depth must hold at least one EF packet", field="traffic.EF.burst")
         return self
@@ -180,7 +221,7 @@ def params(scn: Scenario) -> Params:
     burst = ef.burst if ef.burst is not None else (ef.size if ef.arrivals == "cbr" else scn.pq.capacity * ef.size)
     return Params(C=scn.link.rate, Q_t=scn.txq.units, unit=scn.txq.unit_size, pq_cap=scn.pq.capacity,
                   ef_size=ef.size, ef_rate=ef.rate, lam=ef.rate / (8.0 * ef.size), arrivals=ef.arrivals,
-                  be_sizes=sizes, be_probs=probs, burst=burst)
+                  be_sizes=sizes, be_probs=probs, burst=burst, be_rate=scn.traffic.BE.rate)
 
 
 #: The metrics with a fixed name and their kinds (the quantiles and CCDF points are named by the scenario);
@@ -273,16 +314,25 @@ def simulate_trace(scn: Scenario, packets: int, seed: int):
     return sim(params(scn), packets, seed)
 
 
+#: ns-3's BE band (packets) for a BE load: the scenario's BE queue is unbounded.
+NS3_BE_BAND = 100_000
+
+
 def ns3_trace(scn: Scenario, ef_packets: int):
     """A per-packet trace of the ns-3 counterpart (``qosbound validate --ns3``), with what it models."""
     from qosbound.validation import ns3_runner
 
     p = params(scn)
     cfg = ns3_runner.pq_config_from_params(p, duration=ef_packets / p.lam, seed=int(scn.methods.simulated.seed))
+    be = "saturated BE (offered at 1.2 x the link, 64-packet BE band)"
+    if not p.be_saturated:
+        # the BE load as Poisson packets of the mix, and a BE band large enough to stand for the unbounded queue
+        cfg = dataclasses.replace(cfg, be_load=p.rho_be, be_capacity=NS3_BE_BAND)
+        be = f"BE offered at {p.rho_be:.4g} of the link, Poisson, BE band of {NS3_BE_BAND} packets"
     table, info = ns3_runner.run_pq(cfg)
     info.update(kind="ns-3", device_queue_packets=cfg.device_queue, duration=cfg.duration,
                 semantics=f"device queue {cfg.device_queue} packets + 1 on the wire = Q_t {p.Q_t} units of one "
-                          "packet each")
+                          f"packet each; {be}")
     return table, info
 
 
@@ -301,14 +351,26 @@ admit = generic_admit
 MAX_MODEL_PQ = 10_000
 
 
+class ModelUnsupported(ResourceError):
+    """The PRISM model does not cover the scenario (best effort with a load). A :class:`ResourceError`, so a
+    run that merely enables ``model-checked`` skips it with this reason, as it skips a model above its budget;
+    asked for by name it is refused as bad input (exit 2), not as an exhausted resource."""
+
+    exit_code = ScenarioError.exit_code
+
+
 def check_model_size(scn: Scenario) -> None:
-    """Refuse, before rendering, a PRISM model too large to write or build (ResourceError, with the estimate).
+    """Refuse, before rendering, a PRISM model too large to write or build (ResourceError, with the estimate),
+    or one that does not cover the scenario (:class:`ModelUnsupported`: best effort with a load).
 
     The state count is the upper bound of :mod:`qosbound.models.pq_txq_size`, computed from the scenario's
     numbers in microseconds; the budget is ``methods.model-checked.max_states``."""
-    from qosbound.errors import ResourceError
     from qosbound.models.pq_txq_size import predicted_states
 
+    if not scn.traffic.BE.is_saturated:
+        raise ModelUnsupported("the PRISM model covers saturated best effort only (its slot-start chain is exact "
+                               "only while the line never idles); with a BE load the closed forms and the "
+                               "simulator answer", field="traffic.BE.rate")
     n = scn.pq.capacity
     if n > MAX_MODEL_PQ:
         terms = (n + 1) ** 2 if scn.traffic.EF.arrivals == "poisson" else n + 1
