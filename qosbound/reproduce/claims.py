@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-__all__ = ["Claim", "REPRODUCED", "FINDING", "NOT_MET", "VERDICTS", "EXIT_MET", "EXIT_NOT_MET",
+__all__ = ["curve_lines", "Claim", "REPRODUCED", "FINDING", "NOT_MET", "VERDICTS", "EXIT_MET", "EXIT_NOT_MET",
            "judge", "compare", "interval", "exit_code", "print_table", "document", "summary"]
 
 REPRODUCED = "reproduced"
@@ -138,6 +138,12 @@ def summary(claims: list[Claim]) -> str:
     code = exit_code(claims)
     return (f"{len(claims)} claims: {n[REPRODUCED]} reproduced, {n[FINDING]} documented findings (differ from "
             f"the paper), {n[NOT_MET]} NOT MET -> exit {code}")
+
+
+def curve_lines(curves: dict, points, width: int) -> list[str]:
+    """A drop-probability table: a header of the average queues ``points`` and one row per curve."""
+    return ["avg".ljust(width) + "".join(f"{a:>7d}" for a in points)] + \
+        [f"{k:<{width}}" + "".join(f"{x:7.3f}" for x in v) for k, v in curves.items()]
 
 
 def print_table(title: str, claims: list[Claim], file=None) -> None:

@@ -396,12 +396,9 @@ def _fig3_plot(fig: dict, out: Path) -> list[Path]:
     ax.legend(fontsize=7, loc="upper left")
     f.text(0.01, 0.01, _fig3_note(fig), fontsize=6, wrap=True)
     f.tight_layout(rect=(0, 0.05, 1, 1))
-    files = []
-    for ext in ("png", "svg"):
-        files.append(out / f"ferrari2001_fig3.{ext}")
-        f.savefig(files[-1])
-    plt.close(f)
-    return files
+    from qosbound.validation.plots import save
+
+    return [Path(x) for x in save(f, out, "ferrari2001_fig3")]
 
 
 def _fig3_rows(fig: dict) -> list[dict]:

@@ -182,9 +182,7 @@ def run(args) -> int:
         print(f"  {r['rate_bit_s'] / 1e6:5.1f} Mbit/s  smooth {c[0]:.3f}/{c[1]:.3f}/{c[2]:.3f}"
               f"   Poisson (simulated) {s[0]:.3f}/{s[1]:.3f}/{s[2]:.3f}")
     print("\nTables 5 (RIO) and 6 (n-RED): drop probability vs average queue (packets)")
-    print("avg          " + "".join(f"{a:>7d}" for a in AVG_POINTS))
-    for k, v in curves.items():
-        print(f"{k:<13}" + "".join(f"{x:7.3f}" for x in v))
+    print(*C.curve_lines(curves, AVG_POINTS, 13), sep="\n")
     print("\nexamples/koehler1999.yaml at the loads of Table 2: drop AF11 / AF12 / AF13")
     for r in loads:
         cf = "/".join(f"{x:.3g}" for x in r["closed_form"])

@@ -149,6 +149,7 @@ def _plot(rows: list[dict], out: Path) -> list[str]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from qosbound.validation.plots import save
 
     out.mkdir(parents=True, exist_ok=True)
     files = []
@@ -166,11 +167,7 @@ def _plot(rows: list[dict], out: Path) -> list[str]:
         ax.set_ylabel("throughput (kbit/s)")
         ax.set_title(f"Jourjon et al. 2008, Fig. 4/5 shape, g = {g / 1e3:.0f} kbit/s")
         ax.legend(fontsize=7)
-        for ext in ("png", "svg"):
-            f = out / f"qstp2008_g{int(g / 1e3)}k.{ext}"
-            fig.savefig(f)
-            files.append(str(f))
-        plt.close(fig)
+        files += save(fig, out, f"qstp2008_g{int(g / 1e3)}k")
     return files
 
 

@@ -128,9 +128,7 @@ def run(args) -> int:
                                     approximations_AF3_case1=approx, ok=ok), indent=2, allow_nan=False))
     else:
         print("Takeo & Tasaka 2003, Table I: WRED drop probability (P_d = 3) vs average queue (packets)")
-        print("avg     " + "".join(f"{a:>7d}" for a in AVG_POINTS))
-        for k, v in c.items():
-            print(f"{k:<8}" + "".join(f"{x:7.3f}" for x in v))
+        print(*C.curve_lines(c, AVG_POINTS, 8), sep="\n")
         print("\nTable V: CBWFQ allocation (kbit/s) on 2 Mbit/s; printed values in brackets")
         for r in alloc:
             cells = []
@@ -172,7 +170,7 @@ def run(args) -> int:
         ax.set_title("Table I WRED, P_d = 3")
         ax.legend()
         fig.tight_layout()
-        for ext in ("png", "svg"):
-            fig.savefig(Path(out) / f"takeo2003_wred.{ext}")
-        plt.close(fig)
+        from qosbound.validation.plots import save
+
+        save(fig, out, "takeo2003_wred")
     return C.exit_code(checked)

@@ -128,6 +128,7 @@ def _plots(out_dir: str, sweep: dict) -> list[str]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from qosbound.validation.plots import save
 
     from qosbound.analytic.quality import audio_delay_quality, audio_throughput_quality
     from qosbound.analytic.tsq import reference_data
@@ -146,12 +147,7 @@ def _plots(out_dir: str, sweep: dict) -> list[str]:
     ax.set_ylabel("quality")
     ax.set_title("Audio flow quality versus delay hint (TSQ paper, Figure 10)")
     ax.legend()
-    files = []
-    for ext in ("png", "svg"):
-        f = p / f"tsq_quality_vs_hint.{ext}"
-        fig.savefig(f)
-        files.append(str(f))
-    plt.close(fig)
+    files = save(fig, p, "tsq_quality_vs_hint")
     if sweep["delays"]:
         fig, ax = plt.subplots(figsize=(6, 4))
         for hint, d in sorted(sweep["delays"].items()):
@@ -161,11 +157,7 @@ def _plots(out_dir: str, sweep: dict) -> list[str]:
         ax.set_ylabel("CDF")
         ax.set_title("Audio queueing delay (TSQ paper, Figure 8)")
         ax.legend()
-        for ext in ("png", "svg"):
-            f = p / f"tsq_delay_cdf.{ext}"
-            fig.savefig(f)
-            files.append(str(f))
-        plt.close(fig)
+        files += save(fig, p, "tsq_delay_cdf")
     return files
 
 

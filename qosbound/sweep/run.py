@@ -192,6 +192,7 @@ def write_plots(sw: Sweep, out: Path) -> list[str]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from qosbound.validation.plots import save
 
     x_axis = sw.axes[0]
     rows = [r for r in table_rows(sw) if r["status"] == "ok"]
@@ -230,9 +231,7 @@ def write_plots(sw: Sweep, out: Path) -> list[str]:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
         fig.tight_layout()
-        for ext in ("png", "svg"):
-            fig.savefig(out / f"{_fname(metric)}.{ext}")
-        plt.close(fig)
+        save(fig, out, _fname(metric))
         drawn.append(metric)
     return drawn
 
