@@ -51,8 +51,13 @@ def _is_glob(arg: str) -> bool:
 
 
 def is_batch(args: list[str]) -> bool:
-    """More than one argument, or one naming a folder or a glob pattern: the batch form of the command."""
-    return len(args) != 1 or Path(args[0]).is_dir() or _is_glob(args[0])
+    """A folder, a glob pattern, or arguments naming more than one file: the batch form of the command (a file
+    named twice is the single-file form, as it runs once)."""
+    from qosbound.shipped import resolve_scenario
+
+    if any(Path(a).is_dir() or _is_glob(a) for a in args):
+        return True
+    return len({str(Path(resolve_scenario(a)).resolve()) for a in args}) != 1
 
 
 def expand(args: list[str]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -24,7 +25,9 @@ def test_estimate_is_exact_for_the_koehler_n_red_chain():
 
 
 def test_a_huge_buffer_is_refused_before_building(tmp_path):
-    """An AF buffer of 1e6 packets on the model: one line naming the field and the estimate, exit 4, no hang."""
+    """An AF buffer of 1e6 packets on the model: asked for by name, one line naming the field and the estimate,
+    exit 4, no hang; merely enabled by the scenario, the model is skipped with that reason and the closed form
+    and the simulator answer."""
     from qosbound.shipped import example_path
 
     raw = yaml.safe_load(open(example_path("qstp2008")))
@@ -33,9 +36,15 @@ def test_a_huge_buffer_is_refused_before_building(tmp_path):
     raw["methods"] = {"model-checked": {}}
     f = tmp_path / "big.yaml"
     f.write_text(yaml.safe_dump(raw))
-    proc = subprocess.run([sys.executable, "-m", "qosbound", "plan", str(f), "--quiet"], capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "qosbound", "plan", str(f), "--methods", "model-checked", "--quiet"],
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 4, proc.stderr
     line = proc.stderr.strip()
     assert "\n" not in line and f"classes.{cls}.buffer" in line and "states" in line
+    proc = subprocess.run([sys.executable, "-m", "qosbound", "plan", str(f), "--json", "--quiet"],
+                          capture_output=True, text=True, timeout=300)
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == doc["exit_code"] and proc.returncode != 4
+    assert f"classes.{cls}.buffer" in doc["skipped"]["model-checked"] and "states" in doc["skipped"]["model-checked"]
+    assert "closed-form" in {m["method"] for m in doc["metrics"]} and "model-checked" not in {m["method"] for m in doc["metrics"]}
     assert model_states(1_000_000, "rio") > MAX_AF_MODEL_STATES
