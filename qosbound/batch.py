@@ -343,14 +343,15 @@ def main(args, *, verify: bool) -> int:
     """``plan``/``verify`` over several scenarios (see the module docstring); the batch's exit code."""
     import json
 
-    from qosbound.cli import _max_states_value, _methods_arg
+    from qosbound.cli import _methods_arg
+    from qosbound.model_cmd import max_states_budget
     from qosbound.sweep import _workers
 
     t0 = time.perf_counter()
     workers = _workers(args.workers)
     asked = _methods_arg(getattr(args, "methods", None))
     if getattr(args, "max_states", None) is not None:  # a bad value is refused once, before any file is read
-        _max_states_value(args.max_states)
+        max_states_budget(args.max_states)
     files = expand(args.scenario)
     prepared = [_prepare(f, args, verify=verify) for f in files]
     entries = [e for e, _ in prepared]

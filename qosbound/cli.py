@@ -125,17 +125,6 @@ def _evaluate_methods(system, scn, methods, progress, optional=()):
     return results, seconds, skipped
 
 
-def _max_states_value(value) -> float:
-    """The ``--max-states`` budget as a number (refused unless finite and >= 1)."""
-    try:
-        n = float(value)
-    except ValueError:
-        raise ScenarioError(f"cannot read {value!r} as a number of states", field="--max-states") from None
-    if not n >= 1 or n == float("inf"):
-        raise ScenarioError(f"must be a finite number >= 1, got {value!r}", field="--max-states")
-    return n
-
-
 def _with_max_states(args, scn):
     """The scenario with ``--max-states`` applied to its model-checked options (when given)."""
     value = getattr(args, "max_states", None)
@@ -143,7 +132,9 @@ def _with_max_states(args, scn):
         return scn
     from qosbound.scenario import build, get_path, set_path
 
-    n = _max_states_value(value)
+    from qosbound.model_cmd import max_states_budget
+
+    n = max_states_budget(value)
     try:
         section = get_path(scn.raw, "methods.model-checked")
     except ScenarioError:

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from qosbound.errors import ModelError, ResourceError, ScenarioError
 
-__all__ = ["run", "render_scenario", "read_text_file", "preflight", "check_output_dir", "DEFAULT_MAX_STATES",
-           "MAX_FILE_BYTES"]
+__all__ = ["run", "render_scenario", "read_text_file", "preflight", "check_output_dir", "max_states_budget",
+           "DEFAULT_MAX_STATES", "MAX_FILE_BYTES"]
 
 #: Largest PRISM model or property file read (bytes).
 MAX_FILE_BYTES = 32 * 2**20
@@ -100,14 +100,16 @@ def _precision(value) -> float:
     return x
 
 
-def _max_states(value) -> float:
+def max_states_budget(value) -> float:
+    """A ``--max-states`` budget as a number (refused unless finite and >= 1); ``model check``, ``plan`` and
+    ``verify`` read it alike."""
     try:
-        x = float(value)
+        n = float(value)
     except (TypeError, ValueError):
-        raise ScenarioError(f"cannot read {value!r} as a number", field="--max-states") from None
-    if not (x >= 1):
-        raise ScenarioError(f"must be a number >= 1, got {value!r}", field="--max-states")
-    return x
+        raise ScenarioError(f"cannot read {value!r} as a number of states", field="--max-states") from None
+    if not n >= 1 or n == float("inf"):
+        raise ScenarioError(f"must be a finite number >= 1, got {value!r}", field="--max-states")
+    return n
 
 
 def _typed_constants(program, consts: dict, path: str) -> dict:
@@ -341,7 +343,7 @@ def run(args) -> int:
     model = args.model
     props = args.props
     precision = _precision(args.precision)
-    max_states = _max_states(getattr(args, "max_states", DEFAULT_MAX_STATES))
+    max_states = max_states_budget(getattr(args, "max_states", DEFAULT_MAX_STATES))
     consts = _parse_consts(args.const)
     if model.endswith((".yaml", ".yml")):
         import tempfile

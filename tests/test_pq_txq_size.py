@@ -9,9 +9,7 @@ from qosbound.models.pq_txq import render
 from qosbound.models.pq_txq_size import state_bound
 from qosbound.scenario import build, load, set_path
 from qosbound.systems.pq_txq import params
-from pathlib import Path
-
-FERRARI = Path(__file__).resolve().parents[1] / "examples" / "ferrari2001.yaml"
+from tests.helpers import example
 
 CASES = [  # (Q_t, PQ, BE sizes in bytes, EF arrivals)
     (5, 10, [512, 1024, 1536], "poisson"),   # the ferrari2001 example: 6580 states
@@ -27,7 +25,7 @@ LOOSENESS = {"poisson": 1.5, "cbr": 15.0}
 
 
 def _rendered(QT, PQ, sizes, arrivals):
-    raw = load(str(FERRARI)).raw
+    raw = load(example("ferrari2001")).raw
     raw = set_path(raw, "txq.units", QT)
     raw = set_path(raw, "pq.capacity", PQ)
     raw = set_path(raw, "traffic.EF.arrivals", arrivals)
