@@ -26,6 +26,24 @@ class Params:
     be_sizes: np.ndarray  # bytes
     be_probs: np.ndarray
     burst: float  # token-bucket depth, bytes
+    # EF aggregate (Ferrari et al. 2001, section V): one (rate bit/s, 'cbr' | 'poisson', phase s or -1.0 for a
+    # uniform random one) per stream, all of ``ef_size`` bytes; ``ef_rate``/``lam`` are then the aggregate's.
+    # () = the single stream of ``arrivals``. ``arrivals`` is 'aggregate' when the streams are not one
+    # Poisson or one random-phase CBR stream (several Poisson streams merge exactly into one: 'poisson').
+    ef_streams: tuple = ()
+
+    @property
+    def n_streams(self) -> int:
+        """EF streams: 1 for the single-stream form."""
+        return max(1, len(self.ef_streams))
+
+    @property
+    def cbr_streams(self) -> int:
+        """CBR streams in the aggregate (1 for a single CBR stream, 0 when any stream is Poisson or Bernoulli)."""
+        if not self.ef_streams:
+            return 1 if self.arrivals == "cbr" else 0
+        kinds = [s[1] for s in self.ef_streams]
+        return len(kinds) if all(k == "cbr" for k in kinds) else 0
 
     @property
     def rho(self) -> float:
