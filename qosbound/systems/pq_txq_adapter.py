@@ -27,7 +27,7 @@ __all__ = ["PARAM_FIELDS", "scenario_fields", "model_results", "simulated_result
 PARAM_FIELDS = {"C": "link.rate", "Q_t": "txq.units", "unit": "txq.unit_size", "pq_cap": "pq.capacity",
                 "ef_size": "traffic.EF.size", "ef_rate": "traffic.EF.rate", "lam": "traffic.EF.rate",
                 "arrivals": "traffic.EF.arrivals", "be_sizes": "traffic.BE.sizes", "be_probs": "traffic.BE.sizes",
-                "burst": "traffic.EF.burst"}
+                "burst": "traffic.EF.burst", "ef_streams": "traffic.EF.streams"}
 
 
 @contextmanager
