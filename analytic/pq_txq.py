@@ -76,6 +76,23 @@ an unbounded BE queue; the line may idle):
   saturated form as the total load goes to 1; in between it is an approximation
   (the TxQ lets queued BE overtake EF that arrives later, which Cobham's BE
   queue ignores), reported as such.
+
+EF aggregates (Ferrari et al. 2001, section V; ``Params.ef_streams``): what holds of each form for a
+superposition of streams of one packet size.
+
+* ``EF.aggregation_degree`` -- eq. (1), ``A = 1 - l_max/L_BA`` with ``l_max`` the largest stream rate and
+  ``L_BA`` their sum, evaluated in rational arithmetic from the scenario's rates: exact (``1 - 1/N`` for
+  ``N`` identical calls).
+* Eq. (7) depends on the EF traffic only through ``rho``: the aggregate's rate gives it, with the same reading
+  (a worst case of the mean) and kind as for one stream.
+* The max-delay bound needs a token bucket the aggregate conforms to. ``N`` CBR streams of ``L`` bytes and
+  rates ``r_i`` send at most ``L + r_i t/8`` bytes in any window of ``t`` seconds whatever their phases, so the
+  aggregate conforms to ``(sigma, r) = (N L, sum r_i)`` and the bound with ``sigma = N L`` is an upper bound
+  (with random phases the ``N`` packets coincide with probability zero, so it is approached, not reached, by
+  the simulator). A Poisson stream in the mix conforms to no bucket: then only the PQ-capacity branch holds,
+  as for a single Poisson stream.
+* Cobham's mean treats the aggregate as one Poisson stream (an approximation; superposed CBR streams with
+  independent phases are smoother than Poisson).
 """
 
 from __future__ import annotations
@@ -90,8 +107,8 @@ from qosbound.analytic import ef_bound, ferrari, priority
 from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result
 
-__all__ = ["closed_form_results", "max_bound_applies", "check_range", "txq_units_expr", "txq_fixed_point",
-           "txq_wait_expr"]
+__all__ = ["closed_form_results", "max_bound_applies", "aggregation_degree_exact", "check_range", "txq_units_expr",
+           "txq_fixed_point", "txq_wait_expr"]
 
 _Q = sp.Symbol("Q_t", positive=True, integer=True)  # units
 _k1 = sp.Symbol("Ek", positive=True)  # units, E[k] of BE packets
@@ -176,6 +193,8 @@ def closed_form_results(p) -> list[Result]:
 def _closed_form_results(p) -> list[Result]:
     T_u, rho = p.T_u, p.rho
     k = p.k_max
+    streams = tuple(getattr(p, "ef_streams", ()))
+    aggregate = f"an aggregate of {len(streams)} EF streams, at their total rate" if len(streams) > 1 else ""
     W_pq = ferrari.w_pq(k, rho, T_u)
     W_t = ferrari.w_t(k, p.Q_t, T_u)
     W = ferrari.w(k, rho, p.Q_t, T_u)
@@ -188,6 +207,7 @@ def _closed_form_results(p) -> list[Result]:
                                      "service k*T_u in Cobham's formula and Q_t+k-1 full TxQ units"),
         {"formula": ferrari.eq7_text, "source": "Ferrari et al. 2001, eq. (7)",
          "W_pq": W_pq, "W_t": W_t, "k": k, "rho": rho, "Q_t": p.Q_t, "T_u": T_u,
+         **({"aggregate": aggregate + ": eq. (7) depends on EF only through rho"} if aggregate else {}),
          "note": "worst case of the mean: eq. (5) uses the maximum residual k*T_u in Cobham's formula and "
                  "eq. (6) Q_t+k-1 full units of TxQ; not a bound on the maximum delay" + be_note},
         bounds=("EF.delay.mean",),
@@ -198,7 +218,12 @@ def _closed_form_results(p) -> list[Result]:
     L_max = float(sizes.max())
     D = ef_bound.ef_delay_bound(p.Q_t, p.unit, p.C, L_max, p.ef_size, p.burst, p.pq_cap, phi=phi)
     applies = max_bound_applies(p)
-    if p.arrivals == "cbr":
+    n_cbr = p.cbr_streams if hasattr(p, "cbr_streams") else int(p.arrivals == "cbr")
+    if n_cbr > 1 and applies:
+        assumption = (f"{n_cbr} CBR EF streams of {p.ef_size:g} B conform together to a token bucket of {n_cbr} "
+                      f"packets ({n_cbr * p.ef_size:g} B) at {p.ef_rate:g} bit/s whatever their phases; the bound "
+                      "holds for every accepted EF packet")
+    elif p.arrivals == "cbr":
         assumption = (f"CBR EF conforms to a token bucket of one packet ({p.ef_size:g} B) at "
                       f"{p.ef_rate:g} bit/s; the bound holds for every EF packet")
     elif applies:
@@ -209,7 +234,7 @@ def _closed_form_results(p) -> list[Result]:
                       f"{p.arrivals} arrivals do not, so only the PQ-capacity bound "
                       f"({p.pq_cap} packets) holds for them")
     if applies:
-        iv, also = Interval.upper_bound(D, note=assumption), ("EF.delay.p*", "EF.delay.mean")
+        iv, also = Interval.upper_bound(D, note=assumption), ("EF.delay.p*", "EF.delay.mean", "EF.s*.delay.mean")
     else:
         iv, also = Interval.approximation(
             D, neglects=f"{p.arrivals} EF bursts beyond the {p.burst:g} B token bucket (not a bound for these "
@@ -247,6 +272,15 @@ def _closed_form_results(p) -> list[Result]:
          "W_1": W1, "T_txq": T, "S_EF": s_ef, "residual_BE": m2_be / (2 * m1_be)},
         estimates="EF.delay.mean",
     ))
+    if aggregate:
+        out[-1].provenance["aggregate"] = aggregate + ", treated as one Poisson stream"
+    if streams:
+        A, text = aggregation_degree_exact([r for r, _, _ in streams])
+        out.append(Result(
+            "EF.aggregation_degree", "closed-form", float(A), "1",
+            Interval.exact(float(A), note=f"A = {text} in rational arithmetic from the streams' rates"),
+            {"formula": "A = 1 - l_max/L_BA", "source": "Ferrari et al. 2001, eq. (1)", "A": text,
+             "l_max": max(r for r, _, _ in streams), "L_BA": p.ef_rate, "streams": len(streams)}))
     return out
 
 
@@ -277,7 +311,20 @@ def _cobham_loaded(p, s_ef, m1_be, m2_be, Ek, Ek2, EL) -> Result:
     )
 
 
+def aggregation_degree_exact(rates) -> tuple[sp.Rational, str]:
+    """Eq. (1) for streams of the given rates (bit/s), in rational arithmetic: (A, A as a fraction).
+
+    Each rate is read as the shortest decimal that prints as the same float (``80000.0`` -> 80000), so A of
+    ``N`` equal rates is exactly ``1 - 1/N``."""
+    rs = [sp.Rational(repr(float(r))) for r in rates]
+    if not rs or min(rs) <= 0:
+        raise ScenarioError("every stream rate must be positive", field="r")
+    A = sp.nsimplify(ferrari.A_expr.subs({ferrari.l_max: max(rs), ferrari.L_BA: sum(rs)}))
+    return A, str(A)
+
+
 def max_bound_applies(p) -> bool:
     """Whether the max-delay bound holds for every accepted EF packet: CBR EF (its own token bucket), or a
     token-bucket depth no smaller than the PQ capacity (which then bounds any burst)."""
-    return p.arrivals == "cbr" or p.burst >= p.pq_cap * p.ef_size
+    n_cbr = p.cbr_streams if hasattr(p, "cbr_streams") else int(p.arrivals == "cbr")
+    return (n_cbr >= 1 and p.burst >= n_cbr * p.ef_size) or p.burst >= p.pq_cap * p.ef_size

@@ -27,6 +27,11 @@ class Params:
     be_probs: np.ndarray
     burst: float  # token-bucket depth, bytes
     be_rate: float | None = None  # offered BE load, bit/s (Poisson packets of the size mix); None: saturated
+    # EF aggregate (Ferrari et al. 2001, section V): one (rate bit/s, 'cbr' | 'poisson', phase s or -1.0 for a
+    # uniform random one) per stream, all of ``ef_size`` bytes; ``ef_rate``/``lam`` are then the aggregate's.
+    # () = the single stream of ``arrivals``. ``arrivals`` is 'aggregate' when the streams are not one
+    # Poisson or one random-phase CBR stream (several Poisson streams merge exactly into one: 'poisson').
+    ef_streams: tuple = ()
 
     @property
     def be_saturated(self) -> bool:
@@ -44,6 +49,19 @@ class Params:
     def rho_be(self) -> float:
         """BE utilisation of the line, be_rate / C (1 - rho when saturated: BE takes what EF leaves)."""
         return 1.0 - self.rho if self.be_rate is None else float(self.be_rate) / self.C
+
+    @property
+    def n_streams(self) -> int:
+        """EF streams: 1 for the single-stream form."""
+        return max(1, len(self.ef_streams))
+
+    @property
+    def cbr_streams(self) -> int:
+        """CBR streams in the aggregate (1 for a single CBR stream, 0 when any stream is Poisson or Bernoulli)."""
+        if not self.ef_streams:
+            return 1 if self.arrivals == "cbr" else 0
+        kinds = [s[1] for s in self.ef_streams]
+        return len(kinds) if all(k == "cbr" for k in kinds) else 0
 
     @property
     def rho(self) -> float:

@@ -65,8 +65,12 @@ def _json(capsys, *argv):
 def test_ferrari2001_claims(capsys):
     code, doc = _json(capsys, "ferrari2001", "--quick")
     assert code == 0 and doc["exit_code"] == 0
-    assert len([c for c in doc["claims"] if "Table IV" in c["source"]]) == 12
-    assert all(c["verdict"] == C.REPRODUCED for c in doc["claims"])
+    t3 = [c for c in doc["claims"] if c["source"] == "section V, Table III"]  # by simulation: may be a finding
+    rest = [c for c in doc["claims"] if c not in t3]
+    assert len(t3) == 1 and t3[0]["verdict"] != C.NOT_MET
+    assert len([c for c in rest if "Table IV" in c["source"]]) == 12
+    assert any("Fig. 3" in c["source"] for c in rest)
+    assert all(c["verdict"] == C.REPRODUCED for c in rest)
     w1 = next(c for c in doc["claims"] if c["claim"] == "W for K = 1")
     assert w1["paper_value"] == 12649.41 and abs(w1["value"] - 12649.41) <= 0.01 and w1["unit"] == "us"
 

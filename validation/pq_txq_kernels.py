@@ -29,7 +29,14 @@ EF arrival processes: ``poisson`` (exponential inter-arrival times, rate
 ``lam``), ``cbr`` (period ``1/lam``, first arrival at a uniform random phase in
 one period), ``bernoulli`` (slotted: at each time ``k * tau``, k = 1, 2, ..., an
 arrival with probability ``lam * tau``; ``tau = g*8/C`` where ``g`` is the gcd in
-bytes of the EF size and all BE sizes).
+bytes of the EF size and all BE sizes), ``aggregate`` (the superposition of
+several streams, Ferrari et al. 2001 section V: stream ``i`` is Poisson of rate
+``s_rate[i]`` or CBR of period ``1/s_rate[i]`` whose first arrival is at
+``s_phase[i]``, or at a uniform random phase in one period, drawn independently
+per stream and replication, when ``s_phase[i] < 0``; the next arrival of the
+aggregate is the earliest next arrival of its streams, ties to the lower index).
+Every EF packet carries its stream's index (0 for the single-stream processes);
+``sstats[i]`` counts stream ``i``'s arrivals, losses, delays and delay sum.
 
 Time inside the kernels is counted in ticks of ``g*8/C`` (one byte time when a
 size is not a whole number of bytes), so with whole-byte sizes every departure
@@ -45,17 +52,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["ARRIVALS", "NEVER", "N_STATS", "S_ARRIVALS", "S_LOST", "S_DELAYS", "S_SUM", "S_SUMSQ", "S_MAX",
+__all__ = ["ARRIVALS", "NEVER", "N_STATS", "N_SSTATS", "SS_ARRIVALS", "SS_LOST", "SS_DELAYS", "SS_SUM",
+           "S_ARRIVALS", "S_LOST", "S_DELAYS", "S_SUM", "S_SUMSQ", "S_MAX",
            "S_OVERFLOW", "S_PACKETS", "S_TIME", "simulate_one", "simulate_batch"]
 
 #: Arrival process codes of the kernels.
-ARRIVALS = {"poisson": 0, "cbr": 1, "bernoulli": 2}
+ARRIVALS = {"poisson": 0, "cbr": 1, "bernoulli": 2, "aggregate": 3}
 #: ``max_rows`` of a statistics run (no trace) and ``max_ef`` of a trace run: never reached.
 NEVER = np.int64(2**62)
 
 # Indices into a replication's statistics vector.
 S_ARRIVALS, S_LOST, S_DELAYS, S_SUM, S_SUMSQ, S_MAX, S_OVERFLOW, S_PACKETS, S_TIME = range(9)
 N_STATS = 9
+#: Columns of a replication's per-stream statistics ``sstats[stream]``: arrivals, losses, delays, delay sum.
+SS_ARRIVALS, SS_LOST, SS_DELAYS, SS_SUM = range(4)
+N_SSTATS = 4
 
 
 @njit(cache=True)
@@ -67,6 +78,23 @@ def _next_arrival(kind, lam_tick, p_slot, phase, k, prev):
         return phase + k / lam_tick
     else:
         return prev + np.float64(np.random.geometric(p_slot))
+
+
+@njit(cache=True)
+def _stream_next(i, s_kind, s_rate, s_phase, s_count, prev):
+    """Next arrival time (ticks) of aggregate stream ``i`` after its ``s_count[i]`` arrivals so far."""
+    if s_kind[i] == 0:
+        return prev + np.random.exponential(1.0 / s_rate[i])
+    return s_phase[i] + s_count[i] / s_rate[i]
+
+
+@njit(cache=True)
+def _earliest(s_next):
+    j = 0
+    for i in range(1, s_next.shape[0]):
+        if s_next[i] < s_next[j]:
+            j = i
+    return j
 
 
 @njit(cache=True)
@@ -83,11 +111,14 @@ def _draw_be(cum):
 def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_units, be_cum, be_lam_tick, Q_t,
               pq_cap, max_ef, warm, max_rows, width_ticks, thresholds,
               counts, bmin, bmax, above, stats,
-              tr_cls, tr_size, tr_arr, tr_dep, tr_drop, tr_work, tr_ahead):
+              tr_cls, tr_size, tr_arr, tr_dep, tr_drop, tr_work, tr_ahead,
+              s_kind, s_rate, s_phase, sstats, tr_stream):
     """One replication. Statistics mode: ``max_ef`` EF arrivals, the first ``warm`` not counted, run until
     every accepted EF packet has left. Trace mode (``max_rows`` < 2^62): stop creating packets after
     ``max_rows`` rows, then drain; rows go to the ``tr_*`` arrays (cls 0 = EF, 1 = BE; a BE row's arrival is the
-    time it entered the TxQ). ``be_lam_tick``: BE packets per tick, 0 for saturated best effort."""
+    time it entered the TxQ; ``tr_stream`` the EF stream). ``be_lam_tick``: BE packets per tick, 0 for saturated
+    best effort. ``s_kind`` (0 Poisson, 1 CBR), ``s_rate`` (per tick) and ``s_phase`` (ticks, < 0 random) describe
+    the streams of ``kind`` 3 (aggregate); ``sstats`` (streams x N_SSTATS) receives per-stream counts."""
     np.random.seed(seed)
     tracing = max_rows < 4611686018427387904
     nbins = counts.shape[0]
@@ -98,6 +129,7 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
     q_units = np.empty(Q_t, np.int64)
     q_arr = np.empty(Q_t, np.float64)  # EF arrival time, or -1 for BE
     q_row = np.empty(Q_t, np.int64)
+    q_str = np.zeros(Q_t, np.int64)  # EF stream index
     q_head = 0
     q_tail = 0
     q_n = 0
@@ -105,6 +137,7 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
     # PQ ring buffer.
     p_arr = np.empty(pq_cap, np.float64)
     p_row = np.empty(pq_cap, np.int64)
+    p_str = np.zeros(pq_cap, np.int64)
     p_head = 0
     p_tail = 0
     p_n = 0
@@ -114,9 +147,22 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
     ef_in = 0  # accepted EF packets not yet departed
     ef_gen = 0
     phase = 0.0
+    n_str = s_kind.shape[0]
+    s_next = np.zeros(n_str, np.float64)
+    s_count = np.zeros(n_str, np.float64)
+    s_ph = s_phase.copy()
+    cur = 0  # stream of the next arrival
     if kind == 1:
         phase = np.random.random() / lam_tick
-    next_arr = _next_arrival(kind, lam_tick, p_slot, phase, 0, 0.0)
+    if kind == 3:
+        for i in range(n_str):
+            if s_kind[i] == 1 and s_ph[i] < 0.0:
+                s_ph[i] = np.random.random() / s_rate[i]
+            s_next[i] = _stream_next(i, s_kind, s_rate, s_ph, s_count, 0.0)
+        cur = _earliest(s_next)
+        next_arr = s_next[cur]
+    else:
+        next_arr = _next_arrival(kind, lam_tick, p_slot, phase, 0, 0.0)
     gen_done = max_ef <= 0
     lost_all = 0
     packets = 0
@@ -166,6 +212,7 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
                 occupied -= q_units[q_head]
                 a = q_arr[q_head]
                 r = q_row[q_head]
+                si = q_str[q_head]
                 q_head += 1
                 if q_head == Q_t:
                     q_head = 0
@@ -194,6 +241,8 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
                         for i in range(nthr):
                             if d > thresholds[i]:
                                 above[i] += 1
+                        sstats[si, 2] += 1.0
+                        sstats[si, 3] += d
                 now = t
             # EF arrivals up to and including now join the PQ or are lost.
             while not gen_done and next_arr <= now and rows < max_rows:
@@ -202,6 +251,7 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
                 counted = (not tracing) and seq >= warm
                 if counted:
                     n_arr += 1
+                    sstats[cur, 0] += 1.0
                 rid = rows if tracing else seq
                 if tracing:
                     tr_cls[rows] = 0
@@ -209,10 +259,12 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
                     tr_arr[rows] = next_arr
                     tr_work[rows] = work + (t - next_arr)  # the head left at t; work counts the rest
                     tr_ahead[rows] = p_n
+                    tr_stream[rows] = cur
                     rows += 1
                 if p_n < pq_cap:
                     p_arr[p_tail] = next_arr
                     p_row[p_tail] = rid
+                    p_str[p_tail] = cur
                     p_tail += 1
                     if p_tail == pq_cap:
                         p_tail = 0
@@ -224,11 +276,17 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
                     lost_all += 1
                     if counted:
                         n_lost += 1
+                        sstats[cur, 1] += 1.0
                     if tracing:
                         tr_drop[rid] = True
                         tr_dep[rid] = np.nan
                 if ef_gen >= max_ef:
                     gen_done = True
+                elif kind == 3:
+                    s_count[cur] += 1.0
+                    s_next[cur] = _stream_next(cur, s_kind, s_rate, s_ph, s_count, s_next[cur])
+                    cur = _earliest(s_next)
+                    next_arr = s_next[cur]
                 else:
                     next_arr = _next_arrival(kind, lam_tick, p_slot, phase, ef_gen, next_arr)
             # BE arrivals up to and including now join the BE queue.
@@ -244,6 +302,7 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
                 q_units[q_tail] = ef_units
                 q_arr[q_tail] = p_arr[p_head]
                 q_row[q_tail] = p_row[p_head]
+                q_str[q_tail] = p_str[p_head]
                 p_head += 1
                 if p_head == pq_cap:
                     p_head = 0
@@ -286,7 +345,8 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
 
 @njit(cache=True, parallel=True)
 def simulate_batch(seeds, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_units, be_cum, be_lam_tick, Q_t,
-                   pq_cap, max_ef, warm, width_ticks, thresholds, counts, bmin, bmax, above, stats):
+                   pq_cap, max_ef, warm, width_ticks, thresholds, counts, bmin, bmax, above, stats,
+                   s_kind, s_rate, s_phase, sstats):
     """Independent replications in parallel, one per seed; row r of each output array is replication r."""
     dummy_i8 = np.zeros(1, np.int8)
     dummy_i64 = np.zeros(1, np.int64)
@@ -295,4 +355,5 @@ def simulate_batch(seeds, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, 
     for r in prange(seeds.shape[0]):
         simulate_one(seeds[r], kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_units, be_cum, be_lam_tick,
                      Q_t, pq_cap, max_ef, warm, NEVER, width_ticks, thresholds, counts[r], bmin[r], bmax[r], above[r],
-                     stats[r], dummy_i8, dummy_i64, dummy_f, dummy_f, dummy_b, dummy_f, dummy_i64)
+                     stats[r], dummy_i8, dummy_i64, dummy_f, dummy_f, dummy_b, dummy_f, dummy_i64,
+                     s_kind, s_rate, s_phase, sstats[r], dummy_i64)

@@ -37,7 +37,7 @@ import numba
 import numpy as np
 
 from qosbound.errors import EngineError, ScenarioError
-from qosbound.validation.pq_txq_kernels import (ARRIVALS, N_STATS, NEVER, S_ARRIVALS, S_DELAYS, S_LOST, S_MAX,
+from qosbound.validation.pq_txq_kernels import (ARRIVALS, N_SSTATS, N_STATS, NEVER, SS_SUM, S_ARRIVALS, S_DELAYS, S_LOST, S_MAX,
                                                 S_OVERFLOW, S_PACKETS, S_SUM, S_SUMSQ, S_TIME, simulate_batch,
                                                 simulate_one)
 from qosbound.validation.stats import nice_bin_width, replication_seeds
@@ -74,6 +74,9 @@ class Setup:
     bound: float  # max EF delay, s
     bin_width: float  # s
     bins: int
+    s_kind: np.ndarray  # per EF stream: 0 Poisson, 1 CBR (one entry for a single stream)
+    s_rate: np.ndarray  # per EF stream: arrivals per tick
+    s_phase: np.ndarray  # per EF stream: first CBR arrival, ticks; < 0 random
 
 
 def max_delay_bound(p) -> float:
@@ -94,7 +97,8 @@ def setup(p) -> Setup:
     if p.rho >= 1:
         raise ScenarioError(f"EF utilisation {p.rho:.4g} >= 1: the priority queue is unstable",
                             field="ef_rate")
-    if p.arrivals not in ARRIVALS:
+    streams = tuple(getattr(p, "ef_streams", ()))
+    if p.arrivals not in ARRIVALS or (p.arrivals == "aggregate" and not streams):
         raise ScenarioError(f"unknown arrival process '{p.arrivals}'; expected poisson, cbr or bernoulli",
                             field="arrivals")
     sizes = [float(p.ef_size)] + [float(s) for s in p.be_sizes]
@@ -128,15 +132,27 @@ def setup(p) -> Setup:
             raise ScenarioError(f"total utilisation {p.rho + p.be_rate / p.C:.4g} >= 1: the BE queue is unstable",
                                 field="be_rate")
         be_lam_tick = p.be_rate / (8.0 * float(probs @ np.asarray(p.be_sizes, dtype=np.float64))) * tick
+    arrivals = ARRIVALS[p.arrivals]
+    if len(streams) > 1 or p.arrivals == "aggregate":
+        # the superposition, stream by stream (several Poisson streams too: each keeps its own statistics)
+        if any(k not in ("cbr", "poisson") for _, k, _ in streams):
+            raise ScenarioError("aggregate EF streams are cbr or poisson", field="arrivals")
+        arrivals = ARRIVALS["aggregate"]
+        s_kind = np.array([1 if k == "cbr" else 0 for _, k, _ in streams], np.int64)
+        s_rate = np.array([r / (8.0 * p.ef_size) * tick for r, _, _ in streams], np.float64)
+        s_phase = np.array([ph / tick if ph >= 0 else -1.0 for _, _, ph in streams], np.float64)
+    else:
+        s_kind = np.array([1 if p.arrivals == "cbr" else 0], np.int64)
+        s_rate, s_phase = np.array([lam_tick]), np.array([-1.0])
     bound = max_delay_bound(p)
     span = bound * BOUND_MARGIN
     width = nice_bin_width(span, MAX_BINS)
     bins = int(math.ceil(span / width)) + 1
-    return Setup(tick=tick, integral=integral, arrivals=ARRIVALS[p.arrivals], lam_tick=lam_tick, p_slot=p_slot,
+    return Setup(tick=tick, integral=integral, arrivals=arrivals, lam_tick=lam_tick, p_slot=p_slot,
                  ef_size=float(p.ef_size), ef_ticks=p.ef_size / g, ef_units=ef_units, be_sizes=be_sizes,
                  be_ticks=be_sizes / g, be_units=be_units, be_cum=cum, be_lam_tick=be_lam_tick, Q_t=int(p.Q_t),
-                 pq_cap=int(p.pq_cap),
-                 bound=bound, bin_width=width, bins=bins)
+                 pq_cap=int(p.pq_cap), bound=bound, bin_width=width, bins=bins, s_kind=s_kind, s_rate=s_rate,
+                 s_phase=s_phase)
 
 
 # --------------------------------------------------------------------------------------------- runs
@@ -174,6 +190,7 @@ class Replications:
     ccdf: np.ndarray  # the CCDF points, s
     packets: int
     warmup: float
+    sstats: np.ndarray | None = None  # (R, streams, N_SSTATS): per EF stream arrivals, losses, delays, delay sum (s)
 
 
 def _snap(x: np.ndarray) -> np.ndarray:
@@ -207,6 +224,7 @@ def run_replications(p, packets: int, replications: int, seed: int, warmup: floa
     bmax = np.full((R, B), -np.inf)
     above = np.zeros((R, ccdf.size), np.int64)
     st = np.zeros((R, N_STATS), np.float64)
+    sst = np.zeros((R, s.s_kind.shape[0], N_SSTATS), np.float64)
     width_ticks = s.bin_width / s.tick
     with threads(n_threads):
         step = batch or numba.get_num_threads()
@@ -214,7 +232,8 @@ def run_replications(p, packets: int, replications: int, seed: int, warmup: floa
             hi = min(R, lo + step)
             simulate_batch(seeds[lo:hi], s.arrivals, s.lam_tick, s.p_slot, s.ef_ticks, s.ef_units, s.be_ticks,
                    s.be_units, s.be_cum, s.be_lam_tick, s.Q_t, s.pq_cap, int(packets), warm, width_ticks, thr,
-                   counts[lo:hi], bmin[lo:hi], bmax[lo:hi], above[lo:hi], st[lo:hi])
+                   counts[lo:hi], bmin[lo:hi], bmax[lo:hi], above[lo:hi], st[lo:hi],
+                   s.s_kind, s.s_rate, s.s_phase, sst[lo:hi])
             if advance is not None:
                 advance(hi - lo)
     if st[:, S_OVERFLOW].sum() > 0:
@@ -224,7 +243,8 @@ def run_replications(p, packets: int, replications: int, seed: int, warmup: floa
     st[:, S_SUMSQ] *= s.tick ** 2
     st[:, S_MAX] *= s.tick
     st[:, S_TIME] *= s.tick
-    return Replications(s, seeds, counts, bmin * s.tick, bmax * s.tick, above, st, ccdf, int(packets), warmup)
+    sst[:, :, SS_SUM] *= s.tick
+    return Replications(s, seeds, counts, bmin * s.tick, bmax * s.tick, above, st, ccdf, int(packets), warmup, sst)
 
 
 def simulate_trace(p, packets: int, seed: int, *, with_state: bool = False):
@@ -253,17 +273,24 @@ def simulate_trace(p, packets: int, seed: int, *, with_state: bool = False):
     work = np.full(n, np.nan)
     ahead = np.full(n, -1, np.int64)
     st = np.zeros(N_STATS, np.float64)
+    stream = np.zeros(n, np.int64)
     seed32 = int(replication_seeds(seed, 1)[0])
     rows = simulate_one(seed32, s.arrivals, s.lam_tick, s.p_slot, s.ef_ticks, s.ef_units, s.be_ticks, s.be_units,
                      s.be_cum, s.be_lam_tick, s.Q_t, s.pq_cap, NEVER, 0, n, 1.0, np.zeros(0), np.zeros(1, np.int64),
-                     np.zeros(1), np.zeros(1), np.zeros(0, np.int64), st, cls, size, arr, dep, drop, work, ahead)
+                     np.zeros(1), np.zeros(1), np.zeros(0, np.int64), st, cls, size, arr, dep, drop, work, ahead,
+                     s.s_kind, s.s_rate, s.s_phase, np.zeros((s.s_kind.shape[0], N_SSTATS)), stream)
     sl = slice(0, rows)
-    cls, size, arr, dep, drop, work, ahead = cls[sl], size[sl], arr[sl], dep[sl], drop[sl], work[sl], ahead[sl]
+    cols = (cls, size, arr, dep, drop, work, ahead, stream)
+    cls, size, arr, dep, drop, work, ahead, stream = (x[sl] for x in cols)
     order = np.argsort(arr, kind="stable")
-    cls, size, arr, dep, drop, work, ahead = (x[order] for x in (cls, size, arr, dep, drop, work, ahead))
+    cls, size, arr, dep, drop, work, ahead, stream = (x[order] for x in (cls, size, arr, dep, drop, work, ahead,
+                                                                         stream))
     nbytes = np.where(cls == 0, s.ef_size, s.be_sizes[np.maximum(size, 0)])
     names = np.where(cls == 0, "EF", "BE")
-    table = make_table(flow=names, cls=names, size=np.round(nbytes).astype(np.int64), arrival=arr * s.tick,
+    flows = names
+    if s.arrivals == ARRIVALS["aggregate"]:  # the EF stream as the flow: EF.s1, EF.s2, ...
+        flows = np.where(cls == 0, np.char.add("EF.s", (stream + 1).astype(str)), "BE")
+    table = make_table(flow=flows, cls=names, size=np.round(nbytes).astype(np.int64), arrival=arr * s.tick,
                        departure=np.where(drop, np.nan, dep * s.tick), dropped=drop)
     if with_state:
         return table, {"work": np.where(cls == 0, work * s.tick, np.nan), "ahead": np.where(cls == 0, ahead, -1)}

@@ -62,11 +62,14 @@ class PQ(Strict):
     capacity: PositiveInt = Field(default=10, description="priority queue size, packets")
 
 
-class EFTraffic(Strict):
-    rate: Rate = Field(description="EF wire rate, bit/s")
-    size: PacketSize = Field(description="EF packet size on the wire, bytes")
-    arrivals: Literal["poisson", "cbr", "bernoulli"] = "poisson"
-    burst: Size | None = Field(default=None, description="token-bucket depth for the worst-case bound, bytes")
+class EFStream(Strict):
+    """One EF micro-flow of an aggregate (Ferrari et al. 2001, section V)."""
+
+    rate: Rate = Field(description="stream wire rate, bit/s")
+    size: PacketSize = Field(description="packet size on the wire, bytes")
+    arrivals: Literal["poisson", "cbr"] = "cbr"
+    phase: Literal["random"] | Time = Field(default="random", description="CBR: time of the first packet, or "
+                                            "'random' (uniform over one period, independent per stream)")
 
     @field_validator("rate", "size")
     @classmethod
@@ -74,6 +77,82 @@ class EFTraffic(Strict):
         if v <= 0:
             raise ValueError("must be positive")
         return v
+
+    @model_validator(mode="after")
+    def _phase(self):
+        if self.phase != "random":
+            if self.arrivals != "cbr":
+                raise ValueError("a phase is given only to a CBR stream")
+            if self.phase < 0:
+                raise ValueError("the phase is a time >= 0")
+        return self
+
+
+class EFTraffic(Strict):
+    """EF traffic: one stream (``rate``, ``size``, ``arrivals``), a list of ``streams``, or ``calls`` identical CBR
+    streams of the per-call stream ``call`` with independent uniform phases. After validation ``rate`` is the
+    aggregate rate and ``size`` the (common) packet size in every form."""
+
+    rate: Rate | None = Field(default=None, description="EF wire rate, bit/s (the aggregate's, for streams/calls)")
+    size: PacketSize | None = Field(default=None, description="EF packet size on the wire, bytes")
+    arrivals: Literal["poisson", "cbr", "bernoulli"] = "poisson"
+    burst: Size | None = Field(default=None, description="token-bucket depth for the worst-case bound, bytes")
+    streams: list[EFStream] | None = Field(default=None, description="an aggregate of EF streams")
+    calls: int | None = Field(default=None, description="number of identical calls (CBR, random phases)")
+    call: EFStream | None = Field(default=None, description="the per-call stream of 'calls'")
+
+    @field_validator("rate", "size")
+    @classmethod
+    def _pos(cls, v):
+        if v is not None and v <= 0:
+            raise ValueError("must be positive")
+        return v
+
+    @field_validator("calls", mode="before")
+    @classmethod
+    def _calls(cls, v):
+        if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, float) and v.is_integer())) or v < 1:
+            raise ValueError(f"the number of calls is a positive integer, got {v!r}")
+        return int(v)
+
+    @model_validator(mode="after")
+    def _forms(self):
+        single = self.rate is not None or self.size is not None
+        forms = [n for n, on in (("rate/size", single), ("streams", self.streams is not None),
+                                 ("calls", self.calls is not None or self.call is not None)) if on]
+        if len(forms) != 1:
+            raise ValueError("give exactly one of 'rate' and 'size' (one stream), 'streams' (a list) or 'calls' with "
+                             f"'call' (identical calls); found {', '.join(forms) or 'none'}")
+        if single:
+            if self.rate is None or self.size is None:
+                raise ValueError("a single EF stream needs both 'rate' and 'size'")
+            return self
+        if self.calls is not None or self.call is not None:
+            if self.calls is None or self.call is None:
+                raise ValueError("'calls' (how many) and 'call' (the per-call stream) go together")
+            if self.call.arrivals != "cbr" or self.call.phase != "random":
+                raise ValueError("a call is a CBR stream with a random phase (arrivals: cbr, phase: random)")
+            each = [self.call]
+        else:
+            if not self.streams:
+                raise ValueError("'streams' is empty")
+            each = self.streams
+        sizes = {s.size for s in each}
+        if len(sizes) > 1:
+            raise ValueError(f"the EF streams have different packet sizes ({', '.join(f'{x:g} B' for x in sorted(sizes))});"
+                             " the PQ + TxQ semantics here take one EF size: split them into equal sizes")
+        if self.arrivals != "poisson":  # the single-stream field: meaningless here, refuse rather than ignore
+            raise ValueError("'arrivals' belongs to each stream (or the call), not to the aggregate")
+        total = sum(s.rate for s in each) * (self.calls or 1)
+        object.__setattr__(self, "rate", total)
+        object.__setattr__(self, "size", each[0].size)
+        return self
+
+    def stream_list(self) -> list[EFStream]:
+        """The streams of an aggregate ([] for the single-stream form); ``calls`` expand to that many streams."""
+        if self.calls is not None:
+            return [self.call] * self.calls
+        return list(self.streams or [])
 
 
 class BESize(Strict):
@@ -199,10 +278,14 @@ class Scenario(ScenarioBase):
 
     @model_validator(mode="after")
     def _stable(self):
-        rho = self.traffic.EF.rate / self.link.rate
+        ef = self.traffic.EF
+        rho = ef.rate / self.link.rate
         if rho >= 1:
-            raise ScenarioError(f"EF utilisation rate/link = {rho:.4g} >= 1: the priority queue is unstable",
-                                field="traffic.EF.rate")
+            form = "calls" if ef.calls is not None else "streams" if ef.streams is not None else "rate"
+            what = {"calls": f"{ef.calls} calls x {ef.call.rate:g} bit/s" if ef.calls else "",
+                    "streams": f"the {len(ef.streams or [])} streams' total {ef.rate:g} bit/s", "rate": "rate"}[form]
+            raise ScenarioError(f"EF utilisation {what}/link = {rho:.4g} >= 1: the priority queue is unstable",
+                                field=f"traffic.EF.{form}")
         be = self.traffic.BE
         if be.rate is not None:
             total = rho + be.rate / self.link.rate
@@ -218,10 +301,20 @@ class Scenario(ScenarioBase):
 def params(scn: Scenario) -> Params:
     ef = scn.traffic.EF
     sizes, probs = scn.traffic.BE.distribution()
-    burst = ef.burst if ef.burst is not None else (ef.size if ef.arrivals == "cbr" else scn.pq.capacity * ef.size)
+    streams = tuple((s.rate, s.arrivals, -1.0 if s.phase == "random" else float(s.phase)) for s in ef.stream_list())
+    arrivals = ef.arrivals
+    if streams:
+        if all(k == "poisson" for _, k, _ in streams):
+            arrivals = "poisson"  # independent Poisson streams merge exactly into one
+        elif len(streams) == 1 and streams[0][2] < 0:
+            arrivals = "cbr"  # one random-phase CBR stream: the single-stream form
+        else:
+            arrivals = "aggregate"
+    n_cbr = len(streams) if streams and all(k == "cbr" for _, k, _ in streams) else (1 if arrivals == "cbr" else 0)
+    burst = ef.burst if ef.burst is not None else (n_cbr * ef.size if n_cbr else scn.pq.capacity * ef.size)
     return Params(C=scn.link.rate, Q_t=scn.txq.units, unit=scn.txq.unit_size, pq_cap=scn.pq.capacity,
-                  ef_size=ef.size, ef_rate=ef.rate, lam=ef.rate / (8.0 * ef.size), arrivals=ef.arrivals,
-                  be_sizes=sizes, be_probs=probs, burst=burst, be_rate=scn.traffic.BE.rate)
+                  ef_size=ef.size, ef_rate=ef.rate, lam=ef.rate / (8.0 * ef.size), arrivals=arrivals,
+                  be_sizes=sizes, be_probs=probs, burst=burst, be_rate=scn.traffic.BE.rate, ef_streams=streams)
 
 
 #: The metrics with a fixed name and their kinds (the quantiles and CCDF points are named by the scenario);
@@ -230,23 +323,51 @@ _FIXED: dict[str, Kind] = {"EF.delay.mean": "time", "EF.delay.worst_case_mean": 
                            "EF.loss": "probability", "EF.delay.cobham_mean": "time"}
 
 
+def stream_prefix(i: int) -> str:
+    """The metric prefix of EF stream ``i`` (0-based) of an aggregate: 'EF.s1', 'EF.s2', ..."""
+    return f"EF.s{i + 1}"
+
+
+def per_stream(p: Params) -> bool:
+    """Whether per-stream metrics are reported: an aggregate whose streams are not all alike (identical streams
+    with independent random phases are exchangeable: each one's statistics are the aggregate's)."""
+    return len(set(p.ef_streams)) > 1 or (len(p.ef_streams) > 1 and p.ef_streams[0][2] >= 0)
+
+
+#: Per-stream metrics (``EF.s<i>.<stat>``) and their kinds, by the simulator.
+_STREAM: dict[str, Kind] = {"delay.mean": "time", "loss": "probability"}
+
+
 def metric_names(scn: Scenario) -> list[str]:
     m = ["EF.delay.mean"] + [f"EF.delay.{quantile_name(q)}" for q in scn.metrics.quantiles]
     m += [ccdf_name("EF.delay", d) for d in scn.metrics.ccdf_at]
     m += [n for n in _FIXED if n not in m and n != "EF.delay.cobham_mean"]
+    ef = scn.traffic.EF
+    if ef.streams is not None or ef.calls is not None:
+        m.append("EF.aggregation_degree")
+        p = params(scn)
+        if per_stream(p):
+            m += [f"{stream_prefix(i)}.{stat}" for i in range(len(p.ef_streams)) for stat in _STREAM]
     return m
 
 
 def metric_kind(metric: str) -> Kind:
     if metric in _FIXED:
         return _FIXED[metric]
+    if metric == "EF.aggregation_degree":
+        return "probability"
+    parts = metric.split(".", 2)
+    if len(parts) == 3 and parts[0] == "EF" and parts[1][:1] == "s" and parts[1][1:].isdigit() \
+            and parts[2] in _STREAM:
+        return _STREAM[parts[2]]
     stat = metric[len("EF.delay."):] if metric.startswith("EF.delay.") else None
     if stat is not None and stat.startswith("ccdf@"):
         return "probability"
     if stat is not None and parse_quantile_name(stat) is not None:
         return "time"
     raise ScenarioError(f"unknown metric '{metric}' for a pq_txq scenario; known: EF.delay.pNN, "
-                        f"EF.delay.ccdf@<time>, {', '.join(_FIXED)}", field="metric")
+                        f"EF.delay.ccdf@<time>, {', '.join(_FIXED)}, and for EF aggregates "
+                        "EF.aggregation_degree, EF.s<i>.delay.mean, EF.s<i>.loss", field="metric")
 
 
 def slo_limit(scn: Scenario, slo) -> float:
@@ -371,6 +492,7 @@ def check_model_size(scn: Scenario) -> None:
         raise ModelUnsupported("the PRISM model covers saturated best effort only (its slot-start chain is exact "
                                "only while the line never idles); with a BE load the closed forms and the "
                                "simulator answer", field="traffic.BE.rate")
+    refuse_aggregate_model(params(scn))
     n = scn.pq.capacity
     if n > MAX_MODEL_PQ:
         terms = (n + 1) ** 2 if scn.traffic.EF.arrivals == "poisson" else n + 1
@@ -389,6 +511,22 @@ def check_model_size(scn: Scenario) -> None:
                             f"the budget of {opts.max_states:.3g}: the closed forms and the simulator answer at any "
                             "size; raise methods.model-checked.max_states (or --max-states) to build it anyway",
                             field="methods.model-checked.max_states")
+
+
+def refuse_aggregate_model(p: Params) -> None:
+    """The PRISM model has one EF arrival process: several Poisson streams merge into one exactly (and are
+    modelled), but an aggregate with CBR streams would need a credit counter per stream -- the state space
+    multiplied by the product of their credit ranges -- and is refused (a ResourceError: skipped with this reason
+    when the scenario merely enables the model, exit 4 when it is asked for by name) rather than answered by a
+    single stream of the aggregate rate, which is a different arrival process."""
+    if p.arrivals != "aggregate":
+        return
+    n = len(p.ef_streams)
+    what = (f"{n} EF streams with CBR among them" if n > 1 else "a CBR EF stream with a given phase")
+    raise ResourceError(f"{what} need a CBR credit counter per stream (the chain's states multiply by "
+                     "each stream's credit range) and the model has one EF stream; the closed forms and the "
+                     "simulator answer this aggregate (a Poisson approximation of it would neglect the CBR "
+                     "streams' smoothness)", field="traffic.EF")
 
 
 def render_models(scn: Scenario, out_dir) -> list:

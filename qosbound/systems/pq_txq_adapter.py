@@ -27,7 +27,7 @@ __all__ = ["PARAM_FIELDS", "scenario_fields", "model_results", "simulated_result
 PARAM_FIELDS = {"C": "link.rate", "Q_t": "txq.units", "unit": "txq.unit_size", "pq_cap": "pq.capacity",
                 "ef_size": "traffic.EF.size", "ef_rate": "traffic.EF.rate", "lam": "traffic.EF.rate",
                 "arrivals": "traffic.EF.arrivals", "be_sizes": "traffic.BE.sizes", "be_probs": "traffic.BE.sizes",
-                "burst": "traffic.EF.burst", "be_rate": "traffic.BE.rate"}
+                "burst": "traffic.EF.burst", "be_rate": "traffic.BE.rate", "ef_streams": "traffic.EF.streams"}
 
 
 @contextmanager
@@ -196,4 +196,14 @@ def simulated_results(p, opts, ccdf: list[float], qs: list[float], progress) -> 
     add_fraction("EF.loss", st[:, S_LOST], np.maximum(st[:, S_ARRIVALS], 1.0),
                  "mean of per-replication fractions of EF arrivals lost at the PQ",
                  **({"omitted": omitted} if omitted else {}))
+    from qosbound.systems.pq_txq import per_stream, stream_prefix
+    from qosbound.validation.pq_txq_kernels import SS_ARRIVALS, SS_DELAYS, SS_LOST, SS_SUM
+
+    for i in range(rep.sstats.shape[1] if per_stream(p) else 0):  # EF aggregates: each stream's own statistics
+        ss = rep.sstats[:, i]
+        if np.all(ss[:, SS_DELAYS] > 0):
+            add(f"{stream_prefix(i)}.delay.mean", "s", ss[:, SS_SUM] / ss[:, SS_DELAYS],
+                "mean of per-replication sample means of the stream's packets", stream=i + 1)
+        add_fraction(f"{stream_prefix(i)}.loss", ss[:, SS_LOST], np.maximum(ss[:, SS_ARRIVALS], 1.0),
+                     "mean of per-replication fractions of the stream's arrivals lost at the PQ", stream=i + 1)
     return out
