@@ -53,8 +53,9 @@ def _is_glob(arg: str) -> bool:
 def is_batch(args: list[str]) -> bool:
     """A folder, a glob pattern, or arguments naming more than one file: the batch form of the command (a file
     named twice is the single-file form, as it runs once)."""
-    from qosbound.shipped import resolve_scenario
+    from qosbound.shipped import resolve_folder, resolve_scenario
 
+    args = [resolve_folder(a) for a in args]
     if any(Path(a).is_dir() or _is_glob(a) for a in args):
         return True
     return len({str(Path(resolve_scenario(a)).resolve()) for a in args}) != 1
@@ -63,12 +64,13 @@ def is_batch(args: list[str]) -> bool:
 def expand(args: list[str]) -> list[str]:
     """The scenario files the arguments name, in order, each once: a file as given (or the shipped example of
     that name), a folder's ``*.yaml``/``*.yml`` files sorted by name, a glob pattern's matches sorted. A folder
-    with no scenario file or a pattern matching nothing is refused (exit 2): it names nothing to run."""
-    from qosbound.shipped import resolve_scenario
+    with no scenario file or a pattern matching nothing is refused (exit 2): it names nothing to run. A shipped
+    folder of examples may be named as a shipped example is (``edge-router``, ``examples/edge-router``)."""
+    from qosbound.shipped import resolve_folder, resolve_scenario
 
     out: list[str] = []
     seen: set[str] = set()
-    for arg in args:
+    for arg in map(resolve_folder, args):
         if Path(arg).is_dir():
             files = sorted(str(p) for p in Path(arg).iterdir() if p.suffix in SUFFIXES and p.is_file())
             if not files:

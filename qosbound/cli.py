@@ -171,7 +171,7 @@ def _evaluate(args, scn):
 
 
 def _single(args) -> bool:
-    """True when ``plan``/``verify`` got one scenario file (or shipped example): ``args.scenario`` becomes its
+    """True when ``plan``/``verify``/``admit`` got one scenario file (or shipped example): ``args.scenario`` becomes its
     path. Several files, a folder or a glob pattern are a batch (:mod:`qosbound.batch`)."""
     from qosbound.batch import is_batch
     from qosbound.shipped import resolve_scenario
@@ -269,23 +269,33 @@ def cmd_verify(args) -> int:
     return code
 
 
+def admit_document(name: str, res) -> dict:
+    """``admit --json`` for one scenario's answer (also a row of the batch form's document)."""
+    return {"scenario": name, "parameter": res.parameter, "direction": res.direction, "value": res.value,
+            "unit": res.unit, "method": res.method, "binding_slo": res.binding, "evaluations": res.evaluations,
+            "message": res.message, "notes": res.notes,
+            "history": [{"value": x, "margin": (m if m != float('-inf') else None)} for x, m in res.history]}
+
+
 def cmd_admit(args) -> int:
+    """``admit``: one scenario's search; several files, a folder or a glob are a batch
+    (:mod:`qosbound.batch_admit`)."""
     from qosbound.admit import admit, search_range
     from qosbound.progress import progress
     from qosbound.scenario import load
     from qosbound.units import format_quantity
 
+    if not _single(args):
+        from qosbound.batch_admit import main as batch_main
+
+        return batch_main(args)
     scn = load(args.scenario)
     lo, hi = search_range(scn, args.vary, args.min, args.max, args.direction)
     with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
         res = isolated(admit, scn, args.vary, direction=args.direction, method=args.method, lo=lo, hi=hi,
                        what=f"admission search over {args.vary}", progress=prog)
     if args.json:
-        print(json.dumps({"scenario": scn.name, "parameter": res.parameter, "direction": res.direction,
-                          "value": res.value, "unit": res.unit, "method": res.method, "binding_slo": res.binding,
-                          "evaluations": res.evaluations, "message": res.message, "notes": res.notes,
-                          "history": [{"value": x, "margin": (m if m != float('-inf') else None)}
-                                      for x, m in res.history]}, indent=2, allow_nan=False))
+        print(json.dumps(admit_document(scn.name, res), indent=2, allow_nan=False))
     else:
         for note in res.notes:
             print(f"note: {note}", file=sys.stderr)
@@ -486,8 +496,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="budget on a model's states (overrides methods.model-checked.max_states)")
     sp.set_defaults(func=cmd_verify)
 
-    sp = add(sub, "admit", help="largest (or smallest) parameter value meeting every SLO")
-    common(sp)
+    sp = add(sub, "admit", help="largest (or smallest) parameter value meeting every SLO",
+             description="Several scenarios (files, a folder, a glob) are one search each on the sweep's executor, "
+                         "summarised in one table (one row per scenario: the value, its method and binding SLO); a "
+                         "file that cannot be loaded is a row with its one-line error and the others still run. The "
+                         "batch exits with the most serious code: 70, then 2, 4, 1 (a scenario where no value meets "
+                         "every SLO), 0.")
+    scenarios(sp)
     sp.add_argument("--vary", required=True, metavar="PARAM", help="dotted parameter, e.g. traffic.EF.rate")
     sp.add_argument("--direction", choices=["largest", "smallest"], default=None,
                     help="the largest (default) or smallest value meeting every SLO; for a TSQ hint "

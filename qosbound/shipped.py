@@ -21,7 +21,8 @@ import yaml
 
 from qosbound.errors import ScenarioError
 
-__all__ = ["examples_dir", "example_names", "example_path", "resolve_scenario", "reference", "reference_path"]
+__all__ = ["examples_dir", "example_folders", "example_names", "example_path", "resolve_folder", "resolve_scenario",
+           "reference", "reference_path"]
 
 
 def examples_dir():
@@ -40,6 +41,26 @@ def example_path(name: str) -> Path:
     if stem not in example_names():
         raise ScenarioError(f"no shipped example '{stem}'; shipped: {', '.join(example_names())}")
     return Path(str(examples_dir().joinpath(f"{stem}.yaml")))
+
+
+def example_folders() -> list[str]:
+    """Names of the shipped folders of examples (one router's ports each), sorted."""
+    return sorted(p.name for p in examples_dir().iterdir()
+                  if p.is_dir() and any(q.name.endswith(".yaml") for q in p.iterdir()))
+
+
+def resolve_folder(arg: str) -> str:
+    """``arg`` itself when it exists or names no shipped folder, else the shipped folder's path.
+
+    Accepted names: ``edge-router``, ``edge-router/`` and ``examples/edge-router`` (the README's spelling, run
+    from outside a checkout).
+    """
+    if not isinstance(arg, str) or not arg or Path(arg).exists():
+        return arg
+    p = Path(arg.rstrip("/"))
+    if p.parent not in (Path("."), Path("examples")) or p.name not in example_folders():
+        return arg
+    return str(examples_dir().joinpath(p.name))
 
 
 def resolve_scenario(arg: str) -> str:

@@ -1,0 +1,225 @@
+"""``admit`` over many scenarios at once: one router's ports, each answered by the single-file search.
+
+"How many G.711 calls fit on each of our 40 WAN ports" is one search per port. Each file is loaded and its
+search range checked here (a file that cannot be loaded, or whose range is bad, is a row with its one-line
+error and the others still run); the searches then run on the sweep's executor
+(:mod:`qosbound.sweep.execute`): one after another in one isolated child by default, on a local Dask cluster
+with ``--workers N``, or on the cluster at ``--scheduler ADDRESS``. Each search is exactly the single-file
+:func:`qosbound.admit.admit` (same default method, same fall-back when a model is above its state budget,
+same tolerance), so a row says what ``qosbound admit FILE`` says.
+
+Exit code: the most serious of the ports' (:func:`qosbound.batch.batch_exit_code`): 70 an internal error, 2
+bad input, 4 a resource limit, 1 a port where no value meets every SLO, 0 every port answered.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qosbound.batch import _located, _unique_suites, batch_exit_code, expand
+from qosbound.errors import InternalError, Interrupted, QosboundError
+from qosbound.verdicts import EXIT_OK, EXIT_SLO
+
+__all__ = ["AdmitEntry", "evaluate_admission", "main"]
+
+
+@dataclass
+class AdmitEntry:
+    """One port of a batch admission: its file, and its search's answer or the error that stopped it."""
+
+    file: str
+    name: str
+    system: str = ""
+    result: object = None  # qosbound.admit.AdmitResult
+    error: QosboundError | None = None
+    wall: float = 0.0
+    suite: str = ""  # unique name in the batch (as qosbound.batch names report suites)
+    skipped: dict = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        if self.error is not None:
+            return self.error.exit_code
+        return EXIT_OK if self.result.value is not None else EXIT_SLO
+
+
+def _prepare(file: str, args) -> tuple[AdmitEntry, dict | None]:
+    from qosbound.admit import search_range
+    from qosbound.scenario import load
+
+    t0 = time.perf_counter()
+    entry = AdmitEntry(file=file, name=Path(file).stem)
+    try:
+        scn = load(file)
+        entry.name, entry.system = scn.name, scn.system
+        lo, hi = search_range(scn, args.vary, args.min, args.max, args.direction)
+    except Interrupted:
+        raise
+    except QosboundError as e:
+        entry.error, entry.wall = _located(e, file), time.perf_counter() - t0
+        return entry, None
+    return entry, {"raw": scn.raw, "path": scn.path, "vary": args.vary, "direction": args.direction,
+                   "method": args.method, "lo": lo, "hi": hi}
+
+
+def evaluate_admission(task: dict, _path, _methods) -> dict:
+    """One port's search (in the executor's child or a Dask worker): {'status': 'ok', 'result': AdmitResult}
+    or {'status': 'error', 'error': ...}."""
+    import traceback
+
+    from qosbound.admit import admit
+    from qosbound.cli import engine_output_to_stderr
+    from qosbound.isolate import memory_error
+    from qosbound.scenario import build
+
+    t0 = time.perf_counter()
+    try:
+        scn = build(task["raw"], task["path"])
+        with engine_output_to_stderr():
+            res = admit(scn, task["vary"], direction=task["direction"], method=task["method"], lo=task["lo"],
+                        hi=task["hi"])
+    except Interrupted:
+        raise
+    except QosboundError as e:
+        return {"status": "error", "error": _located(e, task["path"]), "wall": time.perf_counter() - t0}
+    except MemoryError:
+        return {"status": "error", "error": memory_error(f"admission on {task['path']}", None),
+                "wall": time.perf_counter() - t0}
+    except Exception as e:  # noqa: BLE001 - a bug on one port must not lose the others' answers
+        return {"status": "error", "wall": time.perf_counter() - t0,
+                "error": InternalError(f"{task['path']}: {e.__class__.__name__}: {e}", traceback.format_exc())}
+    return {"status": "ok", "result": res, "wall": time.perf_counter() - t0}
+
+
+def _run(prepared, *, workers: int, scheduler: str | None, show_progress: bool | None) -> str:
+    import uuid
+
+    from qosbound.batch import _executor
+    from qosbound.sweep.cache import Cache
+    from qosbound.sweep.execute import run_dask, run_serial
+    from qosbound.sweep.run import _bar
+
+    run_id = uuid.uuid4().hex[:12]
+    tasks = [(f"admit-{run_id}-{i}", task) for i, (_, task) in enumerate(prepared) if task is not None]
+    dask = _executor(workers, scheduler)
+    where = (f"the Dask cluster at {scheduler}" if scheduler else
+             f"{workers} Dask workers" if dask else "one child process")
+    if not tasks:
+        return where
+    if show_progress is None:
+        show_progress = sys.stderr.isatty()
+    label = f"admit: {len(tasks)} scenarios"
+    with _bar(show_progress) as prog:
+        if dask:
+            got = run_dask(tasks, None, None, Cache(None), prog, workers=workers, scheduler=scheduler,
+                           evaluate=evaluate_admission, label=label)
+        else:
+            got = run_serial(tasks, None, None, Cache(None), prog, evaluate=evaluate_admission, label=label)
+    for i, (entry, task) in enumerate(prepared):
+        if task is None:
+            continue
+        rec = got[f"admit-{run_id}-{i}"]
+        entry.wall = rec["wall"]
+        if rec["status"] == "ok":
+            entry.result = rec["result"]
+        else:
+            entry.error = rec["error"]
+    return where
+
+
+def document(entry: AdmitEntry) -> dict:
+    """One port's ``--json`` document: the single-file ``admit --json`` keys with ``file``, ``exit_code`` and
+    ``seconds``; for a port that could not be searched, its file, error and exit code."""
+    base = {"scenario": entry.name, "file": entry.file, "system": entry.system or None,
+            "exit_code": entry.exit_code, "seconds": round(entry.wall, 3)}
+    if entry.error is not None:
+        return {**base, "error": str(entry.error)}
+    from qosbound.cli import admit_document
+
+    return {**admit_document(entry.name, entry.result), **base}
+
+
+def _counts(entries) -> dict:
+    return {"scenarios": len(entries),
+            "answered": sum(e.error is None and e.result.value is not None for e in entries),
+            "none_feasible": sum(e.error is None and e.result.value is None for e in entries),
+            "not_evaluated": sum(e.error is not None for e in entries)}
+
+
+def render_table(entries, parameter: str, where: str, seconds: float, code: int, out=None) -> None:
+    """One row per port (its answer with unit, method, binding SLO, evaluations, exit, seconds), then the
+    notes and errors, then totals."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from qosbound.report import console
+    from qosbound.units import format_quantity
+
+    c = console(out)
+    direction = next((e.result.direction for e in entries if e.result is not None), "largest")
+    t = Table(title=f"qosbound admit: {direction} {parameter} meeting every SLO, {len(entries)} scenarios",
+              title_justify="left")
+    for col, just in (("scenario", "left"), ("file", "left"), ("value", "right"), ("method", "left"),
+                      ("binding SLO", "left"), ("evaluations", "right"), ("exit", "right"), ("seconds", "right")):
+        t.add_column(col, justify=just, overflow="fold")
+    for e in entries:
+        style = "green" if e.exit_code == EXIT_OK else "bold red"
+        if e.error is not None:
+            value, method, binding, evals = "[red]not evaluated[/]", "-", "-", "-"
+        else:
+            r = e.result
+            value = (format_quantity(r.value, r.unit, digits=6) if r.value is not None
+                     else "[bold red]none feasible[/]")
+            method, binding, evals = r.method, escape(r.binding or "-"), str(r.evaluations)
+        t.add_row(escape(e.suite), escape(e.file), value, method, binding, evals, f"[{style}]{e.exit_code}[/]",
+                  f"{e.wall:.1f}")
+    c.print(t)
+    for e in entries:
+        if e.error is not None:
+            c.print(f"[bold red]error[/] {escape(e.suite)} (exit {e.exit_code}): {escape(str(e.error))}",
+                    highlight=False, soft_wrap=True)
+            continue
+        for note in e.result.notes:
+            c.print(f"[yellow]note[/] {escape(e.suite)}: {escape(note)}", highlight=False, soft_wrap=True)
+        if e.result.value is None:
+            c.print(f"{escape(e.suite)}: no value of {escape(parameter)} meets every SLO "
+                    f"({escape(e.result.message)}; method {e.result.method})", highlight=False, soft_wrap=True)
+        elif e.result.message:  # what stops the search where no SLO binds (the range's end, an invalid value)
+            c.print(f"{escape(e.suite)}: {escape(e.result.message)}", highlight=False, soft_wrap=True)
+    n = _counts(entries)
+    c.print(f"{n['scenarios']} scenarios in {seconds:.1f} s on {where}: {n['answered']} answered, "
+            f"{n['none_feasible']} with no feasible value, {n['not_evaluated']} not evaluated; exit {code}",
+            highlight=False, soft_wrap=True)
+
+
+def main(args) -> int:
+    """``admit`` over several scenarios (see the module docstring); the batch's exit code."""
+    import json
+
+    from qosbound.cli import _RUN
+    from qosbound.sweep import _workers
+
+    t0 = time.perf_counter()
+    workers = _workers(args.workers)
+    files = expand(args.scenario)
+    prepared = [_prepare(f, args) for f in files]
+    entries = [e for e, _ in prepared]
+    _unique_suites(entries)
+    where = _run(prepared, workers=workers, scheduler=args.scheduler,
+                 show_progress=None if not args.quiet else False)
+    code = batch_exit_code(e.exit_code for e in entries)
+    seconds = time.perf_counter() - t0
+    if _RUN.get("debug"):
+        for e in entries:
+            if isinstance(e.error, InternalError) and e.error.details:
+                print(e.error.details, file=sys.stderr, end="")
+    if args.json:
+        print(json.dumps({"parameter": args.vary, "scenarios": [document(e) for e in entries], "exit_code": code,
+                          "counts": _counts(entries), "seconds": round(seconds, 3), "executor": where},
+                         indent=2, allow_nan=False))
+    else:
+        render_table(entries, args.vary, where, seconds, code)
+    return code
