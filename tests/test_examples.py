@@ -14,6 +14,7 @@ from qosbound.systems import get_system
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+PORTS = sorted((ROOT / "examples").glob("*/*.yaml"))  # folders of one router's ports
 
 
 def run(*args):
@@ -44,6 +45,18 @@ def test_example_plan_json_is_clean_and_every_check_holds(path):
     failing = [v for v in doc["verdicts"] if v["status"] in ("violated", "disagree", "missing")]
     assert proc.returncode == 0 and not failing, (failing, proc.stderr[-2000:])
     assert doc["metrics"] and all(m["method"] in methods for m in doc["metrics"])
+
+
+@pytest.mark.parametrize("path", PORTS, ids=[f"{p.parent.name}/{p.stem}" for p in PORTS])
+def test_every_port_of_the_shipped_folders_loads_and_its_closed_forms_answer(path):
+    """Each port of a shipped folder is a valid scenario on its own; its closed forms answer every metric they
+    give with a finite number and a unit (the folder's batch commands are run by the docs' tests)."""
+    scn = load(path)
+    assert scn.slos, "a port in a shipped folder declares SLOs"
+    proc = run("plan", str(path), "--json", "--quiet", "--methods", "closed-form")
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    doc = json.loads(proc.stdout)
+    assert doc["metrics"] and all(m["method"] == "closed-form" for m in doc["metrics"])
 
 
 def test_readme_first_command_runs():

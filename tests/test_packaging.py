@@ -51,9 +51,10 @@ def test_wheel_ships_every_example_and_reference_file(wheel):
     """Every example scenario of the checkout and every paper's reference data is in the wheel, so the commands
     that read them (reproduce, plan by name) work without a checkout."""
     names = set(zipfile.ZipFile(wheel).namelist())
-    examples = sorted(p.name for p in (ROOT / "examples").glob("*.yaml"))
-    assert examples
-    for name in examples:
+    examples = sorted(p.relative_to(ROOT / "examples").as_posix() for p in (ROOT / "examples").glob("*.yaml"))
+    folders = sorted(p.relative_to(ROOT / "examples").as_posix() for p in (ROOT / "examples").glob("*/*.yaml"))
+    assert examples and folders  # the folders of ports (edge-router, wan-ports) ship too
+    for name in examples + folders:
         assert f"qosbound/examples/{name}" in names, name
     for p in sorted((ROOT / "qosbound" / "data").glob("*.yaml")):
         assert f"qosbound/data/{p.name}" in names, p.name
