@@ -120,6 +120,20 @@ def _convert(q, kind: Kind, original, field) -> float:
     raise ScenarioError(f"'{original}' has the wrong units: expected {expected}", field=field)
 
 
+_SCALES = {"s": ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")),
+           "bit/s": ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1.0, "bit/s"))}
+
+
+def display_scale(values, unit: str) -> tuple[float, str]:
+    """(divisor, unit) to show SI ``values`` of ``unit`` on one axis: the largest prefix at which the largest
+    magnitude is at least 1 (0.0127 s -> (1e-3, 'ms')); (1, unit) for units without prefixes."""
+    scales = _SCALES.get(unit)
+    top = max((abs(v) for v in values if v is not None and math.isfinite(v)), default=0.0)
+    if not scales or top == 0:
+        return 1.0, unit
+    return next(((f, n) for f, n in scales if top >= f), scales[-1])
+
+
 def format_quantity(value: float, unit: str, digits: int = 4) -> str:
     """Format an SI value for people: 0.01264 s -> '12.65 ms', 2e6 bit/s -> '2 Mbit/s'."""
     if value is None:
@@ -130,12 +144,12 @@ def format_quantity(value: float, unit: str, digits: int = 4) -> str:
         a = abs(value)
         if a == 0:
             return "0 s"
-        for scale, name in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
+        for scale, name in _SCALES["s"]:
             if a >= scale or name == "ns":
                 return f"{value / scale:.{digits}g} {name}"
     if unit == "bit/s":
         a = abs(value)
-        for scale, name in ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1.0, "bit/s")):
+        for scale, name in _SCALES["bit/s"]:
             if a >= scale or name == "bit/s":
                 return f"{value / scale:.{digits}g} {name}"
     if unit == "B":

@@ -135,6 +135,9 @@ def test_closed_form_sweep_table_plots_and_cache(capsys, tmp_path):
     for m in {r["metric"] for r in rows if r["value"]}:
         for ext in ("png", "svg"):
             assert (out / f"{m}.{ext}").stat().st_size > 1000
+    # axes in the units a reader expects: rates of 200 kbit/s..1 Mbit/s in Mbit/s, delays of ms in ms
+    svg = (out / "EF.delay.worst_case_mean.svg").read_text()
+    assert "traffic.EF.rate [Mbit/s]" in svg and "EF.delay.worst_case_mean [ms]" in svg
     import pyarrow.parquet as pq
 
     table = pq.read_table(out / "sweep.parquet")
@@ -214,3 +217,16 @@ def test_model_checked_point_equals_plan(capsys, tmp_path):
         mean = here[("EF.delay.mean", "model-checked")]
         assert float(mean["value"]) <= float(here[("EF.delay.worst_case_mean", "closed-form")]["value"])
         assert mean["kind"] == "numerical" and mean["agreement"] in ("agree", "approximate")
+
+
+def test_plot_axes_take_the_prefix_of_their_largest_value():
+    """0.0127 s is drawn in ms, 2e5..1e6 bit/s in Mbit/s, 850 bit/s in bit/s; units without prefixes and
+    empty or zero data keep the SI unit."""
+    from qosbound.units import display_scale
+
+    assert display_scale([0.003, 0.0127], "s") == (1e-3, "ms")
+    assert display_scale([2e-6, 4e-5], "s") == (1e-6, "µs")
+    assert display_scale([2e5, 1e6], "bit/s") == (1e6, "Mbit/s")
+    assert display_scale([850.0], "bit/s") == (1.0, "bit/s")
+    assert display_scale([0.2, 0.5], "1") == (1.0, "1")
+    assert display_scale([], "s") == (1.0, "s") and display_scale([0.0], "s") == (1.0, "s")

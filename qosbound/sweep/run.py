@@ -12,6 +12,7 @@ from qosbound.errors import ScenarioError
 from qosbound.sweep.cache import Cache, point_key
 from qosbound.sweep.execute import run_dask, run_serial, with_seed
 from qosbound.sweep.grid import Axis, parse_vary, points, set_param
+from qosbound.units import display_scale
 
 __all__ = ["Sweep", "prepare", "run", "table_rows", "COLUMNS"]
 
@@ -207,9 +208,13 @@ def write_plots(sw: Sweep, out: Path) -> list[str]:
                 rest = tuple((a.path, r[a.column]) for a in sw.axes[1:])
                 lines.setdefault((r["method"], rest), []).append((r[x_axis.column], r["value"], r["low"], r["high"]))
                 unit = r["unit"]
+        x_div, x_unit = display_scale([p[0] for pts in lines.values() for p in pts], x_axis.unit)
+        y_div, y_unit = display_scale([p[1] for pts in lines.values() for p in pts], unit)
         for (method, rest), pts in sorted(lines.items()):
             pts.sort()
             xs, ys, lo, hi = (list(t) for t in zip(*pts))
+            xs = [x / x_div for x in xs]
+            ys, lo, hi = ([v / y_div for v in seq] for seq in (ys, lo, hi))
             label = method + "".join(f", {p} = {v:g}" for p, v in rest)
             (ln,) = ax.plot(xs, ys, marker="o", ms=3, label=label)
             if any(h > l_ for l_, h in zip(lo, hi)):
@@ -222,11 +227,11 @@ def write_plots(sw: Sweep, out: Path) -> list[str]:
                     limits.setdefault(v["name"], []).append((values[0], v["limit"]))
         for name, pts in sorted(limits.items()):
             pts = sorted(set(pts))
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], "k--", lw=1, label=f"SLO {name}")
+            ax.plot([p[0] / x_div for p in pts], [p[1] / y_div for p in pts], "k--", lw=1, label=f"SLO {name}")
         if x_axis.log:
             ax.set_xscale("log")
-        ax.set_xlabel(x_axis.column)
-        ax.set_ylabel(f"{metric} [{unit}]" if unit and unit != "1" else metric)
+        ax.set_xlabel(f"{x_axis.path} [{x_unit}]" if x_unit and x_unit != "1" else x_axis.path)
+        ax.set_ylabel(f"{metric} [{y_unit}]" if y_unit and y_unit != "1" else metric)
         ax.set_title(f"{sw.scenario.name}: {metric}")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
