@@ -97,3 +97,17 @@ def test_a_shipped_folder_is_named_from_any_directory(tmp_path, name):
     r = subprocess.run([sys.executable, "-m", "qosbound", "plan", "no-such-router/", "--quiet"], cwd=tmp_path,
                        env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_two_dask_workers_give_the_serial_answers(tmp_path, capsys):
+    """The executor does not change an answer: the same ports searched on two local Dask workers give the
+    serial run's values, methods and binding SLOs."""
+    pytest.importorskip("distributed")
+    d = _ports(tmp_path, "wan0", "wan1")
+    code1, serial = _run(capsys, "admit", str(d), "--vary", "traffic.EF.rate")
+    code2, dask = _run(capsys, "admit", str(d), "--vary", "traffic.EF.rate", "--workers", "2")
+    assert code1 == code2 == 0
+    assert dask["executor"] == "2 Dask workers" and serial["executor"] == "one child process"
+    key = ("scenario", "value", "method", "binding_slo", "evaluations")
+    assert [tuple(s[k] for k in key) for s in dask["scenarios"]] == [tuple(s[k] for k in key)
+                                                                       for s in serial["scenarios"]]
