@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from qosbound.errors import ResourceError, ScenarioError
+from qosbound.errors import SKIPPABLE, ScenarioError
 from qosbound.scenario import build, get_path, set_path
 from qosbound.systems import get_system
 from qosbound.units import parse_quantity
@@ -158,13 +158,14 @@ def admit(scn, parameter: str, *, direction: str | None = None, method: str | No
 
     def evaluate(trial):
         """The trial by the search's methods; a method chosen by default that exceeds its resource budget (a
-        model above ``max_states``) gives way to the simulator (else the closed form), with a note."""
+        model above ``max_states``) or does not cover the trial (a BE load) gives way to the simulator (else the
+        closed form), with a note."""
         nonlocal method, used
         from qosbound.progress import QUIET
 
         try:
             return system.evaluate(trial, used, progress or QUIET)
-        except ResourceError as e:
+        except SKIPPABLE as e:
             fallback = next((m for m in ("simulated", "closed-form") if m in methods and m != method), None)
             if not auto or fallback is None:
                 raise

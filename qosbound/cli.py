@@ -104,19 +104,20 @@ def _evaluate_methods(system, scn, methods, progress, optional=()):
     """Every requested method in turn (run in the isolated child), with the seconds each took.
 
     A method in ``optional`` (enabled by the scenario, not asked for on the command line) that would exceed a
-    resource budget (a ResourceError, e.g. a model above ``max_states``) is skipped with its reason instead of
-    failing the run; the other methods still answer. Returns (results, seconds per method, skipped: method ->
+    resource budget (a ResourceError, e.g. a model above ``max_states``) or does not cover the scenario
+    (MethodNotApplicable) is skipped with its reason instead of failing the run; the other methods still
+    answer. Returns (results, seconds per method, skipped: method ->
     reason)."""
     import time
 
-    from qosbound.errors import ResourceError
+    from qosbound.errors import SKIPPABLE
 
     results, seconds, skipped = [], {}, {}
     for m in methods:
         t0 = time.perf_counter()
         try:
             results += system.evaluate(scn, [m], progress)
-        except ResourceError as e:
+        except SKIPPABLE as e:
             if m not in optional:
                 raise
             skipped[m] = f"{'field ' + repr(e.field) + ': ' if e.field else ''}{e.problem}"

@@ -20,7 +20,7 @@ Exit codes (shared by every command; :mod:`qosbound.cli` documents them to users
 from __future__ import annotations
 
 __all__ = ["QosboundError", "ScenarioError", "ModelError", "EngineError", "TraceError", "ResourceError",
-           "InternalError", "Interrupted", "EXIT_RESOURCE", "EXIT_INTERNAL", "EXIT_INTERRUPT", "EXIT_TERMINATED"]
+           "MethodNotApplicable", "SKIPPABLE", "InternalError", "Interrupted", "EXIT_RESOURCE", "EXIT_INTERNAL", "EXIT_INTERRUPT", "EXIT_TERMINATED"]
 
 EXIT_RESOURCE = 4
 EXIT_INTERNAL = 70
@@ -94,6 +94,17 @@ class ResourceError(ScenarioError):
     """
 
     exit_code = EXIT_RESOURCE
+
+
+class MethodNotApplicable(ScenarioError):
+    """A method that does not cover the scenario (e.g. the PRISM model of the PQ + TxQ port with a best-effort
+    load: its slot-start chain is exact only while the line never idles). Bad input (exit 2) when the method is
+    asked for by name; skipped with this reason when the scenario merely enables it, as a model above its state
+    budget is (:data:`SKIPPABLE`)."""
+
+
+#: Errors that skip a method the scenario merely enables (the others still answer), with the error as reason.
+SKIPPABLE = (ResourceError, MethodNotApplicable)
 
 
 class InternalError(QosboundError):
