@@ -303,6 +303,16 @@ def _push(heap, ctr, t, kind, a, b):
 
 
 @njit(cache=True)
+def _arm(heap, ctr, S, f):
+    """Make sure a timer event is pending no later than the retransmission deadline (events at a later
+    deadline re-arm themselves when they fire; an earlier deadline gets its own event)."""
+    d = S[f, T.DEADLINE]
+    if d < S[f, T.ARMED]:
+        S[f, T.ARMED] = d
+        _push(heap, ctr, d, 5, f, 0)
+
+
+@njit(cache=True)
 def _alloc(free, nfree):
     if nfree[0] == 0:
         raise RuntimeError("packet pool exhausted")
@@ -472,17 +482,16 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                 p_f[pid2] = f
                 p_s[pid2] = out[j]
                 _push(heap, ctr, t + access[f], 1, pid2, 0)
-            if S[f, T.DEADLINE] < np.inf and S[f, T.ARMED] == 0.0:
-                S[f, T.ARMED] = 1.0
-                _push(heap, ctr, S[f, T.DEADLINE], 5, f, 0)
+            _arm(heap, ctr, S, f)
         elif kind == 5:  # retransmission timer
             f = a
-            S[f, T.ARMED] = 0.0
+            if t != S[f, T.ARMED]:
+                continue  # superseded by an earlier deadline
+            S[f, T.ARMED] = np.inf
             if S[f, T.DEADLINE] == np.inf:
                 continue
             if t < S[f, T.DEADLINE] - 1e-12:
-                S[f, T.ARMED] = 1.0
-                _push(heap, ctr, S[f, T.DEADLINE], 5, f, 0)
+                _arm(heap, ctr, S, f)
                 continue
             T.on_timeout(S, SB, f, t, cand)
             k = T.send_batch(S, SB, TS, f, t, cand, out)
@@ -491,9 +500,7 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                 p_f[pid2] = f
                 p_s[pid2] = out[j]
                 _push(heap, ctr, t + access[f], 1, pid2, 0)
-            if S[f, T.DEADLINE] < np.inf:
-                S[f, T.ARMED] = 1.0
-                _push(heap, ctr, S[f, T.DEADLINE], 5, f, 0)
+            _arm(heap, ctr, S, f)
         else:  # start
             f = a
             k = T.send_batch(S, SB, TS, f, t, cand, out)
@@ -502,9 +509,7 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                 p_f[pid2] = f
                 p_s[pid2] = out[j]
                 _push(heap, ctr, t + access[f], 1, pid2, 0)
-            if S[f, T.DEADLINE] < np.inf:
-                S[f, T.ARMED] = 1.0
-                _push(heap, ctr, S[f, T.DEADLINE], 5, f, 0)
+            _arm(heap, ctr, S, f)
     for f in range(n):
         T._integrate(S, f, w1)
     return st, col_arr, col_drop, packets, events

@@ -30,12 +30,14 @@ The TCP modelled (segment granularity, one connection per flow)
   congestion avoidance, the ACK adds ``1/cwnd``. Initial window ``init_cwnd`` (10 as Linux and
   ns-3), initial ``ssthresh`` unbounded. Duplicate ACKs do not grow the window.
 * **RTO (RFC 6298):** ``srtt``, ``rttvar`` with gains 1/8 and 1/4, ``RTO = srtt + max(G, 4 rttvar)``
-  with clock granularity G = 1 ms, at least ``min_rto``, at most 60 s. Samples only from segments
-  never retransmitted (Karn), taken on ACKs that advance ``snd_una`` from the newest segment they
-  acknowledge. The timer runs while data is outstanding and restarts on every ACK of new data.
-  On expiry: ``ssthresh = max(pipe/2, 2)``, ``cwnd = 1``, every unSACKed outstanding segment is
+  with clock granularity G = 1 ms, at least ``min_rto``, at most 60 s. One sample per ACK that
+  advances ``snd_una``, from the send time of the newest segment it acknowledges, and only when no
+  segment it acknowledges was retransmitted or marked lost and that newest one was not SACKed
+  before (Karn's rule as Linux applies it to a cumulative ACK). The timer runs while data is outstanding and restarts on every ACK of new data,
+  which also ends a backoff (the RTO is recomputed from ``srtt`` and ``rttvar``, as Linux and
+  ns-3 do; RFC 6298 would keep the backed-off value until a new sample). On expiry: ``ssthresh = max(pipe/2, 2)``, ``cwnd = 1``, every unSACKed outstanding segment is
   LOST (its RETRANSMITTED flag cleared; SACK information is kept), recovery ends,
-  ``recover = snd_max - 1`` and the RTO doubles (exponential backoff) until a new sample.
+  ``recover = snd_max - 1`` and the RTO doubles (exponential backoff) at each back-to-back expiry.
 * **Receiver: delayed ACKs (RFC 1122, RFC 5681 section 4.2).** An in-order segment is
   acknowledged when it is the second one unacknowledged, else a 200 ms timer (``delack``) is
   started; an out-of-order segment, a duplicate, or a segment that fills (part of) a hole is
@@ -77,7 +79,7 @@ SRTT = 7
 RTTVAR = 8
 RTO = 9
 DEADLINE = 10    # retransmission timer deadline (inf: stopped)
-ARMED = 11       # a timer event is pending in the event queue
+ARMED = 11       # time of the retransmission-timer event pending in the event queue (inf: none)
 FILE = 12        # segments to send (-1: bulk)
 RWND = 13        # receive window, segments
 MINRTO = 14
@@ -110,6 +112,7 @@ def new_state(n: int, W: int, *, init_cwnd: float, rwnd: int, min_rto: float, fi
     S[:, RTTVAR] = np.asarray(base_rtt, dtype=float) / 2.0
     S[:, RTO] = np.maximum(min_rto, S[:, SRTT] + np.maximum(G, 4.0 * S[:, RTTVAR]))
     S[:, DEADLINE] = np.inf
+    S[:, ARMED] = np.inf
     S[:, FILE] = np.asarray(files, dtype=float)
     S[:, RWND] = rwnd
     S[:, MINRTO] = min_rto
@@ -234,12 +237,18 @@ def on_ack(S, SB, TS, f, now, ack, sack, nsack, cand):
     if ack > una:
         newly = ack - una
         last = (ack - 1) & (W - 1)
-        if (SB[f, last] & RXT) == 0 and (SB[f, last] & LOST) == 0:
-            _rtt_sample(S, f, now - TS[f, last])
+        clean = (SB[f, last] & SACKED) == 0
         for s in range(una, ack):
-            SB[f, s & (W - 1)] = 0
+            k = s & (W - 1)
+            if SB[f, k] & (RXT | LOST):
+                clean = False
+            SB[f, k] = 0
+        if clean:
+            _rtt_sample(S, f, now - TS[f, last])
         S[f, UNA] = ack
         S[f, DUP] = 0
+        # forward progress ends the backoff: the RTO is recomputed from the estimator (as Linux and ns-3 do)
+        S[f, RTO] = min(MAX_RTO, max(S[f, MINRTO], S[f, SRTT] + max(G, 4.0 * S[f, RTTVAR])))
         if S[f, INREC] == 1.0:
             if ack > S[f, RECOVER]:
                 S[f, INREC] = 0.0
