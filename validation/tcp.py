@@ -21,23 +21,31 @@ The TCP modelled (segment granularity, one connection per flow)
 * **Entering recovery:** on an ACK, outside recovery, when the third duplicate ACK arrives or
   ``snd_una`` is lost by the SACK rule, and only when ``snd_una > recover`` (RFC 6582's guard
   against a second reduction for losses of a window already reduced by a timeout):
-  ``ssthresh = max(pipe/2, 2)`` (pipe before the retransmission, as ns-3's ``BytesInFlight``),
-  ``cwnd = ssthresh``, ``recover = snd_max - 1``, and ``snd_una`` is retransmitted at once. In
+  ``ssthresh = max(min(cwnd, FlightSize)/2, 2)`` with FlightSize = ``snd_max - snd_una`` (RFC 5681
+  eq. 4 and RFC 6675 step 4.2 halve FlightSize, Linux halves cwnd: FlightSize alone overstates the
+  load after a slow-start overshoot, when it holds many SACKed segments, and cwnd alone when the
+  flow is rwnd-limited; ns-3 halves its ``BytesInFlight``, the pipe), ``cwnd = ssthresh``, ``recover = snd_max - 1``, and ``snd_una`` is retransmitted at once. In
   recovery the window is not inflated and does not grow; a partial ACK keeps recovery going (the
   pipe rule sends the next lost segment); an ACK above ``recover`` ends it with ``cwnd = ssthresh``.
 * **Window growth** (as ns-3's ``TcpNewReno``): in slow start (``cwnd < ssthresh``) an ACK
   acknowledging ``k`` new segments adds ``k`` up to ``ssthresh``; if segments remain, or in
-  congestion avoidance, the ACK adds ``1/cwnd``. Initial window ``init_cwnd`` (10 as Linux and
+  congestion avoidance, the ACK adds ``1/cwnd``; ``cwnd`` never grows above ``rwnd``. Initial window ``init_cwnd`` (10 as Linux and
   ns-3), initial ``ssthresh`` unbounded. Duplicate ACKs do not grow the window.
 * **RTO (RFC 6298):** ``srtt``, ``rttvar`` with gains 1/8 and 1/4, ``RTO = srtt + max(G, 4 rttvar)``
   with clock granularity G = 1 ms, at least ``min_rto``, at most 60 s. One sample per ACK that
   advances ``snd_una``, from the send time of the newest segment it acknowledges, and only when no
   segment it acknowledges was retransmitted or marked lost and that newest one was not SACKed
-  before (Karn's rule as Linux applies it to a cumulative ACK). The timer runs while data is outstanding and restarts on every ACK of new data,
-  which also ends a backoff (the RTO is recomputed from ``srtt`` and ``rttvar``, as Linux and
-  ns-3 do; RFC 6298 would keep the backed-off value until a new sample). On expiry: ``ssthresh = max(pipe/2, 2)``, ``cwnd = 1``, every unSACKed outstanding segment is
-  LOST (its RETRANSMITTED flag cleared; SACK information is kept), recovery ends,
-  ``recover = snd_max - 1`` and the RTO doubles (exponential backoff) at each back-to-back expiry.
+  before (Karn's rule as Linux applies it to a cumulative ACK). The timer runs while data is
+  outstanding and restarts on every ACK of new data, which also ends a backoff (the RTO is
+  recomputed from ``srtt`` and ``rttvar``, as Linux and ns-3 do; RFC 6298 would keep the
+  backed-off value until a new sample). On expiry: ``ssthresh = max(min(cwnd, FlightSize)/2, 2)``
+  -- unless the flow was in fast recovery, whose reduction already counts for this loss event
+  (Linux), and held constant when the timer expires again before any forward progress (RFC 5681:
+  a segment retransmitted twice does not lower it again); ns-3 halves its pipe estimate at every
+  expiry --,
+  ``cwnd = 1``, every unSACKed outstanding segment is LOST (its RETRANSMITTED flag cleared; SACK
+  information is kept), recovery ends, ``recover = snd_max - 1`` and the RTO doubles (exponential
+  backoff) at each back-to-back expiry.
 * **Receiver: delayed ACKs (RFC 1122, RFC 5681 section 4.2).** An in-order segment is
   acknowledged when it is the second one unacknowledged, else a 200 ms timer (``delack``) is
   started; an out-of-order segment, a duplicate, or a segment that fills (part of) a hole is
@@ -50,6 +58,9 @@ All state lives in NumPy arrays so the kernels run in numba's nopython mode: ``S
 ``NFIELDS``) holds the scalar state (fields named by the constants below), ``SB`` (flows x W)
 the sender's scoreboard flags, ``TS`` (flows x W) the segments' last send times and ``RB``
 (flows x W) the receiver's out-of-order flags; W is a power of two above twice ``rwnd``.
+
+numba's on-disk cache does not follow a kernel into the modules it calls: after editing this module,
+delete the cached :mod:`qosbound.validation.dumbbell` kernels (``NUMBA_CACHE_DIR``) before measuring.
 """
 
 from __future__ import annotations
@@ -99,6 +110,7 @@ W_START = 27     # measurement window start (cwnd integration)
 W_END = 28
 N_SAMPLES = 29   # RTT samples taken
 CW_MAX = 30      # largest cwnd in the window
+BACKOFF = 31     # back-to-back timeouts since the last forward progress
 NFIELDS = 32
 
 
@@ -247,6 +259,7 @@ def on_ack(S, SB, TS, f, now, ack, sack, nsack, cand):
             _rtt_sample(S, f, now - TS[f, last])
         S[f, UNA] = ack
         S[f, DUP] = 0
+        S[f, BACKOFF] = 0
         # forward progress ends the backoff: the RTO is recomputed from the estimator (as Linux and ns-3 do)
         S[f, RTO] = min(MAX_RTO, max(S[f, MINRTO], S[f, SRTT] + max(G, 4.0 * S[f, RTTVAR])))
         if S[f, INREC] == 1.0:
@@ -262,7 +275,7 @@ def on_ack(S, SB, TS, f, now, ack, sack, nsack, cand):
                 left = newly - int(add)
             if left > 0 and cw >= S[f, SSTH]:
                 cw += 1.0 / cw
-            _set_cwnd(S, f, now, cw)
+            _set_cwnd(S, f, now, min(cw, S[f, RWND]))
         S[f, DEADLINE] = now + S[f, RTO] if ack < mx else np.inf
     elif ack == una and mx > una:
         S[f, DUP] += 1
@@ -274,7 +287,7 @@ def on_ack(S, SB, TS, f, now, ack, sack, nsack, cand):
             S[f, N_FR] += 1
             S[f, INREC] = 1.0
             S[f, RECOVER] = S[f, MAX] - 1
-            S[f, SSTH] = max(pipe / 2.0, 2.0)
+            S[f, SSTH] = max(min(S[f, CWND], S[f, MAX] - una) / 2.0, 2.0)
             _set_cwnd(S, f, now, S[f, SSTH])
             SB[f, una & (W - 1)] |= LOST
     return newly
@@ -282,12 +295,13 @@ def on_ack(S, SB, TS, f, now, ack, sack, nsack, cand):
 
 @njit(cache=True)
 def on_timeout(S, SB, f, now, cand):
-    """Retransmission timeout: halve ssthresh (of pipe), cwnd 1, all unSACKed outstanding segments lost,
+    """Retransmission timeout: ssthresh half the flight (first timeout only), cwnd 1, all unSACKed outstanding segments lost,
     back off the RTO. The caller then runs :func:`send_batch` (which retransmits ``snd_una``)."""
     W = SB.shape[1]
-    pipe, nc = _scan(S, SB, f, cand)
     S[f, N_RTO] += 1
-    S[f, SSTH] = max(pipe / 2.0, 2.0)
+    if S[f, BACKOFF] == 0 and S[f, INREC] == 0.0:
+        S[f, SSTH] = max(min(S[f, CWND], S[f, MAX] - S[f, UNA]) / 2.0, 2.0)
+    S[f, BACKOFF] += 1
     _set_cwnd(S, f, now, 1.0)
     for s in range(int(S[f, UNA]), int(S[f, MAX])):
         k = s & (W - 1)
