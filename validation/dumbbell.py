@@ -125,6 +125,7 @@ class Dumbbell:
     min_rto: float = 0.2
     delack: float = 0.2  # s
     sack_blocks: int = 4  # 4 fit the option space without timestamps
+    ssthresh_rule: str = "rfc"  # or "ns3": halve the pipe at every reduction (qosbound.validation.tcp)
     files: tuple = (-1,)  # segments per flow (-1: bulk); one value: all flows
     starts: tuple | None = None
     start_spread: float = 1.0
@@ -529,7 +530,8 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
     W = 1 << int(math.ceil(math.log2(2 * net.rwnd + 2)))
     files = np.asarray(net.per_flow(net.files, "files"), float)
     S, SB, TS, RB = T.new_state(n, W, init_cwnd=net.init_cwnd, rwnd=net.rwnd, min_rto=net.min_rto, files=files,
-                                base_rtt=net.base_rtt(), window=(net.warmup, net.duration))
+                                base_rtt=net.base_rtt(), window=(net.warmup, net.duration),
+                                ssthresh_rule=net.ssthresh_rule)
     access = np.asarray(net.per_flow(net.access, "access"), float)
     mkind, mstate = _markers(net, net.marker, "marker")
     akind, astate = _markers(net, net.ack_marker, "ack_marker")

@@ -24,7 +24,8 @@ The TCP modelled (segment granularity, one connection per flow)
   ``ssthresh = max(min(cwnd, FlightSize)/2, 2)`` with FlightSize = ``snd_max - snd_una`` (RFC 5681
   eq. 4 and RFC 6675 step 4.2 halve FlightSize, Linux halves cwnd: FlightSize alone overstates the
   load after a slow-start overshoot, when it holds many SACKed segments, and cwnd alone when the
-  flow is rwnd-limited; ns-3 halves its ``BytesInFlight``, the pipe), ``cwnd = ssthresh``, ``recover = snd_max - 1``, and ``snd_una`` is retransmitted at once. In
+  flow is rwnd-limited; ns-3 halves its ``BytesInFlight``, the pipe: ``ssthresh_rule="ns3"``
+  does the same, here and at every timeout, for comparisons with ns-3), ``cwnd = ssthresh``, ``recover = snd_max - 1``, and ``snd_una`` is retransmitted at once. In
   recovery the window is not inflated and does not grow; a partial ACK keeps recovery going (the
   pipe rule sends the next lost segment); an ACK above ``recover`` ends it with ``cwnd = ssthresh``.
 * **Window growth** (as ns-3's ``TcpNewReno``): in slow start (``cwnd < ssthresh``) an ACK
@@ -111,11 +112,16 @@ W_END = 28
 N_SAMPLES = 29   # RTT samples taken
 CW_MAX = 30      # largest cwnd in the window
 BACKOFF = 31     # back-to-back timeouts since the last forward progress
-NFIELDS = 32
+SSRULE = 32      # 0: ssthresh from min(cwnd, FlightSize) (RFC 5681 / Linux); 1: from pipe at every reduction (ns-3)
+NFIELDS = 34
 
 
-def new_state(n: int, W: int, *, init_cwnd: float, rwnd: int, min_rto: float, files, base_rtt, window):
-    """Fresh arrays (S, SB, TS, RB) for ``n`` flows; ``files`` segments per flow (-1 bulk)."""
+def new_state(n: int, W: int, *, init_cwnd: float, rwnd: int, min_rto: float, files, base_rtt, window,
+              ssthresh_rule: str = "rfc"):
+    """Fresh arrays (S, SB, TS, RB) for ``n`` flows; ``files`` segments per flow (-1 bulk); ``ssthresh_rule``
+    "rfc" (default) or "ns3" (see the module docstring)."""
+    if ssthresh_rule not in ("rfc", "ns3"):
+        raise ValueError("ssthresh_rule is 'rfc' or 'ns3'")
     S = np.zeros((n, NFIELDS))
     S[:, CWND] = init_cwnd
     S[:, SSTH] = 1e12
@@ -131,6 +137,7 @@ def new_state(n: int, W: int, *, init_cwnd: float, rwnd: int, min_rto: float, fi
     S[:, DONE_T] = -1.0
     S[:, W_START], S[:, W_END] = window
     S[:, CW_T] = window[0]
+    S[:, SSRULE] = 1.0 if ssthresh_rule == "ns3" else 0.0
     return S, np.zeros((n, W), np.int8), np.zeros((n, W)), np.zeros((n, W), np.int8)
 
 
@@ -287,7 +294,10 @@ def on_ack(S, SB, TS, f, now, ack, sack, nsack, cand):
             S[f, N_FR] += 1
             S[f, INREC] = 1.0
             S[f, RECOVER] = S[f, MAX] - 1
-            S[f, SSTH] = max(min(S[f, CWND], S[f, MAX] - una) / 2.0, 2.0)
+            if S[f, SSRULE] == 1.0:
+                S[f, SSTH] = max(pipe / 2.0, 2.0)
+            else:
+                S[f, SSTH] = max(min(S[f, CWND], S[f, MAX] - una) / 2.0, 2.0)
             _set_cwnd(S, f, now, S[f, SSTH])
             SB[f, una & (W - 1)] |= LOST
     return newly
@@ -299,7 +309,10 @@ def on_timeout(S, SB, f, now, cand):
     back off the RTO. The caller then runs :func:`send_batch` (which retransmits ``snd_una``)."""
     W = SB.shape[1]
     S[f, N_RTO] += 1
-    if S[f, BACKOFF] == 0 and S[f, INREC] == 0.0:
+    if S[f, SSRULE] == 1.0:
+        pipe, nc = _scan(S, SB, f, cand)
+        S[f, SSTH] = max(pipe / 2.0, 2.0)
+    elif S[f, BACKOFF] == 0 and S[f, INREC] == 0.0:
         S[f, SSTH] = max(min(S[f, CWND], S[f, MAX] - S[f, UNA]) / 2.0, 2.0)
     S[f, BACKOFF] += 1
     _set_cwnd(S, f, now, 1.0)
