@@ -25,7 +25,8 @@ The TCP modelled (segment granularity, one connection per flow)
   eq. 4 and RFC 6675 step 4.2 halve FlightSize, Linux halves cwnd: FlightSize alone overstates the
   load after a slow-start overshoot, when it holds many SACKed segments, and cwnd alone when the
   flow is rwnd-limited; ns-3 halves its ``BytesInFlight``, the pipe: ``ssthresh_rule="ns3"``
-  does the same, here and at every timeout, for comparisons with ns-3), ``cwnd = ssthresh``, ``recover = snd_max - 1``, and ``snd_una`` is retransmitted at once. In
+  does the same, here and at every timeout, for comparisons with ns-3), ``cwnd = ssthresh``, ``recover = snd_max - 1``, and ``snd_una`` is retransmitted at once,
+  whatever the pipe (RFC 6675 step 4.3). In
   recovery the window is not inflated and does not grow; a partial ACK keeps recovery going (the
   pipe rule sends the next lost segment); an ACK above ``recover`` ends it with ``cwnd = ssthresh``.
 * **Window growth** (as ns-3's ``TcpNewReno``): in slow start (``cwnd < ssthresh``) an ACK
@@ -112,6 +113,7 @@ W_END = 28
 N_SAMPLES = 29   # RTT samples taken
 CW_MAX = 30      # largest cwnd in the window
 BACKOFF = 31     # back-to-back timeouts since the last forward progress
+FRX = 33         # 1: fast retransmit pending (sent at once, whatever the pipe)
 SSRULE = 32      # 0: ssthresh from min(cwnd, FlightSize) (RFC 5681 / Linux); 1: from pipe at every reduction (ns-3)
 NFIELDS = 34
 
@@ -194,14 +196,16 @@ def _scan(S, SB, f, cand):
 @njit(cache=True)
 def send_batch(S, SB, TS, f, now, cand, out):
     """Segments to transmit now (written to ``out``; returns how many): while ``cwnd - pipe >= 1``,
-    the lowest lost segment not yet retransmitted, else new data within ``rwnd`` and the file.
-    Starts the retransmission timer when it is stopped; returns -1 in ``out[0]`` never."""
+    the lowest lost segment not yet retransmitted, else new data within ``rwnd`` and the file; on
+    entering recovery the first lost segment goes out whatever the pipe (fast retransmit, RFC 6675
+    step 4.3). Starts the retransmission timer when it is stopped."""
     W = SB.shape[1]
     pipe, nc = _scan(S, SB, f, cand)
     c = nc - 1
     n = 0
     cwnd = S[f, CWND]
-    while cwnd - pipe >= 1.0 - 1e-9:
+    while cwnd - pipe >= 1.0 - 1e-9 or (S[f, FRX] == 1.0 and c >= 0):
+        S[f, FRX] = 0.0
         if c >= 0:
             s = cand[c]
             c -= 1
@@ -300,6 +304,7 @@ def on_ack(S, SB, TS, f, now, ack, sack, nsack, cand):
                 S[f, SSTH] = max(min(S[f, CWND], S[f, MAX] - una) / 2.0, 2.0)
             _set_cwnd(S, f, now, S[f, SSTH])
             SB[f, una & (W - 1)] |= LOST
+            S[f, FRX] = 1.0
     return newly
 
 
