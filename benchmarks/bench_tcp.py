@@ -43,7 +43,7 @@ def main() -> None:
                    fwd=Queue.red(5, 15, 0.1, spacing="count", uncounted=2), ssthresh_rule="ns3")
     print(f"dumbbell: 4 flows, RTT {', '.join(f'{1e3 * x:.0f}' for x in net.base_rtt())} ms, 10 Mbit/s, "
           f"RED 5/15/0.1 (w 0.002), {a.duration:g} s runs ({net.warmup:g} s warm-up)")
-    simulate(dataclasses.replace(net, duration=2.0), 1)  # compile
+    simulate(dataclasses.replace(net, duration=2.0, warmup=1.0), 1)  # compile
     best = None
     for _ in range(a.repeat):
         r = simulate(net, a.seed)
