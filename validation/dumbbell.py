@@ -222,11 +222,24 @@ def _markers(net: Dumbbell, markers, name):
 
 
 @njit(cache=True)
-def _admit(t, size, col, qd, qcol, qring, qhead, qcnt, qlast, qidle, avgs, cnt_state, minth, maxth, maxp, qi, qf,
-           rate):
-    """Offer one packet to a FIFO queue (ring of (departure time, colour)). Returns its departure time, or -1
-    when the dropper or the full buffer drops it. ``qlast[0]`` is the last departure time scheduled."""
+def _new_queue(limit):
+    """A queue's state: rings of departure times and colours, [head, count], and the float state
+    [packets per colour (3), averages (3), RED count, RED old, last departure, idle since]."""
+    return np.zeros(limit + 2), np.zeros(limit + 2, np.int64), np.zeros(2, np.int64), np.zeros(10)
+
+
+@njit(cache=True)
+def _admit(t, size, col, qd, qring, qh, qs, minth, maxth, maxp, qi, qf, rate):
+    """Offer one packet to a FIFO queue (state from :func:`_new_queue`). Returns its departure time, or -1
+    when the dropper or the full buffer drops it."""
     cap = qring.shape[0]
+    qcol = qs[0:3]
+    avgs = qs[3:6]
+    cnt_state = qs[6:8]
+    qhead = qh[0:1]
+    qcnt = qh[1:2]
+    qlast = qs[8:9]
+    qidle = qs[9:10]
     # packets whose last bit left before t are gone
     while qcnt[0] > 0 and qd[qhead[0]] <= t:
         qcol[qring[qhead[0]]] -= 1.0
@@ -321,6 +334,38 @@ def _alloc(free, nfree):
     return free[nfree[0]]
 
 
+@njit(cache=True, inline="always")
+def _colour(kind, state, fixed, t, size):
+    """A packet's colour: its flow's marker (colour blind) when it has one, else the fixed colour."""
+    return mark(state, kind, t, size, 0, False) if kind >= 0 else fixed
+
+
+@njit(cache=True)
+def _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access):
+    """Let flow ``f`` send what its window allows now (toward R1) and keep its timer armed."""
+    k = T.send_batch(S, SB, TS, f, t, cand, out)
+    for j in range(k):
+        pid = _alloc(free, nfree)
+        p_f[pid] = f
+        p_s[pid] = out[j]
+        _push(heap, ctr, t + access[f], 1, pid, 0)
+    _arm(heap, ctr, S, f)
+
+
+@njit(cache=True)
+def _ack(heap, ctr, S, RB, f, trigger, t, p_f, p_s, p_ns, p_sack, free, nfree, sack_blocks):
+    """The receiver of flow ``f`` sends an ACK now (cumulative ACK and SACK blocks) toward R2; the
+    delayed-ACK timer is cancelled."""
+    S[f, T.PEND] = 0
+    S[f, T.DA_ON] = 0.0
+    S[f, T.DA_GEN] += 1
+    pid = _alloc(free, nfree)
+    p_f[pid] = f
+    p_s[pid] = int(S[f, T.RNXT])
+    p_ns[pid] = T.build_sack(S, RB, f, trigger, p_sack[pid], sack_blocks)
+    _push(heap, ctr, t, 3, pid, 0)
+
+
 @njit(cache=True)
 def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, sack_blocks,
          colour, mkind, mstate, acolour, akind, astate, loss, ack_loss,
@@ -335,25 +380,8 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
     p_sack = np.zeros((pool, 8), np.int64)
     free = np.arange(pool - 1, -1, -1).astype(np.int64)
     nfree = np.array([pool], np.int64)
-    # queues
-    fq_d = np.zeros(fqi[0] + 2)
-    fq_r = np.zeros(fqi[0] + 2, np.int64)
-    fq_col = np.zeros(3)
-    fq_h = np.zeros(1, np.int64)
-    fq_c = np.zeros(1, np.int64)
-    fq_last = np.zeros(1)
-    fq_idle = np.zeros(1)
-    fq_avg = np.zeros(3)
-    fq_cnt = np.zeros(2)
-    rq_d = np.zeros(rqi[0] + 2)
-    rq_r = np.zeros(rqi[0] + 2, np.int64)
-    rq_col = np.zeros(3)
-    rq_h = np.zeros(1, np.int64)
-    rq_c = np.zeros(1, np.int64)
-    rq_last = np.zeros(1)
-    rq_idle = np.zeros(1)
-    rq_avg = np.zeros(3)
-    rq_cnt = np.zeros(2)
+    fq_d, fq_r, fq_h, fq_s = _new_queue(fqi[0])
+    rq_d, rq_r, rq_h, rq_s = _new_queue(rqi[0])
     # statistics (per flow): 0 goodput segs, 1 throughput segs, 2 arrivals, 3 drops, 4 random losses,
     # 5 acks sent, 6 acks dropped, 7 acks delivered
     st = np.zeros((n, 8))
@@ -383,10 +411,7 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
             pid = a
             f = p_f[pid]
             packets += 1
-            if mkind[f] >= 0:
-                c = mark(mstate[f], mkind[f], t, data_size, 0, False)
-            else:
-                c = colour[f]
+            c = _colour(mkind[f], mstate[f], colour[f], t, data_size)
             if inwin:
                 st[f, 2] += 1
                 col_arr[c] += 1
@@ -396,8 +421,7 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                 free[nfree[0]] = pid
                 nfree[0] += 1
                 continue
-            dep = _admit(t, data_size, c, fq_d, fq_col, fq_r, fq_h, fq_c, fq_last, fq_idle, fq_avg, fq_cnt,
-                         fminth, fmaxth, fmaxp, fqi, fqf, rate)
+            dep = _admit(t, data_size, c, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth, fmaxp, fqi, fqf, rate)
             if dep < 0.0:
                 if inwin:
                     st[f, 3] += 1
@@ -425,43 +449,25 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                     _push(heap, ctr, t + delack, 6, f, int(S[f, T.DA_GEN]))
                 continue
             # send an ACK now
-            S[f, T.PEND] = 0
-            S[f, T.DA_ON] = 0.0
-            S[f, T.DA_GEN] += 1
-            pid2 = _alloc(free, nfree)
-            p_f[pid2] = f
-            p_s[pid2] = int(S[f, T.RNXT])
-            p_ns[pid2] = T.build_sack(S, RB, f, seq, p_sack[pid2], sack_blocks)
-            _push(heap, ctr, t, 3, pid2, 0)
+            _ack(heap, ctr, S, RB, f, seq, t, p_f, p_s, p_ns, p_sack, free, nfree, sack_blocks)
         elif kind == 6:  # delayed-ACK timer
             f = a
             if ev[4] != int(S[f, T.DA_GEN]) or S[f, T.DA_ON] == 0.0:
                 continue
-            S[f, T.PEND] = 0
-            S[f, T.DA_ON] = 0.0
-            S[f, T.DA_GEN] += 1
-            pid2 = _alloc(free, nfree)
-            p_f[pid2] = f
-            p_s[pid2] = int(S[f, T.RNXT])
-            p_ns[pid2] = T.build_sack(S, RB, f, -1, p_sack[pid2], sack_blocks)
-            _push(heap, ctr, t, 3, pid2, 0)
+            _ack(heap, ctr, S, RB, f, -1, t, p_f, p_s, p_ns, p_sack, free, nfree, sack_blocks)
         elif kind == 3:  # ACK reaches R2's reverse queue
             pid = a
             f = p_f[pid]
             packets += 1
             nb = p_ns[pid]
             size = 42.0 + (8.0 * nb + 4.0 if nb > 0 else 0.0)
-            if akind[f] >= 0:
-                c = mark(astate[f], akind[f], t, size, 0, False)
-            else:
-                c = acolour[f]
+            c = _colour(akind[f], astate[f], acolour[f], t, size)
             if inwin:
                 st[f, 5] += 1
             if ack_loss > 0.0 and np.random.random() < ack_loss:
                 dep = -1.0
             else:
-                dep = _admit(t, size, c, rq_d, rq_col, rq_r, rq_h, rq_c, rq_last, rq_idle, rq_avg, rq_cnt,
-                             rminth, rmaxth, rmaxp, rqi, rqf, rrate)
+                dep = _admit(t, size, c, rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rrate)
             if dep < 0.0:
                 if inwin:
                     st[f, 6] += 1
@@ -477,13 +483,7 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
             T.on_ack(S, SB, TS, f, t, p_s[pid], p_sack[pid], p_ns[pid], cand)
             free[nfree[0]] = pid
             nfree[0] += 1
-            k = T.send_batch(S, SB, TS, f, t, cand, out)
-            for j in range(k):
-                pid2 = _alloc(free, nfree)
-                p_f[pid2] = f
-                p_s[pid2] = out[j]
-                _push(heap, ctr, t + access[f], 1, pid2, 0)
-            _arm(heap, ctr, S, f)
+            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access)
         elif kind == 5:  # retransmission timer
             f = a
             if t != S[f, T.ARMED]:
@@ -495,22 +495,10 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                 _arm(heap, ctr, S, f)
                 continue
             T.on_timeout(S, SB, f, t, cand)
-            k = T.send_batch(S, SB, TS, f, t, cand, out)
-            for j in range(k):
-                pid2 = _alloc(free, nfree)
-                p_f[pid2] = f
-                p_s[pid2] = out[j]
-                _push(heap, ctr, t + access[f], 1, pid2, 0)
-            _arm(heap, ctr, S, f)
+            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access)
         else:  # start
             f = a
-            k = T.send_batch(S, SB, TS, f, t, cand, out)
-            for j in range(k):
-                pid2 = _alloc(free, nfree)
-                p_f[pid2] = f
-                p_s[pid2] = out[j]
-                _push(heap, ctr, t + access[f], 1, pid2, 0)
-            _arm(heap, ctr, S, f)
+            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access)
     for f in range(n):
         T._integrate(S, f, w1)
     return st, col_arr, col_drop, packets, events
