@@ -48,7 +48,9 @@ is when its last segment reached the receiver in order.
 
 Speed: the event loop is one numba function with a binary heap; a FIFO's departures are computed
 when a packet is admitted (no departure events), so a data segment costs two events (arrival at
-R1, arrival at the receiver) and an ACK two (arrival at R2, arrival at the sender).
+R1, arrival at the receiver) and an ACK two (arrival at R2, arrival at the sender). About 1e6
+packets per second on one core (``benchmarks/bench_tcp.py``: 1.09e6, 141 times ns-3's rate on the
+same dumbbell).
 """
 
 from __future__ import annotations
@@ -389,7 +391,6 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
     col_drop = np.zeros(3)
     cand = np.zeros(W, np.int64)
     out = np.zeros(W, np.int64)
-    sack = np.zeros(8, np.int64)
     data_size = float(mss + 42)
     heap = [(0.0, 0, 0, 0, 0)]
     heapq.heappop(heap)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -86,7 +86,7 @@ def run(net: Dumbbell, seeds, *, timeout: float = 1800.0) -> list[Ns3Run]:
 
     d, info = _run_child("tcp", config_from(net, seeds), timeout, module="qosbound.validation.ns3_tcp")
     out = []
-    for r, rep in enumerate(info["runs"]):
+    for rep in info["runs"]:
         out.append(Ns3Run(goodput=np.asarray(rep["goodput"]), throughput=rep["throughput"],
                           arrivals=rep["arrivals"], drops=rep["drops"], acks=rep["acks"],
                           cwnd_mean=np.asarray(rep["cwnd_mean"]), packets=rep["packets"], wall=rep["wall"]))
@@ -112,8 +112,8 @@ class Agreement:
 
     def line(self) -> str:
         return (f"{self.metric:<22} qosbound {self.qosbound:11.5g} +- {self.qosbound_se:<9.3g} ns-3 {self.ns3:11.5g} "
-                f"+- {self.ns3_se:<9.3g} {self.unit:<9} diff {100 * self.rel_diff:+6.1f} % (tol {100 * self.tolerance:.0f} %)"
-                f"  Welch p {self.welch_p:.3f}  {'agree' if self.agree else 'DISAGREE'}")
+                f"+- {self.ns3_se:<9.3g} {self.unit:<9} diff {100 * self.rel_diff:+6.1f} % "
+                f"(tol {100 * self.tolerance:.0f} %)  Welch p {self.welch_p:.3f}  {'agree' if self.agree else 'DISAGREE'}")
 
 
 #: Relative tolerances for the replication means and why (the models' documented differences):

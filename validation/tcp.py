@@ -25,14 +25,15 @@ The TCP modelled (segment granularity, one connection per flow)
   eq. 4 and RFC 6675 step 4.2 halve FlightSize, Linux halves cwnd: FlightSize alone overstates the
   load after a slow-start overshoot, when it holds many SACKed segments, and cwnd alone when the
   flow is rwnd-limited; ns-3 halves its ``BytesInFlight``, the pipe: ``ssthresh_rule="ns3"``
-  does the same, here and at every timeout, for comparisons with ns-3), ``cwnd = ssthresh``, ``recover = snd_max - 1``, and ``snd_una`` is retransmitted at once,
-  whatever the pipe (RFC 6675 step 4.3). In
-  recovery the window is not inflated and does not grow; a partial ACK keeps recovery going (the
-  pipe rule sends the next lost segment); an ACK above ``recover`` ends it with ``cwnd = ssthresh``.
+  does the same, here and at every timeout, for comparisons with ns-3), ``cwnd = ssthresh``,
+  ``recover = snd_max - 1``, and ``snd_una`` is retransmitted at once, whatever the pipe (RFC 6675
+  step 4.3). In recovery the window is not inflated and does not grow; a partial ACK keeps
+  recovery going (the pipe rule sends the next lost segment); an ACK above ``recover`` ends it
+  with ``cwnd = ssthresh``.
 * **Window growth** (as ns-3's ``TcpNewReno``): in slow start (``cwnd < ssthresh``) an ACK
   acknowledging ``k`` new segments adds ``k`` up to ``ssthresh``; if segments remain, or in
-  congestion avoidance, the ACK adds ``1/cwnd``; ``cwnd`` never grows above ``rwnd``. Initial window ``init_cwnd`` (10 as Linux and
-  ns-3), initial ``ssthresh`` unbounded. Duplicate ACKs do not grow the window.
+  congestion avoidance, the ACK adds ``1/cwnd``; ``cwnd`` never grows above ``rwnd``. Initial
+  window ``init_cwnd`` (10 as Linux and ns-3), initial ``ssthresh`` unbounded. Duplicate ACKs do not grow the window.
 * **RTO (RFC 6298):** ``srtt``, ``rttvar`` with gains 1/8 and 1/4, ``RTO = srtt + max(G, 4 rttvar)``
   with clock granularity G = 1 ms, at least ``min_rto``, at most 60 s. One sample per ACK that
   advances ``snd_una``, from the send time of the newest segment it acknowledges, and only when no
@@ -44,8 +45,7 @@ The TCP modelled (segment granularity, one connection per flow)
   -- unless the flow was in fast recovery, whose reduction already counts for this loss event
   (Linux), and held constant when the timer expires again before any forward progress (RFC 5681:
   a segment retransmitted twice does not lower it again); ns-3 halves its pipe estimate at every
-  expiry --,
-  ``cwnd = 1``, every unSACKed outstanding segment is LOST (its RETRANSMITTED flag cleared; SACK
+  expiry --, ``cwnd = 1``, every unSACKed outstanding segment is LOST (its RETRANSMITTED flag cleared; SACK
   information is kept), recovery ends, ``recover = snd_max - 1`` and the RTO doubles (exponential
   backoff) at each back-to-back expiry.
 * **Receiver: delayed ACKs (RFC 1122, RFC 5681 section 4.2).** An in-order segment is
@@ -310,8 +310,8 @@ def on_ack(S, SB, TS, f, now, ack, sack, nsack, cand):
 
 @njit(cache=True)
 def on_timeout(S, SB, f, now, cand):
-    """Retransmission timeout: ssthresh half the flight (first timeout only), cwnd 1, all unSACKed outstanding segments lost,
-    back off the RTO. The caller then runs :func:`send_batch` (which retransmits ``snd_una``)."""
+    """Retransmission timeout: lower ssthresh (see the module docstring), cwnd 1, every unSACKed outstanding
+    segment lost, back off the RTO. The caller then runs :func:`send_batch` (which retransmits ``snd_una``)."""
     W = SB.shape[1]
     S[f, N_RTO] += 1
     if S[f, SSRULE] == 1.0:
