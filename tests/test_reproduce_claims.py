@@ -112,11 +112,13 @@ def _fake_approximations():
 
 @pytest.mark.slow
 def test_takeo2003_and_koehler1999_quick_runs_meet_every_claim(capsys):
-    """The two AF targets, quick, for real: exit 0, every claim reproduced."""
-    for paper, n in (("takeo2003", 18), ("koehler1999", 4)):
+    """The two AF targets, quick, for real: exit 0, every claim reproduced (koehler1999's yellow share: a finding)."""
+    for paper, n in (("takeo2003", 18), ("koehler1999", 5)):
         code, doc = _json(capsys, paper, "--quick")
         assert code == 0, [c for c in doc["claims"] if c["verdict"] == C.NOT_MET]
-        assert len(doc["claims"]) == n and all(c["verdict"] == C.REPRODUCED for c in doc["claims"])
+        # koehler1999's first row is the trTCM's yellow share, a documented finding (tests/test_koehler_yellow.py)
+        rest = doc["claims"][1:] if paper == "koehler1999" else doc["claims"]
+        assert len(doc["claims"]) == n and all(c["verdict"] == C.REPRODUCED for c in rest)
 
 
 # --- the simulation-heavy targets, on fabricated rows ----------------------------------------------------

@@ -147,13 +147,13 @@ def _pq_inputs(cfg: PqConfig):
 
 # ----------------------------------------------------------------------------------------------- parent side
 
-def _run_child(kind: str, cfg, timeout: float):
+def _run_child(kind: str, cfg, timeout: float, module: str = "qosbound.validation.ns3_runner"):
     if not available():
         raise EngineError("ns-3 is not installed: pip install 'qosbound[ns3]' (the ns3 wheel, Linux only)")
     with tempfile.TemporaryDirectory(prefix="qosbound-ns3-") as tmp:
         cfg_path = Path(tmp) / "config.json"
-        cfg_path.write_text(json.dumps({"kind": kind, "config": asdict(cfg)}))
-        cmd = [sys.executable, "-m", "qosbound.validation.ns3_runner", str(cfg_path), tmp]
+        cfg_path.write_text(json.dumps({"kind": kind, "config": cfg if isinstance(cfg, dict) else asdict(cfg)}))
+        cmd = [sys.executable, "-m", module, str(cfg_path), tmp]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                                   env={**os.environ, "PYTHONWARNINGS": "ignore"})

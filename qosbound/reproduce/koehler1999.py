@@ -7,9 +7,10 @@ drop curves of Table 5 (RIO) and Table 6 (n-RED) against the average queue;
 (3) per-precedence drop probabilities of ``examples/koehler1999.yaml`` at the
 loads of Table 2 (closed form, fixed average, and -- unless ``--quick`` is
 short -- the simulator with the float EWMA). The paper's results are TCP
-goodputs, which qosbound does not model, so no printed number is compared.
+goodputs; the TCP experiments are not run here yet, so no printed goodput is compared.
 
-Claims checked (:mod:`qosbound.reproduce.claims`), from section 4.2 of the
+Claims checked (:mod:`qosbound.reproduce.claims`): the yellow share Table 4's trTCM gives an
+edge node at its access rate (a documented finding: about 10 %, not 30 %); and from section 4.2 of the
 paper, on the drops of (3) by each method: the n-RED queue orders the drop
 precedences (AF11 dropped least, then AF12, then AF13) at every load, and as
 the load grows the highest precedence pays for it (AF13's drop rises with the
@@ -27,7 +28,7 @@ import numpy as np
 
 from qosbound.reproduce import claims as C
 
-__all__ = ["reference", "marker_rows", "dropper_curves", "load_rows", "claims", "run"]
+__all__ = ["reference", "marker_rows", "dropper_curves", "load_rows", "claims", "yellow_claim", "run"]
 
 AVG_POINTS = [30, 40, 45, 50, 55, 60, 65, 70]
 
@@ -124,6 +125,31 @@ def _above(a: float, a_iv: dict | None, b: float, b_iv: dict | None) -> bool:
     return lo_a > hi_b
 
 
+def yellow_claim(markers: list[dict]) -> C.Claim:
+    """The yellow share of Table 4's trTCM at an edge node's own rate (its 10 Mbit/s access link, Table 2's
+    50 Mbit/s over five nodes), measured with the simulated marker on Poisson input: about 10 %, where a
+    PIR meant to mark some 30 % of the traffic yellow would have to be about 5 Mbit/s."""
+    ref = reference()
+    rate = float(ref["table_2"]["access_capacity_mbit_s"]) * 1e6 / 5
+    row = min(markers, key=lambda r: abs(r["rate_bit_s"] - rate))
+    g, y, r = row["poisson_simulated"]
+    cir, pir = float(ref["table_4"]["cir_bit_s"]), float(ref["table_4"]["pir_bit_s"])
+    smooth = (pir - cir) / row["rate_bit_s"]
+    return C.judge(
+        "trTCM of Table 4: share of an edge node's packets marked yellow", "section 3, Table 4",
+        "about 30 % yellow",
+        f"{100 * y:.1f} % yellow ({100 * g:.1f} % green, {100 * r:.1f} % red) at {row['rate_bit_s'] / 1e6:g} Mbit/s "
+        f"Poisson (simulated marker); (PIR - CIR)/rate = {100 * smooth:.0f} %",
+        0.05 <= y <= 0.15, "finding while the simulated yellow share lies in [5 %, 15 %]",
+        finding=(f"with CIR {cir / 1e6:g} and PIR {pir / 1e6:g} Mbit/s an edge node sending at its "
+                 f"{row['rate_bit_s'] / 1e6:g} Mbit/s access rate has only PIR - CIR = {(pir - cir) / 1e6:g} Mbit/s "
+                 f"of its traffic yellow, about {100 * smooth:.0f} %; 30 % yellow would need PIR = CIR + 0.3 x rate "
+                 f"= {(cir + 0.3 * row['rate_bit_s']) / 1e6:g} Mbit/s, or an offered rate near "
+                 f"{(pir - cir) / 0.3 / 1e6:.1f} Mbit/s. Most likely cause: the PIR was chosen for a lower rate "
+                 f"per node than the access links carry"),
+        paper_value=0.30, value=float(y), unit="")
+
+
 def claims(loads: list[dict]) -> list[C.Claim]:
     """Section 4.2's two claims, for the closed form and the simulator, over the loads of Table 2."""
     out = []
@@ -171,7 +197,7 @@ def run(args) -> int:
     mk = marker_rows(quick)
     curves = dropper_curves()
     loads = load_rows(quick)
-    checked = claims(loads)
+    checked = ([yellow_claim(mk)] if mk else []) + claims(loads)
     if getattr(args, "json", False):
         print(json.dumps(C.document("koehler1999", checked, trtcm=mk, avg_packets=AVG_POINTS, droppers=curves,
                                     loads=loads), indent=2, allow_nan=False))
