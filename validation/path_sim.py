@@ -27,6 +27,10 @@ Semantics
   latencies) + port delay (arrival to last bit out, as in the single-port simulator) + ``port_latency`` +
   post-hop delay (incl. serialisation and latencies), measured to the last bit at the receiver.
 
+Consequence used as a check: the saturated port sends back to back, so at a post hop of the port's rate a
+packet leaves ``M / rate`` after it left the port, ``M`` the largest packet sent before it in the port's busy
+period (Lindley by induction): behind K-unit best effort, each such hop holds every EF packet K unit times.
+
 With no hops and no latency, the path's EF delays are exactly the single-port simulator's
 (:func:`path_trace` of ``simulate_trace``'s seed); tests/test_path_sim.py checks that and the FIFO algebra.
 

@@ -191,9 +191,10 @@ def _why(row: dict) -> str:
     base = (f"{row['text']}: predicts {share:.0%} of the measured growth from K = 1 to 3 "
             f"({_ms(f['growth'])} of {_ms(f['growth_measured'])} ms)")
     if row["key"] == "a-after":
-        return (base + "; every EF packet leaves the port right behind a BE packet, and each same-rate "
-                "store-and-forward hop then holds it for that packet's whole transmission (K x 2.048 ms) instead "
-                "of its own 0.512 ms, so the hops add about 2 K x 2.048 ms: the right size of growth, but linear "
+        return (base + "; the saturated port sends back to back, so a store-and-forward hop of the same rate "
+                "holds every packet for the largest packet's transmission before it (a K-unit BE packet, "
+                "K x 2.048 ms) instead of its own 0.512 ms: the two hops add 2 K x 2.048 ms, the right size of "
+                "growth, but linear "
                 "in K where W_m's gap to the model is concave (2.8, 8.3, 11.6 ms), so the path lies "
                 f"{-f['residual'][1] * 1e3:.2f} ms above W_m at K = 1 even with no fixed latency; it is the only "
                 "mechanism tested that gives growth of the measured size")
