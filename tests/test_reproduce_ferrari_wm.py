@@ -16,7 +16,7 @@ def quick():
 
 def test_every_hypothesis_is_simulated_for_each_K_with_an_interval(quick):
     keys = [r["key"] for r in quick["rows"]]
-    assert keys[0] == "port" and {"a-after", "a-before", "b-access", "c-units", "c-packets", "d-burst",
+    assert keys[0] == "port" and {"a-after", "a-after-mtu", "a-after-1", "a-before", "b-access", "c-units", "c-packets", "d-burst",
                                   "e-atm"} <= set(keys)
     for r in quick["rows"]:
         for K in (1, 2, 3):
@@ -43,6 +43,15 @@ def test_two_same_rate_hops_after_give_the_growth_but_overshoot_at_K1(quick):
     f = a["fit"]
     assert 0.85 <= f["growth"] / f["growth_measured"] <= 1.05
     assert not f["fits"] and f["worst_K"] == 1 and f["worst"] < -P.FIT_TOLERANCE and f["offset"] == 0.0
+
+
+def test_two_hops_after_with_the_mtu_reading_meet_K2_and_K3_but_not_K1(quick):
+    """With K = 3 read as the largest BE packet the sources can send (IP 1478 B), the two same-rate hops after the
+    port land within 0.3 ms of W_m at K = 2 and 3 with no offset, and 1.0-1.6 ms above it at K = 1."""
+    m = next(r for r in quick["rows"] if r["key"] == "a-after-mtu")
+    r = m["fit"]["residual"]
+    assert abs(r[2]) < 3e-4 and abs(r[3]) < 3e-4
+    assert -1.6e-3 < r[1] < -1.0e-3 and not m["fit"]["fits"]
 
 
 def test_no_hypothesis_fits_and_each_is_a_documented_finding(quick):

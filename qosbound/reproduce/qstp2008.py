@@ -2,7 +2,7 @@
 
 Claim (Jourjon, Lochin & Sénac, section 5.2-5.3): on the DiffServ/AF testbed (two-colour
 token-bucket markers with 10^4-byte buckets, RIO (10, 20, 0.1, 20, 40, 0.02), a
-1000 kbit/s bottleneck, RTT 30 ms), a gTFRC flow with target g holds g against an
+1000 kbit/s bottleneck, RTT 30 ms, 1500-byte packets), a gTFRC flow with target g holds g against an
 aggregate of 1..20 TCP flows, while a plain TFRC flow does not. Fig. 5 uses
 g = 400 kbit/s for the flow and the aggregate; Fig. 4 uses g = 500 kbit/s against
 an aggregate marked at 300 kbit/s.
@@ -31,7 +31,10 @@ import numpy as np
 
 from qosbound.reproduce import claims as C
 
-__all__ = ["run", "sweep", "target_checks", "claims", "CASES", "TFRC_FINDING"]
+__all__ = ["run", "sweep", "target_checks", "claims", "CASES", "TFRC_FINDING", "PACKET_SIZE"]
+
+#: Packet size, bytes: "the packet size is fixed to 1500 bytes" (section 5.1).
+PACKET_SIZE = 1500.0
 
 #: (target g, aggregate's target), bit/s: Fig. 5 and Fig. 4.
 CASES = ((400e3, 400e3), (500e3, 300e3))
@@ -65,13 +68,13 @@ def sweep(quick: bool = True, seed: int = 2008, progress=None, cases=CASES) -> l
             for n in st["n_values"]:
                 k += 1
                 cfg = QstpConfig(protocol=proto, target=g, aggregate_target=g_agg, n_tcp=n,
-                                 duration=st["duration"], warmup=st["warmup"])
+                                 duration=st["duration"], warmup=st["warmup"], size=PACKET_SIZE)
                 runs = replicate(cfg, st["replications"], seed + 1000 * k)
                 thr = np.array([r.throughput for r in runs])
                 pred = np.array([r.predicted for r in runs])
                 win = np.concatenate([r.windows for r in runs])
                 rows.append({
-                    "target": g, "aggregate_target": g_agg, "protocol": proto, "n_tcp": n,
+                    "target": g, "aggregate_target": g_agg, "protocol": proto, "n_tcp": n, "size": cfg.size,
                     "replications": len(runs), "duration": cfg.duration, "warmup": cfg.warmup,
                     "throughput_mean": float(thr.mean()), "throughput_std": float(thr.std(ddof=1)),
                     "throughput_min": float(thr.min()), "throughput_max": float(thr.max()),
@@ -190,7 +193,8 @@ def run(args) -> int:
         return C.exit_code(checked)
     print(f"Jourjon, Lochin & Sénac 2008 (QSTP), Fig. 4/5 shape: {st['replications']} replications of "
           f"{st['duration']:.0f} s "
-          f"(measured after {st['warmup']:.0f} s), RTT 30 ms, 1000 kbit/s, RIO (10, 20, 0.1, 20, 40, 0.02)")
+          f"(measured after {st['warmup']:.0f} s), RTT 30 ms, 1000 kbit/s, {PACKET_SIZE:.0f}-byte packets, "
+          "RIO (10, 20, 0.1, 20, 40, 0.02)")
     for g, g_agg in CASES:
         print(f"\ntarget g = {format_quantity(g, 'bit/s')}, aggregate marked at {format_quantity(g_agg, 'bit/s')}")
         print(f"{'TCP':>4} | {'TFRC mean':>10} {'std':>7} {'equation':>10} {'p':>7} {'R':>8} | "
