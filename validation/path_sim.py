@@ -214,12 +214,12 @@ def run_path(p, ef_packets: int, replications: int, seed: int, *, pre=(), post=(
     packets each (the first ``warmup`` fraction of each not counted), with its ``confidence`` t-interval."""
     from qosbound.validation.stats import replication_seeds
 
-    if ef_packets < 10:
-        raise ScenarioError("a path replication needs at least 10 EF packets", field="ef_packets")
-    if replications < 2:
-        raise ScenarioError("a confidence interval needs at least 2 replications", field="replications")
-    if not 0 <= warmup < 1:
-        raise ScenarioError("warm-up must be a fraction in [0, 1)", field="warmup")
+    for bad, problem, name in ((ef_packets < 10, "a path replication needs at least 10 EF packets", "ef_packets"),
+                               (replications < 2, "a confidence interval needs at least 2 replications",
+                                "replications"),
+                               (not 0 <= warmup < 1, "warm-up must be a fraction in [0, 1)", "warmup")):
+        if bad:
+            raise ScenarioError(problem, field=name)
     rows = rows_for(p, ef_packets)
     seeds = replication_seeds(seed, replications)
     comp = {k: np.empty(replications) for k in ("delay", "pre", "port", "post")}

@@ -14,8 +14,11 @@ below g, and the rate the TFRC equation predicts from the simulated loss event r
 and RTT (gTFRC: the maximum of that and g) beside the measured one.
 
 Claims checked (:mod:`qosbound.reproduce.claims`), per target g: gTFRC holds g
-at every aggregate size (reproduced), and plain TFRC does not (a documented
-finding: in qosbound's test bed TFRC also holds g, see :data:`TFRC_FINDING`).
+at every aggregate size (NOT MET when it does not), and plain TFRC does not: reproduced
+where the simulated TFRC falls below g at some aggregate size, a documented finding
+(:data:`TFRC_FINDING`) where it holds g at every size. With the paper's 1500-byte
+packets (section 5.1) TFRC falls below g = 500 kbit/s against the larger aggregates
+(marked at 300 kbit/s) and holds g = 400 kbit/s.
 "Holds g" means no aggregate size where the one-sided 95 % upper confidence
 bound of the mean throughput lies below g. Exit 0 when every claim is met (a
 documented finding counts as met while qosbound still shows it), 1 otherwise.
@@ -140,10 +143,14 @@ def claims(checks: list[dict]) -> list[C.Claim]:
         else:
             pred = c["lowest_mean_predicted"]
             got += f"; TFRC equation at its simulated p and R: {C._fmt(pred, 'bit/s') if pred else '-'}"
-            evidence = TFRC_FINDING
-            out.append(C.judge(f"plain TFRC does not hold g = {gq} against 1..20 TCP flows", f"section 5, {fig}",
-                               f"falls below g = {gq}", got, c["holds_target_at_every_n"], rule,
-                               finding=evidence, failure="TFRC now falls below g as in the paper", **numbers))
+            claim = f"plain TFRC does not hold g = {gq} against 1..20 TCP flows"
+            if not c["holds_target_at_every_n"]:  # the paper's claim: reproduced
+                out.append(C.judge(claim, f"section 5, {fig}", f"falls below g = {gq}", got, True,
+                                   "falls below g: at some aggregate size the one-sided 95 % upper bound of the mean "
+                                   "throughput lies below g", **numbers))
+                continue
+            out.append(C.judge(claim, f"section 5, {fig}", f"falls below g = {gq}", got, True, rule,
+                               finding=TFRC_FINDING, **numbers))
     return out
 
 
