@@ -507,7 +507,7 @@ def run(args) -> int:
     c.print(t)
     c.print(f"W = W_pq + W_t = (k/(1-rho) + Q_t + k - 1) T_u; paper values truncated to 0.01 us, tolerance "
             f"{ref['tolerance_us']} us. W_m is the paper's measured one-way mean, which includes delays outside "
-            "this model (the test bed's other hops). The model means are the exact mean EF delay of qosbound's "
+            "this model (the test bed's other hops: tested below against paths of several hops). The model means are the exact mean EF delay of qosbound's "
             "PQ + TxQ DTMC on Storm (PQ of 10 packets, BE packets filling K units), for CBR and Poisson EF. "
             "D_max (CBR) is qosbound's maximum-delay bound "
             "(Q_t-1) T_u + 8 (L_max + L_EF)/C for CBR EF and K-unit best effort.", highlight=False)
