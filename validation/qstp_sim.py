@@ -16,8 +16,8 @@ with RED's probability (no inter-drop spacing), and a full buffer drops.
 Delays: every flow has the same minimum RTT ``rtt`` (30 ms): the propagation
 delay is ``rtt`` minus one packet's transmission time at the bottleneck, split
 1/4 sender -> bottleneck, 1/4 bottleneck -> receiver, 1/2 back. Feedback and
-ACKs are never lost. All packets have ``size`` bytes (1000 B by default: the
-paper does not give the size). Flows start at independent uniform times in
+ACKs are never lost. All packets have ``size`` bytes (1500 B by default: "the
+packet size is fixed to 1500 bytes", section 5.1). Flows start at independent uniform times in
 [0, 1 s). The studied flow's throughput is measured at the receiver over
 [warmup, duration]; its loss event rate and RTT over the same window give the
 equation's prediction X_calc(s, R, p) beside the measured rate.
@@ -52,7 +52,7 @@ class QstpConfig:
     n_tcp: int = 10
     capacity: float = 1000e3
     rtt: float = 0.030
-    size: float = 1000.0
+    size: float = 1500.0  # bytes, section 5.1
     bucket: float = 1e4  # token-bucket depth, bytes
     rio: tuple = (10, 20, 0.1, 20, 40, 0.02)  # (min_out, max_out, p_out, min_in, max_in, p_in), packets
     weight: float = 2.0**-9  # EWMA weight

@@ -7,7 +7,7 @@ import numpy as np
 
 from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result
-from qosbound.systems.tsq.metrics import add_group, bound_result
+from qosbound.systems.tsq.metrics import add_group, app_assumption, bound_result
 from qosbound.systems.tsq.schema import Scenario
 
 __all__ = ["CF_NEGLECTS", "operating_point", "closed_form"]
@@ -110,15 +110,16 @@ def closed_form(scn: Scenario) -> list[Result]:
                        "source": "analytic/tsq.py throughput_tsq (Claypool, Kinicki & Kumar eq. (3)-(5)); 0 outside the cap region"}))
     for name, f in scn.flows.items():
         r = _per_hint_closed(scn, name, op, [f.hint])
-        add_group(out, name, "closed-form", {k: float(v[0]) for k, v in r.items()}, prov, CF_NEGLECTS)
+        add_group(out, name, "closed-form", {k: float(v[0]) for k, v in r.items()}, {**prov, **app_assumption(f.app)},
+                  CF_NEGLECTS)
         out.append(bound_result(name, float(r["bound"][0])))
     if scn.metrics.sweep:
         name = scn.metrics.sweep
         hints = scn.hints()
         r = _per_hint_closed(scn, name, op, hints)
         for i, h in enumerate(hints):
-            add_group(out, f"{name}@h{h}", "closed-form", {k: float(v[i]) for k, v in r.items()}, prov,
-                       CF_NEGLECTS)
+            add_group(out, f"{name}@h{h}", "closed-form", {k: float(v[i]) for k, v in r.items()},
+                      {**prov, **app_assumption(scn.flows[name].app)}, CF_NEGLECTS)
             out.append(bound_result(f"{name}@h{h}", float(r["bound"][i])))
         best = hints[int(np.argmax(np.round(r["quality"], 12) - 1e-9 * np.arange(len(hints))))]
         out.append(Result(f"{name}.best_hint", "closed-form", float(best), "1",

@@ -56,6 +56,15 @@ def bound_result(prefix: str, b: float) -> Result:
                   bounds=(f"{prefix}.delay.*",))
 
 
+def app_assumption(app: str) -> dict:
+    """Provenance naming the reading that is qosbound's own for ``app``: a video flow's throughput quality below
+    160 kbit/s (the paper's formula there is lost; linear to 0 at 0 kbit/s is assumed)."""
+    if app != "video":
+        return {}
+    return {"assumption": "video throughput quality below 160 kbit/s is assumed linear to 0 at 0 kbit/s "
+                          "(not the paper's: its formula there is lost)"}
+
+
 def add_group(out, prefix, method, vals, prov, neglects=None, ci=None, note=""):
     """One result per quantity in ``vals``: a CI where ``ci`` has the quantity (simulation), an observed maximum
     as a lower bound, else an approximation that neglects ``neglects``."""

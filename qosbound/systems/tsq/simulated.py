@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from qosbound.results import Interval, Result
-from qosbound.systems.tsq.metrics import add_group
+from qosbound.systems.tsq.metrics import add_group, app_assumption
 from qosbound.systems.tsq.schema import Scenario, SimOptions
 
 __all__ = ["simulated", "simulate_trace"]
@@ -112,7 +112,7 @@ def simulated(scn: Scenario, opts: SimOptions, progress) -> list[Result]:
                       {**prov, "replications": e.n}))
     for n in names:
         vals, ci = _summarise(per[n], opts.confidence)
-        add_group(out, n, "simulated", vals, prov, ci=ci)
+        add_group(out, n, "simulated", vals, {**prov, **app_assumption(scn.flows[n].app)}, ci=ci)
     if hints:
         name = scn.metrics.sweep
         quals = []
@@ -123,7 +123,8 @@ def simulated(scn: Scenario, opts: SimOptions, progress) -> list[Result]:
                 p1 = _run_reps(scn, opts, (name, h), [name], tick)[0][name]
             vals, ci = _summarise(p1, opts.confidence)
             quals.append(vals["quality"])
-            add_group(out, f"{name}@h{h}", "simulated", vals, {**prov, "hint": h}, ci=ci)
+            add_group(out, f"{name}@h{h}", "simulated", vals, {**prov, "hint": h, **app_assumption(scn.flows[name].app)},
+                      ci=ci)
         best = hints[int(np.argmax(np.asarray(quals) - 1e-9 * np.arange(len(hints))))]
         out.append(Result(f"{name}.best_hint", "simulated", float(best), "1",
                           Interval.approximation(float(best), neglects="sampling error: the argmax of the "
