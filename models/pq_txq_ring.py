@@ -1,0 +1,326 @@
+"""EF delay of the PQ + TxQ port with a packet-unit transmission ring, at a cost polynomial in the ring size.
+
+System (Ferrari, Pau & Raffaelli, "Measurement Based Analysis of Delay in
+Priority Queueing", 2001; qosbound's PQ + TxQ semantics): a strict-priority EF
+queue of ``PQ`` packets feeds a FIFO transmission ring; best effort is
+saturated. Here every packet takes exactly one unit of the ring (``txq.unit_size``
+at least the largest packet: a tx-ring of ``Q_t`` descriptors), so the ring
+always holds ``Q_t`` packets and every departure admits exactly one packet: the
+head EF packet when the PQ is not empty, else a BE packet whose size is drawn
+i.i.d. from the BE mix. EF arrivals are Poisson.
+
+Why the exact chain is exponential. A tagged EF packet arriving at ``t``
+leaves after exactly ``V(t-) + GEF``, ``V = n*GEF + r + (sizes of ring
+positions 2..Q_t)`` (n EF waiting, r the head's residual): no BE packet enters
+the ring while an EF packet waits. Given the EF/BE pattern of the ring, the BE
+sizes at positions 2..Q_t are i.i.d. and independent of everything else, but the
+pattern is a delay line of the last ``Q_t`` "PQ non-empty at this departure"
+indicators: ``2^Q_t`` patterns (``models/pq_txq_size.py`` counts them).
+
+The method ("ring-count approximation"). A Markov chain embedded at departure
+epochs on ``(n, E)``: EF packets in the PQ after the admission, and EF packets
+among the ``Q_t`` ring packets. The ring's ORDER is replaced by exchangeability:
+the head is EF with probability ``E/Q_t`` (the count ``E`` is kept exactly
+otherwise: it drops by one when an EF head leaves and grows by one when an EF
+packet is admitted). During the head's service of ``s`` (``GEF`` or a BE size)
+Poisson arrivals join the PQ (those finding it full are lost). A Poisson arrival
+a time ``u`` into the service, after ``j`` earlier arrivals of that service,
+sees ``n + j`` EF waiting, is accepted iff ``n + j < PQ`` and leaves after
+
+    D = (s - u) + (n + j + 1) GEF + E' GEF + S_1 + ... + S_{Q_t-1-E'},
+
+``E' = E - [head is EF]``, the ``S_i`` i.i.d. BE sizes independent of the rest
+(exact given the pattern, see above). The integral over ``u`` is closed
+(regularised incomplete gamma functions, as in :mod:`qosbound.models.pq_txq_delay`)
+and the sum of BE sizes is a convolution power of the BE mix on the granule
+lattice (the gcd of the packet sizes), so the CCDF is computed EXACTLY FOR THIS
+CHAIN at every lattice point, by FFT convolution; quantiles are bracketed by
+the two lattice points around them. Sizes: ``(PQ+1)(Q_t+1)`` states and
+``O(Q_t * (PQ + Q_t * G_max) log)`` work for the delay distribution -- polynomial
+in ``Q_t``, the PQ size and the number of BE classes (``G_max``: the largest packet
+in granules).
+
+What it neglects: the positions of the EF packets in the ring (their
+correlation in time: an EF burst that filled the PQ enters the ring as a run,
+and the head's kind is correlated with the recent past beyond the count ``E``).
+It is therefore an APPROXIMATION; at ``Q_t = 1`` the ring is its head and the
+chain is exact (tests check it to numerical precision against the exact chain).
+Its error is measured against the exact chain where that is small (``Q_t``
+3..7) and against the packet simulator on real ports (``tests/test_pq_txq_ring.py``,
+``benchmarks/bench_ring.py``).
+
+Why this method (measured, see ``docs/pq_txq.md``): the exact chain is
+``2^Q_t``-large in the pattern alone, so neither Storm's symbolic engine nor
+bisimulation can help once ``Q_t`` reaches a few tens (the lumped chain must
+still hold the pattern the head's kind depends on); a sound stochastic-comparison
+pair would have to handle that an EF packet's delay is not monotone in the BE
+sizes ahead of it (fewer but larger BE packets), so the crude pathwise bounds
+(every ring position as ``max(GEF, S)``/``min(GEF, S)``) are 30-40 % wide on an
+IMIX port; the count chain keeps the one quantity that moves the delay (how many
+EF packets, with their fixed size, replace BE draws in the ring) exactly and
+costs seconds at ``Q_t`` = 256.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from functools import reduce
+
+import numpy as np
+import scipy.sparse as sp
+from scipy import signal, special, stats
+
+from qosbound.errors import ScenarioError
+from qosbound.markov import stationary_dtmc
+
+__all__ = ["RingSolution", "applies", "why_not", "solve", "chain_states", "POISSON_TAIL"]
+
+#: Poisson arrival counts per service are cut where the tail falls below this (the tail joins the full-PQ
+#: outcome of the embedded chain; the cut mass is reported).
+POISSON_TAIL = 1e-16
+#: Largest lattice (granules from 0 to the largest delay) the delay distribution is computed on.
+MAX_LATTICE = 8_000_000
+#: Refine the lattice while it stays below this many points.
+FINE_POINTS = 1 << 19
+
+
+def why_not(p) -> str | None:
+    """Why the method does not cover parameters ``p`` (None when it does)."""
+    if getattr(p, "be_rate", None) is not None:
+        return "best effort with a load (the ring may then hold fewer than Q_t packets)"
+    if p.arrivals != "poisson":
+        return f"EF arrivals '{p.arrivals}' (the ring method covers Poisson EF)"
+    biggest = max([float(p.ef_size)] + [float(s) for s in p.be_sizes])
+    if biggest > p.unit + 1e-9:
+        return (f"a packet of {biggest:g} B takes more than one {p.unit:g}-byte unit (the ring method needs every "
+                "packet to take one unit: txq.unit_size at least the largest packet)")
+    for s in [p.ef_size] + list(p.be_sizes):
+        if abs(s - round(s)) > 1e-9:
+            return f"a packet size of {s:g} B is not a whole number of bytes"
+    return None
+
+
+def applies(p) -> bool:
+    return why_not(p) is None
+
+
+def chain_states(p) -> int:
+    """States of the embedded chain: (PQ occupancy 0..PQ) x (EF in the ring 0..Q_t)."""
+    return (p.pq_cap + 1) * (p.Q_t + 1)
+
+
+@dataclass
+class RingSolution:
+    """EF delay of accepted packets by the ring-count chain (times in seconds)."""
+
+    states: int
+    transitions: int
+    seconds: float
+    slot: float  # seconds per granule
+    granule: int  # bytes
+    mean: float
+    loss: float
+    ccdf_grid: np.ndarray  # P(D > i slots), i = 0..len-1
+    cut_mass: float  # Poisson tail mass moved into the full-PQ outcome, per departure (largest)
+    ef_share: float  # fraction of departures that are EF
+    quantiles: dict = field(default_factory=dict)
+    quantile_brackets: dict = field(default_factory=dict)
+    ccdf: dict = field(default_factory=dict)
+
+    def ccdf_at(self, t: float) -> float:
+        """P(D > t): the CCDF is continuous and non-increasing; linear between lattice points (the chain's value
+        lies between its two neighbours, which is the bracket)."""
+        x = t / self.slot
+        i = int(math.floor(x))
+        if i >= len(self.ccdf_grid) - 1:
+            return 0.0
+        f = x - i
+        return float((1 - f) * self.ccdf_grid[i] + f * self.ccdf_grid[i + 1])
+
+    def ccdf_bracket(self, t: float) -> tuple[float, float]:
+        x = t / self.slot
+        i = int(math.floor(x))
+        if i >= len(self.ccdf_grid) - 1:
+            return 0.0, 0.0
+        if abs(x - i) < 1e-12:
+            return float(self.ccdf_grid[i]), float(self.ccdf_grid[i])
+        return float(self.ccdf_grid[i + 1]), float(self.ccdf_grid[i])
+
+    def quantile(self, q: float) -> tuple[float, tuple[float, float]]:
+        """(smallest t with P(D > t) <= 1 - q, interpolated; its bracket of two lattice points)."""
+        c = self.ccdf_grid
+        target = 1.0 - q
+        i = int(np.argmax(c <= target))  # first lattice point at or below the target
+        if i == 0:
+            return 0.0, (0.0, 0.0)
+        lo, hi = c[i - 1], c[i]
+        f = (lo - target) / (lo - hi) if lo > hi else 1.0
+        return (i - 1 + f) * self.slot, ((i - 1) * self.slot, i * self.slot)
+
+
+def _sizes(p):
+    ef = int(round(p.ef_size))
+    be = [int(round(s)) for s in p.be_sizes]
+    g = reduce(math.gcd, [ef] + be)
+    return g, ef // g, np.array([b // g for b in be], dtype=np.int64), np.asarray(p.be_probs, dtype=float)
+
+
+def _pois_trunc(m: float, cap: int) -> tuple[np.ndarray, float]:
+    """P(A = k), k = 0..K-1 and the tail P(A >= K) folded into the last entry, for A ~ Poisson(m): K the
+    smaller of cap + 1 and where the tail drops below POISSON_TAIL. Returns (pmf, tail mass folded)."""
+    kmax = int(stats.poisson.isf(POISSON_TAIL, m)) + 2 if m > 0 else 1
+    K = min(cap + 1, max(kmax, 1))
+    k = np.arange(K)
+    pmf = stats.poisson.pmf(k, m) if m > 0 else (k == 0).astype(float)
+    tail = float(stats.poisson.sf(K - 1, m)) if m > 0 else 0.0
+    pmf = pmf.copy()
+    pmf[-1] += tail
+    return pmf, (tail if K < cap + 1 else 0.0)
+
+
+def solve(p, ccdf_at=(), quantiles=(), progress=None) -> RingSolution:
+    """Solve the ring-count chain for parameters ``p`` (:class:`qosbound.params.Params`)."""
+    why = why_not(p)
+    if why is not None:
+        raise ScenarioError(f"the ring method does not cover {why}", field="Q_t")
+    t0 = time.perf_counter()
+    g, gef, gbe, pbe = _sizes(p)
+    slot = g * 8.0 / p.C
+    a = p.lam * slot  # arrivals per granule
+    QT, PQ = int(p.Q_t), int(p.pq_cap)
+    K = len(gbe)
+    serv = np.concatenate([[gef], gbe]).astype(float)  # service of kind 0 (EF) and BE classes 1..K
+    nS = (PQ + 1) * (QT + 1)
+    idx = lambda n, E: n * (QT + 1) + E  # noqa: E731
+    rows, cols, vals = [], [], []
+    cut = 0.0
+    pmfs = []
+    for k in range(K + 1):
+        pm, tl = _pois_trunc(a * serv[k], PQ)
+        pmfs.append(pm)
+        cut = max(cut, tl)
+    n_arr = np.arange(PQ + 1)
+    E_arr = np.arange(QT + 1)
+    nn, EE = np.meshgrid(n_arr, E_arr, indexing="ij")
+    nn, EE = nn.ravel(), EE.ravel()
+    src = idx(nn, EE)
+    for k in range(K + 1):
+        if k == 0:
+            w = EE / QT
+            E1 = EE - 1
+        else:
+            w = (1 - EE / QT) * pbe[k - 1]
+            E1 = EE
+        ok = w > 0
+        pm = pmfs[k]
+        for m in range(len(pm)):
+            n1 = np.minimum(PQ, nn[ok] + m)
+            adm = n1 > 0
+            n2 = np.where(adm, n1 - 1, 0)
+            E2 = np.where(adm, E1[ok] + 1, E1[ok])
+            rows.append(src[ok])
+            cols.append(idx(n2, E2))
+            vals.append(w[ok] * pm[m])
+    P = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(nS, nS))
+    P.sum_duplicates()
+    pi = stationary_dtmc(P).reshape(PQ + 1, QT + 1)
+    pi = np.maximum(pi, 0.0)
+    pi /= pi.sum()
+    # Per cycle (one departure): kind weights by E.
+    wk = np.empty((K + 1, QT + 1))
+    wk[0] = E_arr / QT
+    for k in range(1, K + 1):
+        wk[k] = (1 - E_arr / QT) * pbe[k - 1]
+    Es = float(np.sum(pi.sum(axis=0)[None, :] * wk * serv[:, None]))  # mean service, granules
+    ef_share = float(np.sum(pi.sum(axis=0) * wk[0]))
+    # Accepted arrivals per cycle, mean delay numerator (all in granules).
+    from qosbound.models.pq_txq_render import poisson_excess
+
+    acc = 0.0
+    mean_num = 0.0
+    ES = float(np.dot(pbe, gbe))
+    # h[k][n, y]: weight of accepted arrivals in a service of kind k starting with n waiting whose "head + PQ"
+    # part (s - u) + (n + j + 1) GEF exceeds y granules; y on 0..Y-1.
+    nmax = int(np.max(np.flatnonzero(pi.sum(axis=1) > 0)))
+    Y = int(serv.max() + (PQ + 1) * gef) + 1  # granules: the head + PQ part is below this
+    gmax = int(max(gbe.max(), gef))
+    L = (QT - 1) * gmax + Y + 1
+    # The lattice is refined M times (the CCDF is exact for the chain at every refined point and linear in
+    # between up to the bracket of its two neighbours).
+    M = 1
+    while M < 64 and 2 * M * L <= FINE_POINTS:
+        M *= 2
+    if L * M > MAX_LATTICE:
+        raise ScenarioError(f"the delay lattice would have {L * M:.3g} points (granule {g} B); above "
+                            f"{MAX_LATTICE:.3g}", field="Q_t")
+    Yf, Lf = Y * M, L * M
+    z = np.arange(Yf, dtype=float) / M
+    # H[E'][i]: accepted-arrival weight per departure whose "head + PQ" part (s - u) + (n + j + 1) GEF exceeds
+    # i/M granules, by E' (EF among ring positions 2..Q_t).
+    H = np.zeros((QT + 1, Yf))
+    for k in range(K + 1):
+        s = serv[k]
+        m = a * s
+        Jall = min(PQ, len(pmfs[k]) + 1)
+        jj = np.arange(Jall)
+        # F[J-1](z) = sum_{j<J} P(the j-th arrival's head + PQ part > z) with none waiting; n waiting shift it
+        F = np.zeros((Jall, Yf))
+        for j in range(Jall):
+            F[j] = special.gammainc(j + 1, a * np.clip(s + (j + 1) * gef - z, 0.0, s))
+        F = np.cumsum(F, axis=0)
+        pj1 = special.gammainc(jj + 1, m)
+        pj2 = special.gammainc(jj + 2, m)
+        Eprime = E_arr - (1 if k == 0 else 0)
+        for n in range(nmax + 1):
+            wE = pi[n] * wk[k]  # by E
+            okE = (wE > 0) & (Eprime >= 0)
+            J = min(PQ - n, Jall)
+            if J <= 0 or not np.any(okE):
+                continue
+            acc_n = float(np.sum(pj1[:J])) if J < PQ - n else m - poisson_excess(m, PQ - n)
+            sh = n * gef * M
+            hn = np.empty(Yf)
+            hn[:sh] = F[J - 1, 0]
+            hn[sh:] = F[J - 1, :Yf - sh]
+            tot = float(np.sum(wE[okE]))
+            acc += tot * acc_n
+            # mean: the head + PQ part, and the ring part E' GEF + (QT - 1 - E') E[S]
+            base = s + (n + jj[:J] + 1) * gef
+            head = float(np.sum(base * pj1[:J] - (jj[:J] + 1) / a * pj2[:J])) if a > 0 else 0.0
+            ring = float(np.sum(wE[okE] * (Eprime[okE] * gef + (QT - 1 - Eprime[okE]) * ES)))
+            mean_num += tot * head + ring * acc_n
+            H[Eprime[okE]] += wE[okE][:, None] * hn[None, :]
+    loss = max(0.0, 1.0 - acc / (a * Es)) if a > 0 else 0.0
+    mean = mean_num / acc * slot
+    # Ring part R(E') = E' GEF + the sum of QT-1-E' BE sizes: convolution powers of the BE mix on the lattice.
+    pmfS = np.zeros(int(gbe.max()) + 1)
+    np.add.at(pmfS, gbe, pbe)
+    num = np.zeros(Lf)
+    pw = np.ones(1)  # the sum of nb BE sizes, nb = 0, 1, ...
+    for nb in range(QT):
+        Ep = QT - 1 - nb
+        if nb > 0:
+            pw = signal.fftconvolve(pw, pmfS)
+            pw[pw < 0] = 0.0
+        if not np.any(H[Ep] > 0):
+            continue
+        pr = np.zeros(Lf)
+        idx_r = (Ep * gef + np.arange(len(pw))) * M
+        keep = idx_r < Lf
+        pr[idx_r[keep]] = pw[keep]
+        c = signal.fftconvolve(pr, H[Ep])[:Lf]
+        tailR = np.maximum(1.0 - np.cumsum(pr), 0.0)  # P(R > x)
+        num += c + H[Ep][0] * tailR
+    ccdf_grid = np.clip(num / acc, 0.0, 1.0)
+    ccdf_grid = np.minimum.accumulate(ccdf_grid)
+    slot = slot / M
+    sol = RingSolution(nS, P.nnz, 0.0, slot, g, mean, loss, ccdf_grid, cut, ef_share)
+    for q in quantiles:
+        v, br = sol.quantile(q)
+        sol.quantiles[q], sol.quantile_brackets[q] = v, br
+    for t in ccdf_at:
+        sol.ccdf[t] = sol.ccdf_at(t)
+    sol.seconds = time.perf_counter() - t0
+    return sol
