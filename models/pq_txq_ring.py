@@ -70,7 +70,7 @@ from functools import reduce
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import signal, special, stats
+from scipy import fft, special, stats
 
 from qosbound.errors import ScenarioError
 from qosbound.markov import stationary_dtmc
@@ -273,46 +273,52 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None) -> RingSolution:
         pj1 = special.gammainc(jj + 1, m)
         pj2 = special.gammainc(jj + 2, m)
         Eprime = E_arr - (1 if k == 0 else 0)
+        okE = Eprime >= 0
+        Wk = pi[:nmax + 1] * wk[k][None, :]  # [n, E]
+        Wk[:, ~okE] = 0.0
+        hn = np.empty((nmax + 1, Yf))
         for n in range(nmax + 1):
-            wE = pi[n] * wk[k]  # by E
-            okE = (wE > 0) & (Eprime >= 0)
             J = min(PQ - n, Jall)
-            if J <= 0 or not np.any(okE):
+            tot = float(np.sum(Wk[n]))
+            if J <= 0 or tot == 0.0:
+                hn[n] = 0.0
                 continue
             acc_n = float(np.sum(pj1[:J])) if J < PQ - n else m - poisson_excess(m, PQ - n)
             sh = n * gef * M
-            hn = np.empty(Yf)
-            hn[:sh] = F[J - 1, 0]
-            hn[sh:] = F[J - 1, :Yf - sh]
-            tot = float(np.sum(wE[okE]))
+            hn[n, :sh] = F[J - 1, 0]
+            hn[n, sh:] = F[J - 1, :Yf - sh]
             acc += tot * acc_n
             # mean: the head + PQ part, and the ring part E' GEF + (QT - 1 - E') E[S]
             base = s + (n + jj[:J] + 1) * gef
             head = float(np.sum(base * pj1[:J] - (jj[:J] + 1) / a * pj2[:J])) if a > 0 else 0.0
-            ring = float(np.sum(wE[okE] * (Eprime[okE] * gef + (QT - 1 - Eprime[okE]) * ES)))
+            ring = float(np.sum(Wk[n, okE] * (Eprime[okE] * gef + (QT - 1 - Eprime[okE]) * ES)))
             mean_num += tot * head + ring * acc_n
-            H[Eprime[okE]] += wE[okE][:, None] * hn[None, :]
+        H[Eprime[okE]] += Wk[:, okE].T @ hn
     loss = max(0.0, 1.0 - acc / (a * Es)) if a > 0 else 0.0
     mean = mean_num / acc * slot
-    # Ring part R(E') = E' GEF + the sum of QT-1-E' BE sizes: convolution powers of the BE mix on the lattice.
-    pmfS = np.zeros(int(gbe.max()) + 1)
-    np.add.at(pmfS, gbe, pbe)
-    num = np.zeros(Lf)
-    pw = np.ones(1)  # the sum of nb BE sizes, nb = 0, 1, ...
+    # Ring part R(E') = E' GEF + the sum of QT-1-E' BE sizes, on the refined lattice (every M-th point): in the
+    # frequency domain the sum's transform is the BE mix's to the power QT-1-E', and E' GEF a phase. The CCDF
+    # numerator is sum_E' (R(E') pmf * H[E'])(x) + H[E'](0) P(R(E') > x) (H is constant below 0).
+    N = fft.next_fast_len(Lf + Yf, real=True)
+    pmfS = np.zeros(N)
+    np.add.at(pmfS, gbe * M, pbe)
+    phi = fft.rfft(pmfS)
+    shift = np.exp(-2j * np.pi * np.arange(len(phi)) * (gef * M) / N)
+    acc_f = np.zeros(len(phi), dtype=complex)
+    tail_f = np.zeros(len(phi), dtype=complex)
+    term = np.ones(len(phi), dtype=complex)  # phi^nb * shift^E' for E' = QT-1-nb, built from E' = QT-1 down
+    term *= shift ** (QT - 1)
+    inv_shift = np.conj(shift)
     for nb in range(QT):
         Ep = QT - 1 - nb
         if nb > 0:
-            pw = signal.fftconvolve(pw, pmfS)
-            pw[pw < 0] = 0.0
-        if not np.any(H[Ep] > 0):
-            continue
-        pr = np.zeros(Lf)
-        idx_r = (Ep * gef + np.arange(len(pw))) * M
-        keep = idx_r < Lf
-        pr[idx_r[keep]] = pw[keep]
-        c = signal.fftconvolve(pr, H[Ep])[:Lf]
-        tailR = np.maximum(1.0 - np.cumsum(pr), 0.0)  # P(R > x)
-        num += c + H[Ep][0] * tailR
+            term *= phi * inv_shift
+        if H[Ep, 0] > 0 or np.any(H[Ep] > 0):
+            acc_f += term * fft.rfft(H[Ep], N)
+            tail_f += H[Ep, 0] * term
+    num = fft.irfft(acc_f, N)[:Lf]
+    mass = fft.irfft(tail_f, N)[:Lf]
+    num += float(np.sum(H[:, 0])) - np.cumsum(mass)
     ccdf_grid = np.clip(num / acc, 0.0, 1.0)
     ccdf_grid = np.minimum.accumulate(ccdf_grid)
     slot = slot / M

@@ -43,7 +43,8 @@ from qosbound.units import Kind, parse_quantity
 from qosbound.verdicts import default_slo_limit
 
 __all__ = ["Scenario", "Params", "params", "evaluate", "metric_kind", "slo_limit", "agreements",
-           "default_methods", "metric_names", "simulate_trace", "ns3_trace", "plot_delays", "render_models", "admit"]
+           "default_methods", "metric_names", "model_route", "simulate_trace", "ns3_trace", "plot_delays",
+           "render_models", "admit"]
 
 
 class TxQ(Strict):
@@ -396,8 +397,7 @@ def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
 
     p = params(scn)
     check_range(p)
-    if "model-checked" in methods:
-        check_model_size(scn)
+    route = model_route(scn) if "model-checked" in methods else None
     ccdf, qs = _requested_metrics(scn, [s.metric for s in scn.slos])
     out: list[Result] = []
     for method in methods:
@@ -406,9 +406,12 @@ def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
 
             out += closed_form_results(p)
         elif method == "model-checked":
-            from qosbound.systems.pq_txq_adapter import model_results
+            from qosbound.systems.pq_txq_adapter import model_results, ring_results
 
-            out += model_results(p, scn.methods.model_checked, ccdf, qs, progress)
+            if route[0] == "ring":
+                out += ring_results(p, scn.methods.model_checked, ccdf, qs, progress, route[1])
+            else:
+                out += model_results(p, scn.methods.model_checked, ccdf, qs, progress)
         elif method == "simulated":
             from qosbound.systems.pq_txq_adapter import simulated_results
 
@@ -511,6 +514,31 @@ def check_model_size(scn: Scenario) -> None:
                             f"the budget of {opts.max_states:.3g}: the closed forms and the simulator answer at any "
                             "size; raise methods.model-checked.max_states (or --max-states) to build it anyway",
                             field="methods.model-checked.max_states")
+
+
+def model_route(scn: Scenario) -> tuple[str, str]:
+    """Which chain answers ``model-checked``: ``("exact", "")`` when the exact PQ + TxQ chain fits the budget
+    (:func:`check_model_size`), else ``("ring", why)`` when the ring method (:mod:`qosbound.models.pq_txq_ring`:
+    a tx-ring whose every packet takes one unit, saturated BE, Poisson EF) covers the scenario within the same
+    budget, ``why`` the exact chain's refusal. Otherwise the exact chain's ResourceError, with the reason the
+    ring method does not answer either (a ModelUnsupported passes unchanged)."""
+    from qosbound.models import pq_txq_ring
+
+    try:
+        check_model_size(scn)
+        return "exact", ""
+    except ModelUnsupported:
+        raise
+    except ResourceError as e:
+        p = params(scn)
+        why = pq_txq_ring.why_not(p)
+        n = pq_txq_ring.chain_states(p)
+        budget = scn.methods.model_checked.max_states
+        if why is None and n <= budget:
+            return "ring", e.problem
+        why = why or f"its chain of {n:.3g} states is above the budget too"
+        raise ResourceError(f"{e.problem}. The scalable ring method does not answer either: {why}",
+                            field=e.field) from None
 
 
 def refuse_aggregate_model(p: Params) -> None:
