@@ -84,6 +84,8 @@ POISSON_TAIL = 1e-16
 MAX_LATTICE = 8_000_000
 #: Refine the lattice while it stays below this many points.
 FINE_POINTS = 1 << 19
+#: ... and until an EF transmission spans this many refined points.
+FINE_PER_EF = 64
 
 
 def why_not(p) -> str | None:
@@ -193,7 +195,12 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None) -> RingSolution:
     K = len(gbe)
     serv = np.concatenate([[gef], gbe]).astype(float)  # service of kind 0 (EF) and BE classes 1..K
     nS = (PQ + 1) * (QT + 1)
-    idx = lambda n, E: n * (QT + 1) + E  # noqa: E731
+    # E major (a narrow band, a cheap LU), rotated so that state 0 -- where the direct solve grounds first -- is
+    # a likely one: E near the EF share of departures times Q_t.
+    rho = p.lam * p.ef_size * 8.0 / p.C
+    share = rho * float(np.dot(pbe, gbe)) / (gef * (1 - rho) + rho * float(np.dot(pbe, gbe)))
+    E0 = int(round(QT * min(max(share, 0.0), 1.0)))
+    idx = lambda n, E: ((E - E0) % (QT + 1)) * (PQ + 1) + n  # noqa: E731
     rows, cols, vals = [], [], []
     cut = 0.0
     pmfs = []
@@ -225,7 +232,7 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None) -> RingSolution:
             vals.append(w[ok] * pm[m])
     P = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(nS, nS))
     P.sum_duplicates()
-    pi = stationary_dtmc(P).reshape(PQ + 1, QT + 1)
+    pi = np.roll(stationary_dtmc(P).reshape(QT + 1, PQ + 1), E0, axis=0).T.copy()
     pi = np.maximum(pi, 0.0)
     pi /= pi.sum()
     # Per cycle (one departure): kind weights by E.
@@ -247,10 +254,10 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None) -> RingSolution:
     Y = int(serv.max() + (PQ + 1) * gef) + 1  # granules: the head + PQ part is below this
     gmax = int(max(gbe.max(), gef))
     L = (QT - 1) * gmax + Y + 1
-    # The lattice is refined M times (the CCDF is exact for the chain at every refined point and linear in
-    # between up to the bracket of its two neighbours).
+    # The lattice is refined M times (the CCDF is exact for the chain at every refined point, and lies between
+    # its two neighbours in between).
     M = 1
-    while M < 64 and 2 * M * L <= FINE_POINTS:
+    while gef * M < FINE_PER_EF and 2 * M * L <= FINE_POINTS:
         M *= 2
     if L * M > MAX_LATTICE:
         raise ScenarioError(f"the delay lattice would have {L * M:.3g} points (granule {g} B); above "
