@@ -45,20 +45,28 @@ correlation in time: an EF burst that filled the PQ enters the ring as a run,
 and the head's kind is correlated with the recent past beyond the count ``E``).
 It is therefore an APPROXIMATION; at ``Q_t = 1`` the ring is its head and the
 chain is exact (tests check it to numerical precision against the exact chain).
-Its error is measured against the exact chain where that is small (``Q_t``
-3..7) and against the packet simulator on real ports (``tests/test_pq_txq_ring.py``,
-``benchmarks/bench_ring.py``).
+Measured errors of mean, p99 and p99.9 (``docs/pq_txq.md`` has the table;
+``tests/test_pq_txq_ring.py`` and ``benchmarks/bench_ring.py`` measure them),
+every one an underestimate: under 0.3 % on IMIX ports with EF at 10-25 %
+(wan100, agg1g, a 1 Gbit/s 128-ring), 1.3-1.7 % at EF 30 % (ring 16), 1.9-2.2 %
+at EF 40 % (ring 32), about 3 % at EF 50 % (ring 8); against the exact chain
+on small rings at most 1.2 % when EF packets are the size of the smallest BE
+packet, 5-7 % with Ferrari et al.'s sizes (EF 128 B against 512-1536 B), and up
+to 15 % with one BE size of 1536 B, where EF is most of the departures. Loss,
+where it is not negligible, is underestimated up to a factor 4.6.
 
 Why this method (measured, see ``docs/pq_txq.md``): the exact chain is
-``2^Q_t``-large in the pattern alone, so neither Storm's symbolic engine nor
-bisimulation can help once ``Q_t`` reaches a few tens (the lumped chain must
-still hold the pattern the head's kind depends on); a sound stochastic-comparison
-pair would have to handle that an EF packet's delay is not monotone in the BE
-sizes ahead of it (fewer but larger BE packets), so the crude pathwise bounds
-(every ring position as ``max(GEF, S)``/``min(GEF, S)``) are 30-40 % wide on an
-IMIX port; the count chain keeps the one quantity that moves the delay (how many
-EF packets, with their fixed size, replace BE draws in the ring) exactly and
-costs seconds at ``Q_t`` = 256.
+``2^Q_t``-large in the pattern alone. Storm's symbolic (dd) engine builds it
+compactly (1.7e7 states at Q_t = 9 in seconds) but the stormpy here returns no
+value for a long-run reward on a symbolic model, and has no bisimulation call;
+a quotient would still have to keep the pattern the head's kind depends on. A
+sound stochastic-comparison pair is not built: an EF packet's delay is not
+monotone in the BE sizes ahead of it (fewer but larger BE packets), and the
+pathwise bound taking every ring position as ``max(GEF, S)`` puts 36 % more
+work per position on wan100, far looser than the count chain's error there;
+the count chain keeps the one quantity that moves the delay most (how many EF
+packets, of their fixed size, replace BE draws in the ring) and costs 0.25 s
+at ``Q_t`` = 64 and about 12 s at ``Q_t`` = 256 with a PQ of 256.
 """
 
 from __future__ import annotations
