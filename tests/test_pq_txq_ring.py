@@ -167,3 +167,23 @@ def test_asking_for_the_model_where_nothing_answers_still_exits_4(tmp_path, caps
     path.write_text(yaml.safe_dump(raw(64, "10 Mbit/s", 200, IMIX, 64, link="100 Mbps", max_states=1000)))
     assert main(["plan", str(path), "--methods", "model-checked", "--quiet"]) == 4
     assert "above the budget too" in capsys.readouterr().err
+
+
+def test_admission_does_not_decide_on_the_approximation_unless_asked(tmp_path, capsys):
+    """admit's default method is the model; answered by the ring chain (an approximation that underestimates)
+    the search runs on the simulator and says so; --method model-checked uses the ring chain."""
+    import yaml
+
+    d = raw(64, "10 Mbit/s", 200, IMIX, 64, link="100 Mbps")
+    d["methods"]["simulated"] = {"packets": 20_000, "replications": 2, "seed": 5}
+    d["slos"] = [{"metric": "EF.delay.p99", "max": "3 ms"}]
+    path = tmp_path / "port.yaml"
+    path.write_text(yaml.safe_dump(d))
+    assert main(["admit", str(path), "--vary", "traffic.EF.rate", "--json", "--quiet"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["method"] == "simulated" and doc["value"] > 10e6
+    assert "ring-count chain" in doc["notes"][0]
+    assert main(["admit", str(path), "--vary", "traffic.EF.rate", "--method", "model-checked", "--json",
+                 "--quiet"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["method"] == "model-checked" and doc["value"] > 10e6 and doc["notes"] == []
