@@ -80,10 +80,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import fft, special, stats
 
-from qosbound.errors import ScenarioError
+from qosbound.errors import ResourceError, ScenarioError
 from qosbound.markov import stationary_dtmc
 
-__all__ = ["RingSolution", "applies", "why_not", "solve", "chain_states", "POISSON_TAIL"]
+__all__ = ["RingSolution", "applies", "why_not", "solve", "chain_states", "lattice_points", "POISSON_TAIL",
+           "MAX_LATTICE"]
 
 #: Poisson arrival counts per service are cut where the tail falls below this (the tail joins the full-PQ
 #: outcome of the embedded chain; the cut mass is reported).
@@ -119,6 +120,14 @@ def applies(p) -> bool:
 def chain_states(p) -> int:
     """States of the embedded chain: (PQ occupancy 0..PQ) x (EF in the ring 0..Q_t)."""
     return (p.pq_cap + 1) * (p.Q_t + 1)
+
+
+def lattice_points(p) -> int:
+    """Points of the (unrefined) granule lattice the delay distribution is computed on: from 0 to the largest
+    delay, ``(Q_t - 1) * G_max + G_max + (PQ + 1) * GEF`` granules."""
+    g, gef, gbe, _ = _sizes(p)
+    gmax = int(max(gbe.max(), gef))
+    return (p.Q_t - 1) * gmax + int(max(gbe.max(), gef) + (p.pq_cap + 1) * gef) + 2
 
 
 @dataclass
@@ -268,8 +277,8 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None) -> RingSolution:
     while gef * M < FINE_PER_EF and 2 * M * L <= FINE_POINTS:
         M *= 2
     if L * M > MAX_LATTICE:
-        raise ScenarioError(f"the delay lattice would have {L * M:.3g} points (granule {g} B); above "
-                            f"{MAX_LATTICE:.3g}", field="Q_t")
+        raise ResourceError(f"the ring method's delay lattice would have {L * M:.3g} points (granule {g} B, the gcd "
+                            f"of the packet sizes); above {MAX_LATTICE:.3g}", field="Q_t")
     Yf, Lf = Y * M, L * M
     z = np.arange(Yf, dtype=float) / M
     # H[E'][i]: accepted-arrival weight per departure whose "head + PQ" part (s - u) + (n + j + 1) GEF exceeds

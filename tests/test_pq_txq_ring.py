@@ -187,3 +187,13 @@ def test_admission_does_not_decide_on_the_approximation_unless_asked(tmp_path, c
                  "--quiet"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["method"] == "model-checked" and doc["value"] > 10e6 and doc["notes"] == []
+
+
+def test_a_lattice_too_fine_for_the_ring_method_is_a_skip_with_its_size():
+    """Sizes whose gcd is 1 byte on an 8000-packet ring: the delay lattice (12 million points) is refused before
+    any work, as a resource (the method is skipped), not as bad input."""
+    from qosbound.errors import ResourceError
+
+    d = raw(8000, "10 Mbit/s", 200, [(41, 0.5), (1501, 0.5)], 16, link="1 Gbps")
+    with pytest.raises(ResourceError, match=r"delay lattice of 1\.2e\+07 points"):
+        pq_txq.model_route(build(d))

@@ -504,6 +504,14 @@ class ModelUnsupported(ResourceError):
     exit_code = ScenarioError.exit_code
 
 
+def _big(n: int) -> str:
+    """An integer in the ``.3g`` form, also beyond the range of a float (a bound such as 3^8000)."""
+    if n < 1e300:
+        return f"{float(n):.3g}"
+    digits = str(n)
+    return f"{float(digits[:4]) / 1000:.3g}e+{len(digits) - 1}"
+
+
 def check_model_size(scn: Scenario) -> None:
     """Refuse, before rendering, a PRISM model too large to write or build (ResourceError, with the estimate),
     or one that does not cover the scenario (:class:`ModelUnsupported`: best effort with a load).
@@ -530,7 +538,7 @@ def check_model_size(scn: Scenario) -> None:
     with scenario_fields("methods.model-checked"):
         states, kinds = predicted_states(params(scn), opts)
     if states > opts.max_states:
-        raise ResourceError(f"the exact PQ + TxQ chain would have up to {states:.3g} states (Q_t = {scn.txq.units} "
+        raise ResourceError(f"the exact PQ + TxQ chain would have up to {_big(states)} states (Q_t = {scn.txq.units} "
                             f"units, {kinds} packet kinds, PQ of {n} packets; it grows exponentially with Q_t), above "
                             f"the budget of {opts.max_states:.3g}: the closed forms and the simulator answer at any "
                             "size; raise methods.model-checked.max_states (or --max-states) to build it anyway",
@@ -555,6 +563,9 @@ def model_route(scn: Scenario) -> tuple[str, str]:
         why = pq_txq_ring.why_not(p)
         n = pq_txq_ring.chain_states(p)
         budget = scn.methods.model_checked.max_states
+        if why is None and pq_txq_ring.lattice_points(p) > pq_txq_ring.MAX_LATTICE:
+            why = (f"its delay lattice of {pq_txq_ring.lattice_points(p):.3g} points (the gcd of the packet sizes "
+                   f"as the step) is above {pq_txq_ring.MAX_LATTICE:.3g}")
         if why is None and n <= budget:
             return "ring", e.problem
         why = why or f"its chain of {n:.3g} states is above the budget too"
