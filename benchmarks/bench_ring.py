@@ -115,7 +115,9 @@ def size_table(qts, exact_max):
                 ratio = f"{bound / rs:>9.3g} {'-':>8}"
             print(f"{QT:>4} {K:>3} {float(bound):>12.3g} {ex} {rs:>8} {rt:>7.2f} {rmb:>8.0f} {ratio}", flush=True)
     print("'exact bound' = the state bound known before building; '-' = above --exact-max (not built); "
-          "'states x' = exact states (or bound) / ring states; 'time x' = exact seconds / ring seconds. "
+          "'exact s' = render + Storm parse, build and stationary solve + the delay distribution; 'ring s' = chain, "
+          "solve and delay distribution; 'states x' = exact states (or bound) / ring states; 'time x' = exact "
+          "seconds / ring seconds. "
           "Memory = peak resident set of the forked child (Python + numpy + Storm).")
     print()
     print("Ring-count chain against the exact chain (relative error; the ring chain is an approximation)")
