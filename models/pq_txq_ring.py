@@ -35,10 +35,12 @@ sees ``n + j`` EF waiting, is accepted iff ``n + j < PQ`` and leaves after
 and the sum of BE sizes is a convolution power of the BE mix on the granule
 lattice (the gcd of the packet sizes), so the CCDF is computed EXACTLY FOR THIS
 CHAIN at every lattice point, by FFT convolution; quantiles are bracketed by
-the two lattice points around them. Sizes: ``(PQ+1)(Q_t+1)`` states and
-``O(Q_t * (PQ + Q_t * G_max) log)`` work for the delay distribution -- polynomial
-in ``Q_t``, the PQ size and the number of BE classes (``G_max``: the largest packet
-in granules).
+the two lattice points around them. Sizes: ``(PQ+1)(Q_t+1)`` states (about
+``(PQ+1)(Q_t+1)(K+1)(lambda s_max + 20)`` transitions, K the BE classes), and
+``O(Q_t N log N + K Q_t PQ Y)`` work for the delay distribution, with ``N`` about
+``(Q_t G_max + PQ GEF) M`` lattice points (``G_max`` the largest packet in granules,
+``M`` <= 64 the refinement) and ``Y`` about ``(G_max + PQ GEF) M`` -- polynomial in
+``Q_t``, the PQ size and the number of BE classes.
 
 What it neglects: the positions of the EF packets in the ring (their
 correlation in time: an EF burst that filled the PQ enters the ring as a run,
