@@ -68,6 +68,43 @@ def _small(cfg, QT):
     return build(raw(QT, "300 kbit/s", 128, FERRARI_BE, 10))
 
 
+@pytest.mark.parametrize("cfg,QT", [("X", 3), ("Y", 5), ("W", 4)])
+def test_with_one_ring_position_per_stage_the_chain_is_the_exact_one(cfg, QT):
+    """Stages of one position each keep the whole EF/BE pattern: the staged chain is then exact, to numerical
+    precision, while it has fewer states than the PRISM chain (no residual granules, no fill phase)."""
+    scn = _small(cfg, QT)
+    p = pq_txq.params(scn)
+    r = ring.solve(p, [], [0.99, 0.999], stages=QT)
+    e = exact(scn)
+    assert r.stages == QT and r.states == ring.stage_states(QT, p.pq_cap, QT) < e.states
+    assert r.mean == pytest.approx(e.mean, rel=1e-8)
+    assert r.loss == pytest.approx(e.loss, rel=1e-6) and e.loss > 0
+    for q in (0.99, 0.999):
+        lo, hi = r.quantile_brackets[q]
+        assert lo - 1e-12 <= e.quantiles[q] <= hi + 1e-12
+        assert r.quantiles[q] == pytest.approx(e.quantiles[q], rel=1e-5)
+
+
+@pytest.mark.parametrize("cfg,QT", [("W", 5), ("X", 3), ("Y", 7)])
+def test_more_stages_bring_the_chain_closer_to_the_exact_one(cfg, QT):
+    scn = _small(cfg, QT)
+    p = pq_txq.params(scn)
+    e = exact(scn)
+    errs = []
+    for S in (1, 2, 3):
+        r = ring.solve(p, [], [0.99], stages=S)
+        errs.append(max(abs(r.mean / e.mean - 1), abs(r.quantiles[0.99] / e.quantiles[0.99] - 1)))
+    assert errs[0] > errs[1] > errs[2] - 1e-9, errs
+
+
+def test_the_number_of_stages_is_the_most_that_fits_the_budget():
+    assert ring.stage_sizes(7, 3) == [3, 2, 2]
+    assert ring.choose_stages(64, 64, 1e4) == 1  # wan100: two stages are 65 * 33^2 = 70 785 states
+    assert ring.choose_stages(16, 32, 1e4) == 3  # 33 * 7 * 6 * 6 = 8 316; four stages 33 * 5^4 = 20 625
+    assert ring.choose_stages(5, 10, 1e4) == 5  # one position per stage: 11 * 2^5 = 352 states, exact
+    assert ring.stage_states(16, 32, 3) == 8316 and ring.stage_states(16, 32, 4) == 20625
+
+
 @pytest.mark.parametrize("cfg,QT,err", SMALL)
 def test_small_rings_agree_with_the_exact_chain_within_the_stated_error(cfg, QT, err):
     scn = _small(cfg, QT)
@@ -114,7 +151,9 @@ def test_real_ports_agree_with_the_simulator_within_the_stated_error(name, make,
     for m in ("EF.delay.mean", "EF.delay.p99", "EF.delay.p99.9"):
         mc, sim = res[(m, "model-checked")], res[(m, "simulated")]
         assert mc.interval.kind is Kind.APPROXIMATION and "order of the EF packets" in mc.interval.neglects
-        assert mc.provenance["states"] == (scn.pq.capacity + 1) * (scn.txq.units + 1)
+        S = mc.provenance["stages"]
+        assert 1 <= S < scn.txq.units and mc.provenance["states"] == ring.stage_states(scn.txq.units,
+                                                                                       scn.pq.capacity, S)
         lo, hi = sim.interval.low * (1 - err), sim.interval.high * (1 + err)
         print(f"{name} {m}: ring {mc.value:.6g} s, simulated {sim.value:.6g} s "
               f"[{sim.interval.low:.6g}, {sim.interval.high:.6g}], rel {mc.value / sim.value - 1:+.4f}")

@@ -130,29 +130,32 @@ def model_results(p, opts, ccdf_at: list[float], quantiles: list[float], progres
 
 
 #: What the ring method leaves out (Interval.approximation's ``neglects``).
-RING_NEGLECTS = ("the order of the EF packets in the tx-ring (their positions are taken as exchangeable given "
-                 "how many there are: the head is EF with probability E/Q_t)")
+RING_NEGLECTS = ("the order of the EF packets within each stage of the tx-ring (their positions are taken as "
+                 "exchangeable given how many a stage holds: the head is EF with probability e_1/c_1)")
 
 
 def ring_results(p, opts, ccdf_at: list[float], quantiles: list[float], progress, exact_refused: str) -> list[Result]:
     """EF delay metrics by the ring-count chain (:mod:`qosbound.models.pq_txq_ring`), the ``model-checked`` answer
-    where the exact chain is above its budget (``exact_refused``: why). Approximations, except at Q_t = 1 where the
-    chain is the exact one (mean and loss exact in floating point, quantiles and CCDF points bracketed by the
-    refined lattice)."""
+    where the exact chain is above its budget (``exact_refused``: why), with as many ring stages as fit
+    ``max_states`` and the module's STAGED_STATES. Approximations, except with one ring position per stage where
+    the chain is the exact one (mean and loss exact in floating point, quantiles and CCDF points bracketed by
+    the refined lattice)."""
     from qosbound.models import pq_txq_ring
 
     advance = progress.task("ring-count chain", total=1)
     with scenario_fields("methods.model-checked"):
-        sol = pq_txq_ring.solve(p, ccdf_at, quantiles)
+        sol = pq_txq_ring.solve(p, ccdf_at, quantiles, stages=None,
+                                max_chain=min(float(opts.max_states), pq_txq_ring.STAGED_STATES))
     advance()
-    exact = p.Q_t == 1
+    exact = sol.stages == p.Q_t
     prov = {"model": "models/pq_txq_ring.py (ring-count chain embedded at departures)", "engine": "scipy sparse LU",
             "states": sol.states, "transitions": sol.transitions, "seconds": round(sol.seconds, 4),
             "granule_bytes": sol.granule, "lattice_step_s": sol.slot, "ef_share_of_departures": sol.ef_share,
-            "poisson_tail_cut": sol.cut_mass, "exact_chain": exact_refused,
+            "poisson_tail_cut": sol.cut_mass, "exact_chain": exact_refused, "stages": sol.stages,
             "source": f"ring-count chain, {sol.states} states (the exact chain is above the budget)",
-            "kind": "exact (Q_t = 1)" if exact else "approximation"}
-    note = (f"ring-count chain of {sol.states} states (Ferrari, Pau & Raffaelli 2001 system, packet-unit tx-ring); "
+            "kind": "exact (one ring position per stage)" if exact else "approximation"}
+    note = (f"ring-count chain of {sol.states} states, {sol.stages} stage(s) of the {p.Q_t}-packet ring (Ferrari, Pau "
+            "& Raffaelli 2001 system, packet-unit tx-ring); "
             f"the exact chain: {exact_refused}")
 
     def iv(v: float, lo: float | None = None, hi: float | None = None) -> Interval:
