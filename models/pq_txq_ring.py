@@ -17,45 +17,54 @@ sizes at positions 2..Q_t are i.i.d. and independent of everything else, but the
 pattern is a delay line of the last ``Q_t`` "PQ non-empty at this departure"
 indicators: ``2^Q_t`` patterns (``models/pq_txq_size.py`` counts them).
 
-The method ("ring-count approximation"). A Markov chain embedded at departure
-epochs on ``(n, E)``: EF packets in the PQ after the admission, and EF packets
-among the ``Q_t`` ring packets. The ring's ORDER is replaced by exchangeability:
-the head is EF with probability ``E/Q_t`` (the count ``E`` is kept exactly
-otherwise: it drops by one when an EF head leaves and grows by one when an EF
-packet is admitted). During the head's service of ``s`` (``GEF`` or a BE size)
-Poisson arrivals join the PQ (those finding it full are lost). A Poisson arrival
-a time ``u`` into the service, after ``j`` earlier arrivals of that service,
-sees ``n + j`` EF waiting, is accepted iff ``n + j < PQ`` and leaves after
+The method ("ring-count chain"). A Markov chain embedded at departure epochs
+on ``(n, e_1, ..., e_S)``: EF packets in the PQ after the admission, and EF
+packets in each of ``S`` stages of the ring (stage 1 holds the head, stage ``S``
+receives the admitted packet; ``c_i`` positions each, summing to ``Q_t``). The
+order WITHIN a stage is replaced by exchangeability: the head is EF with
+probability ``e_1/c_1``, and at each departure the front packet of stage
+``i+1`` moving into stage ``i`` is EF with probability ``e_{i+1}/c_{i+1}``. With
+one position per stage (``S = Q_t``) nothing is replaced: the chain is the
+exact delay line (``(PQ+1) 2^Q_t`` states, fewer than the PRISM chain, which
+also counts the head's residual granules and the fill phase); with fewer
+stages it is an approximation that improves with every stage (measured).
+During the head's service of ``s`` (``GEF`` or a BE size) Poisson arrivals
+join the PQ (those finding it full are lost). A Poisson arrival a time ``u``
+into the service, after ``j`` earlier arrivals of that service, sees ``n + j``
+EF waiting, is accepted iff ``n + j < PQ`` and leaves after
 
     D = (s - u) + (n + j + 1) GEF + E' GEF + S_1 + ... + S_{Q_t-1-E'},
 
-``E' = E - [head is EF]``, the ``S_i`` i.i.d. BE sizes independent of the rest
-(exact given the pattern, see above). The integral over ``u`` is closed
-(regularised incomplete gamma functions, as in :mod:`qosbound.models.pq_txq_delay`)
-and the sum of BE sizes is a convolution power of the BE mix on the granule
-lattice (the gcd of the packet sizes), so the CCDF is computed EXACTLY FOR THIS
-CHAIN at every lattice point, by FFT convolution; quantiles are bracketed by
-the two lattice points around them. Sizes: ``(PQ+1)(Q_t+1)`` states (about
+``E'`` the EF packets among ring positions 2..Q_t, the ``S_i`` i.i.d. BE sizes
+independent of the rest (exact given the pattern, see above). The integral
+over ``u`` is closed (regularised incomplete gamma functions, as in
+:mod:`qosbound.models.pq_txq_delay`) and the sum of BE sizes is a convolution
+power of the BE mix on the granule lattice (the gcd of the packet sizes), so
+the CCDF is computed EXACTLY FOR THE CHAIN at every lattice point, in the
+frequency domain; quantiles are bracketed by the two lattice points around
+them. With one stage: ``(PQ+1)(Q_t+1)`` states (about
 ``(PQ+1)(Q_t+1)(K+1)(lambda s_max + 20)`` transitions, K the BE classes), and
 ``O(Q_t N log N + K Q_t PQ Y)`` work for the delay distribution, with ``N`` about
 ``(Q_t G_max + PQ GEF) M`` lattice points (``G_max`` the largest packet in granules,
 ``M`` <= 64 the refinement) and ``Y`` about ``(G_max + PQ GEF) M`` -- polynomial in
-``Q_t``, the PQ size and the number of BE classes.
+``Q_t``, the PQ size and the number of BE classes. ``S`` stages multiply the
+states to ``(PQ+1) prod(c_i + 1)``; the system takes the most stages within
+:data:`STAGED_STATES` (and ``max_states``).
 
-What it neglects: the positions of the EF packets in the ring (their
-correlation in time: an EF burst that filled the PQ enters the ring as a run,
-and the head's kind is correlated with the recent past beyond the count ``E``).
-It is therefore an APPROXIMATION; at ``Q_t = 1`` the ring is its head and the
-chain is exact (tests check it to numerical precision against the exact chain).
+What it neglects (fewer stages than positions): the order of the EF packets
+within a stage (an EF burst that filled the PQ enters the ring as a run, and
+the head's kind is correlated with the recent past beyond the stage counts).
 Measured errors of mean, p99 and p99.9 (``docs/pq_txq.md`` has the table;
 ``tests/test_pq_txq_ring.py`` and ``benchmarks/bench_ring.py`` measure them),
-every one an underestimate: under 0.3 % on IMIX ports with EF at 10-25 %
-(wan100, agg1g, a 1 Gbit/s 128-ring), 1.3-1.7 % at EF 30 % (ring 16), 1.9-2.2 %
-at EF 40 % (ring 32), about 3 % at EF 50 % (ring 8); against the exact chain
-on small rings at most 1.2 % when EF packets are the size of the smallest BE
-packet, 5-7 % with Ferrari et al.'s sizes (EF 128 B against 512-1536 B), and up
-to 15 % with one BE size of 1536 B, where EF is most of the departures. Loss,
-where it is not negligible, is underestimated up to a factor 4.6.
+every one an underestimate, with ONE stage: under 0.3 % on IMIX ports with EF
+at 10-25 % (wan100, agg1g, a 1 Gbit/s 128-ring), 1.3-1.7 % at EF 30 % (ring 16;
+0.4-0.5 % with the three stages the system takes there), 1.9-2.2 % at EF 40 %
+(ring 32), about 3 % at EF 50 % (ring 8); against the exact chain on small
+rings at most 1.2 % when EF packets are the size of the smallest BE packet,
+5-7 % with Ferrari et al.'s sizes (EF 128 B against 512-1536 B), and up to 15 %
+with one BE size of 1536 B, where EF is most of the departures (two stages
+halve these; one position per stage is exact). Loss, where it is not
+negligible, is underestimated up to a factor 4.6 with one stage.
 
 Why this method (measured, see ``docs/pq_txq.md``): the exact chain is
 ``2^Q_t``-large in the pattern alone. Storm's symbolic (dd) engine builds it
@@ -68,7 +77,8 @@ pathwise bound taking every ring position as ``max(GEF, S)`` puts 36 % more
 work per position on wan100, far looser than the count chain's error there;
 the count chain keeps the one quantity that moves the delay most (how many EF
 packets, of their fixed size, replace BE draws in the ring) and costs 0.25 s
-at ``Q_t`` = 64 and about 12 s at ``Q_t`` = 256 with a PQ of 256.
+at ``Q_t`` = 64 and about 12 s at ``Q_t`` = 256 with a PQ of 256; its stages
+give a hierarchy from that approximation to the exact chain.
 """
 
 from __future__ import annotations
