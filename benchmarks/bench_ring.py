@@ -85,11 +85,12 @@ def exact(p):
     return built.states, dd.mean(), dd.quantile(0.99), dd.quantile(0.999)
 
 
-def ring(p):
+def ring(p, stages=1):
+    """One stage (the polynomial chain), or ``stages=None``: as many as ``plan`` takes (STAGED_STATES)."""
     from qosbound.models.pq_txq_ring import solve
 
-    s = solve(p, [], [0.99, 0.999])
-    return s.states, s.mean, s.quantiles[0.99], s.quantiles[0.999], s.loss, s.ccdf_grid.size
+    s = solve(p, [], [0.99, 0.999], stages=stages)
+    return s.states, s.mean, s.quantiles[0.99], s.quantiles[0.999], s.loss, s.ccdf_grid.size, s.stages
 
 
 def size_table(qts, exact_max):
@@ -98,32 +99,38 @@ def size_table(qts, exact_max):
     print("Exact chain and ring-count chain (2 Mbit/s, 1536-byte units = one packet each, PQ 10, EF 300 kbit/s "
           "Poisson of 128 B)")
     print(f"{'Q_t':>4} {'BE':>3} {'exact bound':>12} {'exact st':>9} {'exact s':>8} {'exact MB':>8} "
-          f"{'ring st':>8} {'ring s':>7} {'ring MB':>8} {'states x':>9} {'time x':>8}")
+          f"{'ring st':>8} {'ring s':>7} {'ring MB':>8} {'states x':>9} {'time x':>8} {'S':>3} {'staged st':>9} "
+          f"{'staged s':>8}")
     cmp_rows = []
     for QT in qts:
         for K in SIZES:
             p = instance(QT, K)
             bound, _ = predicted_states(p, ModelOptions())
-            (rs, rmean, r99, r999, _, _), rt, rmb = in_child(ring, p)
+            (rs, rmean, r99, r999, _, _, _), rt, rmb = in_child(ring, p)
+            (ss, smean, s99, s999, _, _, S), st, _ = in_child(ring, p, None)
             if bound <= exact_max:
                 (es, emean, e99, e999), et, emb = in_child(exact, p)
-                cmp_rows.append((QT, K, rmean / emean - 1, r99 / e99 - 1, r999 / e999 - 1))
+                cmp_rows.append((QT, K, rmean / emean - 1, r99 / e99 - 1, r999 / e999 - 1, S, smean / emean - 1,
+                                 s99 / e99 - 1, s999 / e999 - 1))
                 ex = f"{es:>9} {et:>8.2f} {emb:>8.0f}"
                 ratio = f"{es / rs:>9.3g} {et / rt:>8.3g}"
             else:
                 ex = f"{'-':>9} {'-':>8} {'-':>8}"
                 ratio = f"{bound / rs:>9.3g} {'-':>8}"
-            print(f"{QT:>4} {K:>3} {float(bound):>12.3g} {ex} {rs:>8} {rt:>7.2f} {rmb:>8.0f} {ratio}", flush=True)
+            print(f"{QT:>4} {K:>3} {float(bound):>12.3g} {ex} {rs:>8} {rt:>7.2f} {rmb:>8.0f} {ratio} {S:>3} {ss:>9} "
+                  f"{st:>8.2f}", flush=True)
     print("'exact bound' = the state bound known before building; '-' = above --exact-max (not built); "
           "'exact s' = render + Storm parse, build and stationary solve + the delay distribution; 'ring s' = chain, "
           "solve and delay distribution; 'states x' = exact states (or bound) / ring states; 'time x' = exact "
           "seconds / ring seconds. "
-          "Memory = peak resident set of the forked child (Python + numpy + Storm).")
+          "Memory = peak resident set of the forked child (Python + numpy + Storm). 'S' = the stages plan takes "
+          "(the most within 1e4 states; S = Q_t is the exact chain), with their states and seconds.")
     print()
-    print("Ring-count chain against the exact chain (relative error; the ring chain is an approximation)")
-    print(f"{'Q_t':>4} {'BE':>3} {'mean':>9} {'p99':>9} {'p99.9':>9}")
-    for QT, K, a, b, c in cmp_rows:
-        print(f"{QT:>4} {K:>3} {a:>+9.4f} {b:>+9.4f} {c:>+9.4f}")
+    print("Ring-count chain against the exact chain (relative error): one stage (an approximation), and the stages "
+          "plan takes (S = Q_t: exact)")
+    print(f"{'Q_t':>4} {'BE':>3} {'mean':>9} {'p99':>9} {'p99.9':>9} {'S':>3} {'mean':>9} {'p99':>9} {'p99.9':>9}")
+    for QT, K, a, b, c, S, d, e, f in cmp_rows:
+        print(f"{QT:>4} {K:>3} {a:>+9.4f} {b:>+9.4f} {c:>+9.4f} {S:>3} {d:>+9.4f} {e:>+9.4f} {f:>+9.4f}")
 
 
 def simulate(scn, packets, reps):
@@ -149,9 +156,10 @@ def target_table(packets, reps):
     for name, scn in ports:
         p = params(scn)
         bound, _ = predicted_states(p, ModelOptions())
-        (rs, rmean, r99, r999, rloss, lat), rt, rmb = in_child(ring, p)
+        (rs, rmean, r99, r999, rloss, lat, S), rt, rmb = in_child(ring, p, None)
         sim, st, _ = in_child(simulate, scn, packets, reps)
-        print(f"{name}: exact chain bound {float(bound):.3g} states; ring chain {rs} states, {rt:.2f} s, "
+        print(f"{name}: exact chain bound {float(bound):.3g} states; ring chain ({S} stage(s), as plan) {rs} states, "
+              f"{rt:.2f} s, "
               f"{rmb:.0f} MB (lattice {lat} points); simulator {st:.1f} s")
         for label, v, key in (("mean", rmean, "EF.delay.mean"), ("p99", r99, "EF.delay.p99"),
                               ("p99.9", r999, "EF.delay.p99.9"), ("loss", rloss, "EF.loss")):
