@@ -236,3 +236,19 @@ def test_a_lattice_too_fine_for_the_ring_method_is_a_skip_with_its_size():
     d = raw(8000, "10 Mbit/s", 200, [(41, 0.5), (1501, 0.5)], 16, link="1 Gbps")
     with pytest.raises(ResourceError, match=r"delay lattice of 1\.2e\+07 points"):
         pq_txq.model_route(build(d))
+
+
+def test_beyond_the_prism_budget_a_small_pq_gets_the_exact_staged_chain():
+    """Ferrari's sizes with one packet per unit at Q_t = 9: the PRISM chain's bound (above 1e6) is over budget,
+    the staged chain with one position per stage has 11 * 2^9 = 5632 states and answers exactly."""
+    from qosbound.agreement import agreements
+
+    scn = build(raw(9, "300 kbit/s", 128, FERRARI_BE, 10))
+    assert pq_txq.model_route(scn)[0] == "ring"
+    res = [r for r in pq_txq.evaluate(scn, ["model-checked", "closed-form"], QUIET)]
+    mc = {r.metric: r for r in res if r.method == "model-checked"}
+    assert mc["EF.delay.mean"].interval.kind is Kind.EXACT and mc["EF.loss"].interval.kind is Kind.EXACT
+    assert mc["EF.delay.p99"].interval.kind is Kind.NUMERICAL
+    assert mc["EF.delay.p99"].interval.low <= mc["EF.delay.p99"].value <= mc["EF.delay.p99"].interval.high
+    assert {r.provenance["stages"] for r in mc.values()} == {9} and mc["EF.loss"].provenance["states"] == 5632
+    assert all(v.status != "disagree" for v in agreements(res))
