@@ -43,7 +43,8 @@ from qosbound.units import Kind, parse_quantity
 from qosbound.verdicts import default_slo_limit
 
 __all__ = ["Scenario", "Params", "params", "evaluate", "metric_kind", "slo_limit", "agreements",
-           "default_methods", "metric_names", "simulate_trace", "ns3_trace", "plot_delays", "render_models", "admit"]
+           "default_methods", "metric_names", "model_route", "simulate_trace", "ns3_trace", "plot_delays",
+           "render_models", "admit"]
 
 
 class TxQ(Strict):
@@ -396,8 +397,7 @@ def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
 
     p = params(scn)
     check_range(p)
-    if "model-checked" in methods:
-        check_model_size(scn)
+    route = model_route(scn) if "model-checked" in methods else None
     ccdf, qs = _requested_metrics(scn, [s.metric for s in scn.slos])
     out: list[Result] = []
     for method in methods:
@@ -406,9 +406,12 @@ def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
 
             out += closed_form_results(p)
         elif method == "model-checked":
-            from qosbound.systems.pq_txq_adapter import model_results
+            from qosbound.systems.pq_txq_adapter import model_results, ring_results
 
-            out += model_results(p, scn.methods.model_checked, ccdf, qs, progress)
+            if route[0] == "ring":
+                out += ring_results(p, scn.methods.model_checked, ccdf, qs, progress, route[1])
+            else:
+                out += model_results(p, scn.methods.model_checked, ccdf, qs, progress)
         elif method == "simulated":
             from qosbound.systems.pq_txq_adapter import simulated_results
 
@@ -464,8 +467,29 @@ def plot_delays(scn: Scenario) -> float | None:
     return float(max_delay_bound(params(scn)))
 
 
-#: Admission varies any parameter by the generic search (:func:`qosbound.admit.admit`).
-admit = generic_admit
+def admit(scn: Scenario, parameter: str, *, direction=None, method=None, lo=None, hi=None, progress=None):
+    """Admission varies any parameter by the generic search (:func:`qosbound.admit.admit`). One exception: when
+    the search would pick ``model-checked`` by default and that is answered by the ring-count chain -- an
+    approximation that came out below the simulated delay and loss in every case measured -- the search runs
+    on the simulator (else the closed forms) with a note, as it does when the exact chain is skipped; asked
+    for by ``--method model-checked`` the approximation is used."""
+    methods = default_methods(scn)
+    if method is not None or "model-checked" not in methods:
+        return generic_admit(scn, parameter)
+    try:
+        route = model_route(scn)[0]
+    except ResourceError:
+        return generic_admit(scn, parameter)  # the generic search falls back with the reason
+    fallback = next((m for m in ("simulated", "closed-form") if m in methods), None)
+    if route != "ring" or fallback is None:
+        return generic_admit(scn, parameter)
+    from qosbound.admit import admit as search
+
+    res = search(scn, parameter, direction=direction, method=fallback, lo=lo, hi=hi, progress=progress)
+    res.notes.insert(0, "model-checked skipped: it would answer by the ring-count chain, an approximation that "
+                        f"underestimates delay and loss (docs/pq_txq.md); searching with {fallback} (--method "
+                        "model-checked uses the approximation)")
+    return res
 
 
 #: Largest PQ capacity the PRISM model is built for: the Poisson rendering writes O(capacity^2) terms.
@@ -478,6 +502,14 @@ class ModelUnsupported(ResourceError):
     asked for by name it is refused as bad input (exit 2), not as an exhausted resource."""
 
     exit_code = ScenarioError.exit_code
+
+
+def _big(n: int) -> str:
+    """An integer in the ``.3g`` form, also beyond the range of a float (a bound such as 3^8000)."""
+    if n < 1e300:
+        return f"{float(n):.3g}"
+    digits = str(n)
+    return f"{float(digits[:4]) / 1000:.3g}e+{len(digits) - 1}"
 
 
 def check_model_size(scn: Scenario) -> None:
@@ -506,11 +538,39 @@ def check_model_size(scn: Scenario) -> None:
     with scenario_fields("methods.model-checked"):
         states, kinds = predicted_states(params(scn), opts)
     if states > opts.max_states:
-        raise ResourceError(f"the exact PQ + TxQ chain would have up to {states:.3g} states (Q_t = {scn.txq.units} "
+        raise ResourceError(f"the exact PQ + TxQ chain would have up to {_big(states)} states (Q_t = {scn.txq.units} "
                             f"units, {kinds} packet kinds, PQ of {n} packets; it grows exponentially with Q_t), above "
                             f"the budget of {opts.max_states:.3g}: the closed forms and the simulator answer at any "
                             "size; raise methods.model-checked.max_states (or --max-states) to build it anyway",
                             field="methods.model-checked.max_states")
+
+
+def model_route(scn: Scenario) -> tuple[str, str]:
+    """Which chain answers ``model-checked``: ``("exact", "")`` when the exact PQ + TxQ chain fits the budget
+    (:func:`check_model_size`), else ``("ring", why)`` when the ring method (:mod:`qosbound.models.pq_txq_ring`:
+    a tx-ring whose every packet takes one unit, saturated BE, Poisson EF) covers the scenario within the same
+    budget, ``why`` the exact chain's refusal. Otherwise the exact chain's ResourceError, with the reason the
+    ring method does not answer either (a ModelUnsupported passes unchanged)."""
+    from qosbound.models import pq_txq_ring
+
+    try:
+        check_model_size(scn)
+        return "exact", ""
+    except ModelUnsupported:
+        raise
+    except ResourceError as e:
+        p = params(scn)
+        why = pq_txq_ring.why_not(p)
+        n = pq_txq_ring.chain_states(p)
+        budget = scn.methods.model_checked.max_states
+        if why is None and pq_txq_ring.lattice_points(p) > pq_txq_ring.MAX_LATTICE:
+            why = (f"its delay lattice of {pq_txq_ring.lattice_points(p):.3g} points (the gcd of the packet sizes "
+                   f"as the step) is above {pq_txq_ring.MAX_LATTICE:.3g}")
+        if why is None and n <= budget:
+            return "ring", e.problem
+        why = why or f"its chain of {n:.3g} states is above the budget too"
+        raise ResourceError(f"{e.problem}. The scalable ring method does not answer either: {why}",
+                            field=e.field) from None
 
 
 def refuse_aggregate_model(p: Params) -> None:

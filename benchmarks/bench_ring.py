@@ -1,0 +1,188 @@
+"""The exact PQ + TxQ chain against the ring-count chain (models/pq_txq_ring.py) as the tx-ring grows.
+
+Prints three tables (one core: see _common):
+
+1. for Q_t = 5 ... 256 and 1 ... 4 BE sizes (a packet-unit ring of 1536-byte units, PQ 10, Poisson EF 300 kbit/s of
+   128 B at 2 Mbit/s: Ferrari et al.'s test bed with one packet per unit): the exact chain's state bound, and where it is at most ``--exact-max`` states its built
+   states, build + solve seconds and peak memory; the ring chain's states, seconds and peak memory; the ratios;
+2. the ring chain against the exact one where both fit (relative error of mean, p99, p99.9);
+3. the targets: wan100 (100 Mbit/s, tx-ring 64 x 1500 B, IMIX, PQ 64, EF 10 %) and agg1g (1 Gbit/s, tx-ring 256)
+   and a few other ports: p99, p99.9, mean and loss by the ring chain with its time, beside the packet
+   simulator's value and its 95 % interval (8 x 1e6 EF packets), and the relative difference.
+
+Every measurement runs in a forked child; memory is the child's peak resident set. Run:
+python benchmarks/bench_ring.py [--quick] [--exact-max N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import resource
+import time
+
+try:
+    from benchmarks import _common  # noqa: F401  (one BLAS thread)
+except ImportError:  # run as a script from benchmarks/
+    import _common  # noqa: F401
+
+from qosbound.scenario import build, load
+from qosbound.systems.pq_txq import ModelOptions, params
+
+SIZES = {1: [(1536, 1.0)], 2: [(512, 0.6), (1536, 0.4)], 3: [(512, 0.5), (1024, 0.3), (1536, 0.2)],
+         4: [(512, 0.4), (1024, 0.3), (1280, 0.2), (1536, 0.1)]}
+IMIX = [(40, 7 / 12), (576, 4 / 12), (1500, 1 / 12)]
+
+
+def instance(QT, K, PQ=10):
+    raw = {"name": f"qt{QT}-k{K}", "system": "pq_txq", "link": {"rate": "2 Mbps"},
+           "txq": {"units": QT, "unit_size": "1536 B"}, "pq": {"capacity": PQ},
+           "traffic": {"EF": {"rate": "300 kbit/s", "size": "128 B", "arrivals": "poisson"},
+                       "BE": {"saturated": True, "sizes": [{"size": f"{s} B", "p": p} for s, p in SIZES[K]]}}}
+    return params(build(raw))
+
+
+def port(name, rate, QT, PQ, ef_rate, ef_size=200, be=IMIX):
+    raw = {"name": name, "system": "pq_txq", "link": {"rate": rate},
+           "txq": {"units": QT, "unit_size": f"{max([ef_size] + [s for s, _ in be])} B"}, "pq": {"capacity": PQ},
+           "traffic": {"EF": {"rate": ef_rate, "size": f"{ef_size} B", "arrivals": "poisson"},
+                       "BE": {"saturated": True, "sizes": [{"size": f"{s} B", "p": p} for s, p in be]}},
+           "metrics": {"ccdf_at": ["1 ms"], "quantiles": [0.99, 0.999]}}
+    return build(raw)
+
+
+def in_child(fn, *args):
+    """(fn(*args), seconds, peak resident MB) measured in a forked child."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(r)
+        try:
+            t0 = time.perf_counter()
+            out = fn(*args)
+            dt = time.perf_counter() - t0
+            res = (out, dt, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, None)
+        except Exception as e:  # noqa: BLE001  (reported in the table)
+            res = (None, 0.0, 0.0, f"{type(e).__name__}: {e}")
+        with os.fdopen(w, "wb") as f:
+            pickle.dump(res, f)
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    out, dt, mb, err = pickle.loads(data) if data else (None, 0.0, 0.0, "the child died")
+    if err:
+        raise RuntimeError(err)
+    return out, dt, mb
+
+
+def exact(p):
+    from qosbound.models.pq_txq import delay_distribution, render
+
+    dd, built = delay_distribution(render(p, ModelOptions()))
+    return built.states, dd.mean(), dd.quantile(0.99), dd.quantile(0.999)
+
+
+def ring(p, stages=1):
+    """One stage (the polynomial chain), or ``stages=None``: as many as ``plan`` takes (STAGED_STATES)."""
+    from qosbound.models.pq_txq_ring import solve
+
+    s = solve(p, [], [0.99, 0.999], stages=stages)
+    return s.states, s.mean, s.quantiles[0.99], s.quantiles[0.999], s.loss, s.ccdf_grid.size, s.stages
+
+
+def size_table(qts, exact_max):
+    from qosbound.models.pq_txq_size import predicted_states
+
+    print("Exact chain and ring-count chain (2 Mbit/s, 1536-byte units = one packet each, PQ 10, EF 300 kbit/s "
+          "Poisson of 128 B)")
+    print(f"{'Q_t':>4} {'BE':>3} {'exact bound':>12} {'exact st':>9} {'exact s':>8} {'exact MB':>8} "
+          f"{'ring st':>8} {'ring s':>7} {'ring MB':>8} {'states x':>9} {'time x':>8} {'S':>3} {'staged st':>9} "
+          f"{'staged s':>8}")
+    cmp_rows = []
+    for QT in qts:
+        for K in SIZES:
+            p = instance(QT, K)
+            bound, _ = predicted_states(p, ModelOptions())
+            (rs, rmean, r99, r999, _, _, _), rt, rmb = in_child(ring, p)
+            (ss, smean, s99, s999, _, _, S), st, _ = in_child(ring, p, None)
+            if bound <= exact_max:
+                (es, emean, e99, e999), et, emb = in_child(exact, p)
+                cmp_rows.append((QT, K, rmean / emean - 1, r99 / e99 - 1, r999 / e999 - 1, S, smean / emean - 1,
+                                 s99 / e99 - 1, s999 / e999 - 1))
+                ex = f"{es:>9} {et:>8.2f} {emb:>8.0f}"
+                ratio = f"{es / rs:>9.3g} {et / rt:>8.3g}"
+            else:
+                ex = f"{'-':>9} {'-':>8} {'-':>8}"
+                ratio = f"{bound / rs:>9.3g} {'-':>8}"
+            print(f"{QT:>4} {K:>3} {float(bound):>12.3g} {ex} {rs:>8} {rt:>7.2f} {rmb:>8.0f} {ratio} {S:>3} {ss:>9} "
+                  f"{st:>8.2f}", flush=True)
+    print("'exact bound' = the state bound known before building; '-' = above --exact-max (not built); "
+          "'exact s' = render + Storm parse, build and stationary solve + the delay distribution; 'ring s' = chain, "
+          "solve and delay distribution; 'states x' = exact states (or bound) / ring states; 'time x' = exact "
+          "seconds / ring seconds. "
+          "Memory = peak resident set of the forked child (Python + numpy + Storm). 'S' = the stages plan takes "
+          "(the most within 1e4 states; S = Q_t is the exact chain), with their states and seconds.")
+    print()
+    print("Ring-count chain against the exact chain (relative error): one stage (an approximation), and the stages "
+          "plan takes (S = Q_t: exact)")
+    print(f"{'Q_t':>4} {'BE':>3} {'mean':>9} {'p99':>9} {'p99.9':>9} {'S':>3} {'mean':>9} {'p99':>9} {'p99.9':>9}")
+    for QT, K, a, b, c, S, d, e, f in cmp_rows:
+        print(f"{QT:>4} {K:>3} {a:>+9.4f} {b:>+9.4f} {c:>+9.4f} {S:>3} {d:>+9.4f} {e:>+9.4f} {f:>+9.4f}")
+
+
+def simulate(scn, packets, reps):
+    from qosbound.progress import QUIET
+    from qosbound.systems.pq_txq_adapter import simulated_results
+
+    opts = scn.methods.simulated.model_copy(update={"packets": packets, "replications": reps, "seed": 7})
+    return {r.metric: (r.value, r.interval.low, r.interval.high)
+            for r in simulated_results(params(scn), opts, [], [0.99, 0.999], QUIET)}
+
+
+def target_table(packets, reps):
+    from qosbound.models.pq_txq_size import predicted_states
+
+    ports = [("wan100 (target)", load("examples/wan100.yaml")), ("agg1g", load("examples/agg1g.yaml")),
+             ("10M ring 16 EF 30 %", port("p10", "10 Mbps", 16, 32, "3 Mbit/s")),
+             ("100M ring 32 EF 40 %", port("p100", "100 Mbps", 32, 64, "40 Mbit/s")),
+             ("1G ring 128 EF 25 % 1000 B, 2 BE", port("p1g", "1 Gbps", 128, 128, "250 Mbit/s", 1000,
+                                                         [(64, 0.6), (1500, 0.4)]))]
+    print()
+    print(f"Ports: the ring-count chain (approximation) against the packet simulator ({reps} x {packets:g} EF "
+          "packets, 95 % interval)")
+    for name, scn in ports:
+        p = params(scn)
+        bound, _ = predicted_states(p, ModelOptions())
+        (rs, rmean, r99, r999, rloss, lat, S), rt, rmb = in_child(ring, p, None)
+        sim, st, _ = in_child(simulate, scn, packets, reps)
+        print(f"{name}: exact chain bound {float(bound):.3g} states; ring chain ({S} stage(s), as plan) {rs} states, "
+              f"{rt:.2f} s, "
+              f"{rmb:.0f} MB (lattice {lat} points); simulator {st:.1f} s")
+        for label, v, key in (("mean", rmean, "EF.delay.mean"), ("p99", r99, "EF.delay.p99"),
+                              ("p99.9", r999, "EF.delay.p99.9"), ("loss", rloss, "EF.loss")):
+            sv, lo, hi = sim[key]
+            rel = f"{v / sv - 1:+.4f}" if sv else "n/a"
+            unit, f = ("", 1.0) if key == "EF.loss" else (" ms", 1e3)
+            print(f"   {label:>6}: ring {v * f:.6g}{unit}  simulated {sv * f:.6g}{unit} [{lo * f:.6g}, {hi * f:.6g}]"
+                  f"  rel {rel}")
+
+
+def main():
+    import qosbound.models.pq_txq  # noqa: F401  (imported here: the children time the work, not the imports)
+    import qosbound.models.pq_txq_ring  # noqa: F401
+    import qosbound.systems.pq_txq_adapter  # noqa: F401
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="Q_t up to 64, a smaller simulation")
+    ap.add_argument("--exact-max", type=float, default=1e5, help="build the exact chain up to this state bound")
+    args = ap.parse_args()
+    qts = (5, 8, 16, 32, 64) if args.quick else (5, 8, 16, 32, 64, 128, 256)
+    size_table(qts, args.exact_max)
+    target_table(250_000 if args.quick else 1_000_000, 4 if args.quick else 8)
+
+
+if __name__ == "__main__":
+    main()
