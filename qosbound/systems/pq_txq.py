@@ -32,7 +32,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from qosbound.errors import ResourceError, ScenarioError
+from qosbound.errors import SKIPPABLE, MethodNotApplicable, ResourceError, ScenarioError
 from qosbound.params import Params
 from qosbound.results import Result, Verdict
 from qosbound.scenario import PacketSize, PositiveInt, Probability, Rate, ScenarioBase, Size, Time
@@ -478,7 +478,7 @@ def admit(scn: Scenario, parameter: str, *, direction=None, method=None, lo=None
         return generic_admit(scn, parameter)
     try:
         route = model_route(scn)[0]
-    except ResourceError:
+    except SKIPPABLE:
         return generic_admit(scn, parameter)  # the generic search falls back with the reason
     fallback = next((m for m in ("simulated", "closed-form") if m in methods), None)
     if route != "ring" or fallback is None:
@@ -496,12 +496,10 @@ def admit(scn: Scenario, parameter: str, *, direction=None, method=None, lo=None
 MAX_MODEL_PQ = 10_000
 
 
-class ModelUnsupported(ResourceError):
-    """The PRISM model does not cover the scenario (best effort with a load). A :class:`ResourceError`, so a
-    run that merely enables ``model-checked`` skips it with this reason, as it skips a model above its budget;
-    asked for by name it is refused as bad input (exit 2), not as an exhausted resource."""
-
-    exit_code = ScenarioError.exit_code
+class ModelUnsupported(MethodNotApplicable):
+    """The PRISM model does not cover the scenario (best effort with a load): a run that merely enables
+    ``model-checked`` skips it with this reason, as it skips a model above its budget; asked for by name it is
+    refused as bad input (exit 2)."""
 
 
 def _big(n: int) -> str:
@@ -556,9 +554,7 @@ def model_route(scn: Scenario) -> tuple[str, str]:
     try:
         check_model_size(scn)
         return "exact", ""
-    except ModelUnsupported:
-        raise
-    except ResourceError as e:
+    except ResourceError as e:  # (a ModelUnsupported is not one: it passes unchanged)
         p = params(scn)
         why = pq_txq_ring.why_not(p)
         n = pq_txq_ring.chain_states(p)
