@@ -131,7 +131,9 @@ def model_results(p, opts, ccdf_at: list[float], quantiles: list[float], progres
 
 #: What the ring method leaves out (Interval.approximation's ``neglects``).
 RING_NEGLECTS = ("the order of the EF packets within each stage of the tx-ring (their positions are taken as "
-                 "exchangeable given how many a stage holds: the head is EF with probability e_1/c_1)")
+                 "exchangeable given how many a stage holds: the head is EF with probability e_1/c_1); it came out "
+                 "below the simulated delay and loss in every case measured (p99.9 by 0.2 % at 10 % EF on a "
+                 "64-packet ring, by 2-5 % at 40-80 % EF; loss up to 4.6x below; docs/pq_txq.md)")
 
 
 def ring_results(p, opts, ccdf_at: list[float], quantiles: list[float], progress, exact_refused: str) -> list[Result]:
