@@ -215,9 +215,20 @@ def _executor(workers: int, scheduler: str | None) -> bool:
     return True
 
 
-def run(entries_tasks: list[tuple[Entry, dict | None]], asked, *, workers: int = 1, scheduler: str | None = None,
-        show_progress: bool | None = None, command: str = "verify") -> str:
-    """Evaluate every prepared entry on the executor, filling it in place; the executor's description."""
+def _fill_evaluation(entry: Entry, rec: dict) -> None:
+    entry.results, entry.slos, entry.agreements = rec["results"], rec["slos"], rec["agreements"]
+    entry.seconds, entry.skipped = rec["seconds"], rec["skipped"]
+
+
+def run(entries_tasks: list[tuple], asked, *, workers: int = 1, scheduler: str | None = None,
+        show_progress: bool | None = None, command: str = "verify", evaluate=None, fill=None) -> str:
+    """Evaluate every prepared entry on the executor, filling it in place; the executor's description.
+
+    ``evaluate(task, path, asked)`` computes a record in the child or worker (default
+    :func:`evaluate_scenario`), ``fill(entry, record)`` copies a successful one into the entry (default: the
+    results and verdicts); an error record sets ``entry.error``, and every record sets ``entry.wall``."""
+    evaluate = evaluate or evaluate_scenario
+    fill = fill or _fill_evaluation
     from qosbound.sweep.cache import Cache
     from qosbound.sweep.execute import run_dask, run_serial
     from qosbound.sweep.run import _bar
@@ -235,17 +246,16 @@ def run(entries_tasks: list[tuple[Entry, dict | None]], asked, *, workers: int =
     with _bar(show_progress) as prog:
         if dask:
             got = run_dask(tasks, None, asked, Cache(None), prog, workers=workers, scheduler=scheduler,
-                           evaluate=evaluate_scenario, label=label)
+                           evaluate=evaluate, label=label)
         else:
-            got = run_serial(tasks, None, asked, Cache(None), prog, evaluate=evaluate_scenario, label=label)
+            got = run_serial(tasks, None, asked, Cache(None), prog, evaluate=evaluate, label=label)
     for i, (entry, task) in enumerate(entries_tasks):
         if task is None:
             continue
         rec = got[f"{command}-{run_id}-{i}"]
         entry.wall = rec["wall"]
         if rec["status"] == "ok":
-            entry.results, entry.slos, entry.agreements = rec["results"], rec["slos"], rec["agreements"]
-            entry.seconds, entry.skipped = rec["seconds"], rec["skipped"]
+            fill(entry, rec)
         else:
             entry.error = rec["error"]
     return where

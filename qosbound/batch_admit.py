@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qosbound.batch import _located, _unique_suites, batch_exit_code, expand
+from qosbound.batch import _located, _unique_suites, batch_exit_code, expand, run
 from qosbound.errors import InternalError, Interrupted, QosboundError
 from qosbound.verdicts import EXIT_OK, EXIT_SLO
 
@@ -92,42 +92,6 @@ def evaluate_admission(task: dict, _path, _methods) -> dict:
         return {"status": "error", "wall": time.perf_counter() - t0,
                 "error": InternalError(f"{task['path']}: {e.__class__.__name__}: {e}", traceback.format_exc())}
     return {"status": "ok", "result": res, "wall": time.perf_counter() - t0}
-
-
-def _run(prepared, *, workers: int, scheduler: str | None, show_progress: bool | None) -> str:
-    import uuid
-
-    from qosbound.batch import _executor
-    from qosbound.sweep.cache import Cache
-    from qosbound.sweep.execute import run_dask, run_serial
-    from qosbound.sweep.run import _bar
-
-    run_id = uuid.uuid4().hex[:12]
-    tasks = [(f"admit-{run_id}-{i}", task) for i, (_, task) in enumerate(prepared) if task is not None]
-    dask = _executor(workers, scheduler)
-    where = (f"the Dask cluster at {scheduler}" if scheduler else
-             f"{workers} Dask workers" if dask else "one child process")
-    if not tasks:
-        return where
-    if show_progress is None:
-        show_progress = sys.stderr.isatty()
-    label = f"admit: {len(tasks)} scenarios"
-    with _bar(show_progress) as prog:
-        if dask:
-            got = run_dask(tasks, None, None, Cache(None), prog, workers=workers, scheduler=scheduler,
-                           evaluate=evaluate_admission, label=label)
-        else:
-            got = run_serial(tasks, None, None, Cache(None), prog, evaluate=evaluate_admission, label=label)
-    for i, (entry, task) in enumerate(prepared):
-        if task is None:
-            continue
-        rec = got[f"admit-{run_id}-{i}"]
-        entry.wall = rec["wall"]
-        if rec["status"] == "ok":
-            entry.result = rec["result"]
-        else:
-            entry.error = rec["error"]
-    return where
 
 
 def document(entry: AdmitEntry) -> dict:
@@ -208,8 +172,9 @@ def main(args) -> int:
     prepared = [_prepare(f, args) for f in files]
     entries = [e for e, _ in prepared]
     _unique_suites(entries)
-    where = _run(prepared, workers=workers, scheduler=args.scheduler,
-                 show_progress=None if not args.quiet else False)
+    where = run(prepared, None, workers=workers, scheduler=args.scheduler,
+                show_progress=None if not args.quiet else False, command="admit", evaluate=evaluate_admission,
+                fill=lambda entry, rec: setattr(entry, "result", rec["result"]))
     code = batch_exit_code(e.exit_code for e in entries)
     seconds = time.perf_counter() - t0
     if _RUN.get("debug"):
