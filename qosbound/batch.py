@@ -26,7 +26,7 @@ from qosbound.errors import (EXIT_INTERNAL, EXIT_RESOURCE, InternalError, Interr
                              ScenarioError)
 from qosbound.verdicts import EXIT_DISAGREE, EXIT_INPUT, EXIT_OK, EXIT_SLO
 
-__all__ = ["Entry", "SEVERITY", "batch_exit_code", "evaluate_scenario", "expand", "is_batch", "main"]
+__all__ = ["Entry", "SEVERITY", "batch_exit_code", "evaluate_scenario", "expand", "guarded_record", "is_batch", "main", "run"]
 
 #: Exit codes from the most to the least serious: the batch exits with the first that any scenario has.
 SEVERITY = (EXIT_INTERNAL, EXIT_INPUT, EXIT_RESOURCE, EXIT_SLO, EXIT_DISAGREE, EXIT_OK)
@@ -146,21 +146,41 @@ def _prepare(file: str, args, *, verify: bool) -> tuple[Entry, dict | None]:
     return entry, {"raw": scn.raw, "path": scn.path}
 
 
-def evaluate_scenario(task: dict, _path, asked: list[str] | None) -> dict:
-    """Evaluate one prepared scenario as ``plan`` does (in the executor's child or a Dask worker); a record
-    {'status': 'ok' | 'error', ...} holding the results and verdicts, or the error."""
+def guarded_record(path: str, what: str, work) -> dict:
+    """``{'status': 'ok', **work(), 'wall': seconds}``, or the record of the error that stopped ``work``: a
+    qosbound error located in ``path``, an exhausted memory (``what`` says doing what), or any other exception
+    as an internal error with its traceback -- a failure on one scenario must not lose the others'."""
     import traceback
 
-    from qosbound.agreement import agreements
-    from qosbound.cli import _evaluate_methods, engine_output_to_stderr
     from qosbound.isolate import memory_error
-    from qosbound.progress import QUIET
-    from qosbound.scenario import build
-    from qosbound.systems import get_system
-    from qosbound.verdicts import judge_slos
 
     t0 = time.perf_counter()
     try:
+        out = work()
+    except Interrupted:
+        raise
+    except QosboundError as e:
+        return {"status": "error", "error": _located(e, path), "wall": time.perf_counter() - t0}
+    except MemoryError:
+        return {"status": "error", "error": memory_error(f"{what} {path}", None), "wall": time.perf_counter() - t0}
+    except Exception as e:  # noqa: BLE001
+        return {"status": "error", "wall": time.perf_counter() - t0,
+                "error": InternalError(f"{path}: {e.__class__.__name__}: {e}", traceback.format_exc())}
+    return {"status": "ok", **out, "wall": time.perf_counter() - t0}
+
+
+def evaluate_scenario(task: dict, _path, asked: list[str] | None) -> dict:
+    """Evaluate one prepared scenario as ``plan`` does (in the executor's child or a Dask worker); a record
+    {'status': 'ok' | 'error', ...} holding the results and verdicts, or the error."""
+
+    def work() -> dict:
+        from qosbound.agreement import agreements
+        from qosbound.cli import _evaluate_methods, engine_output_to_stderr
+        from qosbound.progress import QUIET
+        from qosbound.scenario import build
+        from qosbound.systems import get_system
+        from qosbound.verdicts import judge_slos
+
         scn = build(task["raw"], task["path"])
         system = get_system(scn.system)
         methods = list(asked or system.default_methods(scn))
@@ -169,18 +189,9 @@ def evaluate_scenario(task: dict, _path, asked: list[str] | None) -> dict:
                                                           optional=() if asked else tuple(methods))
         slos = judge_slos(system, scn, results)
         agree = agreements(results) + system.agreements(scn, results)
-    except Interrupted:
-        raise
-    except QosboundError as e:
-        return {"status": "error", "error": _located(e, task["path"]), "wall": time.perf_counter() - t0}
-    except MemoryError:
-        return {"status": "error", "error": memory_error(f"evaluating {task['path']}", None),
-                "wall": time.perf_counter() - t0}
-    except Exception as e:  # noqa: BLE001 - a bug on one scenario must not lose the others' verdicts
-        return {"status": "error", "wall": time.perf_counter() - t0,
-                "error": InternalError(f"{task['path']}: {e.__class__.__name__}: {e}", traceback.format_exc())}
-    return {"status": "ok", "results": results, "slos": slos, "agreements": agree, "seconds": seconds,
-            "skipped": skipped, "wall": time.perf_counter() - t0}
+        return {"results": results, "slos": slos, "agreements": agree, "seconds": seconds, "skipped": skipped}
+
+    return guarded_record(task["path"], "evaluating", work)
 
 
 def _unique_suites(entries: list[Entry]) -> None:

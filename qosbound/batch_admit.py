@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qosbound.batch import _located, _unique_suites, batch_exit_code, expand, run
+from qosbound.batch import _located, _unique_suites, batch_exit_code, expand, guarded_record, run
 from qosbound.errors import InternalError, Interrupted, QosboundError
 from qosbound.verdicts import EXIT_OK, EXIT_SLO
 
@@ -68,30 +68,18 @@ def _prepare(file: str, args) -> tuple[AdmitEntry, dict | None]:
 def evaluate_admission(task: dict, _path, _methods) -> dict:
     """One port's search (in the executor's child or a Dask worker): {'status': 'ok', 'result': AdmitResult}
     or {'status': 'error', 'error': ...}."""
-    import traceback
 
-    from qosbound.admit import admit
-    from qosbound.cli import engine_output_to_stderr
-    from qosbound.isolate import memory_error
-    from qosbound.scenario import build
+    def work() -> dict:
+        from qosbound.admit import admit
+        from qosbound.cli import engine_output_to_stderr
+        from qosbound.scenario import build
 
-    t0 = time.perf_counter()
-    try:
         scn = build(task["raw"], task["path"])
         with engine_output_to_stderr():
-            res = admit(scn, task["vary"], direction=task["direction"], method=task["method"], lo=task["lo"],
-                        hi=task["hi"])
-    except Interrupted:
-        raise
-    except QosboundError as e:
-        return {"status": "error", "error": _located(e, task["path"]), "wall": time.perf_counter() - t0}
-    except MemoryError:
-        return {"status": "error", "error": memory_error(f"admission on {task['path']}", None),
-                "wall": time.perf_counter() - t0}
-    except Exception as e:  # noqa: BLE001 - a bug on one port must not lose the others' answers
-        return {"status": "error", "wall": time.perf_counter() - t0,
-                "error": InternalError(f"{task['path']}: {e.__class__.__name__}: {e}", traceback.format_exc())}
-    return {"status": "ok", "result": res, "wall": time.perf_counter() - t0}
+            return {"result": admit(scn, task["vary"], direction=task["direction"], method=task["method"],
+                                    lo=task["lo"], hi=task["hi"])}
+
+    return guarded_record(task["path"], "admission on", work)
 
 
 def document(entry: AdmitEntry) -> dict:
