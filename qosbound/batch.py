@@ -307,6 +307,14 @@ def _counts(entries: list[Entry]) -> dict:
             "not_evaluated": sum(e.error is not None for e in entries)}
 
 
+def print_error(c, entry) -> None:
+    """A batch entry's error under the summary table: its name, exit code and one-line error."""
+    from rich.markup import escape
+
+    c.print(f"[bold red]error[/] {escape(entry.suite)} (exit {entry.exit_code}): {escape(str(entry.error))}",
+            highlight=False, soft_wrap=True)
+
+
 def render_table(entries: list[Entry], where: str, seconds: float, code: int, out=None) -> None:
     """The batch summary: one row per scenario, then each failing SLO, disagreement and error, then totals."""
     from rich.markup import escape
@@ -335,8 +343,7 @@ def render_table(entries: list[Entry], where: str, seconds: float, code: int, ou
     c.print(t)
     for e in entries:
         if e.error is not None:
-            c.print(f"[bold red]error[/] {escape(e.suite)} (exit {e.exit_code}): {escape(str(e.error))}",
-                    highlight=False, soft_wrap=True)
+            print_error(c, e)
             continue
         for v in e.slos:
             if v.failed:

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qosbound.batch import _located, _unique_suites, batch_exit_code, expand, guarded_record, run
+from qosbound.batch import _located, _unique_suites, batch_exit_code, expand, guarded_record, print_error, run
 from qosbound.errors import InternalError, Interrupted, QosboundError
 from qosbound.verdicts import EXIT_OK, EXIT_SLO
 
@@ -131,8 +131,7 @@ def render_table(entries, parameter: str, where: str, seconds: float, code: int,
     c.print(t)
     for e in entries:
         if e.error is not None:
-            c.print(f"[bold red]error[/] {escape(e.suite)} (exit {e.exit_code}): {escape(str(e.error))}",
-                    highlight=False, soft_wrap=True)
+            print_error(c, e)
             continue
         for note in e.result.notes:
             c.print(f"[yellow]note[/] {escape(e.suite)}: {escape(note)}", highlight=False, soft_wrap=True)
