@@ -52,3 +52,16 @@ def test_tcp_dumbbell_agrees_with_ns3():
     assert by["loss_rate"].ns3 > 0.001  # RED is active
     assert all(ns3_tcp.stalled(r.flows.goodput, r.flows.cwnd_mean) == 0 for r in q)
     assert all(r.packets > 0 for r in n)
+
+
+def test_welch_p_value_is_never_nan():
+    """Without spread there is no test, but the table still gets a number: equal means 1, different means 0."""
+    import math
+
+    from qosbound.validation.ns3_tcp import _welch
+
+    assert _welch([1.0, 1.0], [1.0, 1.0]) == 1.0
+    assert _welch([1.0, 1.0], [2.0, 2.0]) == 0.0
+    assert _welch([1.0], [3.0]) == 0.0
+    p = _welch([1.0, 2.0, 3.0], [2.0, 3.0, 4.0])
+    assert 0 < p < 1 and not math.isnan(p)
