@@ -201,11 +201,30 @@ def test_exact_mode_converts_huge_rationals(capsys):
 
 
 @pytest.mark.slow
-def test_exact_check_of_the_committed_model_prints_without_traceback(capsys):
+def test_exact_check_of_the_committed_model_prints_without_traceback(capsys, tmp_path):
+    """Storm's exact (rational) engine on the committed model, shrunk to Q_t = 3, PQ = 4 (445 states: the
+    full 6,580-state chain takes about 5 CPU minutes in rational arithmetic); its values lie in the
+    floating-point run's brackets."""
+    import json
+
     from qosbound.cli import main
-    code = main(["model", "check", str(MODELS_DIR / "pq_txq.prism"), "--exact"])
+    text = (MODELS_DIR / "pq_txq.prism").read_text()
+    small = text.replace("const int QT = 5;", "const int QT = 3;").replace("const int PQ = 10;", "const int PQ = 4;")
+    assert small.count("const int QT = 3;") == 1 and small.count("const int PQ = 4;") == 1
+    model = tmp_path / "pq_txq.prism"
+    model.write_text(small)
+    (tmp_path / "pq_txq.props").write_text((MODELS_DIR / "pq_txq.props").read_text())
+    code = main(["model", "check", str(model), "--exact"])
     out = capsys.readouterr()
-    assert code == 0 and "Traceback" not in out.err and "ef_lost" in out.out
+    assert code == 0 and "Traceback" not in out.err and "ef_lost" in out.out and "rational" in out.out
+    assert main(["model", "check", str(model), "--exact", "--json"]) == 0
+    exact = {k: Fraction(v) for k, v in json.loads(capsys.readouterr().out)["exact_values"].items()}
+    assert main(["model", "check", str(model), "--json"]) == 0
+    brackets = json.loads(capsys.readouterr().out)["intervals"]
+    assert set(exact) == set(brackets) and "ef_lost" in exact
+    for name, value in exact.items():
+        low, high = brackets[name]
+        assert Fraction(low) <= value <= Fraction(high), (name, float(value), low, high)
 
 
 # ---- engine error brackets against exact (rational) solutions ---------------------------------------------
