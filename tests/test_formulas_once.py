@@ -105,7 +105,7 @@ def test_mm1k_balanced_load_is_the_limit_of_the_closed_forms(K):
     np.testing.assert_allclose(rq.mm1k_distribution(1.0, K), pis, rtol=1e-15)
 
 
-@pytest.mark.parametrize("K", [1, 10, 300])
+@pytest.mark.parametrize("K", [1, 10, 300, 1_000_000])
 @pytest.mark.parametrize("d", [0.5, 0.1, 0.05, 1e-4, 1e-8, 2e-9, 1e-13])
 def test_mm1k_mean_near_balanced_load_is_accurate(K, d):
     """mm1k_mean agrees with L_MM1K evaluated in 60 digits on both sides of rho = 1 (the double-precision
