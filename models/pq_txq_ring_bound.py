@@ -67,11 +67,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import special
 
 from qosbound.errors import ResourceError, ScenarioError
-from qosbound.models.pq_txq_ring import (FINE_PER_EF, FINE_POINTS, MAX_LATTICE, _pois_trunc, _sizes, stage_sizes,
-                                         stage_states, why_not)
+from qosbound.models.pq_txq_ring import (FINE_PER_EF, FINE_POINTS, MAX_LATTICE, _pois_trunc, _sizes, head_part,
+                                         stage_sizes, stage_states, why_not)
 
 __all__ = ["RingBound", "solve_bound", "choose_stages", "BOUND_STATES", "BOUND_STAGED_STATES", "REL_GAP"]
 
@@ -205,12 +204,7 @@ class _MDP:
             m = a * s
             Jall = min(PQ, len(self.pmfs[k]) + 1)
             jj = np.arange(Jall)
-            F = np.zeros((Jall, Yf))
-            for j in range(Jall):
-                F[j] = special.gammainc(j + 1, a * np.clip(s + (j + 1) * gef - z, 0.0, s))
-            F = np.cumsum(F, axis=0)
-            pj1 = special.gammainc(jj + 1, m)
-            pj2 = special.gammainc(jj + 2, m)
+            F, pj1, pj2 = head_part(a, s, gef, Jall, z)
             for n in range(PQ + 1):
                 J = min(PQ - n, Jall)
                 if J <= 0:
