@@ -7,16 +7,28 @@ Prints three tables (one core: see _common):
    states, build + solve seconds and peak memory; the ring chain's states, seconds and peak memory; the ratios;
 2. the ring chain against the exact one where both fit (relative error of mean, p99, p99.9);
 3. the targets: wan100 (100 Mbit/s, tx-ring 64 x 1500 B, IMIX, PQ 64, EF 10 %) and agg1g (1 Gbit/s, tx-ring 256)
-   and a few other ports: p99, p99.9, mean and loss by the ring chain with its time, beside the packet
-   simulator's value and its 95 % interval (8 x 1e6 EF packets), and the relative difference.
+   and a few other ports: p99, p99.9, mean and loss by the ring chain (approximation) and, where its MDP fits
+   BOUND_STATES, by the ring bound (models/pq_txq_ring_bound.py), with their times, beside the packet
+   simulator's value and its 95 % interval (8 x 1e6 EF packets), and the ratios to it.
+
+With ``--survey`` instead, the accuracy survey (approximation, bound and reference side by side, and the errors):
+
+4. small rings against the exact chain (the staged chain with one position per stage, itself equal to the PRISM
+   chain): five configurations (Ferrari et al.'s sizes; EF the size of the smallest BE packet; one 1536-byte BE
+   size; IMIX with EF at 40 % and 70 %) at Q_t = 3 ... 8, the approximation with one stage and the bound with one
+   and two stages;
+5. high EF shares against the simulator: 100 Mbit/s, ring 32, PQ 64, IMIX, EF at 50 ... 80 % of the link.
 
 Every measurement runs in a forked child; memory is the child's peak resident set. Run:
 python benchmarks/bench_ring.py [--quick] [--exact-max N]
+python benchmarks/bench_ring.py --survey [--quick]
+python benchmarks/bench_ring.py --ports [--quick]   (table 3 alone)
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import pickle
 import resource
@@ -93,6 +105,21 @@ def ring(p, stages=1):
     return s.states, s.mean, s.quantiles[0.99], s.quantiles[0.999], s.loss, s.ccdf_grid.size, s.stages
 
 
+def bound(p, stages=None):
+    """The ring bound: (states, mean, p99, p99.9, loss, stages), ``stages=None`` as plan takes them."""
+    from qosbound.models.pq_txq_ring_bound import solve_bound
+
+    b = solve_bound(p, [], [0.99, 0.999], stages=stages)
+    return b.states, b.mean, b.quantiles[0.99], b.quantiles[0.999], b.loss, b.stages
+
+
+def has_bound(p):
+    from qosbound.models.pq_txq_ring import stage_states
+    from qosbound.models.pq_txq_ring_bound import BOUND_STATES
+
+    return stage_states(int(p.Q_t), int(p.pq_cap), 1) <= BOUND_STATES
+
+
 def size_table(qts, exact_max):
     from qosbound.models.pq_txq_size import predicted_states
 
@@ -151,34 +178,118 @@ def target_table(packets, reps):
              ("1G ring 128 EF 25 % 1000 B, 2 BE", port("p1g", "1 Gbps", 128, 128, "250 Mbit/s", 1000,
                                                          [(64, 0.6), (1500, 0.4)]))]
     print()
-    print(f"Ports: the ring-count chain (approximation) against the packet simulator ({reps} x {packets:g} EF "
-          "packets, 95 % interval)")
+    print(f"Ports: the ring-count chain (approximation) and the ring bound against the packet simulator ({reps} x "
+          f"{packets:g} EF packets, 95 % interval)")
     for name, scn in ports:
         p = params(scn)
-        bound, _ = predicted_states(p, ModelOptions())
+        exact_bound, _ = predicted_states(p, ModelOptions())
         (rs, rmean, r99, r999, rloss, lat, S), rt, rmb = in_child(ring, p, None)
         sim, st, _ = in_child(simulate, scn, packets, reps)
-        print(f"{name}: exact chain bound {float(bound):.3g} states; ring chain ({S} stage(s), as plan) {rs} states, "
-              f"{rt:.2f} s, "
-              f"{rmb:.0f} MB (lattice {lat} points); simulator {st:.1f} s")
-        for label, v, key in (("mean", rmean, "EF.delay.mean"), ("p99", r99, "EF.delay.p99"),
-                              ("p99.9", r999, "EF.delay.p99.9"), ("loss", rloss, "EF.loss")):
+        bnd = None
+        if has_bound(p):
+            bnd, bt, bmb = in_child(bound, p)
+        print(f"{name}: exact chain bound {float(exact_bound):.3g} states; ring chain ({S} stage(s), as plan) {rs} "
+              f"states, {rt:.2f} s, {rmb:.0f} MB (lattice {lat} points); "
+              + (f"ring bound ({bnd[5]} stage(s)) {bnd[0]} states, {bt:.2f} s, {bmb:.0f} MB; " if bnd else
+                 "ring bound: its MDP is above BOUND_STATES; ")
+              + f"simulator {st:.1f} s")
+        for i, (label, v, key) in enumerate((("mean", rmean, "EF.delay.mean"), ("p99", r99, "EF.delay.p99"),
+                                             ("p99.9", r999, "EF.delay.p99.9"), ("loss", rloss, "EF.loss"))):
             sv, lo, hi = sim[key]
-            rel = f"{v / sv - 1:+.4f}" if sv else "n/a"
-            unit, f = ("", 1.0) if key == "EF.loss" else (" ms", 1e3)
-            print(f"   {label:>6}: ring {v * f:.6g}{unit}  simulated {sv * f:.6g}{unit} [{lo * f:.6g}, {hi * f:.6g}]"
-                  f"  rel {rel}")
+            print(_row(label, v, bnd[1 + i] if bnd else None, sv, lo, hi, key == "EF.loss"))
+
+
+def _rel(v, ref):
+    return f"{v / ref - 1:+.4f}" if ref else "n/a"
+
+
+def _row(label, approx, bnd, ref, lo=None, hi=None, is_loss=False):
+    """One metric: approximation, bound and reference (with its interval) and the ratios to the reference."""
+    unit, f = ("", 1.0) if is_loss else (" ms", 1e3)
+    iv = f" [{lo * f:.6g}, {hi * f:.6g}]" if lo is not None else ""
+    b = f"  bound {bnd * f:.6g}{unit}" if bnd is not None else ""
+    rb = f"  bound/ref {bnd / ref:.4f}" if bnd is not None and ref else ""
+    return (f"   {label:>6}: approx {approx * f:.6g}{unit}{b}  reference {ref * f:.6g}{unit}{iv}  "
+            f"approx rel {_rel(approx, ref)}{rb}")
+
+
+SURVEY = {"ferrari": ("300 kbit/s", 128, SIZES[3], 10, "2 Mbps"),
+          "ef-as-small-be": ("400 kbit/s", 512, [(512, 0.5), (1536, 0.5)], 8, "2 Mbps"),
+          "large-be": ("300 kbit/s", 128, [(1536, 1.0)], 10, "2 Mbps"),
+          "imix-ef40": ("4 Mbit/s", 200, IMIX, 12, "10 Mbps"),
+          "imix-ef70": ("7 Mbit/s", 200, IMIX, 16, "10 Mbps")}
+
+
+def survey_small(qts):
+    print("Small rings: the approximation (one stage) and the bound (one and two stages) against the exact chain "
+          "(one position per stage); relative error of mean, p99, p99.9, and loss ratio")
+    print(f"{'config':>15} {'Q_t':>3} | {'approx mean':>11} {'p99':>8} {'p99.9':>8} {'loss x':>7} | "
+          f"{'bound1 mean':>11} {'p99':>8} {'p99.9':>8} {'loss x':>7} | {'bound2 mean':>11} {'p99':>8} {'p99.9':>8} "
+          f"{'loss x':>7} | {'s':>5}")
+    worst = {"approx": 0.0, "b1": math.inf, "b2": math.inf}
+    for cfg, (rate, size, be, PQ, link) in SURVEY.items():
+        for QT in qts:
+            scn = port(cfg, link, QT, PQ, rate, size, be)
+            p = params(scn)
+            (es, em, e99, e999, el, _, _), et, _ = in_child(ring, p, QT)
+            (_, am, a99, a999, al, _, _), _, _ = in_child(ring, p, 1)
+            b1, bt, _ = in_child(bound, p, 1)
+            b2 = in_child(bound, p, 2)[0] if QT > 2 else b1
+            cells = []
+            for key, (m, q1, q2, loss) in (("approx", (am, a99, a999, al)), ("b1", b1[1:5]), ("b2", b2[1:5])):
+                errs = (m / em - 1, q1 / e99 - 1, q2 / e999 - 1)
+                if key == "approx":
+                    worst[key] = max(worst[key], max(abs(x) for x in errs))
+                else:  # the smallest error of a bound (never negative unless the bound is wrong)
+                    worst[key] = min(worst[key], min(errs), (loss - el) / el if el > 1e-12 else math.inf)
+                lx = f"{loss / el:7.3f}" if el > 1e-12 else f"{'-':>7}"
+                cells.append(f"{errs[0]:>+11.4f} {errs[1]:>+8.4f} {errs[2]:>+8.4f} {lx}")
+            print(f"{cfg:>15} {QT:>3} | " + " | ".join(cells) + f" | {bt:>5.2f}", flush=True)
+    print("'loss x' = model loss / exact loss ('-': the exact loss is below 1e-12). Smallest relative error of a "
+          f"bound over all rows and metrics (negative would be a bug): one stage {worst['b1']:+.2e}, two stages "
+          f"{worst['b2']:+.2e}; the approximation's largest |error|: {worst['approx']:.4f}.")
+
+
+def survey_high_ef(packets, reps):
+    print()
+    print(f"High EF shares: 100 Mbit/s, ring 32, PQ 64, IMIX, EF 200 B; approximation (stages as plan), bound "
+          f"(stages as plan) against the simulator ({reps} x {packets:g} EF packets, 95 % interval)")
+    for share in (50, 60, 70, 80):
+        scn = port(f"ef{share}", "100 Mbps", 32, 64, f"{share} Mbit/s")
+        p = params(scn)
+        (rs, rmean, r99, r999, rloss, _, S), rt, _ = in_child(ring, p, None)
+        bnd, bt, _ = in_child(bound, p)
+        sim, st, _ = in_child(simulate, scn, packets, reps)
+        print(f"EF {share} %: approximation {S} stage(s) {rs} states {rt:.2f} s; bound {bnd[5]} stage(s) {bnd[0]} "
+              f"states {bt:.2f} s; simulator {st:.1f} s")
+        for i, (label, v, key) in enumerate((("mean", rmean, "EF.delay.mean"), ("p99", r99, "EF.delay.p99"),
+                                             ("p99.9", r999, "EF.delay.p99.9"), ("loss", rloss, "EF.loss"))):
+            sv, lo, hi = sim[key]
+            print(_row(label, v, bnd[1 + i], sv, lo, hi, key == "EF.loss"), flush=True)
 
 
 def main():
     import qosbound.models.pq_txq  # noqa: F401  (imported here: the children time the work, not the imports)
     import qosbound.models.pq_txq_ring  # noqa: F401
+    import qosbound.models.pq_txq_ring_bound  # noqa: F401
     import qosbound.systems.pq_txq_adapter  # noqa: F401
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="Q_t up to 64, a smaller simulation")
     ap.add_argument("--exact-max", type=float, default=1e5, help="build the exact chain up to this state bound")
+    ap.add_argument("--survey", action="store_true", help="the accuracy survey instead: small rings against the "
+                    "exact chain, high EF shares against the simulator (approximation, bound, reference, errors)")
+    ap.add_argument("--ports", action="store_true", help="only the ports table (approximation, bound, simulator)")
     args = ap.parse_args()
+    if args.ports:
+        target_table(250_000 if args.quick else 1_000_000, 4 if args.quick else 8)
+        return
+    if args.survey:
+        import qosbound.models.pq_txq_ring_bound  # noqa: F401
+
+        survey_small((3, 5, 7) if args.quick else (3, 4, 5, 6, 7, 8))
+        survey_high_ef(250_000 if args.quick else 1_000_000, 4 if args.quick else 8)
+        return
     qts = (5, 8, 16, 32, 64) if args.quick else (5, 8, 16, 32, 64, 128, 256)
     size_table(qts, args.exact_max)
     target_table(250_000 if args.quick else 1_000_000, 4 if args.quick else 8)

@@ -71,10 +71,13 @@ Why this method (measured, see ``docs/pq_txq.md``): the exact chain is
 compactly (1.7e7 states at Q_t = 9 in seconds) but the stormpy here returns no
 value for a long-run reward on a symbolic model, and has no bisimulation call;
 a quotient would still have to keep the pattern the head's kind depends on. A
-sound stochastic-comparison pair is not built: an EF packet's delay is not
+monotone stochastic-comparison pair is not built: an EF packet's delay is not
 monotone in the BE sizes ahead of it (fewer but larger BE packets), and the
 pathwise bound taking every ring position as ``max(GEF, S)`` puts 36 % more
-work per position on wan100, far looser than the count chain's error there;
+work per position on wan100; the sound upper bound is
+:mod:`qosbound.models.pq_txq_ring_bound` (the same staged state, with the order
+within each stage chosen by an adversary: an MDP), 6-7 % above the simulator on
+wan100, which the system reports beside this approximation;
 the count chain keeps the one quantity that moves the delay most (how many EF
 packets, of their fixed size, replace BE draws in the ring) and costs 0.25 s
 at ``Q_t`` = 64 and about 12 s at ``Q_t`` = 256 with a PQ of 256; its stages
@@ -215,6 +218,18 @@ def _pois_trunc(m: float, cap: int) -> tuple[np.ndarray, float]:
     return pmf, (tail if K < cap + 1 else 0.0)
 
 
+def head_part(a: float, s: float, gef: int, Jall: int, z: np.ndarray):
+    """For a service of ``s`` granules with none waiting and Poisson arrivals of ``a`` per granule: ``F[J-1](z)``
+    = sum over the first J arrivals j of P(the j-th arrives within the service and its "head + PQ" part
+    (s - u) + (j + 1) GEF exceeds z) (n waiting shift it by n GEF), at the points ``z``; and P(at least j + 1),
+    P(at least j + 2) arrivals within the service, j = 0..Jall-1."""
+    F = np.zeros((Jall, z.size))
+    for j in range(Jall):
+        F[j] = special.gammainc(j + 1, a * np.clip(s + (j + 1) * gef - z, 0.0, s))
+    jj = np.arange(Jall)
+    return np.cumsum(F, axis=0), special.gammainc(jj + 1, a * s), special.gammainc(jj + 2, a * s)
+
+
 def stage_sizes(QT: int, stages: int) -> list[int]:
     """Ring positions per stage, the head's stage first: ``stages`` near-equal parts of ``Q_t``."""
     base, extra = divmod(QT, stages)
@@ -339,13 +354,7 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
         m = a * s
         Jall = min(PQ, len(pmfs[k]) + 1)
         jj = np.arange(Jall)
-        # F[J-1](z) = sum_{j<J} P(the j-th arrival's head + PQ part > z) with none waiting; n waiting shift it
-        F = np.zeros((Jall, Yf))
-        for j in range(Jall):
-            F[j] = special.gammainc(j + 1, a * np.clip(s + (j + 1) * gef - z, 0.0, s))
-        F = np.cumsum(F, axis=0)
-        pj1 = special.gammainc(jj + 1, m)
-        pj2 = special.gammainc(jj + 2, m)
+        F, pj1, pj2 = head_part(a, s, gef, Jall, z)
         Eprime = E_arr - (1 if k == 0 else 0)
         okE = Eprime >= 0
         Wk = Wall[k][:nmax + 1].copy()  # [n, E]

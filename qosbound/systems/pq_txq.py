@@ -406,7 +406,8 @@ def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
 
             out += closed_form_results(p)
         elif method == "model-checked":
-            from qosbound.systems.pq_txq_adapter import model_results, ring_results
+            from qosbound.systems.pq_txq_adapter import model_results
+            from qosbound.systems.pq_txq_ring_results import ring_results
 
             if route[0] == "ring":
                 out += ring_results(p, scn.methods.model_checked, ccdf, qs, progress, route[1])
@@ -469,10 +470,12 @@ def plot_delays(scn: Scenario) -> float | None:
 
 def admit(scn: Scenario, parameter: str, *, direction=None, method=None, lo=None, hi=None, progress=None):
     """Admission varies any parameter by the generic search (:func:`qosbound.admit.admit`). One exception: when
-    the search would pick ``model-checked`` by default and that is answered by the ring-count chain -- an
-    approximation that came out below the simulated delay and loss in every case measured -- the search runs
-    on the simulator (else the closed forms) with a note, as it does when the exact chain is skipped; asked
-    for by ``--method model-checked`` the approximation is used."""
+    the search would pick ``model-checked`` by default and that is answered by the ring method WITHOUT its upper
+    bound (the bound's MDP above its budget) -- by the ring-count chain alone, an approximation that came out
+    below the simulated delay and loss in every case measured -- the search runs on the simulator (else the
+    closed forms) with a note, as it does when the exact chain is skipped; asked for by ``--method
+    model-checked`` the approximation is used. Where the bound is computed the SLOs are judged on it (a
+    conservative model-checked search), and that is the default; so it is where the chain is exact."""
     methods = default_methods(scn)
     if method is not None or "model-checked" not in methods:
         return generic_admit(scn, parameter)
@@ -480,15 +483,18 @@ def admit(scn: Scenario, parameter: str, *, direction=None, method=None, lo=None
         route = model_route(scn)[0]
     except SKIPPABLE:
         return generic_admit(scn, parameter)  # the generic search falls back with the reason
+    from qosbound.systems.pq_txq_ring_results import conservative
+
     fallback = next((m for m in ("simulated", "closed-form") if m in methods), None)
-    if route != "ring" or fallback is None:
+    if route != "ring" or fallback is None or conservative(params(scn), scn.methods.model_checked):
         return generic_admit(scn, parameter)
     from qosbound.admit import admit as search
 
     res = search(scn, parameter, direction=direction, method=fallback, lo=lo, hi=hi, progress=progress)
-    res.notes.insert(0, "model-checked skipped: it would answer by the ring-count chain, an approximation that "
-                        f"underestimates delay and loss (docs/pq_txq.md); searching with {fallback} (--method "
-                        "model-checked uses the approximation)")
+    res.notes.insert(0, "model-checked skipped: it would answer by the ring-count chain without its upper bound "
+                        "(its MDP is above the budget), an approximation that underestimates delay and loss "
+                        f"(docs/pq_txq.md); searching with {fallback} (--method model-checked uses the "
+                        "approximation)")
     return res
 
 

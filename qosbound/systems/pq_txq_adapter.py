@@ -20,7 +20,7 @@ from qosbound.errors import ScenarioError
 from qosbound.metric_names import ccdf_name, quantile_name
 from qosbound.results import Interval, Result
 
-__all__ = ["PARAM_FIELDS", "scenario_fields", "model_results", "ring_results", "simulated_results", "render", "write_files",
+__all__ = ["PARAM_FIELDS", "scenario_fields", "model_results", "simulated_results", "render", "write_files",
            "simulate_trace"]
 
 #: The scenario field each attribute of :class:`qosbound.params.Params` comes from.
@@ -126,56 +126,6 @@ def model_results(p, opts, ccdf_at: list[float], quantiles: list[float], progres
         out.append(Result(ccdf_name("EF.delay", t), "model-checked", v, "1", i, dict(source)))
     v, i = iv(sol.loss, "loss")
     out.append(Result("EF.loss", "model-checked", v, "1", i, dict(source)))
-    return out
-
-
-#: What the ring method leaves out (Interval.approximation's ``neglects``).
-RING_NEGLECTS = ("the order of the EF packets within each stage of the tx-ring (their positions are taken as "
-                 "exchangeable given how many a stage holds: the head is EF with probability e_1/c_1); it came out "
-                 "below the simulated delay and loss in every case measured (p99.9 by 0.2 % at 10 % EF on a "
-                 "64-packet ring, by 2-5 % at 40-80 % EF; loss up to 4.6x below; docs/pq_txq.md)")
-
-
-def ring_results(p, opts, ccdf_at: list[float], quantiles: list[float], progress, exact_refused: str) -> list[Result]:
-    """EF delay metrics by the ring-count chain (:mod:`qosbound.models.pq_txq_ring`), the ``model-checked`` answer
-    where the exact chain is above its budget (``exact_refused``: why), with as many ring stages as fit
-    ``max_states`` and the module's STAGED_STATES. Approximations, except with one ring position per stage where
-    the chain is the exact one (mean and loss exact in floating point, quantiles and CCDF points bracketed by
-    the refined lattice)."""
-    from qosbound.models import pq_txq_ring
-
-    advance = progress.task("ring-count chain", total=1)
-    with scenario_fields("methods.model-checked"):
-        sol = pq_txq_ring.solve(p, ccdf_at, quantiles, stages=None,
-                                max_chain=min(float(opts.max_states), pq_txq_ring.STAGED_STATES))
-    advance()
-    exact = sol.stages == p.Q_t
-    prov = {"model": "models/pq_txq_ring.py (ring-count chain embedded at departures)", "engine": "scipy sparse LU",
-            "states": sol.states, "transitions": sol.transitions, "seconds": round(sol.seconds, 4),
-            "granule_bytes": sol.granule, "lattice_step_s": sol.slot, "ef_share_of_departures": sol.ef_share,
-            "poisson_tail_cut": sol.cut_mass, "exact_chain": exact_refused, "stages": sol.stages,
-            "source": f"ring-count chain, {sol.states} states (the exact chain is above the budget)",
-            "kind": "exact (one ring position per stage)" if exact else "approximation"}
-    note = (f"ring-count chain of {sol.states} states, {sol.stages} stage(s) of the {p.Q_t}-packet ring (Ferrari, Pau "
-            "& Raffaelli 2001 system, packet-unit tx-ring); "
-            f"the exact chain: {exact_refused}")
-
-    def iv(v: float, lo: float | None = None, hi: float | None = None) -> Interval:
-        if exact:
-            return Interval.exact(v, note=note) if lo is None else Interval.numerical(min(lo, v), max(hi, v), note=note)
-        return Interval.approximation(v, neglects=RING_NEGLECTS, note=note + (
-            f"; the chain's own value lies in [{lo:.9g}, {hi:.9g}] (lattice)" if lo is not None else ""))
-
-    out = [Result("EF.delay.mean", "model-checked", sol.mean, "s", iv(sol.mean), dict(prov))]
-    for q in quantiles:
-        lo, hi = sol.quantile_brackets[q]
-        out.append(Result(f"EF.delay.{quantile_name(q)}", "model-checked", sol.quantiles[q], "s",
-                          iv(sol.quantiles[q], lo, hi), dict(prov)))
-    for t in ccdf_at:
-        lo, hi = sol.ccdf_bracket(t)
-        out.append(Result(ccdf_name("EF.delay", t), "model-checked", sol.ccdf[t], "1", iv(sol.ccdf[t], lo, hi),
-                          dict(prov)))
-    out.append(Result("EF.loss", "model-checked", sol.loss, "1", iv(sol.loss), dict(prov)))
     return out
 
 
