@@ -69,7 +69,7 @@ from qosbound.validation.droppers import RIO, colour_drop_prob, ewma_idle, updat
 from qosbound.validation.markers import TWO_COLOUR, mark, new_state
 from qosbound.validation.tfrc_sender import TfrcReceiver, TfrcSender
 
-__all__ = ["QstpConfig", "TokenBucket", "RunStats", "simulate", "replicate", "PROTOCOLS", "TCP_HEADER"]
+__all__ = ["QstpConfig", "TokenBucket", "RunStats", "simulate", "replicate", "jitter", "PROTOCOLS", "TCP_HEADER"]
 
 PROTOCOLS = ("tcp", "tfrc", "gtfrc")
 TCP_HEADER = 40  # IPv4 20 + TCP 20 bytes: a segment carries size - 40 bytes of payload; an ACK is 40 bytes + SACK
