@@ -81,7 +81,7 @@ TFRC_FINDING = (
 def settings(quick: bool) -> dict:
     """Run lengths and replications: quick (CI) and full (the paper's 180-s runs, 10 measurements)."""
     if quick:
-        return {"n_values": (1, 4, 8, 12, 16, 20), "replications": 3, "duration": 80.0, "warmup": 30.0,
+        return {"n_values": (1, 4, 8, 12, 16, 20), "replications": 4, "duration": 80.0, "warmup": 30.0,
                 "fig7_replications": 2, "fig7_duration": 180.0}
     return {"n_values": (1, 2) + tuple(range(4, 21, 2)), "replications": 10, "duration": 180.0, "warmup": 30.0,
             "fig7_replications": 10, "fig7_duration": 180.0}
