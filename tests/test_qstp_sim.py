@@ -1,13 +1,14 @@
-"""Tests of qosbound.validation.qstp_sim and qosbound.validation.tcp_aimd: marker, TCP model, testbed runs."""
+"""Tests of qosbound.validation.qstp_sim: marker, the real-TCP aggregate, CBQ, UDP, test-bed runs (Jourjon et al. 2008)."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from qosbound.validation.qstp_sim import QstpConfig, TokenBucket, replicate, simulate
-from qosbound.validation.tcp_aimd import AimdSender
+from qosbound.validation.qstp_sim import QstpConfig, TokenBucket, jitter, replicate, simulate
 
 
 @settings(max_examples=100, deadline=None)
@@ -29,61 +30,6 @@ def test_token_bucket_conforming_stream_is_all_in():
     assert all(tb.mark(1000.0, k * 0.02) == 0 for k in range(1000))  # exactly 50 kB/s
 
 
-class Loop:
-    """A fixed-RTT loop for one AIMD flow: drops packets whose sequence number is in ``losses``."""
-
-    def __init__(self, losses, rtt=0.05, capacity_pps=None):
-        import heapq
-
-        self.heapq = heapq
-        self.now = 0.0
-        self.h = []
-        self.n = 0
-        self.rtt = rtt
-        self.losses = set(losses)
-        self.sent = 0
-
-    def at(self, t, fn, arg):
-        self.n += 1
-        self.heapq.heappush(self.h, (t, self.n, fn, arg))
-
-    def transmit(self, flow, seq, epoch, t_send=None):
-        self.sent += 1
-        if seq in self.losses:
-            flow.on_drop(seq, epoch)
-            return
-        self.at(self.now + self.rtt, lambda a: flow.on_ack(*a), (seq, epoch))
-
-    def run(self, until):
-        while self.h and self.h[0][0] <= until:
-            t, _, fn, a = self.heapq.heappop(self.h)
-            self.now = t
-            fn(a)
-
-
-def test_aimd_halves_once_per_window_and_grows_linearly():
-    """Two losses in one window give one halving (NewReno-like); afterwards cwnd grows by about 1 per RTT."""
-    loop = Loop(losses={100, 102})
-    f = AimdSender(loop, 1, 1000.0, 0.0)
-    f.ssthresh = 20.0
-    loop.run(2.0)
-    assert f.reductions == 1 and f.timeouts == 0
-    w0 = f.cwnd
-    t0 = loop.now
-    loop.run(t0 + 10 * loop.rtt)
-    assert f.cwnd - w0 == pytest.approx(10, abs=1.5)
-
-
-def test_aimd_times_out_when_window_too_small_for_dupacks():
-    """A loss with fewer than three later packets cannot be fast-retransmitted: the RTO fires, cwnd = 1."""
-    loop = Loop(losses={0, 1})
-    f = AimdSender(loop, 1, 1000.0, 0.0)
-    loop.run(1.5)  # the initial RTO is 1 s (no RTT sample yet)
-    assert f.timeouts >= 1
-    loop.run(5.0)
-    assert f.cwnd > 2  # it recovers after the timeout
-
-
 @pytest.fixture(scope="module")
 def runs():
     out = {}
@@ -100,6 +46,18 @@ def test_link_conservation(runs):
             total = r.throughput + r.aggregate
             assert total <= 1000e3 * 1.01
             assert total >= 0.9 * 1000e3
+
+
+def test_real_tcp_aggregate_loses_and_recovers(runs):
+    """The TCP aggregate is real TCP (NewReno + SACK): RIO's drops trigger fast retransmits and, with windows of a
+    few segments per flow, retransmission timeouts; it recovers from both (it keeps more than the aggregate's
+    400 kbit/s target over the window)."""
+    for rs in runs.values():
+        for r in rs:
+            assert r.extra["tcp_fast_recoveries_run"] > 0
+            assert r.extra["tcp_timeouts_run"] > 0
+            assert r.extra["tcp_retransmitted_run"] >= r.extra["tcp_fast_recoveries_run"]
+            assert r.aggregate > 400e3
 
 
 def test_tfrc_rate_matches_equation_at_simulated_p_and_r(runs):
@@ -121,6 +79,60 @@ def test_gtfrc_holds_target_against_ten_flows(runs):
     assert thr.mean() >= 0.97 * 400e3
 
 
+def test_tcp_as_the_studied_flow_misses_its_target():
+    """A single TCP flow marked at g = 500 kbit/s against 15 TCP flows marked at 300 kbit/s (Fig. 4(a)) stays well
+    below g; it sees loss events and recovers by fast retransmit."""
+    cfg = QstpConfig(protocol="tcp", target=500e3, aggregate_target=300e3, n_tcp=15, duration=40.0, warmup=15.0)
+    rs = replicate(cfg, 2, 3)
+    assert np.mean([r.throughput for r in rs]) < 0.95 * 500e3
+    assert all(r.extra["studied_fast_recoveries"] > 0 and r.loss_event_rate > 0 for r in rs)
+    assert all(math.isfinite(r.predicted) for r in rs)
+
+
+@pytest.mark.parametrize("share", [0.3, 0.6])
+def test_cbq_gives_each_backlogged_class_its_share(share):
+    """CBQ with both classes backlogged (a greedy TCP flow against UDP at the full 1000 kbit/s): the studied flow's
+    class gets its share of the link and the UDP class the rest (within 3 %)."""
+    cfg = QstpConfig(protocol="tcp", n_tcp=0, scheduler="cbq", cbq_share=share, udp=((0.0, 1000e3),),
+                     duration=20.0, warmup=5.0)
+    r = simulate(cfg, np.random.default_rng(1))
+    assert r.throughput == pytest.approx(share * 1000e3, rel=0.03)
+    assert r.aggregate == pytest.approx((1 - share) * 1000e3, rel=0.03)
+
+
+def test_cbq_borrow_mode_lends_the_idle_share():
+    """Borrow mode: UDP at 100 kbit/s leaves its class's spare capacity to the studied flow (well above its 30 %),
+    the link stays busy, and the UDP flow keeps its whole rate."""
+    cfg = QstpConfig(protocol="gtfrc", target=300e3, n_tcp=0, scheduler="cbq", cbq_share=0.3,
+                     udp=((0.0, 100e3),), duration=30.0, warmup=10.0)
+    r = simulate(cfg, np.random.default_rng(2))
+    assert r.aggregate == pytest.approx(100e3, rel=0.03)
+    assert r.throughput > 600e3
+    assert r.throughput + r.aggregate <= 1000e3 * 1.01
+
+
+def test_udp_source_follows_its_profile():
+    """The UDP CBR source sends at each rate of its profile (a paused interval sends nothing)."""
+    cfg = QstpConfig(protocol="gtfrc", n_tcp=0, scheduler="cbq", udp=((0.0, 120e3), (5.0, 0.0), (8.0, 240e3)),
+                     duration=12.0, warmup=1.0)
+    r = simulate(cfg, np.random.default_rng(3), trace=True)
+    tb = r.extra["trace"]
+    flow = np.array(tb["flow"].to_pylist())
+    arr = tb["arrival"].to_numpy()[flow == "udp"]
+    per = np.histogram(arr, bins=np.arange(0, 13))[0] * 8 * 1500
+    assert per[1:5] == pytest.approx([120e3] * 4, abs=12e3)
+    assert not per[6:8].any()
+    assert per[9:12] == pytest.approx([240e3] * 3, abs=12e3)
+
+
+def test_jitter_is_mean_absolute_delay_difference():
+    """jitter(): RFC 3393's IPDV mean over the packets arriving in the window."""
+    d = np.array([[0.0, 0.010], [1.0, 0.014], [2.0, 0.011], [3.0, 0.020]])
+    assert jitter(d, 0.0, 3.0) == pytest.approx((0.004 + 0.003 + 0.009) / 3)
+    assert jitter(d, 1.0, 2.0) == pytest.approx(0.003)
+    assert math.isnan(jitter(d, 2.5, 2.9))
+
+
 def test_same_seed_same_run_different_seeds_differ():
     """The generator is passed in: one seed reproduces a run; independent streams give different runs."""
     cfg = QstpConfig(n_tcp=3, duration=5.0, warmup=1.0)
@@ -131,11 +143,14 @@ def test_same_seed_same_run_different_seeds_differ():
     assert (a.throughput, a.aggregate) != (c.throughput, c.aggregate)
 
 
-@pytest.mark.parametrize("kw", [dict(protocol="tcp"), dict(rio=(20, 10, 0.1, 20, 40, 0.02)),
+@pytest.mark.parametrize("kw", [dict(protocol="udp"), dict(rio=(20, 10, 0.1, 20, 40, 0.02)),
                                 dict(rio=(10, 20, 1.5, 20, 40, 0.02)), dict(warmup=70.0),
-                                dict(rtt=0.001), dict(bucket=10.0), dict(n_tcp=-1)])
+                                dict(rtt=0.001), dict(bucket=10.0), dict(n_tcp=-1), dict(scheduler="wfq"),
+                                dict(cbq_share=1.0), dict(udp=((5.0, 1e5), (1.0, 1e5))), dict(udp=((0.0, -1.0),)),
+                                dict(init_cwnd=0.5), dict(rwnd=1)])
 def test_config_rejects_invalid(kw):
-    """Unstable or meaningless settings (min >= max, probability > 1, warmup past the end) are errors."""
+    """Unstable or meaningless settings (min >= max, probability > 1, warmup past the end, an unknown protocol or
+    scheduler, a share outside (0, 1), a UDP profile out of order) are errors."""
     with pytest.raises(ValueError):
         QstpConfig(**kw)
 

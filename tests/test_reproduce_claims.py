@@ -150,33 +150,7 @@ def test_koehler1999_judges_section_4_2(monkeypatch, capsys):
     assert "AF11 0.5 > AF12 0" in doc["claims"][0]["evidence"]
 
 
-def _qstp_rows(tfrc_mean, gtfrc_mean):
-    rows = []
-    for g, g_agg in qstp2008.CASES:
-        for proto, mean in (("tfrc", tfrc_mean), ("gtfrc", gtfrc_mean)):
-            for n in (1, 20):
-                rows.append({"target": g, "aggregate_target": g_agg, "protocol": proto, "n_tcp": n,
-                             "replications": 3, "duration": 40.0, "warmup": 10.0, "throughput_mean": mean * g,
-                             "throughput_std": 0.01 * g, "throughput_min": mean * g, "throughput_max": mean * g,
-                             "aggregate_mean": 5e5, "loss_event_rate": 0.01, "loss_rate": 0.01, "rtt": 0.18,
-                             "predicted_mean": g, "windows_below_target": 0.4, "in_fraction": 0.5})
-    return rows
-
-
-@pytest.mark.parametrize("tfrc, gtfrc, code, verdicts", [
-    (1.01, 1.02, 0, [C.REPRODUCED, C.FINDING] * 2),       # today: gTFRC holds g; TFRC too (the finding)
-    (1.01, 0.90, 1, [C.NOT_MET, C.FINDING] * 2),          # gTFRC below its target: the paper's claim not met
-    (0.80, 1.02, 0, [C.REPRODUCED, C.REPRODUCED] * 2),    # TFRC below g: the paper's claim, reproduced
-])
-def test_qstp2008_claims_and_exit_code(monkeypatch, capsys, tfrc, gtfrc, code, verdicts):
-    monkeypatch.setattr(qstp2008, "sweep", lambda quick=True, progress=None, **kw: _qstp_rows(tfrc, gtfrc))
-    got, doc = _json(capsys, "qstp2008", "--quick")
-    assert got == code and doc["exit_code"] == code
-    assert [c["verdict"] for c in doc["claims"]] == verdicts
-    finding = [c for c in doc["claims"] if c["verdict"] == C.FINDING]
-    assert all("polices each aggregate at its marker rate" in c["evidence"] for c in finding)
-    assert main(["reproduce", "qstp2008", "--quick", "--quiet"]) == code
-    assert f"-> exit {code}" in capsys.readouterr().out
+# qstp2008's claims and exit code: tests/test_qstp_reproduce.py
 
 
 def _tsq_sweep(best_quality_hint: int, pi_delay=0.1):

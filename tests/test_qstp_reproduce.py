@@ -1,0 +1,109 @@
+"""`qosbound reproduce qstp2008`: the claims of Jourjon, Lochin & Sénac (2008), Figs. 4-7, judged from fabricated
+results (the simulations are replaced so the judging, the JSON and the exit code are tested in seconds; the
+simulator's own claims are in tests/test_qstp_sim.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from qosbound.cli import main
+from qosbound.reproduce import claims as C
+from qosbound.reproduce import qstp2008 as Q
+
+
+def _results(tcp=0.8, tfrc=1.01, gtfrc=1.03, std=(20e3, 5e3, 3e3), pipe=(1.0, 1.0), jit=(0.022, 0.006)):
+    """Throughputs as fractions of g per protocol; std per protocol (bit/s); Fig. 7's pipe fractions and jitters."""
+    frac = {"tcp": tcp, "tfrc": tfrc, "gtfrc": gtfrc}
+    sd = dict(zip(Q.PROTOCOLS, std))
+    fig4 = [{"target": 500e3, "aggregate_target": 300e3, "protocol": p, "n_tcp": 15, "replications": 3,
+             "throughput_mean": frac[p] * 500e3, "upper_95": frac[p] * 500e3 + 1e3, "throughput_std": sd[p],
+             "predicted_mean": 500e3, "loss_event_rate": 0.01, "rtt": 0.26, "windows_below_target": 0.3,
+             "tcp_timeouts": 500.0, "tcp_fast_recoveries": 100.0, "series": [frac[p] * 500e3] * 10}
+            for p in Q.PROTOCOLS]
+    fig5 = []
+    for p in Q.PROTOCOLS:
+        for n in (1, 10, 20):
+            m = frac[p] * 400e3 * (1.2 if (p == "tcp" and n == 1) else 1.0)
+            fig5.append({"target": 400e3, "aggregate_target": 400e3, "protocol": p, "n_tcp": n, "replications": 3,
+                         "throughput_mean": m, "upper_95": m + 1e3, "throughput_std": sd[p], "throughput_min": m,
+                         "throughput_max": m, "aggregate_mean": 1e6 - m, "predicted_mean": None,
+                         "loss_event_rate": 0.01, "rtt": 0.26})
+    fig7 = [{"protocol": p, "replications": 2, "pipe": 300e3, "throughput": 5e5,
+             "congestion_throughput": (f * 300e3, f * 300e3 - 1e3, f * 300e3 + 1e3),
+             "congestion_throughput_min": f * 300e3, "jitter": (j, 0.95 * j, 1.05 * j),
+             "jitter_congestion": (j, j, j), "sent_series": [1.0, math.nan], "received_series": [1.0, 2.0],
+             "ipdv_series": [math.nan, 0.01]}
+            for p, f, j in zip(("tcp", "gtfrc"), pipe, jit)]
+    return {"fig4": fig4, "fig5": fig5, "fig7": fig7}
+
+
+R, F, N = C.REPRODUCED, C.FINDING, C.NOT_MET
+
+
+@pytest.mark.parametrize("kw, verdicts", [
+    # today: TCP misses g, gTFRC holds it, TFRC holds it too (the documented finding), Figs. 6 and 7 as the paper's
+    ({}, [R, F, R, R, F, R, R, R, R, R]),
+    # gTFRC below its target (Fig. 4 and 5): the paper's central claim not met
+    (dict(gtfrc=0.9), [R, F, N, R, F, N, R, R, R, R]),
+    # TFRC below 0.95 g: the paper's claim reproduced instead of the finding
+    (dict(tfrc=0.8), [R, R, R, R, R, R, R, R, R, R]),
+    # TFRC just below g (within the 5 % margin) is still the finding: the verdict does not flip on noise
+    (dict(tfrc=0.97), [R, F, R, R, F, R, R, R, R, R]),
+    # TCP holding its target, TCP's spread not the largest, a lost pipe, QSTP's jitter above TCP's
+    (dict(tcp=1.0, std=(2e3, 5e3, 3e3), pipe=(0.9, 1.0), jit=(0.006, 0.022)), [N, F, R, N, F, R, N, N, R, N]),
+])
+def test_qstp2008_claims(kw, verdicts):
+    got = Q.claims(_results(**kw))
+    assert [c.verdict for c in got] == verdicts
+    assert all("RFC 5348's equation counts one packet per ACK" in c.evidence for c in got if c.verdict == F)
+
+
+def test_tcp_misses_by_majority_of_sizes():
+    """Fig. 5(a): TCP above g at one aggregate size of three (n = 1) still misses g (below 0.95 g at 2 of 3)."""
+    res = _results()
+    row = next(c for c in Q.claims(res) if c.source == "section 5.3, Fig. 5(a)")
+    assert row.verdict == R and "below 0.95 g at 2" in row.qosbound
+
+
+@pytest.mark.parametrize("kw, code", [({}, 0), (dict(gtfrc=0.9), 1)])
+def test_qstp2008_json_and_exit_code(monkeypatch, capsys, kw, code):
+    """The command judges the results, prints JSON (no NaN: the series' gaps become null) and exits 1 on NOT MET."""
+    monkeypatch.setattr(Q, "results", lambda quick=True, seed=2008, progress=None: _results(**kw))
+    got = main(["reproduce", "qstp2008", "--quick", "--json", "--quiet"])
+    doc = json.loads(capsys.readouterr().out)
+    assert got == code == doc["exit_code"]
+    assert len(doc["claims"]) == 10 and doc["results"]["fig7"][0]["sent_series"] == [1.0, None]
+    assert main(["reproduce", "qstp2008", "--quick", "--quiet"]) == code
+    assert f"-> exit {code}" in capsys.readouterr().out
+
+
+def test_settings_quick_and_full():
+    """Full mode: the paper's ten measurements of 180 s; quick mode: shorter, fewer, the same warm-up."""
+    q, f = Q.settings(True), Q.settings(False)
+    assert f["replications"] == 10 and f["duration"] == 180.0 and f["fig7_duration"] == 180.0
+    assert q["warmup"] == f["warmup"] and set(q["n_values"]) <= set(range(1, 21)) and max(f["n_values"]) == 20
+
+
+@pytest.mark.slow
+def test_reproduce_quick_json(capsys, tmp_path):
+    """The real quick run (moved from tests/test_tfrc_reproduce.py): every (protocol, n) row of Fig. 5 with mean,
+    std and the equation's prediction; gTFRC holds both targets as the paper says; TFRC's rate tracks the TFRC
+    equation at its own simulated p and R; Figs. 4-7 are written as PNG and SVG."""
+    code = main(["reproduce", "qstp2008", "--quick", "--json", "--quiet", "--out", str(tmp_path)])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = doc["results"]["fig5"]
+    assert len(rows) == 3 * len(doc["settings"]["n_values"]) and len(doc["results"]["fig4"]) == 3
+    for r in rows + doc["results"]["fig4"]:
+        assert r["throughput_std"] >= 0 and r["replications"] >= 3
+        assert 0 < r["throughput_mean"] + r["aggregate_mean"] <= 1.01e6
+    by_source = {c["source"]: c for c in doc["claims"]}
+    assert by_source["section 5.2, Fig. 4(c)"]["verdict"] == R and by_source["section 5.3, Fig. 5(c)"]["verdict"] == R
+    tf = [r for r in rows if r["protocol"] == "tfrc" and r["predicted_mean"]]
+    ratio = sum(r["throughput_mean"] for r in tf) / sum(r["predicted_mean"] for r in tf)
+    assert 0.85 < ratio < 1.15
+    assert len(doc["figures"]) == 8
+    assert all(r["size"] == 1500 for r in rows)  # "the packet size is fixed to 1500 bytes" (section 5.1)
