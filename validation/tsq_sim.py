@@ -15,7 +15,7 @@ compiled for numba, not re-typed):
   the PI controller's current output; the packet is dropped with probability
   ``p'``, or when ``q_max`` packets already wait (tail drop); otherwise inserted.
 * PI samples the number of waiting packets at ``hz`` (see :mod:`.pi_aqm`).
-* Flows: ``cbr`` (unresponsive, fixed rate) and ``tfrc`` (responsive,
+* Flows: ``cbr`` (unresponsive, fixed rate), ``tcp`` (below) and ``tfrc`` (responsive,
   equation-based: once per smoothed RTT the rate becomes
   ``min(max_rate, max(s/64 s, X_TFRC(s, R, p_e)))`` with the loss-event rate
   ``p_e`` from RFC 5348's average loss interval over the last 8 intervals
@@ -27,6 +27,22 @@ compiled for numba, not re-typed):
   once per RTT.
 * Packet spacing: each flow sends at its current rate, each gap uniform in
   [0.5, 1.5] times the mean gap (to break phase locking).
+* ``tcp`` flows: bulk transfers driven by the TCP kernels of :mod:`qosbound.validation.tcp`
+  (NewReno with RFC 6675 SACK recovery, delayed ACKs, RTO with backoff; see that module for what
+  is modelled). A segment is ``size`` bytes on the wire (segment granularity; no header
+  accounting). The flow's propagation RTT is split as the paper's topology (50 ms sender -> R1,
+  50 ms R1 -> R2, 50 ms R2 -> receiver, 150 ms back; :data:`TCP_PATH`): a segment sent at ``t``
+  reaches the router at ``t + rtt/6``, leaves it when TSQ serves it, reaches the receiver
+  ``rtt/3`` later; its ACK returns ``rtt/2`` later over an **uncongested reverse path** (no queue,
+  no loss, no transmission time). Receive window ``tcp_rwnd`` segments (64), initial window
+  ``tcp_init_cwnd`` (2), minimum RTO ``tcp_min_rto`` (200 ms), delayed-ACK timer ``tcp_delack``
+  (200 ms; 0 acknowledges every segment at once), start times uniform in
+  ``[0, tcp_start_spread)`` (1 s); no handshake. The router sees a TCP segment exactly as any
+  other packet (hint, TSQ insertion, PI drop). Events of the TCP ends (segments reaching the
+  router or the receiver, ACKs, timers) sit in one binary heap beside the CBR/TFRC senders' heap;
+  the result does not change for runs without TCP flows (same random draws). Per-flow TCP
+  counters (timeouts, fast recoveries, segments sent and retransmitted, srtt, time-average cwnd)
+  come back in ``SimOutput.tcp``. Speed: ``benchmarks/bench_tsq_tcp.py``.
 
 Every packet is recorded (flow, hint, size, arrival, departure, dropped, and
 the router's ``t_d``, ``q'``, ``p'``); :func:`to_trace` writes the one trace schema.
@@ -354,11 +370,7 @@ def _kernel():
         W = SB.shape[1]
         cand = np.zeros(W, np.int64)
         outb = np.zeros(W, np.int64)
-        a_s = np.zeros(pool, np.int64)
-        a_ns = np.zeros(pool, np.int64)
-        a_sack = np.zeros((pool, 8), np.int64)
-        a_free = np.arange(pool - 1, -1, -1).astype(np.int64)
-        a_nfree = np.array([pool], np.int64)
+        a_s, a_ns, a_sack, a_free, a_nfree = pool
         heap = [(0.0, np.int64(0), np.int64(0), np.int64(0), np.int64(0))]
         heapq.heappop(heap)
         ctr = np.zeros(1, np.int64)
@@ -603,7 +615,9 @@ def simulate(cfg: SimConfig, seed: int = 1) -> SimOutput:
                                 min_rto=cfg.tcp_min_rto, files=np.full(len(flows), -1.0), base_rtt=rtt0,
                                 window=(0.0, cfg.duration))
     ing, fwd, back = (rtt0 * x for x in TCP_PATH)
-    pool = int(tcp.sum()) * (2 * cfg.tcp_rwnd + 16) + 16
+    npool = int(tcp.sum()) * (2 * cfg.tcp_rwnd + 16) + 16  # ACKs in flight: cumulative ACK, SACK blocks, free list
+    pool = (np.zeros(npool, np.int64), np.zeros(npool, np.int64), np.zeros((npool, 8), np.int64),
+            np.arange(npool)[::-1].copy(), np.array([npool], np.int64))
     out = _kernel()(float(cfg.capacity), float(cfg.duration), kind, rate, size, hint, rtt0, float(cfg.latency),
                     int(cfg.bits), bool(cfg.tsq), float(pi.a), float(pi.b), float(pi.hz), float(pi.q_ref),
                     int(pi.q_max), cap, int(seed), S, SB, TS, RB, ing, fwd, back, float(cfg.tcp_delack),
