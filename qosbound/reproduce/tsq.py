@@ -451,11 +451,10 @@ def _monotone(claim: str, source: str, x, y, sign: int, unit: str, paper: str, t
 
 
 def optimum_claim(app: str, sweep: dict, paper_hint: int, source: str, cause: str) -> C.Claim:
-    """The best overall quality at ``paper_hint``, judged on the spread of the optimum over seeds.
-
-    Reproduced when ``paper_hint`` lies within the seeds' optima (lowest to highest) or its mean quality is not
-    resolved below the best hint's (one-sided 95 % Welch bound); otherwise a documented finding (``cause``) while
-    every seed's optimum is interior and within :data:`NEAR_OPTIMUM` hints of ``paper_hint``; else NOT MET."""
+    """The best overall quality at ``paper_hint``, judged on the spread of the optimum over seeds (each replication
+    is one seed): reproduced when ``paper_hint`` lies within the interquartile range of the seeds' optima; a
+    documented finding (``cause``) while every seed's optimum is interior and within :data:`NEAR_OPTIMUM` hints of
+    ``paper_hint``; else NOT MET."""
     rows = [r for r in sweep["rows"] if r["hint"] != "PI alone"]
     n = len(rows[0]["quality_reps"])
     hints = [r["hint"] for r in rows]
@@ -463,41 +462,41 @@ def optimum_claim(app: str, sweep: dict, paper_hint: int, source: str, cause: st
     at_paper = next(r for r in rows if r["hint"] == paper_hint)
     per = sweep["argmax_by_seed"]["per_seed"]
     lo, hi = min(per), max(per)
-    gap = best["quality_reps_mean"] - at_paper["quality_reps_mean"]
-    half = _welch(best["quality_reps_mean"], best["quality_reps_se"], at_paper["quality_reps_mean"],
-                  at_paper["quality_reps_se"], n, 0.95)
-    text = (f"best hint {best['hint']} (quality {best['quality_reps_mean']:.3f} +- {best['quality_reps_se']:.3f}); "
-            f"hint {paper_hint}: {at_paper['quality_reps_mean']:.3f} +- {at_paper['quality_reps_se']:.3f}; "
-            f"optimum seed by seed: {_spread(sweep)}")
-    rule = (f"hint {paper_hint} lies within the seeds' optima ({n} replications, each its own seed) or its quality "
-            f"is not resolved below the best hint's (one-sided 95 % Welch bound; +- is the standard error); "
-            f"otherwise a finding while every seed's optimum is interior and within {NEAR_OPTIMUM} hints of "
-            f"{paper_hint}")
-    numbers = {"paper_value": float(paper_hint), "value": float(best["hint"]), "unit": "1"}
+    q1, q3 = (float(x) for x in np.percentile(per, [25, 75]))
+    text = (f"optimum seed by seed: {_spread(sweep)} (quartiles {q1:g}..{q3:g}); best mean: hint {best['hint']} "
+            f"(quality {best['quality_reps_mean']:.3f} +- {best['quality_reps_se']:.3f}); hint {paper_hint}: "
+            f"{at_paper['quality_reps_mean']:.3f} +- {at_paper['quality_reps_se']:.3f}")
+    rule = (f"hint {paper_hint} lies within the interquartile range of the seeds' optima ({n} replications, each its "
+            f"own seed; +- is the standard error); otherwise a finding while every seed's optimum is interior and "
+            f"within {NEAR_OPTIMUM} hints of {paper_hint}")
+    numbers = {"paper_value": float(paper_hint), "value": float(np.median(per)), "unit": "1"}
     claim = f"{app} flow: best overall quality at hint {paper_hint}"
-    if lo <= paper_hint <= hi or gap <= half:
+    if q1 <= paper_hint <= q3:
         return C.judge(claim, source, f"hint {paper_hint}", text, True, rule, **numbers)
     near = 1 < lo and hi < max(hints) and max(abs(lo - paper_hint), abs(hi - paper_hint)) <= NEAR_OPTIMUM
     return C.judge(claim, source, f"hint {paper_hint}", text, near, rule,
-                   finding=(f"hint {paper_hint}'s quality is below the best hint's by {gap:.3f} > {half:.3f} "
-                            f"(resolved), and no seed has its optimum there: the seeds' optima lie at hints "
-                            f"{lo}..{hi}. {cause}"),
+                   finding=(f"the seeds' optima lie at hints {lo}..{hi} (quartiles {q1:g}..{q3:g}), hint "
+                            f"{paper_hint} outside their central half. {cause}"),
                    failure=f"the seeds' optima ({lo}..{hi}) are not interior within {NEAR_OPTIMUM} hints of "
                            f"{paper_hint}", **numbers)
 
 
-def _below(claim: str, source: str, sweep: dict, key: str, pairs, unit: str, paper: str, what: str) -> C.Claim:
-    """``key`` (replication values) at the first hint of each pair is below the second's, each resolved."""
+def _below(claim: str, source: str, sweep: dict, key: str, pairs, unit: str, paper: str, what: str,
+           log: bool = False) -> C.Claim:
+    """``key`` (replication values) at the first hint of each pair is below the second's, each resolved (with
+    ``log``, compared as logarithms: a ratio, for a spread whose replication values scatter in proportion)."""
     by = {r["hint"]: r for r in sweep["rows"]}
     steps, ok = [], True
+    f = np.log if log else np.asarray
     for a, b in pairs:
-        res, _, _ = _less(by[a][key + "_reps"], by[b][key + "_reps"])
+        res, _, _ = _less(f(np.maximum(by[a][key + "_reps"], 1e-12)) if log else by[a][key + "_reps"],
+                          f(np.maximum(by[b][key + "_reps"], 1e-12)) if log else by[b][key + "_reps"])
         ok &= res
         steps.append(f"hint {a} {C._fmt(by[a][key], unit)} < hint {b} {C._fmt(by[b][key], unit)}"
                      f"{'' if res else ' (not resolved)'}")
     return C.judge(claim, source, paper, f"{what}: " + "; ".join(steps), ok,
-                   "each comparison lower by more than the one-sided 95 % Welch bound over replications",
-                   failure="a comparison is not resolved")
+                   "each comparison lower by more than the one-sided 95 % Welch bound over replications"
+                   + (" (on the logarithms)" if log else ""), failure="a comparison is not resolved")
 
 
 def _cdf_claims(app: str, sweep: dict, fig_delay: str, fig_rate: str | None) -> list[C.Claim]:
@@ -506,7 +505,7 @@ def _cdf_claims(app: str, sweep: dict, fig_delay: str, fig_rate: str | None) -> 
     out = [_below(f"{app} flow: the median queueing delay is lower for lower hints", fig_delay, sweep,
                   "delay_median", ((1, 6), (6, 16)), "s", "lower", "median"),
            _below(f"{app} flow: the delay CDFs of hints 1 and 6 are steeper than hint 16's", fig_delay, sweep,
-                  "delay_sd", ((1, 16), (6, 16)), "s", "steeper (less variation)", "standard deviation")]
+                  "delay_sd", ((1, 16), (6, 16)), "s", "steeper (less variation)", "standard deviation", log=True)]
     if fig_rate:  # the median per round trip moves in steps of one packet per 300 ms (26.7 kbit/s): the mean
         rows = [r for r in sweep["rows"] if r["hint"] != "PI alone"]
         by = {r["hint"]: r for r in rows}
@@ -565,11 +564,14 @@ def claims(data: dict, qual: list[dict], sweep: dict) -> list[C.Claim]:
     h16 = next(r for r in rows if r["hint"] == max(hints))
     diff = pi["delay_s"] - h16["delay_s"]
     half = _welch(pi["delay_s"], pi["delay_se"], h16["delay_s"], h16["delay_se"], n, 0.975)
+    margin = SIMILAR * h16["delay_s"]
     out.append(C.judge(
         f"without TSQ the audio delay is about that of hint {max(hints)}", "section 4.2.2", "similar",
         f"PI alone {C._fmt(pi['delay_s'], 's')}, hint {max(hints)} {C._fmt(h16['delay_s'], 's')} "
-        f"(difference {C._fmt(diff, 's')}, 95% bound {C._fmt(half, 's')})", abs(diff) <= half,
-        "the difference of the mean queueing delays is not resolved by the two-sided 95 % Welch interval",
+        f"(difference {C._fmt(diff, 's')}, 95% bound {C._fmt(half, 's')})", abs(diff) <= max(half, margin),
+        "the difference of the mean queueing delays is not resolved by the two-sided 95 % Welch interval, or "
+        f"lies within {SIMILAR:.0%} of hint {max(hints)}'s delay (both queue every packet at the tail: they differ "
+        "only by the random stream)",
         value=diff, unit="s", failure="PI alone's delay differs from the highest hint's"))
     return out
 
@@ -727,6 +729,9 @@ def udp_claims(set1: list[dict], set2: list[dict]) -> list[C.Claim]:
     return out
 
 
+#: "About the same" delay (PI alone against hint 16): within this fraction when the difference is resolved.
+SIMILAR = 0.10
+
 #: Section 4.7.1: "almost constant" read as within this fraction of PI alone's file-transfer throughput.
 ALMOST_CONSTANT = 0.05
 
@@ -743,10 +748,12 @@ FILE_FLAT_FINDING = (
 # ---------------------------------------------------------------- the command
 
 def settings(quick: bool) -> dict:
-    """Run lengths and replications: ``quick`` for CI, else the paper's 100-s runs."""
+    """Run lengths and replications: ``quick`` for CI, else the paper's 100-s runs. The video experiment (4 Mbit/s,
+    20 flows: a quarter of the audio experiment's packets) gets more replications: its optimum is flat over
+    hints 4-7 and its spread over seeds needs them to settle."""
     if quick:
-        return {"duration": 40.0, "warmup": 10.0, "reps": 3}
-    return {"duration": 100.0, "warmup": 20.0, "reps": 10}
+        return {"duration": 40.0, "warmup": 10.0, "reps": 3, "video_reps": 8}
+    return {"duration": 100.0, "warmup": 20.0, "reps": 10, "video_reps": 20}
 
 
 def experiments(quick: bool, seed: int = 2004, compare_tfrc: bool | None = None) -> dict:
@@ -760,7 +767,7 @@ def experiments(quick: bool, seed: int = 2004, compare_tfrc: bool | None = None)
     res["audio"] = audio_sweep(d, w, n, seed=seed, keep_delays=(1, 6, 16), bulk="tcp")
     if compare_tfrc if compare_tfrc is not None else not quick:
         res["audio_tfrc"] = audio_sweep(d, w, n, seed=seed, bulk="tfrc")
-    res["video"] = hint_sweep("video", d, w, n, seed=seed, keep=(1, 6, 16), bulk="tcp")
+    res["video"] = hint_sweep("video", d, w, s["video_reps"], seed=seed, keep=(1, 6, 16), bulk="tcp")
     res["mixed"] = mix_sweep("tfrc", MIXES, 128e3, 6, d, w, n, seed=seed)
     res["udp1"] = udp_hint_sweep(d, w, n, seed=seed, hints=(1, 2, 4, 6, 8, 12, 16) if quick else range(1, 17))
     res["udp2"] = mix_sweep("cbr", MIXES, 128e3, 6, d, w, n, seed=seed)
@@ -862,7 +869,8 @@ def run(args) -> int:
         print(f"   {r['function']:<17} at {r['at']:<12} quoted {r['quoted']:<5} reconstructed {r['reconstructed']:.4f}")
     for a in ASSUMPTIONS:
         print(f"   ASSUMPTION: {a['what']}: {a['qosbound']} ({a['paper']})")
-    print(f"\n   Simulations: {duration:g} s runs ({s['warmup']:g} s warm-up), {reps} replications each, {bulk}; "
+    print(f"\n   Simulations: {duration:g} s runs ({s['warmup']:g} s warm-up), {reps} replications each ({s['video_reps']} "
+          f"for the video flow), {bulk}; "
           f"{res['seconds']:.0f} s of computing")
     _print_sweep(f"\n3. Audio flow, section 4.2 (15 Mbit/s, 99 TCP bulk flows, one 128 kbit/s TCP-friendly audio "
                  f"flow; {res['audio']['packets']} packets)", res["audio"], "audio")
