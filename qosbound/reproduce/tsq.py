@@ -305,8 +305,20 @@ def argmax_by_seed(rows: list[dict]) -> dict:
 
 
 def _spread(sweep: dict) -> str:
-    a = sweep["argmax_by_seed"]
+    a = _argmax(sweep)
     return ", ".join(f"hint {h}: {n} of {len(a['per_seed'])}" for h, n in a["distribution"].items())
+
+
+def _argmax(sweep: dict) -> dict:
+    """The sweep's optimum seed by seed; a sweep of means alone (no replication values) counts as one seed at the
+    best mean."""
+    if "argmax_by_seed" in sweep:
+        return sweep["argmax_by_seed"]
+    rows = [r for r in sweep["rows"] if r["hint"] != "PI alone"]
+    if "quality_reps" in rows[0]:
+        return argmax_by_seed(rows)
+    best = max(rows, key=lambda r: (r["quality_reps_mean"], r["hint"]))["hint"]
+    return {"per_seed": [best], "distribution": {best: 1}}
 
 
 # ---------------------------------------------------------------- figures
@@ -456,11 +468,11 @@ def optimum_claim(app: str, sweep: dict, paper_hint: int, source: str, cause: st
     documented finding (``cause``) while that range is interior and within :data:`NEAR_OPTIMUM` hints of
     ``paper_hint`` (a single seed in the tail does not decide); else NOT MET."""
     rows = [r for r in sweep["rows"] if r["hint"] != "PI alone"]
-    n = len(rows[0]["quality_reps"])
+    n = int(rows[0].get("replications", len(rows[0].get("quality_reps", [0]))))
     hints = [r["hint"] for r in rows]
     best = max(rows, key=lambda r: (r["quality_reps_mean"], r["hint"]))
     at_paper = next(r for r in rows if r["hint"] == paper_hint)
-    per = sweep["argmax_by_seed"]["per_seed"]
+    per = _argmax(sweep)["per_seed"]
     lo, hi = min(per), max(per)
     q1, q3 = (float(x) for x in np.percentile(per, [25, 75]))
     text = (f"optimum seed by seed: {_spread(sweep)} (quartiles {q1:g}..{q3:g}); best mean: hint {best['hint']} "
@@ -776,8 +788,15 @@ def experiments(quick: bool, seed: int = 2004, compare_tfrc: bool | None = None)
 
 
 def all_claims(data: dict, qual: list[dict], res: dict) -> list[C.Claim]:
-    return (claims(data, qual, res["audio"]) + video_claims(data, res["video"], res["audio"])
-            + mixed_claims(res["mixed"]) + udp_claims(res["udp1"], res["udp2"]))
+    """The claims of every experiment in ``res`` (an experiment left out leaves its claims out)."""
+    out = claims(data, qual, res["audio"])
+    if "video" in res:
+        out += video_claims(data, res["video"], res["audio"])
+    if "mixed" in res:
+        out += mixed_claims(res["mixed"])
+    if "udp1" in res and "udp2" in res:
+        out += udp_claims(res["udp1"], res["udp2"])
+    return out
 
 
 def _print_sweep(title: str, sw: dict, unit_app: str) -> None:
@@ -787,8 +806,8 @@ def _print_sweep(title: str, sw: dict, unit_app: str) -> None:
         print(f"   {str(r['hint']):<8} {r['delay_s'] * 1000:8.1f} ms   {r['drop']:.4f}   "
               f"{r['rate_bps'] / 1000:8.1f} kbit/s   {r['quality_reps_mean']:.4f} +- {r['quality_reps_se']:.4f}")
     print(f"   best hint: {sw['best_hint']}; optimum seed by seed: {_spread(sw)} "
-          f"(per seed: {sw['argmax_by_seed']['per_seed']})")
-    for hint, n in sorted(sw["cdf_packets"].items(), key=lambda kv: str(kv[0])):
+          f"(per seed: {_argmax(sw)['per_seed']})")
+    for hint, n in sorted(sw.get("cdf_packets", {}).items(), key=lambda kv: str(kv[0])):
         flag = "" if n >= CDF_MIN_PACKETS else f" (below {CDF_MIN_PACKETS}: read its shape with care)"
         print(f"   delay CDF at {'hint ' + str(hint) if hint != 'PI alone' else 'PI alone'}: {n} {unit_app} packets"
               f"{flag}")
@@ -833,18 +852,20 @@ def run(args) -> int:
     s = res["settings"]
     duration, reps = s["duration"], s["reps"]
     seed_best = data["audio_setting"]["optimum_hint"]["value"]
-    files = (_plots(args.out, res["audio"], res["video"], res["mixed"], res["udp1"], res["udp2"])
+    files = (_plots(args.out, res["audio"], res.get("video"), res.get("mixed"), res.get("udp1"), res.get("udp2"))
              if getattr(args, "out", None) else [])
     checked = all_claims(data, qual, res)
     shift = optimum_shift(res, seed_best) if "audio_tfrc" in res else None
     bulk = ("bulk file transfers: TCP (qosbound's NewReno + SACK with delayed ACKs, validation/tcp.py; ACKs return "
             "over an uncongested reverse path)")
     if getattr(args, "json", False):
-        strip = lambda sw: {k: v for k, v in sw.items() if k not in ("delays", "throughput_per_rtt")}
+        def strip(sw):
+            return {k: v for k, v in sw.items() if k not in ("delays", "throughput_per_rtt")} if sw else None
+
         print(json.dumps(C.document("tsq", checked, cap_region=cap, quality=qual, mdp_scan=scan,
-                                    audio=strip(res["audio"]), video=strip(res["video"]), mixed=res["mixed"],
-                                    udp_hint=res["udp1"], udp_mix=res["udp2"],
-                                    audio_tfrc=strip(res["audio_tfrc"]) if "audio_tfrc" in res else None,
+                                    audio=strip(res["audio"]), video=strip(res.get("video")), mixed=res.get("mixed"),
+                                    udp_hint=res.get("udp1"), udp_mix=res.get("udp2"),
+                                    audio_tfrc=strip(res.get("audio_tfrc")),
                                     optimum_shift=shift, bulk_senders=bulk,
                                     seed_best_hint=seed_best, duration_s=duration, replications=reps,
                                     simulation_seconds=res["seconds"], assumptions=ASSUMPTIONS,
@@ -878,19 +899,23 @@ def run(args) -> int:
         _print_sweep("\n   The same with TFRC bulk senders (qosbound's earlier stand-in for TCP, for comparison):",
                      res["audio_tfrc"], "audio")
         print(f"   Bulk senders and the optimum: {shift}")
-    _print_sweep(f"\n4. Video flow, section 4.3 (4 Mbit/s, 19 TCP bulk flows, one 500 kbit/s TCP-friendly video "
-                 f"flow; {res['video']['packets']} packets)", res["video"], "video")
-    print("   ASSUMPTION in use: " + ASSUMPTIONS[0]["what"] + ": " + ASSUMPTIONS[0]["qosbound"] + " (hints where the "
-          "video throughput falls below 160 kbit/s rest on it)")
-    _print_mix("\n5. Mixed traffic, section 4.4 (15 Mbit/s, 100 flows: TCP-friendly 128 kbit/s audio at hint 6, TCP "
-               "file transfers at hint 16; file quality of a 10 Mbit file)", res["mixed"])
-    print("\n6. Unresponsive UDP, section 4.7.1 (99 TCP file transfers, one 600 kbit/s UDP flow at each hint)")
-    print("   UDP hint   file-transfer throughput (normalised by PI alone)   UDP throughput")
-    for r in res["udp1"]:
-        print(f"   {str(r['hint']):<9}  {r['file_rate'] / 1e3:8.2f} kbit/s ({r['normalised']:.4f})"
-              f"                   {r['udp_rate'] / 1e3:.1f} kbit/s")
-    _print_mix("\n7. Unresponsive UDP audio mixes, section 4.7.2 (128 kbit/s UDP audio at hint 6, TCP file transfers "
-               "at hint 16)", res["udp2"])
+    if "video" in res:
+        _print_sweep(f"\n4. Video flow, section 4.3 (4 Mbit/s, 19 TCP bulk flows, one 500 kbit/s TCP-friendly video "
+                     f"flow; {res['video']['packets']} packets)", res["video"], "video")
+        print("   ASSUMPTION in use: " + ASSUMPTIONS[0]["what"] + ": " + ASSUMPTIONS[0]["qosbound"] + " (hints where "
+              "the video throughput falls below 160 kbit/s rest on it)")
+    if "mixed" in res:
+        _print_mix("\n5. Mixed traffic, section 4.4 (15 Mbit/s, 100 flows: TCP-friendly 128 kbit/s audio at hint 6, "
+                   "TCP file transfers at hint 16; file quality of a 10 Mbit file)", res["mixed"])
+    if "udp1" in res:
+        print("\n6. Unresponsive UDP, section 4.7.1 (99 TCP file transfers, one 600 kbit/s UDP flow at each hint)")
+        print("   UDP hint   file-transfer throughput (normalised by PI alone)   UDP throughput")
+        for r in res["udp1"]:
+            print(f"   {str(r['hint']):<9}  {r['file_rate'] / 1e3:8.2f} kbit/s ({r['normalised']:.4f})"
+                  f"                   {r['udp_rate'] / 1e3:.1f} kbit/s")
+    if "udp2" in res:
+        _print_mix("\n7. Unresponsive UDP audio mixes, section 4.7.2 (128 kbit/s UDP audio at hint 6, TCP file "
+                   "transfers at hint 16)", res["udp2"])
     for f in files:
         print(f"   wrote {f}")
     print()
