@@ -168,6 +168,8 @@ def _tsq_sweep(best_quality_hint: int, pi_delay=0.1):
 
 def test_tsq_claims_and_exit_code(monkeypatch, capsys):
     monkeypatch.setattr(tsq, "mdp_scan", lambda *a, **k: [])
+    monkeypatch.setattr(tsq, "experiments", lambda quick, **k: {"audio": tsq.audio_sweep(), "seconds": 0.0,
+                                                                "settings": tsq.settings(quick)})
     monkeypatch.setattr(tsq, "audio_sweep", lambda *a, **k: _tsq_sweep(6, pi_delay=0.16))
     code, doc = _json(capsys, "tsq", "--quick")
     assert code == 0 and all(c["verdict"] == C.REPRODUCED for c in doc["claims"])

@@ -137,3 +137,52 @@ def test_bad_config():
         Flow("x", "udp", 1e6)
     with pytest.raises(ScenarioError):
         simulate(_cbr_cfg([1e6], [17], duration=1.0))
+
+
+def _tcp_out(rtt=0.1, n=10, duration=40.0, **kw):
+    flows = tuple(Flow(f"t{i}", "tcp", 50e6, 1000, 16, rtt) for i in range(n))
+    return simulate(SimConfig(5e6, flows, duration, PIParams(q_ref=50, q_max=200), **kw), seed=8)
+
+
+def test_tcp_bulk_flows_fill_the_link_fairly_and_follow_the_square_root_law():
+    """TCP bulk senders (validation.tcp's NewReno + SACK, delayed ACKs) keep the link busy, PI holds the queue near
+    q_ref, they share fairly, and each one's rate is the square-root law's MSS/R sqrt(3/(2 b p)) with b = 2
+    (delayed ACKs) within 25 %."""
+    out = _tcp_out()
+    st = [flow_stats(out, i, 10.0) for i in range(10)]
+    thr = np.array([s["throughput"] for s in st])
+    assert thr.sum() > 0.95 * 5e6
+    k = len(out.q_trace) // 4
+    assert 30 < out.q_trace[k:].mean() < 80
+    assert thr.sum() ** 2 / (10 * (thr ** 2).sum()) > 0.9
+    p = np.mean([s["drop"] for s in st])
+    rtt = 0.1 + np.mean([s["delay_mean"] for s in st]) + 8000 / 5e6
+    assert thr.mean() == pytest.approx(8000 / rtt * np.sqrt(3 / (4 * p)), rel=0.25)
+    assert out.tcp["recoveries"].sum() > 0 and set(out.tcp["flows"]) == set(range(10))
+
+
+def test_tcp_losses_are_recovered_by_retransmission():
+    """Every segment a TCP flow loses at the router is sent again: retransmissions at least match the drops."""
+    out = _tcp_out(duration=20.0)
+    early = out.dropped & (out.arrival < out.duration - 2.0)  # losses old enough to be detected (RTO <= 2 s here)
+    drops = np.bincount(out.flow[early], minlength=10)
+    assert drops.sum() > 0 and np.all(out.tcp["retransmitted"] >= drops)
+    arrived = np.bincount(out.flow, minlength=10)
+    assert np.all(out.tcp["sent"] >= arrived) and np.all(out.tcp["sent"] - arrived <= 64)  # at most rwnd in flight
+
+
+def test_low_hint_cuts_in_line_ahead_of_tcp_bulk_flows():
+    """Section 4.2's mechanism with TCP bulk transfers: a hint-1 TCP-friendly flow waits less than the bulk flows
+    and is dropped more (its adjusted drop p')."""
+    flows = tuple(Flow(f"t{i}", "tcp", 50e6, 1000, 16, 0.1) for i in range(8)) + (Flow("a", "tfrc", 128e3, 1000, 1,
+                                                                                        0.1),)
+    out = simulate(SimConfig(5e6, flows, 30.0, PIParams(q_ref=50, q_max=200)), seed=11)
+    a, b = flow_stats(out, 8, 8.0), flow_stats(out, 0, 8.0)
+    assert a["delay_mean"] < 0.3 * b["delay_mean"]
+    assert a["drop"] > b["drop"]
+
+
+def test_bad_tcp_config():
+    """A TCP flow with no receive window is refused with one line."""
+    with pytest.raises(ScenarioError, match="rwnd"):
+        _tcp_out(duration=1.0, tcp_rwnd=0)

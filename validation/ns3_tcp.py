@@ -126,15 +126,12 @@ TOLERANCE = {"goodput": 0.05, "throughput": 0.05, "loss_rate": 0.25, "cwnd_mean"
 
 
 def _welch(a, b) -> float:
-    """Welch's two-sided p-value of equal means. Without spread (fewer than 2 replications, or none varying)
-    there is no test: 1.0 when the means are equal, 0.0 when they differ (never NaN, which would reach the
-    printed table)."""
-    from scipy import stats
+    """Welch's two-sided p-value of equal means (:func:`qosbound.validation.stats.welch_samples`). Without spread
+    (fewer than 2 replications, or none varying) there is no test: 1.0 when the means are equal, 0.0 when they
+    differ (never NaN, which would reach the printed table)."""
+    from qosbound.validation.stats import welch_samples
 
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if len(a) < 2 or len(b) < 2 or (a.std() == 0 and b.std() == 0):
-        return 1.0 if np.allclose(a.mean(), b.mean()) else 0.0
-    return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+    return welch_samples(a, b).p_value()
 
 
 def _jain(x) -> float:

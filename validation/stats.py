@@ -17,6 +17,10 @@ The public surface is small:
   convertible to a :class:`qosbound.results.Interval`;
 * :func:`proportion_interval` -- Clopper-Pearson interval for a binomial proportion
   (a floor for rare events, where replications may all see zero);
+* :class:`Welch`, :func:`welch`, :func:`welch_samples` -- Welch's test of two means from summary
+  statistics (mean, standard error, replications each) or from the samples: p-values and one-sided
+  bounds on the difference. Without spread there is no test: the p-value is 1 when the means are
+  equal and 0 when they differ (never NaN), and a bound's half-width is 0;
 * :func:`ci_kind` -- the interval label, ``0.95 -> "95% CI"``;
 * :func:`nice_bin_width` -- a round bin width (1, 2 or 5 times a power of ten);
 * :class:`Histogram` -- fixed-width bins streamed from chunks, with per-bin
@@ -40,7 +44,7 @@ import numpy as np
 
 __all__ = ["Estimate", "t_interval", "batch_means", "proportion_interval", "ci_kind", "nice_bin_width", "Histogram",
            "hist_quantile", "hist_ccdf", "t_quantile", "two_sided_t", "bonferroni", "seed_sequences",
-           "replication_rngs", "replication_seeds", "proportion_se"]
+           "replication_rngs", "replication_seeds", "proportion_se", "Welch", "welch", "welch_samples"]
 
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 
@@ -103,6 +107,72 @@ def proportion_se(successes: int, trials: int) -> float:
         raise ValueError("trials must be >= 1")
     pt = (k + 1.0) / (n + 2.0)
     return math.sqrt(pt * (1.0 - pt) / n)
+
+
+@dataclass(frozen=True)
+class Welch:
+    """Welch's comparison of two means: the difference ``m1 - m2``, its standard error and the
+    Welch-Satterthwaite degrees of freedom (``n - 1`` when one side has no spread)."""
+
+    diff: float
+    se: float
+    dof: float
+
+    @property
+    def spread(self) -> bool:
+        return self.se > 0
+
+    def p_value(self, alternative: str = "two-sided") -> float:
+        """p-value of equal means against ``alternative`` ('two-sided', 'greater': m1 > m2, 'less'). Without
+        spread: 1 when the means are equal (to rounding), else 0 for the two-sided test and the side the
+        difference lies on (1 for the other side)."""
+        from scipy import stats as _st
+
+        if alternative not in ("two-sided", "greater", "less"):
+            raise ValueError("alternative is 'two-sided', 'greater' or 'less'")
+        if not self.spread:
+            if math.isclose(self.diff, 0.0, abs_tol=1e-12):
+                return 1.0
+            if alternative == "two-sided":
+                return 0.0
+            return 0.0 if (self.diff > 0) == (alternative == "greater") else 1.0
+        t = self.diff / self.se
+        if alternative == "two-sided":
+            return float(2.0 * _st.t.sf(abs(t), self.dof))
+        return float(_st.t.sf(t, self.dof) if alternative == "greater" else _st.t.cdf(t, self.dof))
+
+    def half_width(self, level: float) -> float:
+        """Half-width of the one-sided ``level`` bound on the difference: ``t_level(dof) * se`` (0 without
+        spread). A two-sided interval at confidence c is ``half_width((1 + c) / 2)``."""
+        if not self.spread:
+            return 0.0
+        return t_quantile(level, self.dof) * self.se
+
+
+def welch(m1: float, se1: float, n1: int, m2: float, se2: float, n2: int) -> Welch:
+    """Welch's comparison from summary statistics: means, standard errors of the means, replications."""
+    if n1 < 1 or n2 < 1:
+        raise ValueError("each side needs at least one replication")
+    var = float(se1) ** 2 + float(se2) ** 2
+    if var > 0 and n1 > 1 and n2 > 1:
+        dof = var ** 2 / (float(se1) ** 4 / (n1 - 1) + float(se2) ** 4 / (n2 - 1))
+    else:
+        dof = float(max(n1, n2) - 1)
+    if not var > 0 or n1 < 2 or n2 < 2:
+        var = 0.0
+    return Welch(float(m1) - float(m2), math.sqrt(var), max(dof, 1.0))
+
+
+def welch_samples(a, b) -> Welch:
+    """:func:`welch` from two samples of independent replications."""
+    a, b = np.asarray(a, float).ravel(), np.asarray(b, float).ravel()
+    if a.size < 1 or b.size < 1:
+        raise ValueError("each side needs at least one sample")
+
+    def se(x):
+        return float(x.std(ddof=1) / math.sqrt(x.size)) if x.size > 1 else 0.0
+
+    return welch(float(a.mean()), se(a), int(a.size), float(b.mean()), se(b), int(b.size))
 
 
 def ci_kind(confidence: float) -> str:

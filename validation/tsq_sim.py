@@ -15,7 +15,7 @@ compiled for numba, not re-typed):
   the PI controller's current output; the packet is dropped with probability
   ``p'``, or when ``q_max`` packets already wait (tail drop); otherwise inserted.
 * PI samples the number of waiting packets at ``hz`` (see :mod:`.pi_aqm`).
-* Flows: ``cbr`` (unresponsive, fixed rate) and ``tfrc`` (responsive,
+* Flows: ``cbr`` (unresponsive, fixed rate), ``tcp`` (below) and ``tfrc`` (responsive,
   equation-based: once per smoothed RTT the rate becomes
   ``min(max_rate, max(s/64 s, X_TFRC(s, R, p_e)))`` with the loss-event rate
   ``p_e`` from RFC 5348's average loss interval over the last 8 intervals
@@ -27,6 +27,22 @@ compiled for numba, not re-typed):
   once per RTT.
 * Packet spacing: each flow sends at its current rate, each gap uniform in
   [0.5, 1.5] times the mean gap (to break phase locking).
+* ``tcp`` flows: bulk transfers driven by the TCP kernels of :mod:`qosbound.validation.tcp`
+  (NewReno with RFC 6675 SACK recovery, delayed ACKs, RTO with backoff; see that module for what
+  is modelled). A segment is ``size`` bytes on the wire (segment granularity; no header
+  accounting). The flow's propagation RTT is split as the paper's topology (50 ms sender -> R1,
+  50 ms R1 -> R2, 50 ms R2 -> receiver, 150 ms back; :data:`TCP_PATH`): a segment sent at ``t``
+  reaches the router at ``t + rtt/6``, leaves it when TSQ serves it, reaches the receiver
+  ``rtt/3`` later; its ACK returns ``rtt/2`` later over an **uncongested reverse path** (no queue,
+  no loss, no transmission time). Receive window ``tcp_rwnd`` segments (64), initial window
+  ``tcp_init_cwnd`` (2), minimum RTO ``tcp_min_rto`` (200 ms), delayed-ACK timer ``tcp_delack``
+  (200 ms; 0 acknowledges every segment at once), start times uniform in
+  ``[0, tcp_start_spread)`` (1 s); no handshake. The router sees a TCP segment exactly as any
+  other packet (hint, TSQ insertion, PI drop). Events of the TCP ends (segments reaching the
+  router or the receiver, ACKs, timers) sit in one binary heap beside the CBR/TFRC senders' heap;
+  the result does not change for runs without TCP flows (same random draws). Per-flow TCP
+  counters (timeouts, fast recoveries, segments sent and retransmitted, srtt, time-average cwnd)
+  come back in ``SimOutput.tcp``. Speed: ``benchmarks/bench_tsq_tcp.py``.
 
 Every packet is recorded (flow, hint, size, arrival, departure, dropped, and
 the router's ``t_d``, ``q'``, ``p'``); :func:`to_trace` writes the one trace schema.
@@ -50,17 +66,24 @@ __all__ = ["Flow", "SimConfig", "SimOutput", "simulate", "to_trace", "treap_kern
 
 _NIL = 0  # node 0 is the empty tree
 
+#: Flow kinds, in the kernel's numbering (0, 1, 2).
+KINDS = ("cbr", "tfrc", "tcp")
+#: Where a TCP flow's propagation RTT lies (the paper's topology: 50 ms sender -> R1, 50 ms R1 -> R2, 50 ms
+#: R2 -> receiver, 150 ms back): sender to router, router to receiver, receiver back to the sender.
+TCP_PATH = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 2.0)
+
 #: Memory one replication may use for its per-packet records and PI samples, bytes.
 MEMORY_BUDGET = 2 * 1024**3
-#: Bytes per recorded packet: the kernel's seven arrays (45 B) and the output's hint and size (6 B), rounded up.
-BYTES_PER_PACKET = 56
+#: Bytes per recorded packet: the kernel's eight arrays (53 B) and the output's hint and size (6 B), rounded up.
+BYTES_PER_PACKET = 64
 #: Bytes per PI sample (output probability and queue length).
 BYTES_PER_SAMPLE = 16
 
 
 @dataclass(frozen=True)
 class Flow:
-    """One sender: ``kind`` 'cbr' or 'tfrc', ``rate`` (cbr) or ``max_rate`` (tfrc) in bit/s, size in bytes."""
+    """One sender: ``kind`` 'cbr', 'tfrc' or 'tcp'; ``rate`` (cbr) or ``max_rate`` (tfrc) in bit/s (a tcp flow's
+    rate is only its access link's, used to size the run); size in bytes (a tcp flow's segment on the wire)."""
 
     name: str
     kind: str
@@ -70,8 +93,9 @@ class Flow:
     rtt: float = 0.3  # propagation round-trip time, s
 
     def __post_init__(self):
-        if self.kind not in ("cbr", "tfrc"):
-            raise ScenarioError(f"flow kind must be 'cbr' or 'tfrc', got {self.kind!r}", field=f"{self.name}.kind")
+        if self.kind not in KINDS:
+            raise ScenarioError(f"flow kind must be one of {', '.join(KINDS)}, got {self.kind!r}",
+                                field=f"{self.name}.kind")
         if not (self.rate > 0 and self.size > 0 and self.rtt > 0):
             raise ScenarioError("flow rate, size and RTT must be positive", field=self.name)
 
@@ -86,6 +110,12 @@ class SimConfig:
     bits: int = 4  # hint bits n
     tsq: bool = True  # False: every packet joins the tail with p' = p (PI alone)
     max_packets: int = 50_000_000
+    # TCP flows (kind 'tcp'; see the module docstring)
+    tcp_rwnd: int = 64  # receive window, segments
+    tcp_init_cwnd: float = 2.0  # segments
+    tcp_min_rto: float = 0.2  # s
+    tcp_delack: float = 0.2  # s; 0: every segment acknowledged at once
+    tcp_start_spread: float = 1.0  # s: start times uniform in [0, spread)
 
 
 @dataclass
@@ -104,6 +134,7 @@ class SimOutput:
     names: tuple[str, ...]
     capacity: float
     duration: float
+    tcp: dict | None = None  # per-flow TCP counters (timeouts, recoveries, retransmissions, srtt), tcp flows only
 
 
 @lru_cache(maxsize=1)
@@ -245,11 +276,14 @@ def _loss_rate_kernel():
 
 @lru_cache(maxsize=1)
 def _kernel():
+    import heapq
+
     import numba
     import sympy as sp
 
     from qosbound.analytic import tfrc as TF
     from qosbound.analytic import tsq as A
+    from qosbound.validation import tcp as T
     from qosbound.validation.pi_aqm import pi_kernel
 
     new_tree, insert, pop_min, bytes_before = treap_kernels()
@@ -275,8 +309,39 @@ def _kernel():
             else:
                 return
 
+    @numba.njit(cache=False, inline="always")
+    def push(heap, ctr, t, k, a, b):
+        heapq.heappush(heap, (float(t), ctr[0], np.int64(k), np.int64(a), np.int64(b)))
+        ctr[0] += 1
+
     @numba.njit(cache=False)
-    def run(C, duration, kind, rate, size, hint, rtt0, lat, nbits, tsq, a, b, hz, q_ref, q_max, cap, seed):
+    def tcp_emit(heap, ctr, S, SB, TS, f, t, cand, out, ing):
+        """Flow ``f`` sends what its window allows now (each segment reaches the router ``ing[f]`` later)."""
+        k = T.send_batch(S, SB, TS, f, t, cand, out)
+        for j in range(k):
+            push(heap, ctr, t + ing[f], 1, f, out[j])
+        d = S[f, T.DEADLINE]
+        if d < S[f, T.ARMED]:
+            S[f, T.ARMED] = d
+            push(heap, ctr, d, 5, f, 0)
+
+    @numba.njit(cache=False)
+    def tcp_ack(heap, ctr, S, RB, f, trigger, t, back, a_s, a_ns, a_sack, free, nfree):
+        """The receiver of flow ``f`` acknowledges now; the ACK reaches the sender ``back[f]`` later."""
+        S[f, T.PEND] = 0
+        S[f, T.DA_ON] = 0.0
+        S[f, T.DA_GEN] += 1
+        if nfree[0] == 0:
+            raise RuntimeError("ACK pool exhausted")
+        nfree[0] -= 1
+        pid = free[nfree[0]]
+        a_s[pid] = int(S[f, T.RNXT])
+        a_ns[pid] = T.build_sack(S, RB, f, trigger, a_sack[pid], 4)
+        push(heap, ctr, t + back[f], 4, pid, f)
+
+    @numba.njit(cache=False)
+    def run(C, duration, kind, rate, size, hint, rtt0, lat, nbits, tsq, a, b, hz, q_ref, q_max, cap, seed,
+            S, SB, TS, RB, ing, fwd, back, delack, start_spread, pool):
         np.random.seed(seed)
         F = kind.shape[0]
         kw, ks, pr, lc, rc, nb, sb, pay, free, st = new_tree(q_max + 1)
@@ -288,6 +353,7 @@ def _kernel():
         o_td = np.empty(cap)
         o_qi = np.empty(cap)
         o_pp = np.empty(cap)
+        o_seq = np.zeros(cap, dtype=np.int64)
         ns = int(duration * hz) + 2
         p_tr = np.zeros(ns)
         q_tr = np.zeros(ns)
@@ -300,13 +366,26 @@ def _kernel():
         last_ev = np.full(F, -1e300)
         ht = np.empty(F)
         hf = np.empty(F, dtype=np.int64)
+        # TCP: the event heap (time, order, kind, a, b), the ACK pool and the sender's work arrays
+        W = SB.shape[1]
+        cand = np.zeros(W, np.int64)
+        outb = np.zeros(W, np.int64)
+        a_s, a_ns, a_sack, a_free, a_nfree = pool
+        heap = [(0.0, np.int64(0), np.int64(0), np.int64(0), np.int64(0))]
+        heapq.heappop(heap)
+        ctr = np.zeros(1, np.int64)
         for f in range(F):
-            if kind[f] == 0:
+            if kind[f] == 2:
                 X[f] = rate[f]
+                ht[f] = 1e300
+                push(heap, ctr, np.random.random() * start_spread, 0, f, 0)
             else:
-                X[f] = min(rate[f], 4.0 * 8.0 * size[f] / rtt0[f])
-                next_upd[f] = rtt0[f]
-            ht[f] = np.random.random() * 8.0 * size[f] / X[f]
+                if kind[f] == 0:
+                    X[f] = rate[f]
+                else:
+                    X[f] = min(rate[f], 4.0 * 8.0 * size[f] / rtt0[f])
+                    next_upd[f] = rtt0[f]
+                ht[f] = np.random.random() * 8.0 * size[f] / X[f]
             hf[f] = f
         for i in range((F - 2) // 2, -1, -1):
             sift_down(ht, hf, i)
@@ -321,40 +400,93 @@ def _kernel():
         n = 0
         t_end = duration
         while True:
-            t_arr = ht[0]
-            f = hf[0]
-            while True:
-                t_dep = tx_end if busy else 1e300
-                if t_dep <= next_sample:
-                    if t_dep > t_arr:
-                        break
-                    o_dep[cur] = tx_end
-                    busy = False
-                    if st[2] > 0:
-                        pid, nbytes = pop_min(kw, ks, lc, rc, nb, sb, pay, free, st)
-                        qd = tx_end - o_arr[pid]
-                        g = o_flow[pid]
-                        srtt[g] = 0.9 * srtt[g] + 0.1 * (rtt0[g] + qd + nbytes * 8.0 / C)
-                        tx_end = tx_end + nbytes * 8.0 / C
-                        cur = pid
-                        busy = True
-                else:
-                    if next_sample > t_arr:
-                        break
-                    qn = float(st[2])
-                    p = pistep(p, qn, q_old, q_ref, a, b)
-                    q_old = qn
-                    if k_s < ns:
-                        p_tr[k_s] = p
-                        q_tr[k_s] = qn
-                        k_s += 1
-                    next_sample += dt_s
+            t_ev = heap[0][0] if len(heap) > 0 else 1e300
+            t_arr = min(ht[0], t_ev)
+            t_dep = tx_end if busy else 1e300
+            if t_dep <= next_sample and t_dep <= t_arr:
+                o_dep[cur] = tx_end
+                g = o_flow[cur]
+                if kind[g] == 2:  # the segment travels on to its receiver
+                    push(heap, ctr, tx_end + fwd[g], 2, g, o_seq[cur])
+                busy = False
+                if st[2] > 0:
+                    pid, nbytes = pop_min(kw, ks, lc, rc, nb, sb, pay, free, st)
+                    qd = tx_end - o_arr[pid]
+                    g = o_flow[pid]
+                    srtt[g] = 0.9 * srtt[g] + 0.1 * (rtt0[g] + qd + nbytes * 8.0 / C)
+                    tx_end = tx_end + nbytes * 8.0 / C
+                    cur = pid
+                    busy = True
+                continue
+            if next_sample < t_dep and next_sample <= t_arr:
+                qn = float(st[2])
+                p = pistep(p, qn, q_old, q_ref, a, b)
+                q_old = qn
+                if k_s < ns:
+                    p_tr[k_s] = p
+                    q_tr[k_s] = qn
+                    k_s += 1
+                next_sample += dt_s
+                continue
             if t_arr > duration:
                 break
+            from_ht = ht[0] <= t_ev
+            seq = 0
+            if from_ht:
+                f = hf[0]
+                t = t_arr
+            else:
+                ev = heapq.heappop(heap)
+                t = ev[0]
+                ek = ev[2]
+                if ek == 1:  # a TCP segment reaches the router
+                    f = ev[3]
+                    seq = ev[4]
+                elif ek == 2:  # a TCP segment reaches its receiver
+                    f = ev[3]
+                    ack_now, delivered = T.on_data(S, RB, f, ev[4])
+                    if ack_now == 1 or delack <= 0.0:
+                        tcp_ack(heap, ctr, S, RB, f, ev[4], t, back, a_s, a_ns, a_sack, a_free, a_nfree)
+                    elif S[f, T.DA_ON] == 0.0:
+                        S[f, T.DA_ON] = 1.0
+                        S[f, T.DA_GEN] += 1
+                        push(heap, ctr, t + delack, 6, f, int(S[f, T.DA_GEN]))
+                    continue
+                elif ek == 4:  # an ACK reaches its sender
+                    pid = ev[3]
+                    f = ev[4]
+                    T.on_ack(S, SB, TS, f, t, a_s[pid], a_sack[pid], a_ns[pid], cand)
+                    a_free[a_nfree[0]] = pid
+                    a_nfree[0] += 1
+                    tcp_emit(heap, ctr, S, SB, TS, f, t, cand, outb, ing)
+                    continue
+                elif ek == 5:  # retransmission timer
+                    f = ev[3]
+                    if t != S[f, T.ARMED]:
+                        continue
+                    S[f, T.ARMED] = np.inf
+                    if S[f, T.DEADLINE] == np.inf:
+                        continue
+                    if t < S[f, T.DEADLINE] - 1e-12:
+                        S[f, T.ARMED] = S[f, T.DEADLINE]
+                        push(heap, ctr, S[f, T.DEADLINE], 5, f, 0)
+                        continue
+                    T.on_timeout(S, SB, f, t, cand)
+                    tcp_emit(heap, ctr, S, SB, TS, f, t, cand, outb, ing)
+                    continue
+                elif ek == 6:  # delayed-ACK timer
+                    f = ev[3]
+                    if ev[4] != int(S[f, T.DA_GEN]) or S[f, T.DA_ON] == 0.0:
+                        continue
+                    tcp_ack(heap, ctr, S, RB, f, -1, t, back, a_s, a_ns, a_sack, a_free, a_nfree)
+                    continue
+                else:  # start
+                    f = ev[3]
+                    tcp_emit(heap, ctr, S, SB, TS, f, t, cand, outb, ing)
+                    continue
             if n >= cap:
-                t_end = t_arr
+                t_end = t
                 break
-            t = t_arr
             s = size[f]
             resid = (tx_end - t) * C if busy else 0.0
             td = (8.0 * sb[st[0]] + resid) / C
@@ -371,6 +503,7 @@ def _kernel():
             o_td[n] = td
             o_qi[n] = qi
             o_pp[n] = pp
+            o_seq[n] = seq
             cnt[f] += 1.0
             if st[2] >= q_max or np.random.random() < pp:
                 o_drop[n] = True
@@ -391,6 +524,8 @@ def _kernel():
             else:
                 insert(kw, ks, pr, lc, rc, nb, sb, pay, free, st, w, n, s, n, path)
             n += 1
+            if not from_ht:
+                continue
             if kind[f] == 1 and t >= next_upd[f]:
                 if nh[f] == 0:
                     X[f] = min(rate[f], 2.0 * X[f])
@@ -448,6 +583,11 @@ def _validate(cfg: SimConfig) -> None:
         raise ScenarioError("the duration must be positive and finite", field="duration")
     if not (cfg.pi.hz > 0 and np.isfinite(cfg.pi.hz)):
         raise ScenarioError("the PI sampling frequency must be positive and finite", field="pi.hz")
+    if any(f.kind == "tcp" for f in cfg.flows) and not (
+            1 <= cfg.tcp_rwnd <= 4096 and cfg.tcp_init_cwnd >= 1 and cfg.tcp_min_rto > 0 and cfg.tcp_delack >= 0
+            and cfg.tcp_start_spread >= 0):
+        raise ScenarioError("TCP needs 1 <= rwnd <= 4096 segments, an initial window >= 1, a positive minimum RTO "
+                            "and non-negative delayed-ACK time and start spread", field="tcp")
     for f in cfg.flows:
         if not 1 <= f.hint <= 2 ** cfg.bits:
             raise ScenarioError(f"hint {f.hint} is outside 1..{2 ** cfg.bits}", field=f"{f.name}.hint")
@@ -459,21 +599,40 @@ def simulate(cfg: SimConfig, seed: int = 1) -> SimOutput:
     Refuses (ScenarioError) a run whose estimated memory exceeds :data:`MEMORY_BUDGET` (see :func:`estimate`).
     """
     check_budget(cfg)
+    from qosbound.validation import tcp as T
+
     flows = cfg.flows
-    kind = np.array([0 if f.kind == "cbr" else 1 for f in flows], dtype=np.int64)
+    kind = np.array([KINDS.index(f.kind) for f in flows], dtype=np.int64)
     rate = np.array([f.rate for f in flows], dtype=np.float64)
     size = np.array([f.size for f in flows], dtype=np.int64)
     hint = np.array([f.hint for f in flows], dtype=np.int64)
     rtt0 = np.array([f.rtt for f in flows], dtype=np.float64)
     cap = int(estimate(cfg)[0])
     pi = cfg.pi
+    tcp = kind == 2
+    W = 1 << int(np.ceil(np.log2(2 * cfg.tcp_rwnd + 2))) if tcp.any() else 2
+    S, SB, TS, RB = T.new_state(len(flows), W, init_cwnd=cfg.tcp_init_cwnd, rwnd=cfg.tcp_rwnd,
+                                min_rto=cfg.tcp_min_rto, files=np.full(len(flows), -1.0), base_rtt=rtt0,
+                                window=(0.0, cfg.duration))
+    ing, fwd, back = (rtt0 * x for x in TCP_PATH)
+    npool = int(tcp.sum()) * (2 * cfg.tcp_rwnd + 16) + 16  # ACKs in flight: cumulative ACK, SACK blocks, free list
+    pool = (np.zeros(npool, np.int64), np.zeros(npool, np.int64), np.zeros((npool, 8), np.int64),
+            np.arange(npool)[::-1].copy(), np.array([npool], np.int64))
     out = _kernel()(float(cfg.capacity), float(cfg.duration), kind, rate, size, hint, rtt0, float(cfg.latency),
                     int(cfg.bits), bool(cfg.tsq), float(pi.a), float(pi.b), float(pi.hz), float(pi.q_ref),
-                    int(pi.q_max), cap, int(seed))
+                    int(pi.q_max), cap, int(seed), S, SB, TS, RB, ing, fwd, back, float(cfg.tcp_delack),
+                    float(cfg.tcp_start_spread), pool)
     fl, arr, dep, drop, td, qi, pp, p_tr, q_tr, t_end = out
+    counters = None
+    if tcp.any():
+        idx = np.flatnonzero(tcp)
+        counters = {"flows": idx, "timeouts": S[idx, T.N_RTO].copy(), "recoveries": S[idx, T.N_FR].copy(),
+                    "sent": S[idx, T.N_SENT].copy(), "retransmitted": S[idx, T.N_RETX].copy(),
+                    "srtt": S[idx, T.SRTT].copy(), "cwnd_mean": S[idx, T.CW_AREA] / cfg.duration}
     return SimOutput(flow=fl, hint=hint[fl].astype(np.int16), size=size[fl].astype(np.int32), arrival=arr,
                      departure=dep, dropped=drop, t_d=td, q_ins=qi, p_adj=pp, p_trace=p_tr, q_trace=q_tr,
-                     names=tuple(f.name for f in flows), capacity=float(cfg.capacity), duration=float(t_end))
+                     names=tuple(f.name for f in flows), capacity=float(cfg.capacity), duration=float(t_end),
+                     tcp=counters)
 
 
 def to_trace(out: SimOutput, cls: str = "BE"):
