@@ -1,0 +1,185 @@
+"""Koehler & Schaefer (1999), sections 4.1-4.2: the goodput of one TCP connection by data and ACK class.
+
+The network of the paper's section 3 on :mod:`qosbound.validation.dumbbell`: five edge nodes on each side
+of a bottleneck R1 -- R2, ten FTP (bulk) TCP sources per node, 50 sources per side sending to the other
+side, so data and ACKs share both directions. Per node 2 sources send Premium / AF11 data, 3 Assured /
+AF12, 5 Best Effort / AF13 (20 / 30 / 50 %). The bottleneck runs at the bandwidths of Table 2 (100 to 36
+Mbit/s for 50 to 140 % load) and the delays of Table 1 give round trip times of 20, 60, 100 and 200 ms.
+
+Two scenarios:
+
+* **Two-Bit DS** (Nichols, Jacobson & Zhang): per direction a Premium queue with strict priority (drop
+  tail, 90 packets) and one RIO queue (Table 5) shared by Assured and Best Effort. Each node meters its
+  Premium data with a token bucket (Table 3: 2 Mbit/s, 50 kB) whose out-of-profile packets are dropped,
+  and its Assured data with another (3 Mbit/s, 70 kB) whose out-of-profile packets become Best Effort
+  (OUT in RIO). ACKs are not metered (the paper: "due to their small size"): Premium ACKs go to the
+  Premium queue, Assured ACKs are IN and Best Effort ACKs OUT in the RIO queue.
+* **One AF class, trTCM + n-RED**: one queue per direction with the overlapped n-RED of Table 6; each
+  node meters its data colour-aware with the trTCM of Table 4 (sources pre-colour their data green,
+  yellow or red by their drop precedence AF11, AF12, AF13); ACKs keep their own precedence.
+
+The observed connection: the paper runs one observed connection per class combination, the rest of the
+99 sources being background whose ACKs share their data's class. qosbound runs all nine combinations of a
+scenario in one simulation, ``copies`` connections per combination and side, each replacing a background
+source of its *data* class in a different node, so the data mix of every node stays 2/3/5; only the ACK
+class of the observed connections differs from the background's. A combination's goodput is the mean over
+its connections (both sides) in one run; replications give its 95 % confidence interval (Student t).
+
+Assumptions (the paper is silent; ns-2 2.1b5's defaults where there is one): packets of 1000 bytes on the
+wire (the paper's MTU; 958 bytes of payload behind qosbound's 42-byte headers); the receive window 20
+segments (ns-2's ``window_``); NewReno without SACK (``sack_blocks=0``); 200 ms minimum RTO. Differences
+from the paper's set-up: qosbound's receivers delay ACKs (every second segment; ns-2's default sink
+acknowledges each); the nodes' 10 Mbit/s links to the routers are infinitely fast and have no queue, so
+only the bottleneck queues (at 50 % load the paper's sources also queue at their node's link, qosbound's
+do not); the observed connection runs from the start with the background instead of 60-s periods
+separated by 20-s pauses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+__all__ = ["SCENARIOS", "RTT_DELAYS_MS", "COMBOS", "network", "run_point", "sweep", "ASSUMPTIONS"]
+
+#: Table 1, equal-RTT rows: node to router, R1 to R2, router to destination (ms) per RTT (ms).
+RTT_DELAYS_MS = {20: (3, 4, 3), 60: (10, 10, 10), 100: (15, 20, 15), 200: (30, 40, 30)}
+SCENARIOS = {"twobit": ("P", "A", "B"), "af": ("AF11", "AF12", "AF13")}
+#: the nine (data class, ACK class) combinations, as indices 0..2 into the scenario's classes
+COMBOS = [(x, y) for x in range(3) for y in range(3)]
+PER_NODE = (2, 3, 5)  # sources per node of each data class
+NODES = 5
+PACKET = 1000  # bytes on the wire
+HEADER = 42
+
+ASSUMPTIONS = [
+    "packets of 1000 B on the wire (the paper's MTU), 958 B payload",
+    "receive window 20 segments (ns-2's default window_; the paper gives none)",
+    "NewReno without SACK (the paper: NewReno), 200 ms minimum RTO",
+    "qosbound's receivers delay ACKs (every second segment); ns-2's default sink ACKs every segment",
+    "the nodes' 10 Mbit/s access links are not modelled (no queue there): at 50 % load the paper's "
+    "sources also queue at their node's link",
+    "the Premium queue is drop tail with 90 packets (the paper gives no size)",
+    "all nine class combinations run at once, each observed connection replacing a background source "
+    "of its data class (the paper: one observed connection, 60 s on / 20 s off, 10 times)",
+]
+
+
+def _ref() -> dict:
+    from qosbound.shipped import reference
+
+    return reference("koehler1999")
+
+
+def _flows(copies: int):
+    """Per side: (node, data class, ACK class, observed combination or -1) for the 50 sources."""
+    slots = [[(node, x) for node in range(NODES) for _ in range(PER_NODE[x])] for x in range(3)]
+    obs = {x: [] for x in range(3)}
+    for j in range(copies):
+        for x, y in COMBOS:
+            obs[x].append(y)
+    rows = []
+    for x in range(3):
+        # observed connections take one slot of their data class in node 0, 1, 2, ... in turn
+        order = sorted(range(len(slots[x])), key=lambda i: (i % PER_NODE[x], slots[x][i][0]))
+        taken = {order[i]: obs[x][i] for i in range(len(obs[x]))}
+        if len(obs[x]) > len(slots[x]):
+            raise ValueError(f"{copies} copies need more than the {len(slots[x])} sources of data class {x}")
+        for i, (node, _) in enumerate(slots[x]):
+            y = taken.get(i, x)
+            rows.append((node, x, y, COMBOS.index((x, y)) if i in taken else -1))
+    return rows
+
+
+def network(scenario: str, load_index: int, rtt_ms: int, duration: float, warmup: float, copies: int = 2):
+    """The dumbbell of one point (scenario, Table 2's load, Table 1's RTT) and each flow's observed
+    combination (-1: background)."""
+    from qosbound.validation.dumbbell import Class, Dumbbell, Marker, Queue
+
+    ref = _ref()
+    bw = float(ref["table_2"]["bandwidth_mbit_s"][load_index]) * 1e6
+    d1, d2, d3 = RTT_DELAYS_MS[rtt_ms]
+    rows = _flows(copies)
+    n = 2 * len(rows)
+    direction = tuple(s for s in (0, 1) for _ in rows)
+    combo = np.array([r[3] for _ in (0, 1) for r in rows], np.int64)
+    data = [r[1] for _ in (0, 1) for r in rows]
+    acks = [r[2] for _ in (0, 1) for r in rows]
+    node = [s * NODES + r[0] for s in (0, 1) for r in rows]
+    common = dict(n=n, rate=bw, delay=d2 / 1e3, access=((d1 + d3) / 1e3,), mss=PACKET - HEADER, rwnd=20,
+                  sack_blocks=0, min_rto=0.2, init_cwnd=1.0, start_spread=0.5, direction=direction,
+                  duration=duration, warmup=warmup)
+    if scenario == "twobit":
+        t3, t5 = ref["table_3"], ref["table_5"]
+        rio = Queue(limit=int(t5["queue_limit"]), mode="rio", alpha=float(t5["w_q"]),
+                    min_th=(t5["in"]["min_th"], t5["out"]["min_th"], t5["out"]["min_th"]),
+                    max_th=(t5["in"]["max_th"], t5["out"]["max_th"], t5["out"]["max_th"]),
+                    max_p=(t5["in"]["max_p"], t5["out"]["max_p"], t5["out"]["max_p"]), mean_size=PACKET)
+        prem = Queue(limit=int(t5["queue_limit"]), mean_size=PACKET)
+        classes = (Class("Premium", prem, priority=1, police=1), Class("Assured+Best Effort", rio))
+        markers = []
+        for nd in range(2 * NODES):
+            markers.append(Marker("two-colour", float(t3["premium"]["cir_bit_s"]), float(t3["premium"]["cbs_bytes"])))
+            markers.append(Marker("two-colour", float(t3["assured"]["cir_bit_s"]), float(t3["assured"]["cbs_bytes"])))
+        markers.append(None)  # Best Effort data: not metered
+        marker_of = tuple(2 * node[f] + data[f] if data[f] < 2 else len(markers) - 1 for f in range(n))
+        return dataclasses.replace(
+            Dumbbell(**common), fwd_classes=classes, rev_classes=classes,
+            data_class=tuple(0 if x == 0 else 1 for x in data), ack_class=tuple(0 if y == 0 else 1 for y in acks),
+            colour=tuple(2 if x == 2 else 0 for x in data), marker=tuple(markers), marker_of=marker_of,
+            ack_colour=tuple(2 if y == 2 else 0 for y in acks)), combo
+    t4, t6 = ref["table_4"], ref["table_6"]
+    keys = ("green", "yellow", "red")
+    nred = Queue(limit=int(t6["queue_limit"]), mode="nred", alpha=float(t6["w_q"]),
+                 min_th=tuple(float(t6[k]["min_th"]) for k in keys), max_th=tuple(float(t6[k]["max_th"]) for k in keys),
+                 max_p=tuple(float(t6[k]["max_p"]) for k in keys), mean_size=PACKET)
+    tr = Marker("trtcm", float(t4["cir_bit_s"]), float(t4["cbs_bytes"]), float(t4["pir_bit_s"]), float(t4["pbs_bytes"]))
+    return dataclasses.replace(
+        Dumbbell(**common), fwd=nred, rev=nred, colour=tuple(data), marker=(tr,) * (2 * NODES), marker_of=tuple(node),
+        marker_aware=True, ack_colour=tuple(acks)), combo
+
+
+def run_point(scenario: str, load_index: int, rtt_ms: int, duration: float, warmup: float, reps: int,
+              seed: int, copies: int = 2) -> dict:
+    """Replications of one point: per combination the mean goodput (bit/s) and its 95 % CI half-width,
+    the per-replication means, and the packets simulated."""
+    from scipy import stats
+
+    from qosbound.validation.dumbbell import simulate
+
+    net, combo = network(scenario, load_index, rtt_ms, duration, warmup, copies)
+    seeds = np.random.SeedSequence([seed, load_index, rtt_ms, len(scenario)]).generate_state(reps)
+    per = np.zeros((reps, len(COMBOS)))
+    packets = 0
+    loss = []
+    for r, s in enumerate(seeds):
+        res = simulate(net, int(s))
+        packets += res.packets
+        loss.append(res.loss_rate)
+        for c in range(len(COMBOS)):
+            per[r, c] = res.flows.goodput[combo == c].mean()
+    mean = per.mean(axis=0)
+    half = (stats.t.ppf(0.975, reps - 1) * per.std(axis=0, ddof=1) / np.sqrt(reps)) if reps > 1 else \
+        np.full(len(COMBOS), np.nan)
+    return {"scenario": scenario, "load_percent": int(_ref()["table_2"]["load_percent"][load_index]),
+            "rtt_ms": rtt_ms, "goodput_bit_s": [float(x) for x in mean],
+            "ci95_half_bit_s": [float(x) if np.isfinite(x) else None for x in half],
+            "per_replication": per.tolist(), "loss_rate": float(np.mean(loss)), "packets": int(packets)}
+
+
+def sweep(loads, rtts, duration: float, warmup: float, reps: int, seed: int = 1999, copies: int = 2) -> dict:
+    """Every (scenario, load index, RTT) point."""
+    pts = [run_point(sc, li, rtt, duration, warmup, reps, seed, copies)
+           for sc in SCENARIOS for li in loads for rtt in rtts]
+    return {"points": pts, "duration_s": duration, "warmup_s": warmup, "replications": reps, "copies": copies,
+            "seed": seed, "packets": int(sum(p["packets"] for p in pts))}
+
+
+def label(scenario: str, c: int) -> str:
+    """``'AP'`` (Assured data, Premium ACKs) or ``'AF12/AF11'``."""
+    x, y = COMBOS[c]
+    names = SCENARIOS[scenario]
+    if scenario == "twobit":
+        return names[x] + names[y]
+    return f"{names[x]}/{names[y]}"
