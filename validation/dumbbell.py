@@ -167,6 +167,9 @@ class Dumbbell:
     ack_class: tuple = (0,)  # per flow: index of its ACKs' class in the other direction's classes
     marker_of: tuple = ()  # per flow: index into ``marker`` of the data marker it shares (default: its own)
     marker_aware: bool = False  # data markers meter colour-aware, the flow's ``colour`` as pre-colour
+    uplink_rate: float = 0.0  # bit/s of the senders' node uplinks (0: infinitely fast, no uplink queue)
+    uplink_of: tuple = ()  # per flow: its sender's node (flows of one node share its uplink; default: own)
+    uplink_limit: int = 1 << 30  # data segments an uplink holds (drop tail; default: unlimited)
     duration: float = 30.0
     warmup: float = 5.0
 
@@ -205,6 +208,7 @@ class FlowStats:
     completion: np.ndarray  # s, finite files (nan: not finished)
     drops_by_colour: np.ndarray  # (3,) forward drops per colour
     arrivals_by_colour: np.ndarray  # (3,)
+    uplink_drops: np.ndarray = None  # data segments dropped by the full uplink of the flow's node
 
 
 @dataclass
@@ -540,14 +544,27 @@ def _colour(kind, state, fixed, t, size, aware=False):
 
 
 @njit(cache=True)
-def _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access):
-    """Let flow ``f`` send what its window allows now (toward R1) and keep its timer armed."""
+def _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, up, ufree, utx, ulim, udrop,
+          inwin):
+    """Let flow ``f`` send what its window allows now (toward its bottleneck queue) and keep its timer armed.
+    With uplinks (``utx`` > 0: one data segment's transmission time on them) the segments queue for the
+    uplink ``up[f]`` of the flow's node (a drop-tail FIFO holding ``ulim`` segments) before the access delay."""
     k = T.send_batch(S, SB, TS, f, t, cand, out)
     for j in range(k):
+        if utx > 0.0:
+            g = up[f]
+            if ufree[g] - t >= ulim * utx - 1e-12:
+                if inwin:
+                    udrop[f] += 1
+                continue
         pid = _alloc(free, nfree)
         p_f[pid] = f
         p_s[pid] = out[j]
-        _push(heap, ctr, t + access[f], 1, pid, 0)
+        if utx > 0.0:
+            ufree[g] = max(t, ufree[g]) + utx
+            _push(heap, ctr, ufree[g] + access[f], 1, pid, 0)
+        else:
+            _push(heap, ctr, t + access[f], 1, pid, 0)
     _arm(heap, ctr, S, f)
 
 
@@ -569,8 +586,11 @@ def _ack(heap, ctr, S, RB, f, trigger, t, p_f, p_s, p_ns, p_sack, free, nfree, s
 def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, sack_blocks,
          colour, mgroup, mkind, mstate, maware, acolour, akind, astate, loss, ack_loss,
          fminth, fmaxth, fmaxp, fqi, fqf, rminth, rmaxth, rmaxp, rqi, rqf, duration, w0, w1, pool,
-         fdir, dmode, dcls, acls, cmin, cmax, cmaxp, cqi, cqf, cpol, cquant, dir_lv, lv_lo, lv_hi, ccap):
+         fdir, dmode, dcls, acls, cmin, cmax, cmaxp, cqi, cqf, cpol, cquant, dir_lv, lv_lo, lv_hi, ccap,
+         up, utx, ulim):
     np.random.seed(seed)
+    ufree = np.zeros(up.max() + 1 if up.shape[0] > 0 else 1)
+    udrop = np.zeros(S.shape[0])
     n = S.shape[0]
     W = SB.shape[1]
     # packet pool: flow, seq/ack, nsack, sack blocks; for class queues also size, colour, ACK or data
@@ -736,7 +756,8 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
             T.on_ack(S, SB, TS, f, t, p_s[pid], p_sack[pid], p_ns[pid], cand)
             free[nfree[0]] = pid
             nfree[0] += 1
-            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access)
+            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, up, ufree, utx, ulim, udrop,
+                  inwin)
         elif kind == 5:  # retransmission timer
             f = a
             if t != S[f, T.ARMED]:
@@ -748,13 +769,15 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                 _arm(heap, ctr, S, f)
                 continue
             T.on_timeout(S, SB, f, t, cand)
-            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access)
+            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, up, ufree, utx, ulim, udrop,
+                  inwin)
         else:  # start
             f = a
-            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access)
+            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, up, ufree, utx, ulim, udrop,
+                  inwin)
     for f in range(n):
         T._integrate(S, f, w1)
-    return st, col_arr, col_drop, packets, events, cst
+    return st, col_arr, col_drop, packets, events, cst, udrop
 
 
 def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
@@ -790,15 +813,19 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
     fq = _queue_arrays(net.fwd)
     rq = _queue_arrays(net.rev)
     carr, order, cl = _classes(net)
+    up = np.asarray(net.per_flow(net.uplink_of, "uplink_of") if net.uplink_of else range(n), np.int64)
+    if net.uplink_rate < 0 or (up < 0).any():
+        raise ValueError("uplink_rate >= 0; uplink_of: a node index >= 0 per flow")
     pool = n * (4 * net.rwnd + 16) + net.fwd.limit + net.rev.limit + 64 + sum(c.queue.limit + 1 for c in cl)
     rrate = float(net.rev_rate or net.rate)
     seed32 = int(np.random.SeedSequence(seed).generate_state(1)[0])
     t0 = time.perf_counter()
-    st, col_arr, col_drop, packets, events, cst = _run(
+    st, col_arr, col_drop, packets, events, cst, udrop = _run(
         seed32, S, SB, TS, RB, access, float(net.delay), float(net.rate), rrate, int(net.mss), starts,
         float(net.delack), int(min(net.sack_blocks, 4)), colour, mgroup, mkind, mstate, bool(net.marker_aware),
         acolour, akind, astate, float(net.loss), float(net.ack_loss), *fq, *rq, float(net.duration),
-        float(net.warmup), float(net.duration), int(pool), *carr)
+        float(net.warmup), float(net.duration), int(pool), *carr, up,
+        8.0 * (net.mss + HEADER) / net.uplink_rate if net.uplink_rate > 0 else 0.0, int(net.uplink_limit))
     wall = time.perf_counter() - t0
     win = net.duration - net.warmup
     bits = 8.0 * net.mss / win
@@ -808,7 +835,7 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
                    sent=S[:, T.N_SENT].copy(), retransmitted=S[:, T.N_RETX].copy(), timeouts=S[:, T.N_RTO].copy(),
                    recoveries=S[:, T.N_FR].copy(), cwnd_mean=S[:, T.CW_AREA] / win, cwnd_max=S[:, T.CW_MAX].copy(),
                    srtt=S[:, T.SRTT].copy(), completion=np.where(done >= 0, done - starts, np.nan),
-                   drops_by_colour=col_drop, arrivals_by_colour=col_arr)
+                   drops_by_colour=col_drop, arrivals_by_colour=col_arr, uplink_drops=udrop)
     cs = {order[i]: ClassStats(cl[i].name, int(cst[i, 0]), int(cst[i, 1]), float(cst[i, 2]), int(cst[i, 3]),
                                8.0 * float(cst[i, 2]) / win) for i in range(len(cl))}
     return RunResult(fs, int(packets), int(events), wall, win, cs)

@@ -29,9 +29,9 @@ Assumptions (the paper is silent; ns-2 2.1b5's defaults where there is one): pac
 wire (the paper's MTU; 958 bytes of payload behind qosbound's 42-byte headers); the receive window 20
 segments (ns-2's ``window_``); NewReno without SACK (``sack_blocks=0``); 200 ms minimum RTO. Differences
 from the paper's set-up: qosbound's receivers delay ACKs (every second segment; ns-2's default sink
-acknowledges each); the nodes' 10 Mbit/s links to the routers are infinitely fast and have no queue, so
-only the bottleneck queues (at 50 % load the paper's sources also queue at their node's link, qosbound's
-do not); the observed connection runs from the start with the background instead of 60-s periods
+acknowledges each); the nodes' 10 Mbit/s links to the routers serialise their data segments in a
+drop-tail FIFO of 90 packets (the paper runs RIO / n-RED queues there, which drop by class), ACKs pass
+them without delay; the observed connection runs from the start with the background instead of 60-s periods
 separated by 20-s pauses.
 """
 
@@ -51,6 +51,7 @@ COMBOS = [(x, y) for x in range(3) for y in range(3)]
 PER_NODE = (2, 3, 5)  # sources per node of each data class
 NODES = 5
 PACKET = 1000  # bytes on the wire
+UPLINK = 10e6  # bit/s: each node's link to its router
 HEADER = 42
 
 ASSUMPTIONS = [
@@ -58,8 +59,8 @@ ASSUMPTIONS = [
     "receive window 20 segments (ns-2's default window_; the paper gives none)",
     "NewReno without SACK (the paper: NewReno), 200 ms minimum RTO",
     "qosbound's receivers delay ACKs (every second segment); ns-2's default sink ACKs every segment",
-    "the nodes' 10 Mbit/s access links are not modelled (no queue there): at 50 % load the paper's "
-    "sources also queue at their node's link",
+    "the nodes' 10 Mbit/s links serialise data in a drop-tail FIFO of 90 packets (the paper: RIO / n-RED "
+    "queues there); ACKs pass them without delay",
     "the Premium queue is drop tail with 90 packets (the paper gives no size)",
     "all nine class combinations run at once, each observed connection replacing a background source "
     "of its data class (the paper: one observed connection, 60 s on / 20 s off, 10 times)",
@@ -109,6 +110,7 @@ def network(scenario: str, load_index: int, rtt_ms: int, duration: float, warmup
     node = [s * NODES + r[0] for s in (0, 1) for r in rows]
     common = dict(n=n, rate=bw, delay=d2 / 1e3, access=((d1 + d3) / 1e3,), mss=PACKET - HEADER, rwnd=20,
                   sack_blocks=0, min_rto=0.2, init_cwnd=1.0, start_spread=0.5, direction=direction,
+                  uplink_rate=UPLINK, uplink_of=tuple(node), uplink_limit=int(ref["table_5"]["queue_limit"]),
                   duration=duration, warmup=warmup)
     if scenario == "twobit":
         t3, t5 = ref["table_3"], ref["table_5"]
@@ -183,3 +185,247 @@ def label(scenario: str, c: int) -> str:
     if scenario == "twobit":
         return names[x] + names[y]
     return f"{names[x]}/{names[y]}"
+
+
+# ------------------------------------------------------------------------------------------------ claims
+
+def _points(sw: dict, scenario: str) -> dict:
+    return {(p["load_percent"], p["rtt_ms"]): p for p in sw["points"] if p["scenario"] == scenario}
+
+
+def _t(reps: int) -> float:
+    from scipy import stats
+
+    return float(stats.t.ppf(0.975, reps - 1)) if reps > 1 else float("nan")
+
+
+def _ratio(p: dict, num, den) -> tuple[float, float, float]:
+    """Mean over replications of (mean goodput of combinations ``num``) / (that of ``den``), same run paired,
+    with its 95 % CI (Student t over replications)."""
+    per = np.asarray(p["per_replication"])
+    r = per[:, list(num)].mean(axis=1) / np.maximum(per[:, list(den)].mean(axis=1), 1e-9)
+    m = float(r.mean())
+    h = _t(len(r)) * float(r.std(ddof=1)) / np.sqrt(len(r)) if len(r) > 1 else 0.0
+    return m, m - h, m + h
+
+
+def _ack_effect(p: dict) -> np.ndarray:
+    """Per replication: the mean over data classes of (best - worst) / best goodput over the three ACK
+    classes: 0 when the ACK class does not matter."""
+    per = np.asarray(p["per_replication"]).reshape(-1, 3, 3)
+    hi, lo = per.max(axis=2), per.min(axis=2)
+    return ((hi - lo) / np.maximum(hi, 1e-9)).mean(axis=1)
+
+
+def _data_spread(p: dict) -> np.ndarray:
+    """Per replication: (best - worst) / best over the three data classes' goodputs (mean over ACK classes)."""
+    per = np.asarray(p["per_replication"]).reshape(-1, 3, 3).mean(axis=2)
+    return (per.max(axis=1) - per.min(axis=1)) / np.maximum(per.max(axis=1), 1e-9)
+
+
+def _welch_above(a: np.ndarray, b: np.ndarray) -> tuple[bool, float]:
+    """``a``'s mean lies above ``b``'s (one-sided Welch test at 5 %); returns (resolved, p-value)."""
+    from scipy import stats
+
+    if len(a) < 2 or len(b) < 2:
+        return bool(a.mean() > b.mean()), float("nan")
+    if a.std() == 0 and b.std() == 0:
+        return bool(a.mean() > b.mean()), 0.0 if a.mean() > b.mean() else 1.0
+    p = float(stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue)
+    return p < 0.05, p
+
+
+def _fmt_r(m, lo, hi) -> str:
+    return f"{m:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def claims(sw: dict) -> list:
+    """The claims of sections 4.1 and 4.2 checked on a sweep (see :func:`sweep`)."""
+    from qosbound.reproduce import claims as C
+
+    out = []
+    tb, af = _points(sw, "twobit"), _points(sw, "af")
+    loads = sorted({k[0] for k in tb})
+    rtts = sorted({k[1] for k in tb})
+    r0, r1 = rtts[0], rtts[-1]
+    ci = f"95 % CI over {sw['replications']} replications"
+    c = {label("twobit", i): i for i in range(9)}
+    A, B, P = (3, 4, 5), (6, 7, 8), (0, 1, 2)
+
+    # 1. AP vs AB at the smallest RTT
+    rs = {ld: _ratio(tb[(ld, r0)], [c["AP"]], [c["AB"]]) for ld in loads}
+    best = max(rs, key=lambda ld: rs[ld][0])
+    gain = rs[best][0] - 1
+    every = all(v[1] > 1 for v in rs.values())
+    in_range = 0.7 <= gain <= 2.8
+    out.append(C.judge(
+        f"Two-Bit DS, RTT {r0} ms: Assured data gains from Premium ACKs (AP vs AB)", "section 4.1, Fig. 4(a)",
+        "AP up to 140 % above AB",
+        f"AP/AB {', '.join(f'{ld} %: {_fmt_r(*rs[ld])}' for ld in loads)}; most {100 * gain:.0f} % above at {best} %",
+        every, f"AP/AB's {ci} above 1 at every load; reproduced when the largest gain lies in [70 %, 280 %] "
+               "(within a factor 2 of the paper's 140 %)",
+        finding=None if in_range else (
+            f"the largest gain is {100 * gain:.0f} % (at {best} % load), {'more' if gain > 2.8 else 'less'} than "
+            "a factor 2 from the paper's 140 %. Most likely cause: qosbound's receivers delay their ACKs, so each "
+            "ACK dropped in the RIO queue costs two segments' worth of clocking, and the nodes' access links do "
+            "not queue, so all loss happens in the bottleneck queues where Best-Effort ACKs compete"),
+        failure="AP/AB not resolved above 1 at " + ", ".join(f"{ld} %" for ld in loads if rs[ld][1] <= 1),
+        paper_value=2.4, value=rs[best][0], unit="", interval=C.interval(rs[best][1], rs[best][2], "95% CI")))
+
+    # 2. PB vs PP
+    rs = {ld: _ratio(tb[(ld, r0)], [c["PB"]], [c["PP"]]) for ld in loads}
+    m = float(np.mean([v[0] for v in rs.values()]))
+    below = all(v[2] < 1 for v in rs.values())
+    out.append(C.judge(
+        f"Two-Bit DS, RTT {r0} ms: Premium data with Best-Effort ACKs gets about 60 % of PP", "section 4.1, Fig. 4(a)",
+        "PB about 60 % of PP", f"PB/PP {', '.join(f'{ld} %: {_fmt_r(*rs[ld])}' for ld in loads)}; mean {100 * m:.0f} %",
+        below, f"PB/PP's {ci} below 1 at every load; reproduced when the mean over loads lies in [45 %, 75 %]",
+        finding=None if 0.45 <= m <= 0.75 else (
+            f"PB gets {100 * m:.0f} % of PP on average over the loads, {'below' if m < 0.45 else 'above'} the "
+            "paper's 60 %. Most likely cause: delayed ACKs (half as many ACKs, each loss of one in the RIO queue "
+            "costs more) and Best-Effort ACKs that meet every bit of the bottleneck's loss, where the paper's "
+            "sources also lose at their nodes' links"),
+        failure="PB/PP not resolved below 1 at " + ", ".join(f"{ld} %" for ld in loads if rs[ld][2] >= 1),
+        paper_value=0.6, value=m, unit=""))
+
+    # 3. PP low and load-independent
+    pp = np.array([tb[(ld, r0)]["goodput_bit_s"][c["PP"]] for ld in loads])
+    spread = float((pp.max() - pp.min()) / pp.mean())
+    vs_a = {ld: _ratio(tb[(ld, r0)], [c["PP"]], A) for ld in loads}
+    low = [ld for ld in loads if vs_a[ld][2] < 1]
+    ok = spread <= 0.25 and len(low) >= (len(loads) + 1) // 2
+    out.append(C.judge(
+        f"Two-Bit DS, RTT {r0} ms: PP is load-independent and low beside Assured data", "section 4.1, Fig. 4(a)",
+        "PP constant over the loads, below Assured",
+        f"PP {', '.join(f'{x / 1e3:.0f}' for x in pp)} kbit/s over {', '.join(map(str, loads))} % "
+        f"(spread {100 * spread:.0f} % of its mean); PP/Ax {', '.join(f'{ld} %: {_fmt_r(*vs_a[ld])}' for ld in loads)}",
+        ok, f"(max - min)/mean of PP over the loads <= 25 %, and PP/Ax's {ci} below 1 at half the loads or more",
+        failure=f"spread {100 * spread:.0f} %; PP below Assured resolved at {len(low)} of {len(loads)} loads",
+        value=spread, unit=""))
+
+    # 4. Assured about twice Best Effort at low RTT, 100 % load
+    ld100 = 100 if 100 in loads else loads[0]
+    m, lo, hi = _ratio(tb[(ld100, r0)], A, B)
+    out.append(C.judge(
+        f"Two-Bit DS, {ld100} % load, RTT {r0} ms: Assured connections get about twice Best Effort's goodput",
+        "section 4.1, Fig. 5(a)", "nearly doubled", f"Ax/Bx {_fmt_r(m, lo, hi)}", lo > 1,
+        f"Ax/Bx's {ci} above 1; reproduced when its mean lies in [1.5, 2.5]",
+        finding=None if 1.5 <= m <= 2.5 else (
+            f"Assured connections get {m:.2f} times Best Effort's goodput. Most likely cause: without the nodes' "
+            "access-link queues all of Best Effort's loss happens in the shared RIO queue, where OUT packets are "
+            "dropped first"),
+        failure="Ax/Bx not resolved above 1", paper_value=2.0, value=m, unit="",
+        interval=C.interval(lo, hi, "95% CI")))
+
+    # 5. Assured always above Best Effort (smallest RTT)
+    rs = {ld: _ratio(tb[(ld, r0)], A, B) for ld in loads}
+    out.append(C.judge(
+        f"Two-Bit DS, RTT {r0} ms: Assured connections always above Best Effort", "section 4.1, Fig. 4(a)",
+        "always higher", f"Ax/Bx {', '.join(f'{ld} %: {_fmt_r(*rs[ld])}' for ld in loads)}",
+        all(v[1] > 1 for v in rs.values()), f"Ax/Bx's {ci} above 1 at every load",
+        failure="not resolved at " + ", ".join(f"{ld} %" for ld in loads if rs[ld][1] <= 1)))
+
+    # 6 / 10. differences shrink as the RTT grows (ACK effect in Two-Bit DS, data spread under n-RED)
+    for name, pts, fn, what, src in (
+            ("Two-Bit DS", tb, _ack_effect, "the ACK class's effect ((best - worst)/best over ACK classes)",
+             "section 4.1, Figs. 4 and 5"),
+            ("one AF class", af, _data_spread, "the spread between drop precedences ((best - worst)/best over data "
+             "precedences)", "section 4.2, Fig. 6")):
+        e0 = np.mean([fn(pts[(ld, r0)]) for ld in loads], axis=0)
+        e1 = np.mean([fn(pts[(ld, r1)]) for ld in loads], axis=0)
+        ok, p = _welch_above(e0, e1)
+        out.append(C.judge(
+            f"{name}: the differences shrink as the RTT grows", src, "smaller at 200 ms than at 20 ms",
+            f"{what}, mean over the loads: {100 * e0.mean():.0f} % at {r0} ms, {100 * e1.mean():.0f} % at {r1} ms "
+            f"(Welch p {p:.3g})", ok,
+            f"one-sided Welch test over the replications (mean over loads), p < 0.05",
+            failure=f"not smaller at {r1} ms", value=float(e1.mean()), unit=""))
+
+    # 7. Premium highest at the largest RTT
+    rs = {ld: min(_ratio(tb[(ld, r1)], P, A), _ratio(tb[(ld, r1)], P, B), key=lambda v: v[0]) for ld in loads}
+    n_ok = sum(v[1] > 1 for v in rs.values())
+    out.append(C.judge(
+        f"Two-Bit DS, RTT {r1} ms: Premium data gets the highest goodput", "section 4.1, Fig. 4(d)",
+        "Premium above the other classes",
+        "Px / max(Ax, Bx) " + ", ".join(f"{ld} %: {_fmt_r(*rs[ld])}" for ld in loads),
+        n_ok >= (len(loads) + 1) // 2, f"Px/Ax and Px/Bx's {ci} above 1 at half the loads or more",
+        failure=f"resolved at {n_ok} of {len(loads)} loads"))
+
+    # 8. one AF class: the ACK precedence hardly matters (vs Two-Bit DS), up to 100 % load
+    mid = [ld for ld in loads if ld <= 100]
+    e_af = {(ld, r): _ack_effect(af[(ld, r)]) for ld in mid for r in rtts}
+    e_tb = {(ld, r): _ack_effect(tb[(ld, r)]) for ld in mid for r in rtts}
+    m_af = float(np.mean([v.mean() for v in e_af.values()]))
+    m_tb = float(np.mean([v.mean() for v in e_tb.values()]))
+    worst = max(e_af, key=lambda k: e_af[k].mean())
+    ok_cmp, p = _welch_above(np.mean([e_tb[k] for k in e_tb], axis=0), np.mean([e_af[k] for k in e_af], axis=0))
+    small = m_af <= 0.2
+    out.append(C.judge(
+        "one AF class (n-RED): the ACK precedence hardly matters, unlike the ACK class in Two-Bit DS",
+        "section 4.2, Figs. 6 and 7", "hardly (except at very high load and small RTT)",
+        f"ACK effect, mean over loads <= 100 % and RTTs: {100 * m_af:.0f} % (n-RED) vs {100 * m_tb:.0f} % "
+        f"(Two-Bit DS), Welch p {p:.3g}; largest {100 * e_af[worst].mean():.0f} % at {worst[0]} %, {worst[1]} ms",
+        ok_cmp, "Two-Bit DS's ACK effect above n-RED's (one-sided Welch, p < 0.05); reproduced when n-RED's mean "
+                "effect is at most 20 %",
+        finding=None if small else (
+            f"the ACK precedence moves the goodput by {100 * m_af:.0f} % on average (largest with AF13 ACKs). "
+            "Most likely cause: qosbound's receivers delay their ACKs, so a dropped ACK takes two segments' "
+            "clocking with it, and every ACK crosses the loaded bottleneck in the other direction, where red "
+            "(AF13) ACKs meet n-RED's earliest drops"),
+        failure="Two-Bit DS's ACK effect not resolved above n-RED's", value=m_af, unit=""))
+
+    # 9. AF13 sacrificed at the highest load
+    top = loads[-1]
+    rs = [_ratio(af[(top, r0)], (6, 7, 8), (0, 1, 2)), _ratio(af[(top, r0)], (6, 7, 8), (3, 4, 5))]
+    out.append(C.judge(
+        f"one AF class, {top} % load, RTT {r0} ms: n-RED protects AF11 and AF12 at AF13's expense",
+        "section 4.2, Fig. 6(a)", "AF13 data below AF11 and AF12",
+        f"AF13x/AF11x {_fmt_r(*rs[0])}, AF13x/AF12x {_fmt_r(*rs[1])}", rs[0][2] < 1 and rs[1][2] < 1,
+        f"both ratios' {ci} below 1", failure="not resolved below 1"))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ figures
+
+def plots(out_dir: str, sw: dict) -> list[str]:
+    """Figures 4-7 in the paper's form: goodput per class combination (points grouped by data class, lines
+    joining the ACK classes), one panel per RTT (one line per load), then one panel per load (one line per
+    RTT); 95 % confidence intervals as error bars."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from qosbound.validation.plots import save
+
+    files = []
+    for sc, fig_rtt, fig_load in (("twobit", 4, 5), ("af", 6, 7)):
+        pts = _points(sw, sc)
+        loads = sorted({k[0] for k in pts})
+        rtts = sorted({k[1] for k in pts})
+        title = "Two-Bit DS" if sc == "twobit" else "trTCM + n-RED (one AF class)"
+        for panel_key, line_key, fig_no, panel_name, line_name, unit_p, unit_l in (
+                (rtts, loads, fig_rtt, "RTT", "load", "ms", "%"), (loads, rtts, fig_load, "load", "RTT", "%", "ms")):
+            fig, axes = plt.subplots(1, len(panel_key), figsize=(3.6 * len(panel_key), 3.6), sharey=True,
+                                     squeeze=False)
+            for ax, pv in zip(axes[0], panel_key):
+                for lv in line_key:
+                    p = pts[(lv, pv)] if panel_name == "RTT" else pts[(pv, lv)]
+                    g = np.asarray(p["goodput_bit_s"]) / 1e3
+                    h = np.asarray([np.nan if x is None else x for x in p["ci95_half_bit_s"]], float) / 1e3
+                    for x in range(3):
+                        xs = np.arange(3 * x, 3 * x + 3) + 0.6 * x
+                        ax.errorbar(xs, g[3 * x:3 * x + 3], yerr=h[3 * x:3 * x + 3], marker="o", ms=3, capsize=2,
+                                    color=f"C{line_key.index(lv)}", label=f"{lv} {unit_l}" if x == 0 else None)
+                ticks = [i + 0.6 * (i // 3) for i in range(9)]
+                ax.set_xticks(ticks)
+                ax.set_xticklabels([label(sc, i) for i in range(9)], rotation=90 if sc == "af" else 0, fontsize=7)
+                ax.set_title(f"{panel_name} {pv} {unit_p}", fontsize=9)
+                ax.set_xlabel("data/ACK class" if sc == "twobit" else "data/ACK drop precedence")
+            axes[0][0].set_ylabel("goodput (kbit/s)")
+            axes[0][-1].legend(fontsize=7, title=line_name, title_fontsize=7)
+            fig.suptitle(f"Koehler & Schaefer 1999, Fig. {fig_no}: {title}, goodput of one connection "
+                         f"({sw['replications']} replications, {sw['duration_s'] - sw['warmup_s']:g} s each)",
+                         fontsize=9)
+            files += save(fig, out_dir, f"koehler1999_fig{fig_no}")
+    return files
