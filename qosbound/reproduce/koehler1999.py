@@ -10,8 +10,8 @@ short -- the simulator with the float EWMA); (4) the TCP experiments of sections
 (:mod:`qosbound.reproduce.koehler1999_tcp`): the goodput of one connection by data and ACK class, Two-Bit
 DS (Premium queue with strict priority + RIO) and one AF class (trTCM + n-RED), at the loads of Table 2
 and the RTTs of Table 1, with replications and 95 % confidence intervals; ``--out`` draws Figures 4-7 in
-the paper's form (PNG + SVG). ``--quick`` runs 100 and 140 % load at 20 and 200 ms (4 replications of
-15 s); the full mode every load and RTT (5 replications of 40 s).
+the paper's form (PNG + SVG). ``--quick`` runs 100 and 140 % load at 20 and 200 ms (5 replications of
+15 s); the full mode every load and RTT (6 replications of 40 s).
 
 Claims checked (:mod:`qosbound.reproduce.claims`): the yellow share Table 4's trTCM gives an
 edge node at its access rate (a documented finding: about 10 %, not 30 %); and from section 4.2 of the
@@ -199,10 +199,16 @@ def claims(loads: list[dict]) -> list[C.Claim]:
 #: The TCP experiments of sections 4.1-4.2 (:mod:`qosbound.reproduce.koehler1999_tcp`): indices into Table 2's
 #: loads, Table 1's RTTs (ms), measured seconds, warm-up seconds, replications, observed connections per
 #: combination and side.
-TCP_QUICK = {"loads": (1, 5), "rtts": (20, 200), "window": 15.0, "warmup": 5.0, "reps": 4, "copies": 3}
-TCP_FULL = {"loads": (0, 1, 2, 3, 4, 5), "rtts": (20, 60, 100, 200), "window": 40.0, "warmup": 10.0, "reps": 5,
-            "copies": 3}
+TCP_QUICK = {"loads": (1, 5), "rtts": (20, 200), "window": 15.0, "warmup": 5.0, "reps": 5, "copies": 1}
+TCP_FULL = {"loads": (0, 1, 2, 3, 4, 5), "rtts": (20, 60, 100, 200), "window": 40.0, "warmup": 10.0, "reps": 6,
+            "copies": 1}
 TCP_SEED = 1999
+
+
+def _assumptions() -> list[str]:
+    from qosbound.reproduce.koehler1999_tcp import ASSUMPTIONS
+
+    return ASSUMPTIONS
 
 
 def tcp_sweep(quick: bool, seed: int = TCP_SEED) -> dict:
@@ -212,6 +218,14 @@ def tcp_sweep(quick: bool, seed: int = TCP_SEED) -> dict:
     s = TCP_QUICK if quick else TCP_FULL
     return K.sweep(s["loads"], s["rtts"], s["warmup"] + s["window"], s["warmup"], s["reps"], seed=seed,
                    copies=s["copies"])
+
+
+def tcp_section(quick: bool, out: str | None) -> tuple[dict, list, list[str]]:
+    """Sections 4.1-4.2: the sweep, its claims and (with ``out``) the figures."""
+    from qosbound.reproduce import koehler1999_tcp as K
+
+    sw = tcp_sweep(quick)
+    return sw, K.claims(sw), (K.plots(out, sw) if out else [])
 
 
 def _print_tcp(sw: dict) -> None:
@@ -233,18 +247,15 @@ def _print_tcp(sw: dict) -> None:
 
 
 def run(args) -> int:
-    from qosbound.reproduce import koehler1999_tcp as K
-
     quick = bool(getattr(args, "quick", False))
     mk = marker_rows(quick)
     curves = dropper_curves()
     loads = load_rows(quick)
-    sw = tcp_sweep(quick)
-    files = K.plots(args.out, sw) if getattr(args, "out", None) else []
-    checked = ([yellow_claim(mk)] if mk else []) + claims(loads) + K.claims(sw)
+    sw, tcp_checked, files = tcp_section(quick, getattr(args, "out", None))
+    checked = ([yellow_claim(mk)] if mk else []) + claims(loads) + tcp_checked
     if getattr(args, "json", False):
         print(json.dumps(C.document("koehler1999", checked, trtcm=mk, avg_packets=AVG_POINTS, droppers=curves,
-                                    loads=loads, tcp=sw, assumptions=K.ASSUMPTIONS, figures=files), indent=2,
+                                    loads=loads, tcp=sw, assumptions=_assumptions(), figures=files), indent=2,
                          allow_nan=False))
         return C.exit_code(checked)
     print("Koehler & Schaefer 1999, Table 4 trTCM (CIR 2, PIR 3 Mbit/s): colour fractions green/yellow/red")
@@ -259,7 +270,8 @@ def run(args) -> int:
         cf = "/".join(f"{x:.3g}" for x in r["closed_form"])
         sm = "/".join("-" if x is None else f"{x:.3g}" for x in r["simulated"])
         print(f"  {r['load_percent']:>3d} % ({r['bandwidth_mbit_s']:>5} Mbit/s)  fixed average {cf:<28} simulated {sm}")
-    _print_tcp(sw)
+    if sw is not None:
+        _print_tcp(sw)
     for f in files:
         print(f"  wrote {f}")
     print()
