@@ -362,13 +362,8 @@ def _red_drop(avgs, cnt_state, seen, col, full, minth, maxth, maxp, qi, alpha):
             cnt_state[1] = 1.0
             cnt_state[0] = 1.0
             return False
-        c = cnt_state[0]
-        if c * p < 1.0:
-            pa = 0.0
-        elif c * p < 2.0:
-            pa = p / (2.0 - c * p)
-        else:
-            pa = 1.0
+        cp = cnt_state[0] * p  # Floyd & Jacobson's uniformisation: 0 below 1, p / (2 - count p) below 2, then 1
+        pa = 0.0 if cp < 1.0 else (p / (2.0 - cp) if cp < 2.0 else 1.0)
         if pa > 0.0 and np.random.random() <= pa:
             cnt_state[0] = 0.0
             return True
