@@ -7,7 +7,9 @@ Topology: ``n`` senders -> router R1 -> bottleneck link (``rate`` bit/s, one-way
 ``2 (access[i] + delay)`` plus the data segment's and the ACK's transmission times. The TCP
 ends are :mod:`qosbound.validation.tcp` (NewReno + SACK, RFC 6675 pipe; delayed ACKs).
 
-Each bottleneck direction is one FIFO queue with a DiffServ dropper:
+Flows send their data R1 -> R2 (``direction`` 0, ACKs back R2 -> R1) or R2 -> R1 (``direction`` 1), so
+data and ACKs may share both directions. Each bottleneck direction is one FIFO queue with a DiffServ
+dropper, or a set of class queues (below):
 
 * Colours: a packet gets its colour (0 green, 1 yellow, 2 red) from its flow's marker
   (:func:`qosbound.validation.markers.mark`: trTCM, srTCM or a two-colour token bucket, colour
@@ -28,10 +30,30 @@ Each bottleneck direction is one FIFO queue with a DiffServ dropper:
 * Random loss ``loss`` (forward, data) and ``ack_loss`` (reverse) drop a packet independently
   before the queue (a lossy link), for experiments with a known loss rate.
 
+Classes (``fwd_classes`` / ``rev_classes``, tuples of :class:`Class`): each class is its own queue with
+its own dropper (a :class:`Queue`, as above); every flow's data goes to ``data_class`` of its direction
+and its ACKs to ``ack_class`` of the other. A scheduler puts the next packet on the wire when the last
+one has left (departure events): the highest ``priority`` level with a packet waiting is served (strict
+priority, non-preemptive), and the classes of one level share by deficit round robin with quanta in
+proportion to their ``weight`` (CBWFQ-like; Cisco's LLQ + CBWFQ is one policed priority class above
+weighted ones). ``police`` drops a class's arrivals of that colour or above (behind the flow's marker:
+an EF policer). A class queue holds only waiting packets, so its dropper sees what a FIFO's sees with
+``uncounted=1``; a class link's departure sorts before other events at the same instant, as a FIFO's
+packet that leaves at ``t`` is gone for an arrival at ``t``. With these, one class per direction gives
+exactly the FIFO's results. Per-class counts (arrivals, drops, bytes sent) are in ``RunResult.classes``.
+
+Node uplinks (``uplink_rate`` > 0): each flow's data segments first queue in its node's uplink
+(``uplink_of``; a drop-tail FIFO of ``uplink_limit`` segments, departures computed at admission), then
+take the access delay. Markers may be shared by a node's flows (``marker_of``) and meter colour-aware
+(``marker_aware``: the flow's fixed colour is the pre-colour).
+
 Simplifications (besides those of :mod:`qosbound.validation.tcp`):
 
-* Access links are infinitely fast (no serialization, no queue); only the two bottleneck
-  directions queue. ns-3 runs 1 Gbit/s access links (12 us per 1500-byte packet).
+* Access links are infinitely fast (no serialization, no queue) unless node uplinks are set, and ACKs
+  never queue there; otherwise only the two bottleneck directions queue. ns-3 runs 1 Gbit/s access
+  links (12 us per 1500-byte packet).
+* A class is policed only by colour (its flows' markers); there is no class-level token bucket (Cisco's
+  LLQ polices the priority class only under congestion; here a marker polices it always).
 * Data segments are ``mss + header`` bytes on the wire (``header`` 42: PPP 2 + IPv4 20 + TCP 20,
   no timestamps); ACKs are ``header`` bytes plus the SACK option (4 + 8 per block, padded).
 * Flows start at ``starts[i]`` (default: independent uniform in [0, ``start_spread``)) with no
