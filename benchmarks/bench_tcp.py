@@ -5,7 +5,8 @@ Prints, measured side by side on one core:
 1. packets per wall-clock second of :func:`qosbound.validation.dumbbell.simulate` (NewReno + SACK,
    delayed ACKs, RED bottleneck) on the matched 4-flow dumbbell, best of ``--repeat`` after a
    warm-up run that compiles the kernels; "packets" are the packets that entered the two bottleneck
-   queues (data at R1, ACKs at R2), counted the same way in both engines;
+   queues (data at R1, ACKs at R2), counted the same way in both engines; then the same figure with
+   one class queue per direction (the class scheduler's path), which must give the same goodputs;
 2. the same figure for ns-3 (``Simulator::Run`` only, ns-3's import excluded), on ``--replications``
    runs with the same seeds and start times, and the ratio (target >= 50x);
 3. the agreement table of :func:`qosbound.validation.ns3_tcp.compare` on those replications
@@ -29,7 +30,7 @@ import dataclasses  # noqa: E402
 import numpy as np  # noqa: E402
 
 from qosbound.validation import ns3_runner, ns3_tcp  # noqa: E402
-from qosbound.validation.dumbbell import Dumbbell, Queue, simulate  # noqa: E402
+from qosbound.validation.dumbbell import Class, Dumbbell, Queue, simulate  # noqa: E402
 
 
 def main() -> None:
@@ -51,6 +52,19 @@ def main() -> None:
         best = rate if best is None else max(best, rate)
     print(f"qosbound simulator: {r.packets} packets, {r.events} events per run; best of {a.repeat}: "
           f"{best:,.0f} packets/s")
+    # the class scheduler (one class per direction, departure events) against the FIFO on the same network;
+    # a class queue's dropper sees what a FIFO's sees with uncounted=1, so both run with that
+    fifo1 = dataclasses.replace(net, fwd=dataclasses.replace(net.fwd, uncounted=1))
+    cls = dataclasses.replace(fifo1, fwd_classes=(Class("all", fifo1.fwd),), rev_classes=(Class("acks", net.rev),))
+    simulate(dataclasses.replace(cls, duration=2.0, warmup=1.0), 1)
+    rates = {}
+    for name, n in (("FIFO", fifo1), ("classes", cls)):
+        runs = [simulate(n, a.seed) for _ in range(a.repeat)]
+        rates[name] = (max(x.packets / x.wall for x in runs), runs[-1])
+    same = bool(np.array_equal(rates["FIFO"][1].flows.goodput, rates["classes"][1].flows.goodput))
+    print(f"with uncounted=1: FIFO {rates['FIFO'][0]:,.0f} packets/s, one class per direction (scheduler with "
+          f"departure events) {rates['classes'][0]:,.0f} packets/s ({rates['classes'][0] / rates['FIFO'][0]:.2f} of "
+          f"the FIFO's), best of {a.repeat}; same goodput per flow: {same}")
     if not ns3_runner.available():
         print("ns-3: not installed (the ns3 wheel); no comparison")
         return

@@ -115,11 +115,12 @@ def _fake_approximations():
 @pytest.mark.slow
 def test_takeo2003_and_koehler1999_quick_runs_meet_every_claim(capsys):
     """The two AF targets, quick, for real: exit 0, every claim reproduced (koehler1999's yellow share: a finding)."""
-    for paper, n in (("takeo2003", 18), ("koehler1999", 5)):
+    for paper, n in (("takeo2003", 18), ("koehler1999", 16)):
         code, doc = _json(capsys, paper, "--quick")
         assert code == 0, [c for c in doc["claims"] if c["verdict"] == C.NOT_MET]
-        # koehler1999's first row is the trTCM's yellow share, a documented finding (tests/test_koehler_yellow.py)
-        rest = doc["claims"][1:] if paper == "koehler1999" else doc["claims"]
+        # koehler1999's first row is the trTCM's yellow share, a documented finding (tests/test_koehler_yellow.py);
+        # its last 11 rows are the TCP claims of sections 4.1-4.2 (tests/test_koehler_tcp.py)
+        rest = doc["claims"][1:5] if paper == "koehler1999" else doc["claims"]
         assert len(doc["claims"]) == n and all(c["verdict"] == C.REPRODUCED for c in rest)
 
 
@@ -132,6 +133,7 @@ def _koehler_loads(af13):
 
 
 def test_koehler1999_judges_section_4_2(monkeypatch, capsys):
+    monkeypatch.setattr(koehler1999, "tcp_section", lambda quick, out: (None, [], []))  # tests/test_koehler_tcp.py
     monkeypatch.setattr(koehler1999, "marker_rows", lambda quick=False: [])
     monkeypatch.setattr(koehler1999, "load_rows", lambda quick=False: _koehler_loads([0.0, 0.05, 0.4]))
     code, doc = _json(capsys, "koehler1999", "--quick")

@@ -7,7 +7,9 @@ Topology: ``n`` senders -> router R1 -> bottleneck link (``rate`` bit/s, one-way
 ``2 (access[i] + delay)`` plus the data segment's and the ACK's transmission times. The TCP
 ends are :mod:`qosbound.validation.tcp` (NewReno + SACK, RFC 6675 pipe; delayed ACKs).
 
-Each bottleneck direction is one FIFO queue with a DiffServ dropper:
+Flows send their data R1 -> R2 (``direction`` 0, ACKs back R2 -> R1) or R2 -> R1 (``direction`` 1), so
+data and ACKs may share both directions. Each bottleneck direction is one FIFO queue with a DiffServ
+dropper, or a set of class queues (below):
 
 * Colours: a packet gets its colour (0 green, 1 yellow, 2 red) from its flow's marker
   (:func:`qosbound.validation.markers.mark`: trTCM, srTCM or a two-colour token bucket, colour
@@ -28,10 +30,30 @@ Each bottleneck direction is one FIFO queue with a DiffServ dropper:
 * Random loss ``loss`` (forward, data) and ``ack_loss`` (reverse) drop a packet independently
   before the queue (a lossy link), for experiments with a known loss rate.
 
+Classes (``fwd_classes`` / ``rev_classes``, tuples of :class:`Class`): each class is its own queue with
+its own dropper (a :class:`Queue`, as above); every flow's data goes to ``data_class`` of its direction
+and its ACKs to ``ack_class`` of the other. A scheduler puts the next packet on the wire when the last
+one has left (departure events): the highest ``priority`` level with a packet waiting is served (strict
+priority, non-preemptive), and the classes of one level share by deficit round robin with quanta in
+proportion to their ``weight`` (CBWFQ-like; Cisco's LLQ + CBWFQ is one policed priority class above
+weighted ones). ``police`` drops a class's arrivals of that colour or above (behind the flow's marker:
+an EF policer). A class queue holds only waiting packets, so its dropper sees what a FIFO's sees with
+``uncounted=1``; a class link's departure sorts before other events at the same instant, as a FIFO's
+packet that leaves at ``t`` is gone for an arrival at ``t``. With these, one class per direction gives
+exactly the FIFO's results. Per-class counts (arrivals, drops, bytes sent) are in ``RunResult.classes``.
+
+Node uplinks (``uplink_rate`` > 0): each flow's data segments first queue in its node's uplink
+(``uplink_of``; a drop-tail FIFO of ``uplink_limit`` segments, departures computed at admission), then
+take the access delay. Markers may be shared by a node's flows (``marker_of``) and meter colour-aware
+(``marker_aware``: the flow's fixed colour is the pre-colour).
+
 Simplifications (besides those of :mod:`qosbound.validation.tcp`):
 
-* Access links are infinitely fast (no serialization, no queue); only the two bottleneck
-  directions queue. ns-3 runs 1 Gbit/s access links (12 us per 1500-byte packet).
+* Access links are infinitely fast (no serialization, no queue) unless node uplinks are set, and ACKs
+  never queue there; otherwise only the two bottleneck directions queue. ns-3 runs 1 Gbit/s access
+  links (12 us per 1500-byte packet).
+* A class is policed only by colour (its flows' markers); there is no class-level token bucket (Cisco's
+  LLQ polices the priority class only under congestion; here a marker polices it always).
 * Data segments are ``mss + header`` bytes on the wire (``header`` 42: PPP 2 + IPv4 20 + TCP 20,
   no timestamps); ACKs are ``header`` bytes plus the SACK option (4 + 8 per block, padded).
 * Flows start at ``starts[i]`` (default: independent uniform in [0, ``start_spread``)) with no
@@ -67,7 +89,7 @@ from qosbound.validation import tcp as T
 from qosbound.validation.droppers import MODES, avg_index, colour_drop_prob, ewma_idle, update_averages
 from qosbound.validation.markers import KINDS, mark, new_state
 
-__all__ = ["Queue", "Marker", "Dumbbell", "FlowStats", "RunResult", "simulate", "replicate", "HEADER"]
+__all__ = ["Queue", "Marker", "Class", "Dumbbell", "FlowStats", "ClassStats", "RunResult", "simulate", "replicate", "HEADER"]
 
 HEADER = 42  # PPP 2 + IPv4 20 + TCP 20 bytes
 
@@ -113,6 +135,27 @@ class Marker:
 
 
 @dataclass(frozen=True)
+class Class:
+    """One class of a bottleneck direction: its own queue and dropper (a :class:`Queue`), served by the
+    direction's scheduler.
+
+    ``priority``: strict-priority level; a class of a higher level is served whenever it has a packet
+    waiting (non-preemptive: the packet on the wire finishes first). Classes of the same level share the
+    link by deficit round robin with quanta proportional to ``weight`` (the smallest weight of the level
+    gets one ``quantum`` of bytes per round). ``police``: arrivals whose colour is ``police`` or above
+    are dropped before the queue (an EF policer behind the flow's marker: ``police=1`` passes only green;
+    3, the default, polices nothing). Drops of the policer count as queue drops.
+    """
+
+    name: str = "BE"
+    queue: Queue = field(default_factory=Queue)
+    priority: int = 0
+    weight: float = 1.0
+    police: int = 3
+    quantum: float = 1502.0  # bytes per DRR round of the level's smallest weight
+
+
+@dataclass(frozen=True)
 class Dumbbell:
     """The network and the flows (SI units: bit/s, s, bytes)."""
 
@@ -139,6 +182,16 @@ class Dumbbell:
     ack_marker: tuple = ()
     loss: float = 0.0
     ack_loss: float = 0.0
+    direction: tuple = (0,)  # per flow: 0 data R1 -> R2 (ACKs back R2 -> R1), 1 data R2 -> R1
+    fwd_classes: tuple = ()  # Class per class of the R1 -> R2 direction; () = the one FIFO ``fwd``
+    rev_classes: tuple = ()  # the same for R2 -> R1 (() = the one FIFO ``rev``)
+    data_class: tuple = (0,)  # per flow: index of its data's class in its data direction's classes
+    ack_class: tuple = (0,)  # per flow: index of its ACKs' class in the other direction's classes
+    marker_of: tuple = ()  # per flow: index into ``marker`` of the data marker it shares (default: its own)
+    marker_aware: bool = False  # data markers meter colour-aware, the flow's ``colour`` as pre-colour
+    uplink_rate: float = 0.0  # bit/s of the senders' node uplinks (0: infinitely fast, no uplink queue)
+    uplink_of: tuple = ()  # per flow: its sender's node (flows of one node share its uplink; default: own)
+    uplink_limit: int = 1 << 30  # data segments an uplink holds (drop tail; default: unlimited)
     duration: float = 30.0
     warmup: float = 5.0
 
@@ -177,6 +230,19 @@ class FlowStats:
     completion: np.ndarray  # s, finite files (nan: not finished)
     drops_by_colour: np.ndarray  # (3,) forward drops per colour
     arrivals_by_colour: np.ndarray  # (3,)
+    uplink_drops: np.ndarray = None  # data segments dropped by the full uplink of the flow's node
+
+
+@dataclass
+class ClassStats:
+    """One class queue's counts over the measurement window (data and ACKs together)."""
+
+    name: str
+    arrivals: int  # packets offered (policed ones included)
+    drops: int  # packets dropped by the policer, the dropper or the full buffer
+    sent_bytes: float  # bytes that left on the wire
+    sent: int  # packets that left on the wire
+    rate: float  # bit/s: sent_bytes over the window
 
 
 @dataclass
@@ -186,6 +252,7 @@ class RunResult:
     events: int
     wall: float  # s of wall-clock time in the event loop
     window: float  # s measured
+    classes: dict = field(default_factory=dict)  # (direction, class index) -> ClassStats (class queues only)
 
     @property
     def loss_rate(self) -> float:
@@ -211,12 +278,76 @@ def _queue_arrays(q: Queue):
             np.array([q.alpha, q.mean_size]))
 
 
-def _markers(net: Dumbbell, markers, name):
-    ms = tuple(markers) + (None,) * (net.n - len(markers)) if len(markers) <= net.n else None
+def _classes(net: Dumbbell):
+    """The class queues of both directions as flat arrays, classes sorted by falling priority within a
+    direction (one level = a run of equal priorities), and each flow's data and ACK class as an index into
+    them. Returns (dmode, dcls, acls, arrays..., order) where ``order[i]`` is the (direction, index) of
+    internal class ``i``."""
+    fdir = np.asarray(net.per_flow(net.direction, "direction"), np.int64)
+    if ((fdir != 0) & (fdir != 1)).any():
+        raise ValueError("direction: 0 (R1 -> R2) or 1 (R2 -> R1) per flow")
+    dcls_u = np.asarray(net.per_flow(net.data_class, "data_class"), np.int64)
+    acls_u = np.asarray(net.per_flow(net.ack_class, "ack_class"), np.int64)
+    dmode = np.zeros(2, np.int64)
+    order, levels, dir_lv = [], [], np.zeros((2, 2), np.int64)
+    where = {}
+    for d, classes in enumerate((net.fwd_classes, net.rev_classes)):
+        classes = tuple(classes)
+        dir_lv[d, 0] = len(levels)
+        if classes:
+            dmode[d] = 1
+            for c in classes:
+                if not isinstance(c, Class):
+                    raise ValueError("fwd_classes / rev_classes hold Class objects")
+                if not (c.weight > 0 and c.quantum > 0) or c.police not in (0, 1, 2, 3):
+                    raise ValueError(f"class {c.name!r}: weight and quantum > 0, police 0..3")
+            idx = sorted(range(len(classes)), key=lambda i: -classes[i].priority)
+            for i in idx:
+                if not levels or levels[-1][2] != d or classes[i].priority != classes[order[levels[-1][0]][1]].priority:
+                    levels.append([len(order), len(order) + 1, d])
+                else:
+                    levels[-1][1] = len(order) + 1
+                where[(d, i)] = len(order)
+                order.append((d, i))
+        dir_lv[d, 1] = len(levels)
+
+    def glob(d, u, what):
+        if dmode[d] == 0:
+            return 0
+        if (d, int(u)) not in where:
+            raise ValueError(f"{what}: class {int(u)} does not exist in direction {d}")
+        return where[(d, int(u))]
+
+    dcls = np.array([glob(fdir[f], dcls_u[f], "data_class") for f in range(net.n)], np.int64)
+    acls = np.array([glob(1 - fdir[f], acls_u[f], "ack_class") for f in range(net.n)], np.int64)
+    cl = [(net.fwd_classes, net.rev_classes)[d][i] for d, i in order]
+    qa = [_queue_arrays(c.queue) for c in cl]
+    K = len(cl)
+    cmin = np.array([q[0] for q in qa], float).reshape(K, 3)
+    cmax = np.array([q[1] for q in qa], float).reshape(K, 3)
+    cmaxp = np.array([q[2] for q in qa], float).reshape(K, 3)
+    cqi = np.array([q[3] for q in qa], np.int64).reshape(K, 5)
+    cqf = np.array([q[4] for q in qa], float).reshape(K, 2)
+    cpol = np.array([c.police for c in cl], np.int64)
+    cquant = np.zeros(K)
+    lv_lo = np.array([lv[0] for lv in levels], np.int64)
+    lv_hi = np.array([lv[1] for lv in levels], np.int64)
+    for lo, hi in zip(lv_lo, lv_hi):
+        wmin = min(cl[k].weight for k in range(lo, hi))
+        for k in range(lo, hi):
+            cquant[k] = cl[k].quantum * cl[k].weight / wmin
+    ccap = max([c.queue.limit for c in cl], default=0) + 2
+    return (fdir, dmode, dcls, acls, cmin, cmax, cmaxp, cqi, cqf, cpol, cquant, dir_lv, lv_lo, lv_hi, int(ccap)), \
+        order, cl
+
+
+def _markers(net: Dumbbell, markers, name, count=None):
+    count = net.n if count is None else count
+    ms = tuple(markers) + (None,) * (count - len(markers)) if len(markers) <= count else None
     if ms is None:
         raise ValueError(f"{name}: at most one marker per flow")
     kind = np.array([-1 if m is None else KINDS[m.kind] for m in ms], np.int64)
-    st = np.zeros((net.n, 7))
+    st = np.zeros((count, 7))
     for i, m in enumerate(ms):
         if m is not None:
             st[i] = m.state()
@@ -228,6 +359,40 @@ def _new_queue(limit):
     """A queue's state: rings of departure times and colours, [head, count], and the float state
     [packets per colour (3), averages (3), RED count, RED old, last departure, idle since]."""
     return np.zeros(limit + 2), np.zeros(limit + 2, np.int64), np.zeros(2, np.int64), np.zeros(10)
+
+
+@njit(cache=True)
+def _red_drop(avgs, cnt_state, seen, col, full, minth, maxth, maxp, qi, alpha):
+    """The dropper of one queue: update the averages (EWMA weight ``alpha``) from the per-colour counts
+    ``seen`` the averages see, then decide for a ``col`` arrival (True: drop). ``full``: no room in the
+    buffer (a drop, drawing no random number)."""
+    update_averages(avgs, seen, alpha)
+    if full:
+        return True
+    p = colour_drop_prob(avgs, col, minth, maxth, maxp, qi[1], qi[2] == 1)
+    if qi[3] == 0:
+        return p > 0.0 and np.random.random() < p
+    # ns-3 RED ("wait"): cnt_state = [count, old]
+    q_seen = seen[0] + seen[1] + seen[2]
+    a = avgs[avg_index(qi[1], col)]
+    if a >= minth[col] and q_seen > 1:
+        cnt_state[0] += 1.0
+        if p >= 1.0:
+            cnt_state[0] = 0.0
+            return True
+        if cnt_state[1] == 0.0:
+            cnt_state[1] = 1.0
+            cnt_state[0] = 1.0
+            return False
+        cp = cnt_state[0] * p  # Floyd & Jacobson's uniformisation: 0 below 1, p / (2 - count p) below 2, then 1
+        pa = 0.0 if cp < 1.0 else (p / (2.0 - cp) if cp < 2.0 else 1.0)
+        if pa > 0.0 and np.random.random() <= pa:
+            cnt_state[0] = 0.0
+            return True
+        return False
+    cnt_state[1] = 0.0
+    cnt_state[0] += 1.0
+    return False
 
 
 @njit(cache=True)
@@ -264,41 +429,8 @@ def _admit(t, size, col, qd, qring, qh, qs, minth, maxth, maxp, qi, qf, rate):
     for _ in range(min(skip, n_sys)):
         seen[qring[j]] -= 1.0
         j = (j + 1) % cap
-    update_averages(avgs, seen, qf[0])
     waiting = n_sys - 1 if n_sys > 0 else 0
-    drop = waiting >= qi[0]
-    if not drop:
-        p = colour_drop_prob(avgs, col, minth, maxth, maxp, qi[1], qi[2] == 1)
-        if qi[3] == 0:
-            if p > 0.0 and np.random.random() < p:
-                drop = True
-        else:
-            # ns-3 RED ("wait"): cnt_state = [count, old]
-            q_seen = seen[0] + seen[1] + seen[2]
-            a = avgs[avg_index(qi[1], col)]
-            if a >= minth[col] and q_seen > 1:
-                cnt_state[0] += 1.0
-                if p >= 1.0:
-                    drop = True
-                    cnt_state[0] = 0.0
-                elif cnt_state[1] == 0.0:
-                    cnt_state[1] = 1.0
-                    cnt_state[0] = 1.0
-                else:
-                    c = cnt_state[0]
-                    if c * p < 1.0:
-                        pa = 0.0
-                    elif c * p < 2.0:
-                        pa = p / (2.0 - c * p)
-                    else:
-                        pa = 1.0
-                    if pa > 0.0 and np.random.random() <= pa:
-                        drop = True
-                        cnt_state[0] = 0.0
-            else:
-                cnt_state[1] = 0.0
-                cnt_state[0] += 1.0
-    if drop:
+    if _red_drop(avgs, cnt_state, seen, col, waiting >= qi[0], minth, maxth, maxp, qi, qf[0]):
         return -1.0
     start = t if n_sys == 0 else max(t, qlast[0])
     dep = start + 8.0 * size / rate
@@ -313,9 +445,94 @@ def _admit(t, size, col, qd, qring, qh, qs, minth, maxth, maxp, qi, qf, rate):
 
 
 @njit(cache=True)
+def _class_offer(t, pid, col, k, rate, cs, ch, cring, cmin, cmax, cmaxp, cqi, cqf, cpol, wire_k):
+    """Offer packet ``pid`` (colour ``col``) to class ``k``'s queue; True when it is queued. A class queue
+    holds its waiting packets only (the packet on the wire has left it): its dropper sees what a FIFO's
+    sees with ``uncounted=1``, and its averages decay after the class was idle (queue empty, nothing of it
+    on the wire) since its last departure."""
+    if col >= cpol[k]:
+        return False
+    st = cs[k]
+    n = ch[k, 1]
+    if n == 0 and wire_k != k:
+        idle = t - st[9]
+        if idle > 0.0:
+            m = math.floor(idle * rate / (8.0 * cqf[k, 1]))
+            for j in range(3):
+                st[3 + j] = ewma_idle(st[3 + j], cqf[k, 0], m)
+    if _red_drop(st[3:6], st[6:8], st[0:3], col, n >= cqi[k, 0], cmin[k], cmax[k], cmaxp[k], cqi[k], cqf[k, 0]):
+        return False
+    cring[k, (ch[k, 0] + n) % cring.shape[1]] = pid
+    ch[k, 1] = n + 1
+    st[col] += 1.0
+    return True
+
+
+@njit(cache=True)
+def _class_next(d, dir_lv, lv_lo, lv_hi, lv_cur, lv_fresh, ch, cring, cdef, cquant, p_size):
+    """The scheduler of direction ``d``: the class whose head packet goes on the wire next (-1: nothing
+    waits). Levels are served in order (strict priority); within a level, deficit round robin: the class
+    whose turn it is adds its quantum once per turn and sends while its deficit covers the head packet."""
+    for lv in range(dir_lv[d, 0], dir_lv[d, 1]):
+        lo = lv_lo[lv]
+        hi = lv_hi[lv]
+        busy = False
+        for k in range(lo, hi):
+            if ch[k, 1] > 0:
+                busy = True
+                break
+        if not busy:
+            continue
+        if hi - lo == 1:
+            return lo
+        while True:
+            k = lv_cur[lv]
+            if ch[k, 1] > 0:
+                if lv_fresh[lv] == 0:
+                    cdef[k] += cquant[k]
+                    lv_fresh[lv] = 1
+                size = p_size[cring[k, ch[k, 0]]]
+                if cdef[k] >= size:
+                    cdef[k] -= size
+                    return k
+            else:
+                cdef[k] = 0.0
+            lv_cur[lv] = lo if k + 1 == hi else k + 1
+            lv_fresh[lv] = 0
+    return -1
+
+
+@njit(cache=True)
+def _class_pop(k, ch, cring, cs, p_col):
+    """Take class ``k``'s head packet off its queue."""
+    pid = cring[k, ch[k, 0]]
+    ch[k, 0] = (ch[k, 0] + 1) % cring.shape[1]
+    ch[k, 1] -= 1
+    cs[k, p_col[pid]] -= 1.0
+    return pid
+
+
+@njit(cache=True, inline="always")
+def _deliver(heap, ctr, pid, t, is_ack, delay, acc):
+    """A packet's last bit left the bottleneck at ``t``: a data segment reaches its receiver after the
+    link's delay, an ACK its sender after the link's and the access delay."""
+    if is_ack:
+        _push(heap, ctr, t + delay + acc, 4, pid, 0)
+    else:
+        _push(heap, ctr, t + delay, 2, pid, 0)
+
+
+@njit(cache=True)
 def _push(heap, ctr, t, kind, a, b):
     heapq.heappush(heap, (t, ctr[0], kind, a, b))
     ctr[0] += 1
+
+
+@njit(cache=True)
+def _push_departure(heap, t, d):
+    """A class link's departure event: it sorts before every other event at the same time (a FIFO's
+    packet whose last bit leaves at ``t`` is gone for an arrival at ``t``)."""
+    heapq.heappush(heap, (t, -1, 7, d, 0))
 
 
 @njit(cache=True)
@@ -337,20 +554,34 @@ def _alloc(free, nfree):
 
 
 @njit(cache=True, inline="always")
-def _colour(kind, state, fixed, t, size):
-    """A packet's colour: its flow's marker (colour blind) when it has one, else the fixed colour."""
-    return mark(state, kind, t, size, 0, False) if kind >= 0 else fixed
+def _colour(kind, state, fixed, t, size, aware=False):
+    """A packet's colour: its flow's marker (colour blind, or colour aware with the fixed colour as the
+    pre-colour) when it has one, else the fixed colour."""
+    return mark(state, kind, t, size, fixed if aware else 0, aware) if kind >= 0 else fixed
 
 
 @njit(cache=True)
-def _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access):
-    """Let flow ``f`` send what its window allows now (toward R1) and keep its timer armed."""
+def _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, up, ufree, utx, ulim, udrop,
+          inwin):
+    """Let flow ``f`` send what its window allows now (toward its bottleneck queue) and keep its timer armed.
+    With uplinks (``utx`` > 0: one data segment's transmission time on them) the segments queue for the
+    uplink ``up[f]`` of the flow's node (a drop-tail FIFO holding ``ulim`` segments) before the access delay."""
     k = T.send_batch(S, SB, TS, f, t, cand, out)
     for j in range(k):
+        if utx > 0.0:
+            g = up[f]
+            if ufree[g] - t >= ulim * utx - 1e-12:
+                if inwin:
+                    udrop[f] += 1
+                continue
         pid = _alloc(free, nfree)
         p_f[pid] = f
         p_s[pid] = out[j]
-        _push(heap, ctr, t + access[f], 1, pid, 0)
+        if utx > 0.0:
+            ufree[g] = max(t, ufree[g]) + utx
+            _push(heap, ctr, ufree[g] + access[f], 1, pid, 0)
+        else:
+            _push(heap, ctr, t + access[f], 1, pid, 0)
     _arm(heap, ctr, S, f)
 
 
@@ -370,20 +601,41 @@ def _ack(heap, ctr, S, RB, f, trigger, t, p_f, p_s, p_ns, p_sack, free, nfree, s
 
 @njit(cache=True)
 def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, sack_blocks,
-         colour, mkind, mstate, acolour, akind, astate, loss, ack_loss,
-         fminth, fmaxth, fmaxp, fqi, fqf, rminth, rmaxth, rmaxp, rqi, rqf, duration, w0, w1, pool):
+         colour, mgroup, mkind, mstate, maware, acolour, akind, astate, loss, ack_loss,
+         fminth, fmaxth, fmaxp, fqi, fqf, rminth, rmaxth, rmaxp, rqi, rqf, duration, w0, w1, pool,
+         fdir, dmode, dcls, acls, cmin, cmax, cmaxp, cqi, cqf, cpol, cquant, dir_lv, lv_lo, lv_hi, ccap,
+         up, utx, ulim):
     np.random.seed(seed)
+    ufree = np.zeros(up.max() + 1 if up.shape[0] > 0 else 1)
+    udrop = np.zeros(S.shape[0])
     n = S.shape[0]
     W = SB.shape[1]
-    # packet pool: flow, seq/ack, nsack, sack blocks
+    # packet pool: flow, seq/ack, nsack, sack blocks; for class queues also size, colour, ACK or data
     p_f = np.zeros(pool, np.int64)
     p_s = np.zeros(pool, np.int64)
     p_ns = np.zeros(pool, np.int64)
     p_sack = np.zeros((pool, 8), np.int64)
+    p_size = np.zeros(pool)
+    p_col = np.zeros(pool, np.int64)
+    p_ack = np.zeros(pool, np.bool_)
     free = np.arange(pool - 1, -1, -1).astype(np.int64)
     nfree = np.array([pool], np.int64)
     fq_d, fq_r, fq_h, fq_s = _new_queue(fqi[0])
     rq_d, rq_r, rq_h, rq_s = _new_queue(rqi[0])
+    # class queues (both directions): float state as a FIFO's, [head, count], rings of packet ids, deficits;
+    # per direction the packet on the wire and its class; per level the class whose DRR turn it is
+    K = cmin.shape[0]
+    cs = np.zeros((K, 10))
+    ch = np.zeros((K, 2), np.int64)
+    cring = np.zeros((K, ccap), np.int64)
+    cdef = np.zeros(K)
+    lv_cur = lv_lo.copy()
+    lv_fresh = np.zeros(lv_lo.shape[0], np.int64)
+    wire = np.full(2, -1, np.int64)
+    wire_k = np.full(2, -1, np.int64)
+    rates = np.array([rate, rrate])
+    # per class: arrivals, drops, bytes sent, packets sent (in the window)
+    cst = np.zeros((K, 4))
     # statistics (per flow): 0 goodput segs, 1 throughput segs, 2 arrivals, 3 drops, 4 random losses,
     # 5 acks sent, 6 acks dropped, 7 acks delivered
     st = np.zeros((n, 8))
@@ -408,29 +660,86 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
         kind = ev[2]
         a = ev[3]
         inwin = t >= w0 and t <= w1
-        if kind == 1:  # data segment reaches R1's bottleneck queue
+        if kind == 1 or kind == 3:  # a data segment reaches its bottleneck queue (1), or an ACK (3)
             pid = a
             f = p_f[pid]
             packets += 1
-            c = _colour(mkind[f], mstate[f], colour[f], t, data_size)
-            if inwin:
-                st[f, 2] += 1
-                col_arr[c] += 1
-            if loss > 0.0 and np.random.random() < loss:
+            is_ack = kind == 3
+            if is_ack:
+                d = 1 - fdir[f]
+                nb = p_ns[pid]
+                size = 42.0 + (8.0 * nb + 4.0 if nb > 0 else 0.0)
+                c = _colour(akind[f], astate[f], acolour[f], t, size)
                 if inwin:
+                    st[f, 5] += 1
+                lost = ack_loss > 0.0 and np.random.random() < ack_loss
+            else:
+                d = fdir[f]
+                size = data_size
+                g = mgroup[f]
+                c = _colour(mkind[g], mstate[g], colour[f], t, data_size, maware)
+                if inwin:
+                    st[f, 2] += 1
+                    col_arr[c] += 1
+                lost = loss > 0.0 and np.random.random() < loss
+                if lost and inwin:
                     st[f, 4] += 1
+            ok = False
+            if not lost:
+                if dmode[d] == 0:
+                    if d == 0:
+                        dep = _admit(t, size, c, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth, fmaxp, fqi, fqf, rate)
+                    else:
+                        dep = _admit(t, size, c, rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rrate)
+                    if dep >= 0.0:
+                        ok = True
+                        _deliver(heap, ctr, pid, dep, is_ack, delay, access[f])
+                else:
+                    k = acls[f] if is_ack else dcls[f]
+                    if inwin:
+                        cst[k, 0] += 1
+                    p_size[pid] = size
+                    p_col[pid] = c
+                    p_ack[pid] = is_ack
+                    ok = _class_offer(t, pid, c, k, rates[d], cs, ch, cring, cmin, cmax, cmaxp, cqi, cqf, cpol,
+                                      wire_k[d])
+                    if not ok:
+                        if inwin:
+                            cst[k, 1] += 1
+                    elif wire[d] < 0:  # the link is idle: this packet goes on the wire now
+                        wire[d] = _class_pop(k, ch, cring, cs, p_col)
+                        wire_k[d] = k
+                        _push_departure(heap, t + 8.0 * size / rates[d], d)
+                if not ok and inwin:
+                    if is_ack:
+                        st[f, 6] += 1
+                    else:
+                        st[f, 3] += 1
+                        col_drop[c] += 1
+            elif is_ack and inwin:
+                st[f, 6] += 1
+            if not ok:
                 free[nfree[0]] = pid
                 nfree[0] += 1
-                continue
-            dep = _admit(t, data_size, c, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth, fmaxp, fqi, fqf, rate)
-            if dep < 0.0:
-                if inwin:
-                    st[f, 3] += 1
-                    col_drop[c] += 1
-                free[nfree[0]] = pid
-                nfree[0] += 1
-                continue
-            _push(heap, ctr, dep + delay, 2, pid, 0)
+        elif kind == 7:  # the packet on direction a's wire has left; the scheduler picks the next
+            d = a
+            pid = wire[d]
+            k = wire_k[d]
+            if inwin:
+                cst[k, 2] += p_size[pid]
+                cst[k, 3] += 1
+            if ch[k, 1] == 0:
+                cs[k, 9] = t
+            _deliver(heap, ctr, pid, t, p_ack[pid], delay, access[p_f[pid]])
+            k = _class_next(d, dir_lv, lv_lo, lv_hi, lv_cur, lv_fresh, ch, cring, cdef, cquant, p_size)
+            if k < 0:
+                wire[d] = -1
+                wire_k[d] = -1
+            else:
+                pid = _class_pop(k, ch, cring, cs, p_col)
+                wire[d] = pid
+                wire_k[d] = k
+                _push_departure(heap, t + 8.0 * p_size[pid] / rates[d], d)
         elif kind == 2:  # data segment at the receiver
             pid = a
             f = p_f[pid]
@@ -456,26 +765,6 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
             if ev[4] != int(S[f, T.DA_GEN]) or S[f, T.DA_ON] == 0.0:
                 continue
             _ack(heap, ctr, S, RB, f, -1, t, p_f, p_s, p_ns, p_sack, free, nfree, sack_blocks)
-        elif kind == 3:  # ACK reaches R2's reverse queue
-            pid = a
-            f = p_f[pid]
-            packets += 1
-            nb = p_ns[pid]
-            size = 42.0 + (8.0 * nb + 4.0 if nb > 0 else 0.0)
-            c = _colour(akind[f], astate[f], acolour[f], t, size)
-            if inwin:
-                st[f, 5] += 1
-            if ack_loss > 0.0 and np.random.random() < ack_loss:
-                dep = -1.0
-            else:
-                dep = _admit(t, size, c, rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rrate)
-            if dep < 0.0:
-                if inwin:
-                    st[f, 6] += 1
-                free[nfree[0]] = pid
-                nfree[0] += 1
-                continue
-            _push(heap, ctr, dep + delay + access[f], 4, pid, 0)
         elif kind == 4:  # ACK at the sender
             pid = a
             f = p_f[pid]
@@ -484,7 +773,8 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
             T.on_ack(S, SB, TS, f, t, p_s[pid], p_sack[pid], p_ns[pid], cand)
             free[nfree[0]] = pid
             nfree[0] += 1
-            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access)
+            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, up, ufree, utx, ulim, udrop,
+                  inwin)
         elif kind == 5:  # retransmission timer
             f = a
             if t != S[f, T.ARMED]:
@@ -496,13 +786,15 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                 _arm(heap, ctr, S, f)
                 continue
             T.on_timeout(S, SB, f, t, cand)
-            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access)
+            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, up, ufree, utx, ulim, udrop,
+                  inwin)
         else:  # start
             f = a
-            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access)
+            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, up, ufree, utx, ulim, udrop,
+                  inwin)
     for f in range(n):
         T._integrate(S, f, w1)
-    return st, col_arr, col_drop, packets, events
+    return st, col_arr, col_drop, packets, events, cst, udrop
 
 
 def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
@@ -522,7 +814,14 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
                                 base_rtt=net.base_rtt(), window=(net.warmup, net.duration),
                                 ssthresh_rule=net.ssthresh_rule)
     access = np.asarray(net.per_flow(net.access, "access"), float)
-    mkind, mstate = _markers(net, net.marker, "marker")
+    if net.marker_of:
+        mgroup = np.asarray(net.per_flow(net.marker_of, "marker_of"), np.int64)
+        if (mgroup < 0).any() or (mgroup >= max(len(net.marker), 1)).any():
+            raise ValueError("marker_of: an index into marker per flow")
+        mkind, mstate = _markers(net, net.marker, "marker", max(len(net.marker), 1))
+    else:
+        mgroup = np.arange(n, dtype=np.int64)
+        mkind, mstate = _markers(net, net.marker, "marker")
     akind, astate = _markers(net, net.ack_marker, "ack_marker")
     colour = np.asarray(net.per_flow(net.colour, "colour"), np.int64)
     acolour = np.asarray(net.per_flow(net.ack_colour, "ack_colour"), np.int64)
@@ -530,15 +829,20 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
         raise ValueError("colours are 0, 1 or 2")
     fq = _queue_arrays(net.fwd)
     rq = _queue_arrays(net.rev)
-    pool = n * (4 * net.rwnd + 16) + net.fwd.limit + net.rev.limit + 64
+    carr, order, cl = _classes(net)
+    up = np.asarray(net.per_flow(net.uplink_of, "uplink_of") if net.uplink_of else range(n), np.int64)
+    if net.uplink_rate < 0 or (up < 0).any():
+        raise ValueError("uplink_rate >= 0; uplink_of: a node index >= 0 per flow")
+    pool = n * (4 * net.rwnd + 16) + net.fwd.limit + net.rev.limit + 64 + sum(c.queue.limit + 1 for c in cl)
     rrate = float(net.rev_rate or net.rate)
     seed32 = int(np.random.SeedSequence(seed).generate_state(1)[0])
     t0 = time.perf_counter()
-    st, col_arr, col_drop, packets, events = _run(
+    st, col_arr, col_drop, packets, events, cst, udrop = _run(
         seed32, S, SB, TS, RB, access, float(net.delay), float(net.rate), rrate, int(net.mss), starts,
-        float(net.delack), int(min(net.sack_blocks, 4)), colour, mkind, mstate, acolour, akind, astate,
-        float(net.loss), float(net.ack_loss), *fq, *rq, float(net.duration), float(net.warmup),
-        float(net.duration), int(pool))
+        float(net.delack), int(min(net.sack_blocks, 4)), colour, mgroup, mkind, mstate, bool(net.marker_aware),
+        acolour, akind, astate, float(net.loss), float(net.ack_loss), *fq, *rq, float(net.duration),
+        float(net.warmup), float(net.duration), int(pool), *carr, up,
+        8.0 * (net.mss + HEADER) / net.uplink_rate if net.uplink_rate > 0 else 0.0, int(net.uplink_limit))
     wall = time.perf_counter() - t0
     win = net.duration - net.warmup
     bits = 8.0 * net.mss / win
@@ -548,8 +852,10 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
                    sent=S[:, T.N_SENT].copy(), retransmitted=S[:, T.N_RETX].copy(), timeouts=S[:, T.N_RTO].copy(),
                    recoveries=S[:, T.N_FR].copy(), cwnd_mean=S[:, T.CW_AREA] / win, cwnd_max=S[:, T.CW_MAX].copy(),
                    srtt=S[:, T.SRTT].copy(), completion=np.where(done >= 0, done - starts, np.nan),
-                   drops_by_colour=col_drop, arrivals_by_colour=col_arr)
-    return RunResult(fs, int(packets), int(events), wall, win)
+                   drops_by_colour=col_drop, arrivals_by_colour=col_arr, uplink_drops=udrop)
+    cs = {order[i]: ClassStats(cl[i].name, int(cst[i, 0]), int(cst[i, 1]), float(cst[i, 2]), int(cst[i, 3]),
+                               8.0 * float(cst[i, 2]) / win) for i in range(len(cl))}
+    return RunResult(fs, int(packets), int(events), wall, win, cs)
 
 
 def replicate(net: Dumbbell, replications: int, seed: int = 1) -> list[RunResult]:

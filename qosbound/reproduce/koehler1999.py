@@ -6,15 +6,19 @@ and for Poisson input (the numba marker), at several offered rates; (2) the
 drop curves of Table 5 (RIO) and Table 6 (n-RED) against the average queue;
 (3) per-precedence drop probabilities of ``examples/koehler1999.yaml`` at the
 loads of Table 2 (closed form, fixed average, and -- unless ``--quick`` is
-short -- the simulator with the float EWMA). The paper's results are TCP
-goodputs; the TCP experiments are not run here yet, so no printed goodput is compared.
+short -- the simulator with the float EWMA); (4) the TCP experiments of sections 4.1-4.2
+(:mod:`qosbound.reproduce.koehler1999_tcp`): the goodput of one connection by data and ACK class, Two-Bit
+DS (Premium queue with strict priority + RIO) and one AF class (trTCM + n-RED), at the loads of Table 2
+and the RTTs of Table 1, with replications and 95 % confidence intervals; ``--out`` draws Figures 4-7 in
+the paper's form (PNG + SVG). ``--quick`` runs 100 and 140 % load at 20 and 200 ms (5 replications of
+15 s); the full mode every load and RTT (6 replications of 40 s).
 
 Claims checked (:mod:`qosbound.reproduce.claims`): the yellow share Table 4's trTCM gives an
 edge node at its access rate (a documented finding: about 10 %, not 30 %); and from section 4.2 of the
 paper, on the drops of (3) by each method: the n-RED queue orders the drop
 precedences (AF11 dropped least, then AF12, then AF13) at every load, and as
 the load grows the highest precedence pays for it (AF13's drop rises with the
-load). A simulated value is judged against its confidence interval: a claim
+load); and the TCP claims of sections 4.1-4.2 (:func:`qosbound.reproduce.koehler1999_tcp.claims`). A simulated value is judged against its confidence interval: a claim
 fails only on a difference the interval resolves. Exit 0 when every claim is
 met, 1 otherwise.
 """
@@ -192,15 +196,67 @@ def claims(loads: list[dict]) -> list[C.Claim]:
     return out
 
 
+#: The TCP experiments of sections 4.1-4.2 (:mod:`qosbound.reproduce.koehler1999_tcp`): indices into Table 2's
+#: loads, Table 1's RTTs (ms), measured seconds, warm-up seconds, replications, observed connections per
+#: combination and side.
+TCP_QUICK = {"loads": (1, 5), "rtts": (20, 200), "window": 15.0, "warmup": 5.0, "reps": 5, "copies": 1}
+TCP_FULL = {"loads": (0, 1, 2, 3, 4, 5), "rtts": (20, 60, 100, 200), "window": 40.0, "warmup": 10.0, "reps": 6,
+            "copies": 1}
+TCP_SEED = 1999
+
+
+def _assumptions() -> list[str]:
+    from qosbound.reproduce.koehler1999_tcp import ASSUMPTIONS
+
+    return ASSUMPTIONS
+
+
+def tcp_sweep(quick: bool, seed: int = TCP_SEED) -> dict:
+    """The goodput sweep of sections 4.1-4.2 with the quick or the full settings."""
+    from qosbound.reproduce import koehler1999_tcp as K
+
+    s = TCP_QUICK if quick else TCP_FULL
+    return K.sweep(s["loads"], s["rtts"], s["warmup"] + s["window"], s["warmup"], s["reps"], seed=seed,
+                   copies=s["copies"])
+
+
+def tcp_section(quick: bool, out: str | None) -> tuple[dict, list, list[str]]:
+    """Sections 4.1-4.2: the sweep, its claims and (with ``out``) the figures."""
+    from qosbound.reproduce import koehler1999_tcp as K
+
+    sw = tcp_sweep(quick)
+    return sw, K.claims(sw), (K.plots(out, sw) if out else [])
+
+
+def _print_tcp(sw: dict) -> None:
+    from qosbound.reproduce import koehler1999_tcp as K
+
+    print(f"\nSections 4.1-4.2: goodput (kbit/s, mean [95 % CI half-width]) of one connection by data/ACK class; "
+          f"{sw['replications']} replications of {sw['duration_s'] - sw['warmup_s']:g} s (after "
+          f"{sw['warmup_s']:g} s), {2 * sw['copies']} connections per combination and run, {sw['packets']} packets")
+    for a in K.ASSUMPTIONS:
+        print(f"  ASSUMPTION: {a}")
+    for sc in K.SCENARIOS:
+        pts = [p for p in sw["points"] if p["scenario"] == sc]
+        print(f"  {'Two-Bit DS (Premium + RIO)' if sc == 'twobit' else 'one AF class (trTCM + n-RED)'}")
+        print("    load  RTT  " + "".join(f"{K.label(sc, i):>16}" for i in range(9)) + "   loss")
+        for p in pts:
+            cells = "".join(f"{g / 1e3:>9.0f} [{(h or 0) / 1e3:>4.0f}]"
+                            for g, h in zip(p["goodput_bit_s"], p["ci95_half_bit_s"]))
+            print(f"    {p['load_percent']:>3d} % {p['rtt_ms']:>3d} ms{cells}   {100 * p['loss_rate']:.1f} %")
+
+
 def run(args) -> int:
     quick = bool(getattr(args, "quick", False))
     mk = marker_rows(quick)
     curves = dropper_curves()
     loads = load_rows(quick)
-    checked = ([yellow_claim(mk)] if mk else []) + claims(loads)
+    sw, tcp_checked, files = tcp_section(quick, getattr(args, "out", None))
+    checked = ([yellow_claim(mk)] if mk else []) + claims(loads) + tcp_checked
     if getattr(args, "json", False):
         print(json.dumps(C.document("koehler1999", checked, trtcm=mk, avg_packets=AVG_POINTS, droppers=curves,
-                                    loads=loads), indent=2, allow_nan=False))
+                                    loads=loads, tcp=sw, assumptions=_assumptions(), figures=files), indent=2,
+                         allow_nan=False))
         return C.exit_code(checked)
     print("Koehler & Schaefer 1999, Table 4 trTCM (CIR 2, PIR 3 Mbit/s): colour fractions green/yellow/red")
     for r in mk:
@@ -214,6 +270,10 @@ def run(args) -> int:
         cf = "/".join(f"{x:.3g}" for x in r["closed_form"])
         sm = "/".join("-" if x is None else f"{x:.3g}" for x in r["simulated"])
         print(f"  {r['load_percent']:>3d} % ({r['bandwidth_mbit_s']:>5} Mbit/s)  fixed average {cf:<28} simulated {sm}")
+    if sw is not None:
+        _print_tcp(sw)
+    for f in files:
+        print(f"  wrote {f}")
     print()
-    C.print_table("Claims of Koehler & Schaefer 1999 (section 4.2) checked by qosbound", checked)
+    C.print_table("Claims of Koehler & Schaefer 1999 (sections 3, 4.1, 4.2) checked by qosbound", checked)
     return C.exit_code(checked)
