@@ -105,7 +105,7 @@ def main(argv=None) -> int:
         proc = qosbound("reproduce", paper, *extra, "--quiet", check=False)
         codes[paper] = proc.returncode
         md += [f"## {i}. `qosbound reproduce {paper} {' '.join(extra)}`".rstrip(), "", "```",
-               (proc.stdout or proc.stderr).rstrip()[-12000:], "```", f"(exit code {proc.returncode})", ""]
+               (proc.stdout or proc.stderr).rstrip(), "```", f"(exit code {proc.returncode})", ""]
     md += ["## Claims", "",
            "Each `qosbound reproduce` run above ends with its claim table (claim | paper | qosbound | verdict) and "
            "exits 1 when a claim is not met; a documented finding (qosbound differs from the paper, with the "

@@ -161,7 +161,7 @@ def print_table(title: str, claims: list[Claim], file=None) -> None:
         return f"[{notes.index(text) + 1}]"
 
     t = Table(title=title, title_justify="left")
-    t.add_column("claim (where)")
+    t.add_column("claim (where)", min_width=len("claim (where)"))  # the header never wraps
     t.add_column("paper", justify="right")
     t.add_column("qosbound", justify="right")
     t.add_column("verdict")
