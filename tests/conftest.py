@@ -1,4 +1,4 @@
-"""Test configuration: Hypothesis profiles.
+"""Test configuration: Hypothesis profiles, and the long tests first.
 
 The suite is deterministic by default, wherever it runs (CI, ``.ci/run`` on a
 laptop, a bare ``pytest``): the ``ci`` profile derives every test's examples
@@ -18,3 +18,16 @@ settings.register_profile("dev", deadline=None, print_blob=True)
 #: The profile in force: ``HYPOTHESIS_PROFILE`` if set (``ci`` or ``dev``), else the deterministic ``ci``.
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 settings.load_profile(PROFILE)
+
+
+#: Tests known to take a minute or more besides those marked ``slow``: the docs pages that run every command.
+_LONG_PREFIXES = ("tests/test_docs.py::test_page_runs_top_to_bottom",)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Run the long tests first (a stable sort: the order is otherwise unchanged and the same on every xdist
+    worker), so that with ``-n 2`` they spread over both workers instead of one of them finishing alone."""
+    def long(item) -> bool:
+        return item.get_closest_marker("slow") is not None or item.nodeid.startswith(_LONG_PREFIXES)
+
+    items.sort(key=lambda item: 0 if long(item) else 1)

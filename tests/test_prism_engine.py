@@ -200,7 +200,6 @@ def test_exact_mode_converts_huge_rationals(capsys):
     assert fraction_text(Fraction(3, 7)) == "3/7"
 
 
-@pytest.mark.slow
 def test_exact_check_of_the_committed_model_prints_without_traceback(capsys, tmp_path):
     """Storm's exact (rational) engine on the committed model, shrunk to Q_t = 3, PQ = 4 (445 states: the
     full 6,580-state chain takes about 5 CPU minutes in rational arithmetic); its values lie in the
