@@ -47,6 +47,18 @@ Node uplinks (``uplink_rate`` > 0): each flow's data segments first queue in its
 take the access delay. Markers may be shared by a node's flows (``marker_of``) and meter colour-aware
 (``marker_aware``: the flow's fixed colour is the pre-colour).
 
+Open-loop sources (``udp``, tuple of :class:`Udp`): CBR, Poisson or on-off UDP packets generated at a bottleneck
+queue (the source's access link is infinitely fast), offered to a class of either direction (or its FIFO) with a
+fixed colour or their own marker, from ``start`` to ``stop``. Each source's packets generated in the window are
+counted sent, dropped or delivered (``in_flight`` the rest at the end), and every delivered one's one-way delay is
+kept (``RunResult.udp``, :class:`UdpStats`: loss, mean, percentiles, jitter). With no sources and no ``then``
+chains the event loop draws the same random numbers and pushes the same events as without them: TCP-only results
+are unchanged. ``n`` may be 0 when there are sources.
+
+Client chains (``then``, ``think``): a flow whose ``starts`` is ``inf`` starts only when the flow naming it in
+``then`` has delivered its whole file, after an exponential think time of mean ``think`` (0: at once): a client
+fetching files one after another (HTTP/1.0, one connection per file), as WebStone's clients do.
+
 Simplifications (besides those of :mod:`qosbound.validation.tcp`):
 
 * Access links are infinitely fast (no serialization, no queue) unless node uplinks are set, and ACKs
@@ -66,7 +78,7 @@ order to the receiving application; throughput = payload bytes of every data seg
 reached the receiver (retransmissions and duplicates included); the bottleneck's data arrivals,
 queue drops and random losses; ACKs sent, dropped and delivered; segments sent, retransmitted,
 timeouts, fast recoveries; the time-average and largest ``cwnd``. A finite file's completion time
-is when its last segment reached the receiver in order.
+is from its flow's start to when its last segment reached the receiver in order.
 
 Speed: the event loop is one numba function with a binary heap; a FIFO's departures are computed
 when a packet is admitted (no departure events), so a data segment costs two events (arrival at
@@ -222,6 +234,8 @@ class Dumbbell:
     uplink_rate: float = 0.0  # bit/s of the senders' node uplinks (0: infinitely fast, no uplink queue)
     uplink_of: tuple = ()  # per flow: its sender's node (flows of one node share its uplink; default: own)
     uplink_limit: int = 1 << 30  # data segments an uplink holds (drop tail; default: unlimited)
+    then: tuple = ()  # per flow: the flow that starts when this one's file has arrived (-1: none; default: none)
+    think: float = 0.0  # s, mean exponential think time before a ``then`` flow starts (0: at once)
     udp: tuple = ()  # open-loop sources (:class:`Udp`), sharing the bottleneck queues with the TCP flows
     duration: float = 30.0
     warmup: float = 5.0
@@ -679,7 +693,7 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
          fminth, fmaxth, fmaxp, fqi, fqf, rminth, rmaxth, rmaxp, rqi, rqf, duration, w0, w1, pool,
          fdir, dmode, dcls, acls, cmin, cmax, cmaxp, cqi, cqf, cpol, cquant, dir_lv, lv_lo, lv_hi, ccap,
          up, utx, ulim, ukind, urate, usize, udir, ucls, ucol, umkind, umstate, ustart, ustop, uon, uoff, uacc,
-         ust, urec):
+         ust, urec, then, think, started):
     np.random.seed(seed)
     ufree = np.zeros(up.max() + 1 if up.shape[0] > 0 else 1)
     udrop = np.zeros(S.shape[0])
@@ -727,7 +741,8 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
     heapq.heappop(heap)
     ctr = np.zeros(1, np.int64)
     for f in range(n):
-        _push(heap, ctr, starts[f], 0, f, 0)
+        if starts[f] < np.inf:
+            _push(heap, ctr, starts[f], 0, f, 0)
     for u in range(nu):
         if ustart[u] <= ustop[u]:
             if ukind[u] == 2:
@@ -903,6 +918,8 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                 st[f, 0] += delivered
             if S[f, T.FILE] >= 0 and S[f, T.DONE_T] < 0 and S[f, T.RNXT] >= S[f, T.FILE]:
                 S[f, T.DONE_T] = t
+                if then[f] >= 0:  # the next file of this client (after a think time)
+                    _push(heap, ctr, t + (np.random.exponential(think) if think > 0.0 else 0.0), 0, then[f], 0)
             if ack_now == 0:
                 if S[f, T.DA_ON] == 0.0:
                     S[f, T.DA_ON] = 1.0
@@ -941,11 +958,12 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                   inwin)
         else:  # start
             f = a
+            started[f] = t
             _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, up, ufree, utx, ulim, udrop,
                   inwin)
     for f in range(n):
         T._integrate(S, f, w1)
-    return st, col_arr, col_drop, packets, events, cst, udrop, nrec
+    return st, col_arr, col_drop, packets, events, cst, udrop, nrec, started
 
 
 def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
@@ -957,8 +975,8 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
         raise ValueError("loss probabilities lie in [0, 1)")
     rng = np.random.default_rng(seed)
     starts = np.asarray(net.starts if net.starts is not None else rng.uniform(0, net.start_spread, n), float)
-    if starts.shape != (n,):
-        raise ValueError("starts: one per flow")
+    if starts.shape != (n,) or np.isnan(starts).any():
+        raise ValueError("starts: one per flow (inf: started only by another flow's ``then``)")
     W = 1 << int(math.ceil(math.log2(2 * net.rwnd + 2)))
     files = np.asarray(net.per_flow(net.files, "files"), float)
     S, SB, TS, RB = T.new_state(n, W, init_cwnd=net.init_cwnd, rwnd=net.rwnd, min_rto=net.min_rto, files=files,
@@ -991,12 +1009,17 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
     rrate = float(net.rev_rate or net.rate)
     seed32 = int(np.random.SeedSequence(seed).generate_state(1)[0])
     t0 = time.perf_counter()
-    st, col_arr, col_drop, packets, events, cst, udrop, nrec = _run(
+    then = np.asarray(net.per_flow(net.then, "then") if net.then else (-1,) * n, np.int64)
+    if ((then < -1) | (then >= n)).any() or net.think < 0:
+        raise ValueError("then: -1 or a flow index per flow; think >= 0")
+    started = np.where(np.isfinite(starts), starts, np.nan)
+    st, col_arr, col_drop, packets, events, cst, udrop, nrec, started = _run(
         seed32, S, SB, TS, RB, access, float(net.delay), float(net.rate), rrate, int(net.mss), starts,
         float(net.delack), int(min(net.sack_blocks, 4)), colour, mgroup, mkind, mstate, bool(net.marker_aware),
         acolour, akind, astate, float(net.loss), float(net.ack_loss), *fq, *rq, float(net.duration),
         float(net.warmup), float(net.duration), int(pool), *carr, up,
-        8.0 * (net.mss + HEADER) / net.uplink_rate if net.uplink_rate > 0 else 0.0, int(net.uplink_limit), *ua)
+        8.0 * (net.mss + HEADER) / net.uplink_rate if net.uplink_rate > 0 else 0.0, int(net.uplink_limit), *ua, then,
+        float(net.think), started)
     wall = time.perf_counter() - t0
     win = net.duration - net.warmup
     bits = 8.0 * net.mss / win
@@ -1005,7 +1028,7 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
                    random_losses=st[:, 4], ack_sent=st[:, 5], ack_dropped=st[:, 6], ack_delivered=st[:, 7],
                    sent=S[:, T.N_SENT].copy(), retransmitted=S[:, T.N_RETX].copy(), timeouts=S[:, T.N_RTO].copy(),
                    recoveries=S[:, T.N_FR].copy(), cwnd_mean=S[:, T.CW_AREA] / win, cwnd_max=S[:, T.CW_MAX].copy(),
-                   srtt=S[:, T.SRTT].copy(), completion=np.where(done >= 0, done - starts, np.nan),
+                   srtt=S[:, T.SRTT].copy(), completion=np.where(done >= 0, done - started, np.nan),
                    drops_by_colour=col_drop, arrivals_by_colour=col_arr, uplink_drops=udrop)
     cs = {order[i]: ClassStats(cl[i].name, int(cst[i, 0]), int(cst[i, 1]), float(cst[i, 2]), int(cst[i, 3]),
                                8.0 * float(cst[i, 2]) / win) for i in range(len(cl))}
