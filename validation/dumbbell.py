@@ -330,6 +330,7 @@ class UdpStats:
         return math.nan if self.window <= 0 else float(self.delivered_bytes * 8.0 / self.window)
 
     delivered_bytes: float = 0.0
+    times: np.ndarray = None  # s, generation time of each delivered packet (same order as ``delays``)
 
 
 @dataclass
@@ -1036,9 +1037,10 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
     us = []
     for u, src in enumerate(net.udp):
         mine = urec[urec[:, 0] == u]
-        delays = mine[np.argsort(mine[:, 1], kind="stable"), 2]
+        mine = mine[np.argsort(mine[:, 1], kind="stable")]
         us.append(UdpStats(src.name or f"udp{u}", int(ust[u, 0]), int(ust[u, 1]), int(ust[u, 2]),
-                           int(ust[u, 0] - ust[u, 1] - ust[u, 2]), delays, win, float(ust[u, 3])))
+                           int(ust[u, 0] - ust[u, 1] - ust[u, 2]), mine[:, 2].copy(), win, float(ust[u, 3]),
+                           mine[:, 1].copy()))
     return RunResult(fs, int(packets), int(events), wall, win, cs, us)
 
 
