@@ -601,6 +601,35 @@ def _class_pop(k, ch, cring, cs, p_col):
     return pid
 
 
+@njit(cache=True)
+def _enqueue(heap, t, pid, size, c, d, k, inwin, dmode, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth, fmaxp, fqi, fqf,
+             rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rates, cs, ch, cring, cmin, cmax, cmaxp, cqi, cqf,
+             cpol, wire, wire_k, p_size, p_col, cst):
+    """Offer packet ``pid`` (``size`` bytes, colour ``c``) to direction ``d``'s bottleneck: its FIFO (returns the
+    departure time, -1 when dropped) or its class ``k`` (returns -1 when dropped, -2 when queued; a packet that
+    finds the link idle goes on the wire at once, its departure event pushed). Counts the class's arrivals and
+    drops in the window."""
+    if dmode[d] == 0:
+        if d == 0:
+            dep = _admit(t, size, c, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth, fmaxp, fqi, fqf, rates[0])
+        else:
+            dep = _admit(t, size, c, rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rates[1])
+        return dep if dep >= 0.0 else -1.0
+    if inwin:
+        cst[k, 0] += 1
+    p_size[pid] = size
+    p_col[pid] = c
+    if not _class_offer(t, pid, c, k, rates[d], cs, ch, cring, cmin, cmax, cmaxp, cqi, cqf, cpol, wire_k[d]):
+        if inwin:
+            cst[k, 1] += 1
+        return -1.0
+    if wire[d] < 0:  # the link is idle: this packet goes on the wire now
+        wire[d] = _class_pop(k, ch, cring, cs, p_col)
+        wire_k[d] = k
+        _push_departure(heap, t + 8.0 * size / rates[d], d)
+    return -2.0
+
+
 @njit(cache=True, inline="always")
 def _deliver(heap, ctr, pid, t, is_ack, delay, acc):
     """A packet's last bit left the bottleneck at ``t``: a data segment reaches its receiver after the
@@ -786,30 +815,14 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                     st[f, 4] += 1
             ok = False
             if not lost:
-                if dmode[d] == 0:
-                    if d == 0:
-                        dep = _admit(t, size, c, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth, fmaxp, fqi, fqf, rate)
-                    else:
-                        dep = _admit(t, size, c, rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rrate)
-                    if dep >= 0.0:
-                        ok = True
-                        _deliver(heap, ctr, pid, dep, is_ack, delay, access[f])
-                else:
-                    k = acls[f] if is_ack else dcls[f]
-                    if inwin:
-                        cst[k, 0] += 1
-                    p_size[pid] = size
-                    p_col[pid] = c
-                    p_ack[pid] = is_ack
-                    ok = _class_offer(t, pid, c, k, rates[d], cs, ch, cring, cmin, cmax, cmaxp, cqi, cqf, cpol,
-                                      wire_k[d])
-                    if not ok:
-                        if inwin:
-                            cst[k, 1] += 1
-                    elif wire[d] < 0:  # the link is idle: this packet goes on the wire now
-                        wire[d] = _class_pop(k, ch, cring, cs, p_col)
-                        wire_k[d] = k
-                        _push_departure(heap, t + 8.0 * size / rates[d], d)
+                k = acls[f] if is_ack else dcls[f]
+                p_ack[pid] = is_ack
+                dep = _enqueue(heap, t, pid, size, c, d, k, inwin, dmode, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth,
+                               fmaxp, fqi, fqf, rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rates, cs, ch,
+                               cring, cmin, cmax, cmaxp, cqi, cqf, cpol, wire, wire_k, p_size, p_col, cst)
+                ok = dep != -1.0
+                if dep >= 0.0:
+                    _deliver(heap, ctr, pid, dep, is_ack, delay, access[f])
                 if not ok and inwin:
                     if is_ack:
                         st[f, 6] += 1
@@ -841,30 +854,13 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
             pid = _alloc(free, nfree)
             p_f[pid] = n + u
             p_t[pid] = t
-            ok = False
-            if dmode[d] == 0:
-                if d == 0:
-                    dep = _admit(t, size, c, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth, fmaxp, fqi, fqf, rate)
-                else:
-                    dep = _admit(t, size, c, rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rrate)
-                if dep >= 0.0:
-                    ok = True
-                    _push(heap, ctr, dep + delay + uacc[u], 9, pid, 0)
-            else:
-                k = ucls[u]
-                if inwin:
-                    cst[k, 0] += 1
-                p_size[pid] = size
-                p_col[pid] = c
-                p_ack[pid] = False
-                ok = _class_offer(t, pid, c, k, rates[d], cs, ch, cring, cmin, cmax, cmaxp, cqi, cqf, cpol, wire_k[d])
-                if not ok:
-                    if inwin:
-                        cst[k, 1] += 1
-                elif wire[d] < 0:
-                    wire[d] = _class_pop(k, ch, cring, cs, p_col)
-                    wire_k[d] = k
-                    _push_departure(heap, t + 8.0 * size / rates[d], d)
+            p_ack[pid] = False
+            dep = _enqueue(heap, t, pid, size, c, d, ucls[u], inwin, dmode, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth,
+                           fmaxp, fqi, fqf, rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rates, cs, ch,
+                           cring, cmin, cmax, cmaxp, cqi, cqf, cpol, wire, wire_k, p_size, p_col, cst)
+            ok = dep != -1.0
+            if dep >= 0.0:
+                _push(heap, ctr, dep + delay + uacc[u], 9, pid, 0)
             if not ok:
                 if inwin:
                     ust[u, 1] += 1
