@@ -101,8 +101,8 @@ from qosbound.validation import tcp as T
 from qosbound.validation.droppers import MODES, avg_index, colour_drop_prob, ewma_idle, update_averages
 from qosbound.validation.markers import KINDS, mark, new_state
 
-__all__ = ["Queue", "Marker", "Class", "Udp", "Dumbbell", "FlowStats", "ClassStats", "UdpStats", "RunResult", "simulate",
-           "replicate", "HEADER"]
+__all__ = ["Queue", "Marker", "Class", "Udp", "Dumbbell", "FlowStats", "ClassStats", "UdpStats", "RunResult",
+           "simulate", "replicate", "HEADER"]
 
 HEADER = 42  # PPP 2 + IPv4 20 + TCP 20 bytes
 
@@ -967,7 +967,8 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
     """One run of the dumbbell (see the module docstring)."""
     n = net.n
     if n < (0 if net.udp else 1) or net.rate <= 0 or net.mss <= 0 or not 0 <= net.warmup < net.duration:
-        raise ValueError("invalid dumbbell: n >= 1 (0 with open-loop sources), positive rate and mss, 0 <= warmup < duration")
+        raise ValueError("invalid dumbbell: n >= 1 (0 with open-loop sources), positive rate and mss, "
+                         "0 <= warmup < duration")
     if not (0 <= net.loss < 1 and 0 <= net.ack_loss < 1):
         raise ValueError("loss probabilities lie in [0, 1)")
     rng = np.random.default_rng(seed)

@@ -279,7 +279,8 @@ def print_results(res: dict) -> None:
             cells = []
             for k, _, s, fmt in cols:
                 mean, h = res[(case, m)][k]
-                cells.append((fmt.format(mean * s) + (" +- " + fmt.format(h * s) if math.isfinite(h) else "")).rjust(20))
+                hw = " +- " + fmt.format(h * s) if math.isfinite(h) else ""
+                cells.append((fmt.format(mean * s) + hw).rjust(20))
             print(f"{case:<7}" + "".join(cells))
 
 
