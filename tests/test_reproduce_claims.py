@@ -97,7 +97,9 @@ def test_ferrari2001_broken_claim_exits_1(monkeypatch, capsys):
 def test_takeo2003_claims_and_a_broken_one(monkeypatch, capsys):
     monkeypatch.setattr(takeo2003, "approximations", lambda quick=False: _fake_approximations())
     code, doc = _json(capsys, "takeo2003", "--quick")
-    assert code == 0 and len(doc["claims"]) == 18 and all(c["verdict"] == C.REPRODUCED for c in doc["claims"])
+    table_v = [c for c in doc["claims"] if c["source"] == "Table V"]
+    assert code == 0 and len(table_v) == 18 and all(c["verdict"] == C.REPRODUCED for c in table_v)
+    assert all(c["verdict"] != C.NOT_MET for c in doc["claims"])  # the network rows of section IV too
     ref = takeo2003.reference()
     ref["table_V"]["cases"]["case2"]["printed"]["AF3"] = 700       # a printed value qosbound does not give
     monkeypatch.setattr(takeo2003, "reference", lambda: ref)
@@ -115,12 +117,15 @@ def _fake_approximations():
 @pytest.mark.slow
 def test_takeo2003_and_koehler1999_quick_runs_meet_every_claim(capsys):
     """The two AF targets, quick, for real: exit 0, every claim reproduced (koehler1999's yellow share: a finding)."""
-    for paper, n in (("takeo2003", 18), ("koehler1999", 16)):
+    for paper, n in (("takeo2003", 25), ("koehler1999", 16)):
         code, doc = _json(capsys, paper, "--quick")
         assert code == 0, [c for c in doc["claims"] if c["verdict"] == C.NOT_MET]
         # koehler1999's first row is the trTCM's yellow share, a documented finding (tests/test_koehler_yellow.py);
         # its last 11 rows are the TCP claims of sections 4.1-4.2 (tests/test_koehler_tcp.py)
-        rest = doc["claims"][1:5] if paper == "koehler1999" else doc["claims"]
+        # takeo2003's HTML transfer time and throughput rows (Figs. 3-4) are documented findings
+        # (tests/test_reproduce_takeo_net.py)
+        rest = doc["claims"][1:5] if paper == "koehler1999" else [c for c in doc["claims"] if c["source"] not in
+                                                                   ("Fig. 3", "Fig. 4")]
         assert len(doc["claims"]) == n and all(c["verdict"] == C.REPRODUCED for c in rest)
 
 

@@ -47,6 +47,18 @@ Node uplinks (``uplink_rate`` > 0): each flow's data segments first queue in its
 take the access delay. Markers may be shared by a node's flows (``marker_of``) and meter colour-aware
 (``marker_aware``: the flow's fixed colour is the pre-colour).
 
+Open-loop sources (``udp``, tuple of :class:`Udp`): CBR, Poisson or on-off UDP packets generated at a bottleneck
+queue (the source's access link is infinitely fast), offered to a class of either direction (or its FIFO) with a
+fixed colour or their own marker, from ``start`` to ``stop``. Each source's packets generated in the window are
+counted sent, dropped or delivered (``in_flight`` the rest at the end), and every delivered one's one-way delay is
+kept (``RunResult.udp``, :class:`UdpStats`: loss, mean, percentiles, jitter). With no sources and no ``then``
+chains the event loop draws the same random numbers and pushes the same events as without them: TCP-only results
+are unchanged. ``n`` may be 0 when there are sources.
+
+Client chains (``then``, ``think``): a flow whose ``starts`` is ``inf`` starts only when the flow naming it in
+``then`` has delivered its whole file, after an exponential think time of mean ``think`` (0: at once): a client
+fetching files one after another (HTTP/1.0, one connection per file), as WebStone's clients do.
+
 Simplifications (besides those of :mod:`qosbound.validation.tcp`):
 
 * Access links are infinitely fast (no serialization, no queue) unless node uplinks are set, and ACKs
@@ -66,7 +78,7 @@ order to the receiving application; throughput = payload bytes of every data seg
 reached the receiver (retransmissions and duplicates included); the bottleneck's data arrivals,
 queue drops and random losses; ACKs sent, dropped and delivered; segments sent, retransmitted,
 timeouts, fast recoveries; the time-average and largest ``cwnd``. A finite file's completion time
-is when its last segment reached the receiver in order.
+is from its flow's start to when its last segment reached the receiver in order.
 
 Speed: the event loop is one numba function with a binary heap; a FIFO's departures are computed
 when a packet is admitted (no departure events), so a data segment costs two events (arrival at
@@ -89,12 +101,14 @@ from qosbound.validation import tcp as T
 from qosbound.validation.droppers import MODES, avg_index, colour_drop_prob, ewma_idle, update_averages
 from qosbound.validation.markers import KINDS, mark, new_state
 
-__all__ = ["Queue", "Marker", "Class", "Dumbbell", "FlowStats", "ClassStats", "RunResult", "simulate", "replicate", "HEADER"]
+__all__ = ["Queue", "Marker", "Class", "Udp", "Dumbbell", "FlowStats", "ClassStats", "UdpStats", "RunResult",
+           "simulate", "replicate", "HEADER"]
 
 HEADER = 42  # PPP 2 + IPv4 20 + TCP 20 bytes
 
-# event kinds
+# event kinds (7: a class link's departure; 8: an open-loop packet generated at its queue; 9: delivered)
 _START, _FWD_ARR, _RX_DATA, _REV_ARR, _RX_ACK, _RTO, _DELACK = range(7)
+UDP_KINDS = {"cbr": 0, "poisson": 1, "onoff": 2}
 
 
 @dataclass(frozen=True)
@@ -156,6 +170,34 @@ class Class:
 
 
 @dataclass(frozen=True)
+class Udp:
+    """An open-loop (UDP) source at one end of the bottleneck.
+
+    ``kind``: ``"cbr"`` (one ``size``-byte packet every ``8 size / rate`` s from ``start``), ``"poisson"``
+    (exponential gaps of mean ``8 size / rate``) or ``"onoff"`` (CBR at ``rate`` during exponential on periods
+    of mean ``on`` s, silent for exponential off periods of mean ``off`` s; an on period starts with a packet;
+    the mean rate is ``rate on / (on + off)``). ``size``: bytes on the wire (the bottleneck's packet size).
+    Packets are generated until ``stop`` (default: the end of the run) and offered to the bottleneck queue of
+    ``direction`` (0 R1 -> R2, 1 R2 -> R1), class ``cls`` of that direction's classes; their colour is the
+    ``marker``'s (colour blind) or the fixed ``colour``. ``access``: one-way delay added after the bottleneck
+    (the sender sits at the router, its access link at the far side is infinitely fast)."""
+
+    kind: str = "cbr"
+    rate: float = 64e3  # bit/s (the peak rate of an on-off source)
+    size: int = 200  # bytes on the wire
+    direction: int = 0
+    cls: int = 0
+    colour: int = 0
+    marker: Marker | None = None
+    start: float = 0.0
+    stop: float = math.inf
+    on: float = 0.352  # s, mean on period (onoff)
+    off: float = 0.650  # s, mean off period (onoff)
+    access: float = 0.0
+    name: str = ""
+
+
+@dataclass(frozen=True)
 class Dumbbell:
     """The network and the flows (SI units: bit/s, s, bytes)."""
 
@@ -192,6 +234,9 @@ class Dumbbell:
     uplink_rate: float = 0.0  # bit/s of the senders' node uplinks (0: infinitely fast, no uplink queue)
     uplink_of: tuple = ()  # per flow: its sender's node (flows of one node share its uplink; default: own)
     uplink_limit: int = 1 << 30  # data segments an uplink holds (drop tail; default: unlimited)
+    then: tuple = ()  # per flow: the flow that starts when this one's file has arrived (-1: none; default: none)
+    think: float = 0.0  # s, mean exponential think time before a ``then`` flow starts (0: at once)
+    udp: tuple = ()  # open-loop sources (:class:`Udp`), sharing the bottleneck queues with the TCP flows
     duration: float = 30.0
     warmup: float = 5.0
 
@@ -246,6 +291,49 @@ class ClassStats:
 
 
 @dataclass
+class UdpStats:
+    """One open-loop source's packets generated in the measurement window: ``sent``, ``dropped`` (policer,
+    dropper, full buffer), ``delivered``; ``in_flight`` still queued or on the link when the run ended (neither
+    lost nor delivered). ``delays``: one-way delay (s, generation to the last bit at the receiver plus the
+    link and access delays) of every delivered packet in the order they were sent."""
+
+    name: str
+    sent: int
+    dropped: int
+    delivered: int
+    in_flight: int
+    delays: np.ndarray
+    window: float
+
+    @property
+    def loss(self) -> float:
+        """Dropped over the packets whose fate is known (sent less those in flight at the end)."""
+        done = self.sent - self.in_flight
+        return self.dropped / done if done else 0.0
+
+    @property
+    def mean_delay(self) -> float:
+        return float(self.delays.mean()) if self.delays.size else math.nan
+
+    def percentile(self, q: float) -> float:
+        """The ``q``-th percentile (0..100) of the one-way delay (s)."""
+        return float(np.percentile(self.delays, q)) if self.delays.size else math.nan
+
+    @property
+    def jitter(self) -> float:
+        """Mean absolute difference of the delays of consecutive delivered packets (s; IPDV, RFC 3393)."""
+        return float(np.abs(np.diff(self.delays)).mean()) if self.delays.size > 1 else 0.0
+
+    @property
+    def throughput(self) -> float:
+        """Bit/s delivered (wire bytes) over the window."""
+        return math.nan if self.window <= 0 else float(self.delivered_bytes * 8.0 / self.window)
+
+    delivered_bytes: float = 0.0
+    times: np.ndarray = None  # s, generation time of each delivered packet (same order as ``delays``)
+
+
+@dataclass
 class RunResult:
     flows: FlowStats
     packets: int  # packets that entered the dumbbell (data at R1 + ACKs at R2), whole run
@@ -253,6 +341,7 @@ class RunResult:
     wall: float  # s of wall-clock time in the event loop
     window: float  # s measured
     classes: dict = field(default_factory=dict)  # (direction, class index) -> ClassStats (class queues only)
+    udp: list = field(default_factory=list)  # UdpStats per open-loop source
 
     @property
     def loss_rate(self) -> float:
@@ -512,6 +601,35 @@ def _class_pop(k, ch, cring, cs, p_col):
     return pid
 
 
+@njit(cache=True)
+def _enqueue(heap, t, pid, size, c, d, k, inwin, dmode, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth, fmaxp, fqi, fqf,
+             rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rates, cs, ch, cring, cmin, cmax, cmaxp, cqi, cqf,
+             cpol, wire, wire_k, p_size, p_col, cst):
+    """Offer packet ``pid`` (``size`` bytes, colour ``c``) to direction ``d``'s bottleneck: its FIFO (returns the
+    departure time, -1 when dropped) or its class ``k`` (returns -1 when dropped, -2 when queued; a packet that
+    finds the link idle goes on the wire at once, its departure event pushed). Counts the class's arrivals and
+    drops in the window."""
+    if dmode[d] == 0:
+        if d == 0:
+            dep = _admit(t, size, c, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth, fmaxp, fqi, fqf, rates[0])
+        else:
+            dep = _admit(t, size, c, rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rates[1])
+        return dep if dep >= 0.0 else -1.0
+    if inwin:
+        cst[k, 0] += 1
+    p_size[pid] = size
+    p_col[pid] = c
+    if not _class_offer(t, pid, c, k, rates[d], cs, ch, cring, cmin, cmax, cmaxp, cqi, cqf, cpol, wire_k[d]):
+        if inwin:
+            cst[k, 1] += 1
+        return -1.0
+    if wire[d] < 0:  # the link is idle: this packet goes on the wire now
+        wire[d] = _class_pop(k, ch, cring, cs, p_col)
+        wire_k[d] = k
+        _push_departure(heap, t + 8.0 * size / rates[d], d)
+    return -2.0
+
+
 @njit(cache=True, inline="always")
 def _deliver(heap, ctr, pid, t, is_ack, delay, acc):
     """A packet's last bit left the bottleneck at ``t``: a data segment reaches its receiver after the
@@ -604,7 +722,8 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
          colour, mgroup, mkind, mstate, maware, acolour, akind, astate, loss, ack_loss,
          fminth, fmaxth, fmaxp, fqi, fqf, rminth, rmaxth, rmaxp, rqi, rqf, duration, w0, w1, pool,
          fdir, dmode, dcls, acls, cmin, cmax, cmaxp, cqi, cqf, cpol, cquant, dir_lv, lv_lo, lv_hi, ccap,
-         up, utx, ulim):
+         up, utx, ulim, ukind, urate, usize, udir, ucls, ucol, umkind, umstate, ustart, ustop, uon, uoff, uacc,
+         ust, urec, then, think, started):
     np.random.seed(seed)
     ufree = np.zeros(up.max() + 1 if up.shape[0] > 0 else 1)
     udrop = np.zeros(S.shape[0])
@@ -618,6 +737,10 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
     p_size = np.zeros(pool)
     p_col = np.zeros(pool, np.int64)
     p_ack = np.zeros(pool, np.bool_)
+    p_t = np.zeros(pool)  # generation time of an open-loop packet
+    nu = ukind.shape[0]
+    u_end = np.zeros(nu)  # end of an on-off source's current on period
+    nrec = 0
     free = np.arange(pool - 1, -1, -1).astype(np.int64)
     nfree = np.array([pool], np.int64)
     fq_d, fq_r, fq_h, fq_s = _new_queue(fqi[0])
@@ -648,7 +771,13 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
     heapq.heappop(heap)
     ctr = np.zeros(1, np.int64)
     for f in range(n):
-        _push(heap, ctr, starts[f], 0, f, 0)
+        if starts[f] < np.inf:
+            _push(heap, ctr, starts[f], 0, f, 0)
+    for u in range(nu):
+        if ustart[u] <= ustop[u]:
+            if ukind[u] == 2:
+                u_end[u] = ustart[u] + np.random.exponential(uon[u])
+            _push(heap, ctr, ustart[u], 8, u, 0)
     packets = 0
     events = 0
     while len(heap) > 0:
@@ -686,30 +815,14 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                     st[f, 4] += 1
             ok = False
             if not lost:
-                if dmode[d] == 0:
-                    if d == 0:
-                        dep = _admit(t, size, c, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth, fmaxp, fqi, fqf, rate)
-                    else:
-                        dep = _admit(t, size, c, rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rrate)
-                    if dep >= 0.0:
-                        ok = True
-                        _deliver(heap, ctr, pid, dep, is_ack, delay, access[f])
-                else:
-                    k = acls[f] if is_ack else dcls[f]
-                    if inwin:
-                        cst[k, 0] += 1
-                    p_size[pid] = size
-                    p_col[pid] = c
-                    p_ack[pid] = is_ack
-                    ok = _class_offer(t, pid, c, k, rates[d], cs, ch, cring, cmin, cmax, cmaxp, cqi, cqf, cpol,
-                                      wire_k[d])
-                    if not ok:
-                        if inwin:
-                            cst[k, 1] += 1
-                    elif wire[d] < 0:  # the link is idle: this packet goes on the wire now
-                        wire[d] = _class_pop(k, ch, cring, cs, p_col)
-                        wire_k[d] = k
-                        _push_departure(heap, t + 8.0 * size / rates[d], d)
+                k = acls[f] if is_ack else dcls[f]
+                p_ack[pid] = is_ack
+                dep = _enqueue(heap, t, pid, size, c, d, k, inwin, dmode, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth,
+                               fmaxp, fqi, fqf, rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rates, cs, ch,
+                               cring, cmin, cmax, cmaxp, cqi, cqf, cpol, wire, wire_k, p_size, p_col, cst)
+                ok = dep != -1.0
+                if dep >= 0.0:
+                    _deliver(heap, ctr, pid, dep, is_ack, delay, access[f])
                 if not ok and inwin:
                     if is_ack:
                         st[f, 6] += 1
@@ -721,6 +834,53 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
             if not ok:
                 free[nfree[0]] = pid
                 nfree[0] += 1
+        elif kind == 8:  # open-loop source a generates packet number ev[4] at its queue
+            u = a
+            gap = 8.0 * usize[u] / urate[u]
+            nxt = ustart[u] + (ev[4] + 1) * gap if ukind[u] == 0 else t + (
+                np.random.exponential(gap) if ukind[u] == 1 else gap)
+            if ukind[u] == 2:
+                while nxt >= u_end[u]:  # the on period ends: an off period, then the next on period
+                    nxt = u_end[u] + np.random.exponential(uoff[u])
+                    u_end[u] = nxt + np.random.exponential(uon[u])
+            if nxt <= ustop[u]:
+                _push(heap, ctr, nxt, 8, u, ev[4] + 1)
+            packets += 1
+            d = udir[u]
+            size = usize[u]
+            c = mark(umstate[u], umkind[u], t, size, 0, False) if umkind[u] >= 0 else ucol[u]
+            if inwin:
+                ust[u, 0] += 1
+            pid = _alloc(free, nfree)
+            p_f[pid] = n + u
+            p_t[pid] = t
+            p_ack[pid] = False
+            dep = _enqueue(heap, t, pid, size, c, d, ucls[u], inwin, dmode, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth,
+                           fmaxp, fqi, fqf, rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rates, cs, ch,
+                           cring, cmin, cmax, cmaxp, cqi, cqf, cpol, wire, wire_k, p_size, p_col, cst)
+            ok = dep != -1.0
+            if dep >= 0.0:
+                _push(heap, ctr, dep + delay + uacc[u], 9, pid, 0)
+            if not ok:
+                if inwin:
+                    ust[u, 1] += 1
+                free[nfree[0]] = pid
+                nfree[0] += 1
+        elif kind == 9:  # an open-loop packet reaches its receiver
+            pid = a
+            u = p_f[pid] - n
+            g = p_t[pid]
+            if g >= w0 and g <= w1:
+                ust[u, 2] += 1
+                ust[u, 3] += usize[u]
+                if nrec >= urec.shape[0]:
+                    raise RuntimeError("open-loop delay record full")
+                urec[nrec, 0] = u
+                urec[nrec, 1] = g
+                urec[nrec, 2] = t - g
+                nrec += 1
+            free[nfree[0]] = pid
+            nfree[0] += 1
         elif kind == 7:  # the packet on direction a's wire has left; the scheduler picks the next
             d = a
             pid = wire[d]
@@ -730,7 +890,10 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                 cst[k, 3] += 1
             if ch[k, 1] == 0:
                 cs[k, 9] = t
-            _deliver(heap, ctr, pid, t, p_ack[pid], delay, access[p_f[pid]])
+            if p_f[pid] >= n:  # an open-loop packet
+                _push(heap, ctr, t + delay + uacc[p_f[pid] - n], 9, pid, 0)
+            else:
+                _deliver(heap, ctr, pid, t, p_ack[pid], delay, access[p_f[pid]])
             k = _class_next(d, dir_lv, lv_lo, lv_hi, lv_cur, lv_fresh, ch, cring, cdef, cquant, p_size)
             if k < 0:
                 wire[d] = -1
@@ -752,6 +915,8 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                 st[f, 0] += delivered
             if S[f, T.FILE] >= 0 and S[f, T.DONE_T] < 0 and S[f, T.RNXT] >= S[f, T.FILE]:
                 S[f, T.DONE_T] = t
+                if then[f] >= 0:  # the next file of this client (after a think time)
+                    _push(heap, ctr, t + (np.random.exponential(think) if think > 0.0 else 0.0), 0, then[f], 0)
             if ack_now == 0:
                 if S[f, T.DA_ON] == 0.0:
                     S[f, T.DA_ON] = 1.0
@@ -790,24 +955,26 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                   inwin)
         else:  # start
             f = a
+            started[f] = t
             _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, up, ufree, utx, ulim, udrop,
                   inwin)
     for f in range(n):
         T._integrate(S, f, w1)
-    return st, col_arr, col_drop, packets, events, cst, udrop
+    return st, col_arr, col_drop, packets, events, cst, udrop, nrec, started
 
 
 def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
     """One run of the dumbbell (see the module docstring)."""
     n = net.n
-    if n < 1 or net.rate <= 0 or net.mss <= 0 or not 0 <= net.warmup < net.duration:
-        raise ValueError("invalid dumbbell: n >= 1, positive rate and mss, 0 <= warmup < duration")
+    if n < (0 if net.udp else 1) or net.rate <= 0 or net.mss <= 0 or not 0 <= net.warmup < net.duration:
+        raise ValueError("invalid dumbbell: n >= 1 (0 with open-loop sources), positive rate and mss, "
+                         "0 <= warmup < duration")
     if not (0 <= net.loss < 1 and 0 <= net.ack_loss < 1):
         raise ValueError("loss probabilities lie in [0, 1)")
     rng = np.random.default_rng(seed)
     starts = np.asarray(net.starts if net.starts is not None else rng.uniform(0, net.start_spread, n), float)
-    if starts.shape != (n,):
-        raise ValueError("starts: one per flow")
+    if starts.shape != (n,) or np.isnan(starts).any():
+        raise ValueError("starts: one per flow (inf: started only by another flow's ``then``)")
     W = 1 << int(math.ceil(math.log2(2 * net.rwnd + 2)))
     files = np.asarray(net.per_flow(net.files, "files"), float)
     S, SB, TS, RB = T.new_state(n, W, init_cwnd=net.init_cwnd, rwnd=net.rwnd, min_rto=net.min_rto, files=files,
@@ -834,15 +1001,23 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
     if net.uplink_rate < 0 or (up < 0).any():
         raise ValueError("uplink_rate >= 0; uplink_of: a node index >= 0 per flow")
     pool = n * (4 * net.rwnd + 16) + net.fwd.limit + net.rev.limit + 64 + sum(c.queue.limit + 1 for c in cl)
+    ua = _udp_arrays(net, order)
+    if net.udp:  # open-loop packets on the links (queues are counted above)
+        pool += sum(int(math.ceil(u.rate * (net.delay + u.access) / (8.0 * u.size))) + 2 for u in net.udp)
     rrate = float(net.rev_rate or net.rate)
     seed32 = int(np.random.SeedSequence(seed).generate_state(1)[0])
     t0 = time.perf_counter()
-    st, col_arr, col_drop, packets, events, cst, udrop = _run(
+    then = np.asarray(net.per_flow(net.then, "then") if net.then else (-1,) * n, np.int64)
+    if ((then < -1) | (then >= n)).any() or net.think < 0:
+        raise ValueError("then: -1 or a flow index per flow; think >= 0")
+    started = np.where(np.isfinite(starts), starts, np.nan)
+    st, col_arr, col_drop, packets, events, cst, udrop, nrec, started = _run(
         seed32, S, SB, TS, RB, access, float(net.delay), float(net.rate), rrate, int(net.mss), starts,
         float(net.delack), int(min(net.sack_blocks, 4)), colour, mgroup, mkind, mstate, bool(net.marker_aware),
         acolour, akind, astate, float(net.loss), float(net.ack_loss), *fq, *rq, float(net.duration),
         float(net.warmup), float(net.duration), int(pool), *carr, up,
-        8.0 * (net.mss + HEADER) / net.uplink_rate if net.uplink_rate > 0 else 0.0, int(net.uplink_limit))
+        8.0 * (net.mss + HEADER) / net.uplink_rate if net.uplink_rate > 0 else 0.0, int(net.uplink_limit), *ua, then,
+        float(net.think), started)
     wall = time.perf_counter() - t0
     win = net.duration - net.warmup
     bits = 8.0 * net.mss / win
@@ -851,11 +1026,56 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
                    random_losses=st[:, 4], ack_sent=st[:, 5], ack_dropped=st[:, 6], ack_delivered=st[:, 7],
                    sent=S[:, T.N_SENT].copy(), retransmitted=S[:, T.N_RETX].copy(), timeouts=S[:, T.N_RTO].copy(),
                    recoveries=S[:, T.N_FR].copy(), cwnd_mean=S[:, T.CW_AREA] / win, cwnd_max=S[:, T.CW_MAX].copy(),
-                   srtt=S[:, T.SRTT].copy(), completion=np.where(done >= 0, done - starts, np.nan),
+                   srtt=S[:, T.SRTT].copy(), completion=np.where(done >= 0, done - started, np.nan),
                    drops_by_colour=col_drop, arrivals_by_colour=col_arr, uplink_drops=udrop)
     cs = {order[i]: ClassStats(cl[i].name, int(cst[i, 0]), int(cst[i, 1]), float(cst[i, 2]), int(cst[i, 3]),
                                8.0 * float(cst[i, 2]) / win) for i in range(len(cl))}
-    return RunResult(fs, int(packets), int(events), wall, win, cs)
+    ust, urec = ua[-2], ua[-1][:nrec]
+    us = []
+    for u, src in enumerate(net.udp):
+        mine = urec[urec[:, 0] == u]
+        mine = mine[np.argsort(mine[:, 1], kind="stable")]
+        us.append(UdpStats(src.name or f"udp{u}", int(ust[u, 0]), int(ust[u, 1]), int(ust[u, 2]),
+                           int(ust[u, 0] - ust[u, 1] - ust[u, 2]), mine[:, 2].copy(), win, float(ust[u, 3]),
+                           mine[:, 1].copy()))
+    return RunResult(fs, int(packets), int(events), wall, win, cs, us)
+
+
+def _udp_arrays(net: Dumbbell, order):
+    """The open-loop sources as arrays for the event loop, each one's class as an index into the internal
+    classes, and the empty statistics (per source: sent, dropped, delivered, bytes) and delay record."""
+    where = {o: i for i, o in enumerate(order)}
+    m = len(net.udp)
+    ukind = np.zeros(m, np.int64)
+    ucls = np.zeros(m, np.int64)
+    f = np.zeros((9, m))  # rate, size, start, stop, on, off, access, direction, colour
+    mk = np.full(m, -1, np.int64)
+    ms = np.zeros((m, 7))
+    cap = 16
+    win = net.duration - net.warmup
+    for i, u in enumerate(net.udp):
+        if not isinstance(u, Udp):
+            raise ValueError("udp holds Udp objects")
+        if u.kind not in UDP_KINDS:
+            raise ValueError(f"udp {i}: kind one of {sorted(UDP_KINDS)}")
+        if not (u.rate > 0 and u.size > 0 and u.start >= 0 and u.access >= 0 and u.direction in (0, 1)
+                and u.colour in (0, 1, 2) and (u.kind != "onoff" or (u.on > 0 and u.off > 0))):
+            raise ValueError(f"udp {i}: rate and size > 0, start and access >= 0, direction 0 or 1, colour 0..2, "
+                             "on and off > 0")
+        ukind[i] = UDP_KINDS[u.kind]
+        classes = (net.fwd_classes, net.rev_classes)[u.direction]
+        if classes:
+            if (u.direction, u.cls) not in where:
+                raise ValueError(f"udp {i}: class {u.cls} does not exist in direction {u.direction}")
+            ucls[i] = where[(u.direction, u.cls)]
+        f[:, i] = (u.rate, u.size, u.start, min(u.stop, net.duration), u.on, u.off, u.access, u.direction, u.colour)
+        if u.marker is not None:
+            mk[i] = KINDS[u.marker.kind]
+            ms[i] = u.marker.state()
+        expect = u.rate * win / (8.0 * u.size)
+        cap += int(expect + 10.0 * math.sqrt(expect) + 100) if u.kind == "poisson" else int(expect) + 2
+    return (ukind, f[0].copy(), f[1].copy(), f[7].astype(np.int64), ucls, f[8].astype(np.int64), mk, ms, f[2].copy(),
+            f[3].copy(), f[4].copy(), f[5].copy(), f[6].copy(), np.zeros((m, 4)), np.zeros((cap, 3)))
 
 
 def replicate(net: Dumbbell, replications: int, seed: int = 1) -> list[RunResult]:

@@ -9,9 +9,16 @@ per-precedence drop probabilities of the two closed-form approximations
 alpha = 2^-9 -- how far each approximation is from the real average (no
 printed number to compare with: shown, not judged).
 
+(4) The six cases of Table V as a network (:mod:`qosbound.reproduce.takeo2003_net`): voice, video, the
+Poisson load and WebStone-like web transfers through the 2 Mbit/s CBWFQ router in the packet simulator, with
+replications and 95 % t-intervals, at additional delays m = 0..4 (ten replications of 120 s measured;
+``--quick``: m = 0, three replications of 12 s); ``--out`` draws them against the additional delay
+(``takeo2003_cases``). The section IV claims are judged at m = 0 and (full mode) m = 4.
+
 Claims checked (:mod:`qosbound.reproduce.claims`): every allocation Table V
 prints, recomputed by the CBWFQ closed form within the table's rounding
-(1 kbit/s). Exit 0 when every claim is met, 1 otherwise.
+(1 kbit/s); and the network-level statements of section IV (which case hurts
+HTML, voice and video most). Exit 0 when every claim is met, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -123,9 +130,19 @@ def run(args) -> int:
     approx = approximations(quick)
     ok = all(r["ok"] for r in alloc)
     checked = claims(alloc)
+    from qosbound.reproduce import takeo2003_net as N
+
+    setup = N.Setup.quick() if quick else N.Setup()
+    net = N.measure(setup)
+    checked += N.net_claims(net, 0)
+    if max(setup.ms) > 0:
+        checked += N.net_claims(net, max(setup.ms))
     if getattr(args, "json", False):
+        cases = [{"case": k[0], "m": k[1], **{m: {"mean": _num(v[0]), "half_width_95": _num(v[1])}
+                                              for m, v in d.items()}} for k, d in net.items()]
         print(json.dumps(C.document("takeo2003", checked, avg_packets=AVG_POINTS, wred_curves=c, table_V=alloc,
-                                    approximations_AF3_case1=approx, ok=ok), indent=2, allow_nan=False))
+                                    approximations_AF3_case1=approx, network_cases=cases, ok=ok), indent=2,
+                         allow_nan=False))
     else:
         print("Takeo & Tasaka 2003, Table I: WRED drop probability (P_d = 3) vs average queue (packets)")
         print(*C.curve_lines(c, AVG_POINTS, 8), sep="\n")
@@ -148,6 +165,8 @@ def run(args) -> int:
         print(f"{'simulated EWMA':<16}{s[0]:12.4g}{s[1]:12.4g}{a['queue']['simulated']:12.3f}"
               f"   ({a.get('simulated_ci_kind', 'CI')} AF31 [{a['simulated_ci'][0][0]:.4g}, {a['simulated_ci'][0][1]:.4g}],"
               f" AF32 [{a['simulated_ci'][1][0]:.4g}, {a['simulated_ci'][1][1]:.4g}])")
+        print()
+        N.print_results(net)
         print()
         C.print_table("Claims of Takeo & Tasaka 2003 checked by qosbound", checked)
     out = getattr(args, "out", None)
@@ -173,4 +192,10 @@ def run(args) -> int:
         from qosbound.validation.plots import save
 
         save(fig, out, "takeo2003_wred")
+        N.figure(net, out)
     return C.exit_code(checked)
+
+
+def _num(x: float):
+    """A JSON number, or None for a value that does not exist (no interval from one replication)."""
+    return float(x) if np.isfinite(x) else None
