@@ -657,9 +657,8 @@ def _push_departure(heap, t, d):
 def _arm(heap, ctr, S, f):
     """Make sure a timer event is pending no later than the retransmission deadline (events at a later
     deadline re-arm themselves when they fire; an earlier deadline gets its own event)."""
-    d = S[f, T.DEADLINE]
-    if d < S[f, T.ARMED]:
-        S[f, T.ARMED] = d
+    d = T.timer_to_arm(S, f)
+    if d < np.inf:
         _push(heap, ctr, d, 5, f, 0)
 
 
@@ -707,9 +706,7 @@ def _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, 
 def _ack(heap, ctr, S, RB, f, trigger, t, p_f, p_s, p_ns, p_sack, free, nfree, sack_blocks):
     """The receiver of flow ``f`` sends an ACK now (cumulative ACK and SACK blocks) toward R2; the
     delayed-ACK timer is cancelled."""
-    S[f, T.PEND] = 0
-    S[f, T.DA_ON] = 0.0
-    S[f, T.DA_GEN] += 1
+    T.ack_sent(S, f)
     pid = _alloc(free, nfree)
     p_f[pid] = f
     p_s[pid] = int(S[f, T.RNXT])
@@ -918,16 +915,15 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                 if then[f] >= 0:  # the next file of this client (after a think time)
                     _push(heap, ctr, t + (np.random.exponential(think) if think > 0.0 else 0.0), 0, then[f], 0)
             if ack_now == 0:
-                if S[f, T.DA_ON] == 0.0:
-                    S[f, T.DA_ON] = 1.0
-                    S[f, T.DA_GEN] += 1
-                    _push(heap, ctr, t + delack, 6, f, int(S[f, T.DA_GEN]))
+                gen = T.delack_start(S, f)
+                if gen >= 0:
+                    _push(heap, ctr, t + delack, 6, f, gen)
                 continue
             # send an ACK now
             _ack(heap, ctr, S, RB, f, seq, t, p_f, p_s, p_ns, p_sack, free, nfree, sack_blocks)
         elif kind == 6:  # delayed-ACK timer
             f = a
-            if ev[4] != int(S[f, T.DA_GEN]) or S[f, T.DA_ON] == 0.0:
+            if not T.delack_due(S, f, ev[4]):
                 continue
             _ack(heap, ctr, S, RB, f, -1, t, p_f, p_s, p_ns, p_sack, free, nfree, sack_blocks)
         elif kind == 4:  # ACK at the sender
@@ -942,13 +938,10 @@ def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, s
                   inwin)
         elif kind == 5:  # retransmission timer
             f = a
-            if t != S[f, T.ARMED]:
-                continue  # superseded by an earlier deadline
-            S[f, T.ARMED] = np.inf
-            if S[f, T.DEADLINE] == np.inf:
-                continue
-            if t < S[f, T.DEADLINE] - 1e-12:
-                _arm(heap, ctr, S, f)
+            due = T.on_timer(S, f, t)
+            if due == 1:
+                _push(heap, ctr, S[f, T.ARMED], 5, f, 0)
+            if due != 2:
                 continue
             T.on_timeout(S, SB, f, t, cand)
             _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, up, ufree, utx, ulim, udrop,

@@ -327,9 +327,8 @@ class _Net:
         n = T.send_batch(S, SB, TS, k, self.now, cand, out)
         for j in range(n):
             self.transmit(flow, int(out[j]), 0)
-        d = S[k, T.DEADLINE]
-        if d < S[k, T.ARMED]:
-            S[k, T.ARMED] = d
+        d = T.timer_to_arm(S, k)
+        if d < math.inf:
             self.at(d, self._tcp_timer, (flow, d))
 
     def _tcp_start(self, flow):
@@ -339,15 +338,11 @@ class _Net:
         flow, t = arg
         S, SB, TS, RB, cand, out, sack = self.tcp
         k = flow.k
-        if t != S[k, T.ARMED]:
-            return  # superseded by an earlier deadline
-        S[k, T.ARMED] = math.inf
-        if S[k, T.DEADLINE] == math.inf:
-            return
-        if self.now < S[k, T.DEADLINE] - 1e-12:
-            d = S[k, T.DEADLINE]
-            S[k, T.ARMED] = d
+        due = T.on_timer(S, k, t)  # the event fires at its time: t == self.now
+        if due == 1:
+            d = S[k, T.ARMED]
             self.at(d, self._tcp_timer, (flow, d))
+        if due != 2:
             return
         T.on_timeout(S, SB, k, self.now, cand)
         self._tcp_emit(flow)
@@ -359,24 +354,22 @@ class _Net:
         ack_now, _ = T.on_data(S, RB, k, seq)
         if ack_now:
             self._tcp_ack(flow, seq)
-        elif S[k, T.DA_ON] == 0.0:
-            S[k, T.DA_ON] = 1.0
-            S[k, T.DA_GEN] += 1
-            self.at(self.now + self.cfg.delack, self._tcp_delack, (flow, int(S[k, T.DA_GEN])))
+        else:
+            gen = T.delack_start(S, k)
+            if gen >= 0:
+                self.at(self.now + self.cfg.delack, self._tcp_delack, (flow, gen))
 
     def _tcp_delack(self, arg):
         flow, gen = arg
         S = self.tcp[0]
-        if gen == int(S[flow.k, T.DA_GEN]) and S[flow.k, T.DA_ON] != 0.0:
+        if T.delack_due(S, flow.k, gen):
             self._tcp_ack(flow, -1)
 
     def _tcp_ack(self, flow, trigger):
         """The receiver acknowledges now: cumulative ACK and SACK blocks over the reverse link."""
         S, SB, TS, RB, cand, out, sack = self.tcp
         k = flow.k
-        S[k, T.PEND] = 0
-        S[k, T.DA_ON] = 0.0
-        S[k, T.DA_GEN] += 1
+        T.ack_sent(S, k)
         blocks = np.zeros(8, np.int64)
         nb = int(T.build_sack(S, RB, k, trigger, blocks, 4))
         size = TCP_HEADER + (8 * nb + 4 if nb else 0)

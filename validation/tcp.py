@@ -71,6 +71,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["NFIELDS", "new_state", "send_batch", "on_ack", "on_timeout", "on_data", "build_sack",
+           "timer_to_arm", "on_timer", "delack_start", "delack_due", "ack_sent",
            "SACKED", "LOST", "RXT", "DUPTHRESH"]
 
 SACKED = 1
@@ -395,3 +396,62 @@ def on_data(S, RB, f, seq):
     if S[f, PEND] >= 2:
         return 1, delivered
     return 0, delivered
+
+
+# ---- timers: what a network driver schedules (one definition for every simulator that runs these ends) ----
+#
+# A driver keeps at most one retransmission-timer event per flow pending, at ``S[f, ARMED]``; the kernels move
+# ``S[f, DEADLINE]`` freely (later on every ACK of new data), so an event that fires before the deadline
+# re-arms itself, and only an earlier deadline needs an event of its own. The delayed-ACK timer is one event
+# per start, identified by its generation ``S[f, DA_GEN]`` (an ACK sent in the meantime makes it stale).
+
+@njit(cache=True)
+def timer_to_arm(S, f):
+    """After the sender acted: the time at which the driver must schedule a retransmission-timer event for flow
+    ``f`` (the deadline, when it comes before the pending event), or inf when none is needed."""
+    d = S[f, DEADLINE]
+    if d < S[f, ARMED]:
+        S[f, ARMED] = d
+        return d
+    return np.inf
+
+
+@njit(cache=True)
+def on_timer(S, f, now):
+    """A retransmission-timer event scheduled at ``now`` fires. Returns 0: stale or the timer is stopped (nothing
+    to do); 1: the deadline has moved later: schedule the next event at ``S[f, ARMED]``; 2: expired: the driver
+    runs :func:`on_timeout`, then :func:`send_batch`."""
+    if now != S[f, ARMED]:
+        return 0  # superseded by an earlier deadline
+    S[f, ARMED] = np.inf
+    if S[f, DEADLINE] == np.inf:
+        return 0
+    if now < S[f, DEADLINE] - 1e-12:
+        S[f, ARMED] = S[f, DEADLINE]
+        return 1
+    return 2
+
+
+@njit(cache=True)
+def delack_start(S, f):
+    """:func:`on_data` asked for no ACK now: start the delayed-ACK timer unless it runs. Returns the generation
+    to schedule the timer event with, or -1 when it already runs."""
+    if S[f, DA_ON] == 0.0:
+        S[f, DA_ON] = 1.0
+        S[f, DA_GEN] += 1
+        return int(S[f, DA_GEN])
+    return -1
+
+
+@njit(cache=True)
+def delack_due(S, f, gen):
+    """The delayed-ACK timer event of generation ``gen`` fires: True when it is current (the ACK is sent now)."""
+    return gen == int(S[f, DA_GEN]) and S[f, DA_ON] != 0.0
+
+
+@njit(cache=True)
+def ack_sent(S, f):
+    """The receiver sends an ACK now: nothing is pending any more and a running delayed-ACK timer is stale."""
+    S[f, PEND] = 0
+    S[f, DA_ON] = 0.0
+    S[f, DA_GEN] += 1

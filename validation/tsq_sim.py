@@ -320,17 +320,14 @@ def _kernel():
         k = T.send_batch(S, SB, TS, f, t, cand, out)
         for j in range(k):
             push(heap, ctr, t + ing[f], 1, f, out[j])
-        d = S[f, T.DEADLINE]
-        if d < S[f, T.ARMED]:
-            S[f, T.ARMED] = d
+        d = T.timer_to_arm(S, f)
+        if d < np.inf:
             push(heap, ctr, d, 5, f, 0)
 
     @numba.njit(cache=False)
     def tcp_ack(heap, ctr, S, RB, f, trigger, t, back, a_s, a_ns, a_sack, free, nfree):
         """The receiver of flow ``f`` acknowledges now; the ACK reaches the sender ``back[f]`` later."""
-        S[f, T.PEND] = 0
-        S[f, T.DA_ON] = 0.0
-        S[f, T.DA_GEN] += 1
+        T.ack_sent(S, f)
         if nfree[0] == 0:
             raise RuntimeError("ACK pool exhausted")
         nfree[0] -= 1
@@ -447,10 +444,10 @@ def _kernel():
                     ack_now, delivered = T.on_data(S, RB, f, ev[4])
                     if ack_now == 1 or delack <= 0.0:
                         tcp_ack(heap, ctr, S, RB, f, ev[4], t, back, a_s, a_ns, a_sack, a_free, a_nfree)
-                    elif S[f, T.DA_ON] == 0.0:
-                        S[f, T.DA_ON] = 1.0
-                        S[f, T.DA_GEN] += 1
-                        push(heap, ctr, t + delack, 6, f, int(S[f, T.DA_GEN]))
+                    else:
+                        gen = T.delack_start(S, f)
+                        if gen >= 0:
+                            push(heap, ctr, t + delack, 6, f, gen)
                     continue
                 elif ek == 4:  # an ACK reaches its sender
                     pid = ev[3]
@@ -462,21 +459,17 @@ def _kernel():
                     continue
                 elif ek == 5:  # retransmission timer
                     f = ev[3]
-                    if t != S[f, T.ARMED]:
-                        continue
-                    S[f, T.ARMED] = np.inf
-                    if S[f, T.DEADLINE] == np.inf:
-                        continue
-                    if t < S[f, T.DEADLINE] - 1e-12:
-                        S[f, T.ARMED] = S[f, T.DEADLINE]
-                        push(heap, ctr, S[f, T.DEADLINE], 5, f, 0)
+                    due = T.on_timer(S, f, t)
+                    if due == 1:
+                        push(heap, ctr, S[f, T.ARMED], 5, f, 0)
+                    if due != 2:
                         continue
                     T.on_timeout(S, SB, f, t, cand)
                     tcp_emit(heap, ctr, S, SB, TS, f, t, cand, outb, ing)
                     continue
                 elif ek == 6:  # delayed-ACK timer
                     f = ev[3]
-                    if ev[4] != int(S[f, T.DA_GEN]) or S[f, T.DA_ON] == 0.0:
+                    if not T.delack_due(S, f, ev[4]):
                         continue
                     tcp_ack(heap, ctr, S, RB, f, -1, t, back, a_s, a_ns, a_sack, a_free, a_nfree)
                     continue
