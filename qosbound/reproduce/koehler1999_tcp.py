@@ -149,9 +149,8 @@ def run_point(scenario: str, load_index: int, rtt_ms: int, duration: float, warm
               seed: int, copies: int = 1) -> dict:
     """Replications of one point: per combination the mean goodput (bit/s) and its 95 % CI half-width,
     the per-replication means, and the packets simulated."""
-    from scipy import stats
-
     from qosbound.validation.dumbbell import simulate
+    from qosbound.validation.stats import two_sided_t
 
     net, combo = network(scenario, load_index, rtt_ms, duration, warmup, copies)
     seeds = np.random.SeedSequence([seed, load_index, rtt_ms, len(scenario)]).generate_state(reps)
@@ -165,7 +164,7 @@ def run_point(scenario: str, load_index: int, rtt_ms: int, duration: float, warm
         for c in range(len(COMBOS)):
             per[r, c] = res.flows.goodput[combo == c].mean()
     mean = per.mean(axis=0)
-    half = (stats.t.ppf(0.975, reps - 1) * per.std(axis=0, ddof=1) / np.sqrt(reps)) if reps > 1 else \
+    half = (two_sided_t(0.95, reps - 1) * per.std(axis=0, ddof=1) / np.sqrt(reps)) if reps > 1 else \
         np.full(len(COMBOS), np.nan)
     return {"scenario": scenario, "load_percent": int(_ref()["table_2"]["load_percent"][load_index]),
             "rtt_ms": rtt_ms, "goodput_bit_s": [float(x) for x in mean],
@@ -197,9 +196,9 @@ def _points(sw: dict, scenario: str) -> dict:
 
 
 def _t(reps: int) -> float:
-    from scipy import stats
+    from qosbound.validation.stats import two_sided_t
 
-    return float(stats.t.ppf(0.975, reps - 1)) if reps > 1 else float("nan")
+    return two_sided_t(0.95, reps - 1) if reps > 1 else float("nan")
 
 
 def _ratio_reps(p: dict, num, den) -> np.ndarray:
@@ -232,13 +231,13 @@ def _data_spread(p: dict) -> np.ndarray:
 
 def _welch_above(a: np.ndarray, b: np.ndarray) -> tuple[bool, float]:
     """``a``'s mean lies above ``b``'s (one-sided Welch test at 5 %); returns (resolved, p-value)."""
-    from scipy import stats
+    from qosbound.validation.stats import welch_samples
 
     if len(a) < 2 or len(b) < 2:
         return bool(a.mean() > b.mean()), float("nan")
     if a.std() == 0 and b.std() == 0:
         return bool(a.mean() > b.mean()), 0.0 if a.mean() > b.mean() else 1.0
-    p = float(stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue)
+    p = welch_samples(a, b).p_value("greater")
     return p < 0.05, p
 
 

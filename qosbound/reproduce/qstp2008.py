@@ -88,12 +88,12 @@ def settings(quick: bool) -> dict:
 
 
 def _summary(runs, g) -> dict:
-    from scipy import stats
+    from qosbound.validation.stats import t_quantile
 
     thr = np.array([r.throughput for r in runs])
     k = len(thr)
     sd = float(thr.std(ddof=1)) if k > 1 else 0.0
-    upper = float(thr.mean() + stats.t.ppf(0.95, k - 1) * sd / math.sqrt(k)) if k > 1 else float(thr.mean())
+    upper = float(thr.mean() + t_quantile(0.95, k - 1) * sd / math.sqrt(k)) if k > 1 else float(thr.mean())
     pred = np.array([r.predicted for r in runs])
     win = np.concatenate([r.windows for r in runs])
     return {"replications": k, "throughput_mean": float(thr.mean()), "throughput_std": sd,
@@ -153,9 +153,8 @@ def fig4(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
 def fig7(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
     """Fig. 7: CBQ (300 kbit/s pipe, borrow mode) against a UDP flow, TCP and QSTP (gTFRC, g = 300 kbit/s): the
     throughput during the congestion [60, 120] s, the jitter, and the first replication's series."""
-    from scipy import stats
-
     from qosbound.validation.qstp_sim import QstpConfig, jitter, replicate
+    from qosbound.validation.stats import two_sided_t
 
     st = settings(quick)
     t0, t1 = FIG7_CONGESTION
@@ -171,7 +170,7 @@ def fig7(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
         m = len(runs)
 
         def ci(x):
-            h = stats.t.ppf(0.975, m - 1) * x.std(ddof=1) / math.sqrt(m) if m > 1 else 0.0
+            h = two_sided_t(0.95, m - 1) * x.std(ddof=1) / math.sqrt(m) if m > 1 else 0.0
             return float(x.mean()), float(x.mean() - h), float(x.mean() + h)
 
         d = runs[0].extra["delays"]

@@ -169,14 +169,14 @@ def run_case(case: str, m: int, setup: Setup, seed: int) -> dict:
 
 
 def _ci(xs):
-    from scipy import stats
+    from qosbound.validation.stats import two_sided_t
 
     xs = np.asarray([x for x in xs if math.isfinite(x)], float)
     if xs.size == 0:
         return math.nan, math.nan
     if xs.size < 2:
         return float(xs[0]), math.nan
-    return float(xs.mean()), float(stats.t.ppf(0.975, xs.size - 1) * xs.std(ddof=1) / math.sqrt(xs.size))
+    return float(xs.mean()), float(two_sided_t(0.95, xs.size - 1) * xs.std(ddof=1) / math.sqrt(xs.size))
 
 
 def measure(setup: Setup, seed: int | None = None) -> dict:
