@@ -12,7 +12,8 @@ from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size
 from qosbound.systems.base import ClosedFormOptions as BaseClosedFormOptions
 from qosbound.systems.base import Link, MethodsBase, ModelOptionsBase, PacketSimOptions, Strict
 
-__all__ = ["Threshold", "Dropper", "AFClass", "Marker", "Traffic", "ClosedFormOptions", "ModelOptions", "SimOptions",
+__all__ = ["Threshold", "check_threshold", "Dropper", "AFClass", "Marker", "check_marker", "Traffic",
+           "ClosedFormOptions", "ModelOptions", "SimOptions",
            "Methods", "OrderingOptions", "Scenario"]
 
 
@@ -27,7 +28,7 @@ class Threshold(Strict):
     P_d: float = Field(default=10.0, description="mark-probability denominator (>= 1)")
 
 
-def _check_threshold(t: Threshold, at: str) -> None:
+def check_threshold(t: Threshold, at: str) -> None:
     for name in ("min_th", "max_th", "P_d"):
         if not math.isfinite(getattr(t, name)):
             raise ScenarioError(f"{name} = {getattr(t, name)!r} is not a finite number", field=f"{at}.{name}")
@@ -60,7 +61,7 @@ def _check_dropper(d: Dropper, at: str) -> None:
         raise ScenarioError("give thresholds for exactly three drop precedences (X1, X2, X3)",
                             field=f"{at}.thresholds")
     for k, t in d.thresholds.items():
-        _check_threshold(t, f"{at}.thresholds.{k}")
+        check_threshold(t, f"{at}.thresholds.{k}")
 
 
 class AFClass(Strict):
@@ -82,7 +83,7 @@ class Marker(Strict):
 
 
 
-def _check_marker(m: Marker, at: str) -> None:
+def check_marker(m: Marker, at: str) -> None:
     if not m.cir > 0:
         raise ScenarioError("CIR must be positive", field=f"{at}.cir")
     if not m.cbs > 0:
@@ -123,7 +124,7 @@ def _check_traffic(t: Traffic, at: str) -> None:
     if t.mix is not None and (len(t.mix) != 3 or abs(sum(t.mix) - 1) > 1e-9):
         raise ScenarioError("mix must be three fractions (green, yellow, red) summing to 1", field=f"{at}.mix")
     if t.marker is not None:
-        _check_marker(t.marker, f"{at}.marker")
+        check_marker(t.marker, f"{at}.marker")
 
 
 class ClosedFormOptions(BaseClosedFormOptions):
