@@ -10,7 +10,7 @@ kernel releases the GIL), and the results do not depend on the thread count.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
 import numba
@@ -145,16 +145,19 @@ def run_replications(cfg: PortConfig, packets: int, replications: int, seed: int
         rng = np.random.Generator(np.random.PCG64(seqs[r]))
         run_port(rng, cfg.Q_t, float(cfg.unit), bool(cfg.per_packet), bool(cfg.incl_ring), int(packets), warm, NEVER,
                  *cfg.args(), thr, *outs[r], *_no_trace())
-        if advance is not None:
-            advance(1)
 
     workers = max(1, min(replications, n_threads or numba.config.NUMBA_NUM_THREADS))
     if workers == 1:
         for r in range(replications):
             one(r)
-    else:
+            if advance is not None:
+                advance(1)
+    else:  # progress is reported from this thread only (the callback is not thread-safe)
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(one, range(replications)))
+            for f in as_completed([pool.submit(one, r) for r in range(replications)]):
+                f.result()
+                if advance is not None:
+                    advance(1)
     cst = np.stack([o[0] for o in outs])
     cst[:, :, CS_SUM] *= tick
     cst[:, :, CS_MAX] *= tick

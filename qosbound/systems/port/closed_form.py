@@ -201,8 +201,7 @@ def class_queue_results(port: Port, c: TrafficClass, method: str, drop, delay, m
     out = []
     lam = ci.lam
     tot = float(lam.sum())
-    for p in carried_precedences(c):
-        k = c.precedences.index(p)
+    for k, p in enumerate(c.precedences):  # every precedence: the drop a packet of it would see (as af reports)
         out.append(Result(f"{n}.drop.{p}", method, float(drop[k]), "1", interval_fn(f"drop{k}", drop[k]), prov))
     lq = float(lam @ drop / tot) if tot > 0 else 0.0
     out.append(Result(f"{n}.loss.queue", method, lq * (1.0 - police_loss), "1",
@@ -411,6 +410,10 @@ def _weighted_results(port: Port, setting: str) -> list[Result]:
         return out
     shares, thr, CW = allocation(port)
     prio = any(c.priority is not None for c in port.active)
+    for c in port.classes:  # a declared weighted class without traffic is allocated nothing
+        if c.priority is None and not c.has_traffic and not c.implicit:
+            out.append(Result(f"{c.name}.rate", "closed-form", 0.0, "bit/s", Interval.exact(0.0),
+                              {"formula": "a class without traffic is never backlogged"}))
     for c, sh, t in zip(w, shares, thr):
         note = ("the priority levels taken at their long-run rates (their losses neglected)" if prio else "")
         iv = (Interval.approximation(float(sh), neglects=note) if prio else Interval.exact(float(sh)))

@@ -234,6 +234,7 @@ class TrafficClass:
     marker: Marker | None = None
     streams: tuple[Stream, ...] = ()
     mix: tuple[float, ...] = (1.0,)
+    implicit: bool = False  # class-default added because the file does not declare it
     spec: ClassSpec | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -472,7 +473,8 @@ def _weights(scn: Scenario, specs: list[ClassSpec]) -> dict[str, float]:
 def port_of(scn: Scenario) -> Port:
     """The :class:`Port` a validated scenario describes (class-default added when not declared)."""
     specs = list(scn.classes)
-    if not any(c.name == DEFAULT_CLASS for c in specs):
+    implicit = not any(c.name == DEFAULT_CLASS for c in specs)
+    if implicit:
         specs.append(ClassSpec(name=DEFAULT_CLASS))
     weights = _weights(scn, specs)
     classes = []
@@ -485,7 +487,7 @@ def port_of(scn: Scenario) -> Port:
             name=c.name, index=i, precedences=tuple(prec), priority=c.priority,
             weight=0.0 if c.priority is not None else weights[c.name], queue_limit=int(c.queue_limit),
             dropper=_dropper(c, prec), police=_policer(c, prec), marker=_marker(c, prec), streams=_streams(t),
-            mix=mix, spec=c))
+            mix=mix, implicit=implicit and c.name == DEFAULT_CLASS, spec=c))
     ring = None
     if scn.txq is not None:
         per_packet = scn.txq.unit_size == "packet"
