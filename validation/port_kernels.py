@@ -361,7 +361,10 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                 if drop:
                     lost = True
                 else:
-                    j = q_off[c] + (q_head[c] + q_n[c]) % qlimit[c]
+                    j = q_head[c] + q_n[c]
+                    if j >= qlimit[c]:
+                        j -= qlimit[c]
+                    j += q_off[c]
                     q_arr[j] = now
                     q_size[j] = size
                     q_prec[j] = prec
@@ -372,7 +375,10 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                     qcol[c, prec] += 1.0
                     in_sys += 1
                     if cls_level[c] < 0 and not in_al[c]:
-                        al[(al_head + al_n) % m] = c
+                        j = al_head + al_n
+                        if j >= m:
+                            j -= m
+                        al[j] = c
                         al_n += 1
                         in_al[c] = True
                         dc[c] = 0.0
@@ -385,8 +391,12 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                 packets += 1
             # the source's next arrival
             if not gen_done:
-                h_t[0] = _next_time(rng, s, src_kind, src_rate, ph, src_k, oo_on, oo_until, src_on, src_off, now)
-                _sift_down(h_t, h_s, nsrc, 0)
+                if src_kind[s] == 0:  # Poisson, inline (the common case)
+                    h_t[0] = now + rng.exponential(1.0 / src_rate[s])
+                else:
+                    h_t[0] = _next_time(rng, s, src_kind, src_rate, ph, src_k, oo_on, oo_until, src_on, src_off, now)
+                if nsrc > 1:
+                    _sift_down(h_t, h_s, nsrc, 0)
             if occ >= Q_t:
                 continue
         # ------------------------------------------------------------------ refill the ring
@@ -406,7 +416,9 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                     cc = al[al_head]
                     if sat[cc] and (gen_done and tracing):
                         # trace mode drains without saturated packets: take the class out of the round
-                        al_head = (al_head + 1) % m
+                        al_head += 1
+                        if al_head == m:
+                            al_head = 0
                         al_n -= 1
                         in_al[cc] = False
                         continue
@@ -423,9 +435,14 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                         dc[cc] -= L
                         c = cc
                         break
-                    turn[cc] = False
-                    al[(al_head + al_n) % m] = cc
-                    al_head = (al_head + 1) % m
+                    turn[cc] = False  # the head does not fit: the class moves to the tail
+                    j = al_head + al_n
+                    if j >= m:
+                        j -= m
+                    al[j] = cc
+                    al_head += 1
+                    if al_head == m:
+                        al_head = 0
             if c < 0:
                 break
             # ---- move class c's head packet into the ring
@@ -466,15 +483,19 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                     held[c] -= 1
                     qcol[c, pr] -= 1.0
                 if q_n[c] == 0 and cls_level[c] < 0:  # DRR: an emptied class leaves the round, deficit reset
-                    al_head = (al_head + 1) % m
+                    al_head += 1
+                    if al_head == m:
+                        al_head = 0
                     al_n -= 1
                     in_al[c] = False
                     dc[c] = 0.0
                     turn[c] = False
             units = 1
-            if not per_packet:
+            if not per_packet and size > unit:  # ceil(size / unit), without a division for the common sizes
                 units = int(math.ceil(size / unit - 1e-12))
-            k = (r_head + r_n) % Q_t
+            k = r_head + r_n
+            if k >= Q_t:
+                k -= Q_t
             r_tx[k] = size
             r_units[k] = units
             r_cls[k] = c
