@@ -82,11 +82,25 @@ ACT_TRANSMIT, ACT_DROP, ACT_REMARK = 0, 1, 2
 
 @njit(cache=True, inline="always")
 def bin_of(d):
-    """Log-linear bin of a delay of ``d`` ticks: bin 0 below one tick, then ``SUB`` bins per octave."""
+    """Log-linear bin of a delay of ``d`` ticks: bin 0 below one tick, then ``SUB`` bins per octave: with
+    ``d = m 2^e``, ``1/2 <= m < 1``, bin ``(e - 1) SUB + floor((m - 1/2) 2 SUB) + 1``."""
     if d < 1.0:
         return 0
     m, e = math.frexp(d)
     b = (e - 1) * SUB + int((m - 0.5) * (2 * SUB)) + 1
+    if b >= NBINS:
+        b = NBINS - 1
+    return b
+
+
+@njit(cache=True, inline="always")
+def _bin_bits(d, fbuf, ibuf):
+    """:func:`bin_of` read off the IEEE-754 bits (``d = (1 + f) 2^E``: the exponent and the top 8 bits of ``f``
+    are ``bits >> 44``), without a call to frexp; ``fbuf``/``ibuf`` are one float64 and its int64 view."""
+    if d < 1.0:
+        return 0
+    fbuf[0] = d
+    b = (ibuf[0] >> 44) - (1023 << 8) + 1
     if b >= NBINS:
         b = NBINS - 1
     return b
@@ -187,7 +201,6 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
     q_size = np.empty(q_off[m], np.float64)
     q_prec = np.empty(q_off[m], np.int64)
     q_row = np.empty(q_off[m], np.int64)
-    q_meas = np.empty(q_off[m], np.bool_)
     q_head = np.zeros(m, np.int64)
     q_n = np.zeros(m, np.int64)  # packets waiting in the queue
     held = np.zeros(m, np.int64)  # packets the class holds (the queue, plus without a ring its packet on the wire)
@@ -202,13 +215,23 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
     al_head = 0
     al_n = 0
     in_al = np.zeros(m, np.bool_)
-    dc = np.zeros(m, np.float64)
-    turn = np.zeros(m, np.bool_)
+    dc = np.zeros(m, np.float64)  # deficits; a class's quantum is added when it becomes the head (its turn)
     for c in range(m):
         if sat[c]:
             al[al_n] = c
             al_n += 1
             in_al[c] = True
+    if al_n > 0:
+        dc[al[0]] = drr_q[al[0]]
+    trimmed = False  # trace mode: saturated classes taken out of the round once generation ends
+    # With one weighted class with traffic DRR always serves it: its deficits decide nothing (skipped, exactly)
+    busy_w = np.zeros(m, np.bool_)
+    for c in range(m):
+        busy_w[c] = cls_level[c] < 0 and sat[c]
+    for s in range(nsrc):
+        if cls_level[src_cls[s]] < 0:
+            busy_w[src_cls[s]] = True
+    solo = busy_w.sum() == 1
     # ---- ring
     r_tx = np.empty(Q_t, np.float64)
     r_units = np.empty(Q_t, np.int64)
@@ -216,7 +239,6 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
     r_arr = np.empty(Q_t, np.float64)
     r_row = np.empty(Q_t, np.int64)
     r_prec = np.zeros(Q_t, np.int64)
-    r_meas = np.empty(Q_t, np.bool_)
     r_head = 0
     r_n = 0
     occ = 0
@@ -243,6 +265,12 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
         h_s[s] = s
     for i in range(nsrc // 2 - 1, -1, -1):
         _sift_down(h_t, h_s, nsrc, i)
+    gap = np.empty(nsrc, np.float64)  # mean gaps of the Poisson sources
+    for s in range(nsrc):
+        gap[s] = 1.0 / src_rate[s]
+    fbuf = np.zeros(1, np.float64)
+    ibuf = fbuf.view(np.int64)
+    prio_waiting = 0  # packets waiting in the priority levels' queues
     n_gen = 0
     gen_done = max_packets <= 0
     in_sys = 0  # packets of non-saturated classes in a queue or the ring
@@ -274,13 +302,13 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                 packets += 1
                 if tracing:
                     tr_dep[r_row[r_head]] = now
-                if r_meas[r_head]:
+                if r_arr[r_head] >= 0.0:  # a counted packet (others carry -1)
                     d = now - r_arr[r_head]
                     cst[c, CS_DELIVERED] += 1.0
                     cst[c, CS_SUM] += d
                     if d > cst[c, CS_MAX]:
                         cst[c, CS_MAX] = d
-                    b = bin_of(d)
+                    b = _bin_bits(d, fbuf, ibuf)
                     hist[c, b] += 1
                     if d < hmin[c, b]:
                         hmin[c, b] = d
@@ -290,7 +318,7 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                         if d > thresholds[i]:
                             above[c, i] += 1
                 if t_warm >= 0.0 and not gen_done:
-                    cst[c, CS_BITS] += 8.0 * size
+                    cst[c, CS_BITS] += size  # bytes here; bits below
                 if not sat[c]:
                     in_sys -= 1
                     if incl_ring:
@@ -368,21 +396,21 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                     q_arr[j] = now
                     q_size[j] = size
                     q_prec[j] = prec
-                    q_row[j] = row
-                    q_meas[j] = counted
+                    q_row[j] = row if tracing else (1 if counted else 0)  # stats mode: whether it is counted
                     q_n[c] += 1
+                    if cls_level[c] >= 0:
+                        prio_waiting += 1
                     held[c] += 1
                     qcol[c, prec] += 1.0
                     in_sys += 1
-                    if cls_level[c] < 0 and not in_al[c]:
+                    if cls_level[c] < 0 and not in_al[c]:  # joins the round at its tail, deficit 0
                         j = al_head + al_n
                         if j >= m:
                             j -= m
                         al[j] = c
                         al_n += 1
                         in_al[c] = True
-                        dc[c] = 0.0
-                        turn[c] = False
+                        dc[c] = drr_q[c] if al_n == 1 else 0.0  # alone: it is the head, its turn starts
             if tracing:
                 tr_prec[row] = prec
                 if lost:
@@ -392,7 +420,7 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
             # the source's next arrival
             if not gen_done:
                 if src_kind[s] == 0:  # Poisson, inline (the common case)
-                    h_t[0] = now + rng.exponential(1.0 / src_rate[s])
+                    h_t[0] = now + rng.exponential(gap[s])
                 else:
                     h_t[0] = _next_time(rng, s, src_kind, src_rate, ph, src_k, oo_on, oo_until, src_on, src_off, now)
                 if nsrc > 1:
@@ -402,7 +430,7 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
         # ------------------------------------------------------------------ refill the ring
         while occ < Q_t:
             c = -1
-            for lv in range(nlev):
+            for lv in range(nlev if prio_waiting > 0 else 0):
                 best = -1
                 for i in range(lvl_start[lv], lvl_start[lv + 1]):
                     cc = lvl_cls[i]
@@ -412,19 +440,31 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                     c = best
                     break
             if c < 0:  # deficit round robin among the weighted classes
+                if gen_done and tracing and not trimmed:
+                    # trace mode drains without saturated packets: take them out of the round, in order
+                    trimmed = True
+                    old_head = al[al_head] if al_n > 0 else -1
+                    kept = 0
+                    for i in range(al_n):
+                        j = al_head + i
+                        if j >= m:
+                            j -= m
+                        if not sat[al[j]]:
+                            al[kept] = al[j]
+                            kept += 1
+                        else:
+                            in_al[al[j]] = False
+                    al_head = 0
+                    al_n = kept
+                    if al_n > 0 and al[0] != old_head:
+                        dc[al[0]] += drr_q[al[0]]
                 while al_n > 0:
                     cc = al[al_head]
-                    if sat[cc] and (gen_done and tracing):
-                        # trace mode drains without saturated packets: take the class out of the round
-                        al_head += 1
-                        if al_head == m:
-                            al_head = 0
-                        al_n -= 1
-                        in_al[cc] = False
-                        continue
-                    if not turn[cc]:
-                        dc[cc] += drr_q[cc]
-                        turn[cc] = True
+                    if solo:
+                        if sat[cc] and pend[cc] < 0.0:
+                            pend[cc] = _draw_size(rng, sat_law[cc], law_sizes, law_cum, law_n, law_exp)
+                        c = cc
+                        break
                     if sat[cc]:
                         if pend[cc] < 0.0:
                             pend[cc] = _draw_size(rng, sat_law[cc], law_sizes, law_cum, law_n, law_exp)
@@ -435,7 +475,7 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                         dc[cc] -= L
                         c = cc
                         break
-                    turn[cc] = False  # the head does not fit: the class moves to the tail
+                    # the head does not fit: the turn ends, the class moves to the tail, the next one's turn begins
                     j = al_head + al_n
                     if j >= m:
                         j -= m
@@ -443,6 +483,7 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                     al_head += 1
                     if al_head == m:
                         al_head = 0
+                    dc[al[al_head]] += drr_q[al[al_head]]
             if c < 0:
                 break
             # ---- move class c's head packet into the ring
@@ -473,12 +514,14 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                 size = q_size[j]
                 a_time = q_arr[j]
                 row = q_row[j]
-                meas = q_meas[j]
+                meas = True if tracing else row == 1
                 pr = q_prec[j]
                 q_head[c] += 1
                 if q_head[c] == qlimit[c]:
                     q_head[c] = 0
                 q_n[c] -= 1
+                if cls_level[c] >= 0:
+                    prio_waiting -= 1
                 if not incl_ring:
                     held[c] -= 1
                     qcol[c, pr] -= 1.0
@@ -489,7 +532,8 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                     al_n -= 1
                     in_al[c] = False
                     dc[c] = 0.0
-                    turn[c] = False
+                    if al_n > 0:
+                        dc[al[al_head]] += drr_q[al[al_head]]
             units = 1
             if not per_packet and size > unit:  # ceil(size / unit), without a division for the common sizes
                 units = int(math.ceil(size / unit - 1e-12))
@@ -499,16 +543,19 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
             r_tx[k] = size
             r_units[k] = units
             r_cls[k] = c
-            r_arr[k] = a_time
-            r_row[k] = row
-            r_prec[k] = pr
-            r_meas[k] = meas
+            r_arr[k] = a_time if meas else -1.0
+            if tracing:
+                r_row[k] = row
+            if incl_ring:
+                r_prec[k] = pr
             if r_n == 0:
                 head_start = now
             r_n += 1
             occ += units
         if gen_done and in_sys == 0 and (not tracing or r_n == 0):
             break
+    for c in range(m):
+        cst[c, CS_BITS] *= 8.0
     gst[G_PACKETS] = packets
     gst[G_WINDOW] = (t_end - t_warm) if (t_warm >= 0.0 and t_end > t_warm) else 0.0
     gst[G_TIME] = t
