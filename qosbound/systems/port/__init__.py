@@ -35,9 +35,13 @@ from __future__ import annotations
 from qosbound.errors import ScenarioError
 from qosbound.results import Result
 from qosbound.systems.base import default_methods
-from qosbound.systems.capabilities import generic_admit, no_ns3, no_plot_delays, no_models
+from qosbound.scenario import build
+from qosbound.systems import get_system
+from qosbound.systems.capabilities import generic_admit, no_plot_delays
+from qosbound.systems.port import checks as _checks
 from qosbound.systems.port import closed_form as _closed_form
 from qosbound.systems.port import model_checked as _model_checked
+from qosbound.systems.port import render as _render
 from qosbound.systems.port import simulated as _simulated
 from qosbound.systems.port.elements import Port, port_of
 from qosbound.systems.port.metrics import metric_kind, metric_names, requested, slo_limit
@@ -72,7 +76,9 @@ def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
 
 
 def agreements(scn: Scenario, results: list[Result]) -> list:
-    return []
+    """The port's own checks: drop precedences in RFC 2597 order per class and method, Storm against SciPy per
+    weighted class (:mod:`.checks`); the rest is the generic rule's."""
+    return _checks.agreements(_port(scn), results)
 
 
 def simulate_trace(scn: Scenario, packets: int, seed: int):
@@ -80,7 +86,58 @@ def simulate_trace(scn: Scenario, packets: int, seed: int):
     return _simulated.simulate_trace(_port(scn), packets, seed)
 
 
-render_models = no_models("port")
-ns3_trace = no_ns3("port")
+def render_models(scn: Scenario, out_dir) -> list:
+    """Write the PRISM models of the classes model checking covers (:mod:`.render`)."""
+    return _render.render_models(scn, _port(scn), out_dir)
+
+
+def ns3_trace(scn: Scenario, ef_packets: int):
+    """ns-3 runs the port when ns-3 can express it: one priority class over one weighted class, a ring counted in
+    packets (ns-3's ``PrioQueueDisc`` with two FIFO bands over the device queue), no policer, marker or RED --
+    exactly ``pq_txq``'s ns-3 counterpart, which answers with the classes renamed. ns-3 has no DRR or WFQ queue
+    disc, no policer and no per-DSCP WRED: any other port is refused, naming what ns-3 lacks."""
+    port = _port(scn)
+    why = _ns3_gap(port)
+    ccdf, qs = requested(scn)
+    raw = None
+    if not why:
+        hi, lo = port.level(port.levels[0])[0], port.weighted[0]
+        raw = _model_checked.pq_txq_raw(scn, port, hi, ccdf, qs)
+        if raw is None:
+            why = "the runner takes one packet size for the priority class and a discrete size mix below it"
+    if why:
+        raise ScenarioError(f"ns-3 cannot express this port: {why}; validate with --simulate or --trace FILE",
+                            file=scn.path, field="classes")
+    table, info = get_system("pq_txq").ns3_trace(build(raw), ef_packets)
+    names = {"EF": hi.name, "BE": lo.name}
+    return _renamed(table, names), dict(info, classes=names)
+
+
+def _ns3_gap(port: Port) -> str:
+    """What ns-3 lacks to express the port ('' when it can)."""
+    pr = [c for c in port.active if c.priority is not None]
+    w = port.weighted
+    if len(pr) != 1 or len(w) != 1:
+        return ("ns-3 has no DRR or WFQ queue disc for several weighted classes, and its PrioQueueDisc serves "
+                "one class per band (it expresses one priority class over one other class)")
+    if port.ring is not None and not port.ring.per_packet and port.largest > port.unit:
+        return "its device queue counts packets, not units of a size"
+    if any(x.police is not None or x.marker is not None or x.dropper.red for x in pr + list(w)):
+        return "it has no policer, marker or per-DSCP WRED queue disc for a class"
+    return ""
+
+
+def _renamed(table, names: dict):
+    """A trace table with its flow and class names mapped (pyarrow, column by column)."""
+    import pyarrow as pa  # noqa: PLC0415 - pyarrow is loaded only with traces
+
+    def col(name):
+        values = [names.get(v, v) for v in table.column(name).to_pylist()]
+        return pa.array(values, type=pa.string())
+
+    t = table.set_column(table.schema.get_field_index("flow"), "flow", col("flow"))
+    return t.set_column(t.schema.get_field_index("cls"), "cls", col("cls"))
+
+
 plot_delays = no_plot_delays
 admit = generic_admit
