@@ -63,6 +63,9 @@ def class_bounds(port: Port) -> dict[str, ClassBound]:
         members = port.level(k)
         alpha = _sum([c.arrival_curve() for c in members])
         held = sum(c.held for c in members)
+        if not starved and rho_hi >= C:
+            starved = (f"the arrival curves of the priority levels above level {k} add up to {rho_hi:.6g} bit/s, the "
+                       "whole link: they prove no rate left below them")
         if starved:
             for c in members:
                 out[c.name] = ClassBound(c.name, c.arrival_curve(), None, math.inf, held, why=starved)
@@ -87,6 +90,9 @@ def class_bounds(port: Port) -> dict[str, ClassBound]:
     weighted = port.weighted
     if not weighted:
         return out
+    if not starved and rho_hi >= C:
+        starved = (f"the priority levels' arrival curves add up to {rho_hi:.6g} bit/s, the whole link: they prove no "
+                   "rate left for the weighted classes")
     if starved:
         for c in weighted:
             out[c.name] = ClassBound(c.name, c.arrival_curve(), None, math.inf, c.held, why=starved)
