@@ -35,6 +35,8 @@ import numpy as np
 from qosbound.analytic.cbwfq import service_rates
 from qosbound.analytic.red_queue import instantaneous
 from qosbound.errors import SKIPPABLE, MethodNotApplicable, ScenarioError
+from qosbound.metric_names import ccdf_name, quantile_name
+from qosbound.models import pq_txq_ring
 from qosbound.models.af import check_wred, check_wred_ewma
 from qosbound.results import Interval, Kind, Result
 from qosbound.scenario import build
@@ -44,6 +46,8 @@ from qosbound.systems.port.closed_form import (allocation, class_queue_results, 
                                                residual_rate)
 from qosbound.systems.port.elements import Port, TrafficClass
 from qosbound.systems.port.schema import Scenario
+from qosbound.systems.pq_txq import model_route, params
+from qosbound.systems.pq_txq_ring_results import RING_NEGLECTS
 
 __all__ = ["model_checked", "level_chain", "pq_txq_raw", "exact_shape", "weighted_chain"]
 
@@ -145,15 +149,57 @@ def _rename(r: Result, cls: str, note: str | None) -> Result:
     return Result(metric, r.method, r.value, r.unit, iv, prov, bounds=bounds, estimates=est)
 
 
+def _pq_txq_chain(pq_scn, exact: bool, ccdf, quantiles, progress) -> list[Result]:
+    """pq_txq's ``model-checked`` answer for the class: its own route when the port is its system; otherwise its
+    exact chain within the budget, else the ring-count chain alone (the ring MDP's bound is not computed: its
+    proof does not cover the port, module docstring)."""
+    if exact:
+        return get_system("pq_txq").evaluate(pq_scn, ["model-checked"], progress)
+    route, why = model_route(pq_scn)
+    if route == "exact":
+        return get_system("pq_txq").evaluate(pq_scn, ["model-checked"], progress)
+    p = params(pq_scn)
+    opts = pq_scn.methods.model_checked
+    advance = progress.task("ring-count chain", 1)
+    sol = pq_txq_ring.solve(p, ccdf, quantiles, stages=None,
+                            max_chain=min(float(opts.max_states), pq_txq_ring.STAGED_STATES))
+    advance()
+    exactly = sol.stages == p.Q_t
+    prov = {"model": "models/pq_txq_ring.py (ring-count chain embedded at departures)", "engine": "scipy sparse LU",
+            "states": sol.states, "transitions": sol.transitions, "seconds": round(sol.seconds, 4),
+            "stages": sol.stages, "exact_chain": why, "source": f"ring-count chain, {sol.states} states"}
+
+    def iv(v, lo=None, hi=None):
+        note = f"ring-count chain of {sol.states} states, {sol.stages} stage(s) of the {p.Q_t}-packet ring"
+        if lo is not None:
+            note += f"; the chain's own value lies in [{min(lo, v):.9g}, {max(hi, v):.9g}] (lattice)"
+        if exactly:
+            return Interval.numerical(min(lo, v), max(hi, v), note=note) if lo is not None else \
+                Interval.exact(v, note=note)
+        return Interval.approximation(v, neglects=RING_NEGLECTS, note=note)
+
+    out = [Result("EF.delay.mean", "model-checked", sol.mean, "s", iv(sol.mean), dict(prov))]
+    for q in quantiles:
+        lo, hi = sol.quantile_brackets[q]
+        out.append(Result(f"EF.delay.{quantile_name(q)}", "model-checked", sol.quantiles[q], "s",
+                          iv(sol.quantiles[q], lo, hi), dict(prov)))
+    for t in ccdf:
+        lo, hi = sol.ccdf_bracket(t)
+        out.append(Result(ccdf_name("EF.delay", t), "model-checked", sol.ccdf[t], "1", iv(sol.ccdf[t], lo, hi),
+                          dict(prov)))
+    out.append(Result("EF.loss", "model-checked", sol.loss, "1", iv(sol.loss), dict(prov)))
+    return out
+
+
 def level_chain(scn: Scenario, port: Port, c: TrafficClass, ccdf, quantiles, progress) -> tuple[list[Result], str]:
     """Class ``c`` of a priority level by pq_txq's chains: (results named for the class, '' ) or ([], why not)."""
     raw = pq_txq_raw(scn, port, c, ccdf, quantiles)
     if raw is None:
         return [], ("pq_txq's chains take one packet size for the class and discrete sizes below it (the class "
                     "or a class below has several sizes, exponential sizes, on-off arrivals or a given CBR phase)")
+    exact = exact_shape(port)
     try:
-        pq_scn = build(raw)
-        res = get_system("pq_txq").evaluate(pq_scn, ["model-checked"], progress)
+        res = _pq_txq_chain(build(raw), exact, ccdf, quantiles, progress)
     except SKIPPABLE as e:
         res = None
         why = e.problem
@@ -168,11 +214,11 @@ def level_chain(scn: Scenario, port: Port, c: TrafficClass, ccdf, quantiles, pro
         raw["traffic"]["EF"] = {"rate": float(c.offered), "size": float(c.streams[0].sizes.sizes[0]),
                                 "arrivals": "poisson"}
         try:
-            res = get_system("pq_txq").evaluate(build(raw), ["model-checked"], progress)
+            res = _pq_txq_chain(build(raw), exact, ccdf, quantiles, progress)
         except SKIPPABLE as e:
             return [], f"{why}; with the aggregate as one Poisson stream: {e.problem}"
         poissonised = True
-    exact = exact_shape(port) and not poissonised
+    exact = exact and not poissonised
     note = None
     if not exact:
         gaps = [] if exact_shape(port) else ["the classes below taken as one saturated stream whose packet sizes are drawn i.i.d. from their "
@@ -188,12 +234,6 @@ def level_chain(scn: Scenario, port: Port, c: TrafficClass, ccdf, quantiles, pro
         if c.dropper.red:
             gaps.append("the RED-family dropper (the chain drops at the queue limit only)")
         note = "; ".join(gaps)
-    if note is not None and any(r.metric.startswith("EF.approx.") for r in res):
-        # the ring MDP's bound is proved only for i.i.d. sizes below: without that proof it is no estimate either
-        # (it can lie far above the port's delay); the ring-count chain beside it answers under the metric names
-        res = [Result("EF." + r.metric[len("EF.approx."):], r.method, r.value, r.unit, r.interval,
-                      dict(r.provenance, ring_bound="not reported: its proof takes the sizes below as i.i.d."))
-               for r in res if r.metric.startswith("EF.approx.")]
     out = [_rename(r, c.name, note) for r in res]
     if c.police is None:  # the chain's loss is the queue's
         out += [Result(f"{c.name}.loss.queue", r.method, r.value, r.unit, r.interval, dict(r.provenance))
