@@ -98,11 +98,13 @@ def random_port(rng) -> dict:
                 c["traffic"] = {"calls": n, "call": {"rate": share * C / n, "size": size, "arrivals": "cbr"}}
             elif kind == "onoff":
                 c["traffic"] = {"rate": share * C, "size": size, "arrivals": "on-off",
-                                "on": float(rng.uniform(1e-3, 0.1)) * 1e6 / C, "off": float(rng.uniform(1e-3, 0.1)) * 1e6 / C}
+                                "on": float(rng.uniform(1e-3, 0.1)) * 1e6 / C,
+                                "off": float(rng.uniform(1e-3, 0.1)) * 1e6 / C}
             else:
                 c["traffic"] = {"rate": share * C, "size": size, "arrivals": "poisson"}
             if kind == "policed" or (kind != "poisson" and rng.random() < 0.3):
-                c["police"] = {"cir": share * C * float(rng.uniform(0.8, 1.5)), "cbs": size * float(rng.integers(1, 20)),
+                c["police"] = {"cir": share * C * float(rng.uniform(0.8, 1.5)),
+                               "cbs": size * float(rng.integers(1, 20)),
                                "conditional": bool(rng.random() < 0.3)}
             classes.append(c)
     for _ in range(int(rng.integers(1, 4))):

@@ -145,7 +145,8 @@ def _cls(raw, name):
 
 
 @pytest.mark.parametrize("mutate,field,words", [
-    (lambda r: _cls(r, "video").__setitem__("dscp", ["EF"]), "classes.video.dscp", "matched by classes voice and video"),
+    (lambda r: _cls(r, "video").__setitem__("dscp", ["EF"]), "classes.video.dscp",
+     "matched by classes voice and video"),
     (lambda r: _cls(r, "video").__setitem__("bandwidth", "10 %"), "classes.video.bandwidth", "not both"),
     (lambda r: _cls(r, "bulk").__setitem__("bandwidth", "100 Mbit/s"), "classes", "mix the forms"),
     (lambda r: _cls(r, "critical").__setitem__("bandwidth", "90 %"), "classes", "at most 100 %"),

@@ -221,7 +221,8 @@ def level_chain(scn: Scenario, port: Port, c: TrafficClass, ccdf, quantiles, pro
     exact = exact and not poissonised
     note = None
     if not exact:
-        gaps = [] if exact_shape(port) else ["the classes below taken as one saturated stream whose packet sizes are drawn i.i.d. from their "
+        gaps = [] if exact_shape(port) else [
+            "the classes below taken as one saturated stream whose packet sizes are drawn i.i.d. from their "
                 "throughput-weighted mix (under DRR the sizes entering the ring follow the quanta, and a class "
                 "below with a load is no saturated stream)"]
         if poissonised:

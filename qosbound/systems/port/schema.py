@@ -40,8 +40,10 @@ from qosbound.systems.pq_txq import TxQ
 from qosbound.units import parse_quantity
 
 __all__ = ["PortLink", "Ring", "Action", "Police", "Marker", "Dropper", "Traffic", "Match", "TrafficClass",
-           "Scheduler", "Shaper", "NotModelled", "Metrics", "ClosedFormOptions", "ModelOptions", "SimOptions", "Methods", "Scenario",
-           "DEFAULT_CLASS", "CLASS_NAME", "MAX_PRECEDENCES", "parse_bandwidth", "parse_action", "precedences",
+           "Scheduler", "Shaper", "NotModelled", "Metrics", "ClosedFormOptions", "ModelOptions", "SimOptions",
+           "Methods", "Scenario",
+           "DEFAULT_CLASS", "CLASS_NAME", "MAX_PRECEDENCES", "MAX_QUEUE", "MAX_CLASSES", "MAX_STREAMS",
+           "parse_bandwidth", "parse_action", "precedences",
            "check_port", "priority_reservation", "offered_rate", "long_run_rate"]
 
 #: The class every port has, declared or not (what routers do): it gets the unreserved rest of the link.
@@ -50,6 +52,11 @@ DEFAULT_CLASS = "class-default"
 CLASS_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_+-]*$")
 #: Most drop precedences (DSCPs) one class carries: the RED-family droppers and markers have three colours.
 MAX_PRECEDENCES = 3
+#: Largest queue limit and ring, packets or units (the simulator keeps arrays of these sizes), and most classes
+#: and streams (calls) of a port: beyond them a port is refused before anything is built.
+MAX_QUEUE = 1_000_000
+MAX_CLASSES = 64
+MAX_STREAMS = 100_000
 
 
 class PortLink(Link):
@@ -79,6 +86,13 @@ class Ring(TxQ):
     def _pos(cls, v):
         if v != "packet" and not v > 0:
             raise ValueError("unit size must be positive")
+        return v
+
+    @field_validator("units")
+    @classmethod
+    def _units(cls, v):
+        if v > MAX_QUEUE:
+            raise ValueError(f"a ring of {v} units: at most {MAX_QUEUE}")
         return v
 
 
@@ -302,6 +316,14 @@ class TrafficClass(Strict):
     marker: Marker | None = None
     traffic: Traffic | None = Field(default=None, description="the traffic offered to the class (none: idle)")
 
+    @field_validator("queue_limit")
+    @classmethod
+    def _limit(cls, v):
+        if v > MAX_QUEUE:
+            raise ValueError(f"a queue of {v} packets: at most {MAX_QUEUE} (at a stable load that is unbounded in "
+                             "effect)")
+        return v
+
     @field_validator("dscp", mode="before")
     @classmethod
     def _dscp(cls, v):
@@ -321,8 +343,9 @@ class Scheduler(Strict):
     @field_validator("quantum")
     @classmethod
     def _q(cls, v):
-        if not (v > 0 and math.isfinite(v)):
-            raise ValueError("the quantum must be a positive size")
+        if not (v >= 40 and math.isfinite(v)):
+            raise ValueError("the quantum must be at least 40 B (the smallest IP packet): a smaller one only makes "
+                             "DRR turn more often")
         return v
 
 
@@ -446,6 +469,8 @@ def check_port(scn: Scenario) -> None:
     """Every check across fields; the first failure raises a ScenarioError naming the field."""
     if not scn.classes:
         raise ScenarioError("declare at least one class", field="classes")
+    if len(scn.classes) > MAX_CLASSES:
+        raise ScenarioError(f"{len(scn.classes)} classes: at most {MAX_CLASSES}", field="classes")
     seen: dict[str, str] = {}
     names = set()
     for c in scn.classes:
@@ -467,6 +492,25 @@ def check_port(scn: Scenario) -> None:
                             "'N %', or 'remaining N %'), as routers require", field="classes")
     levels = sorted({c.priority for c in scn.classes if c.priority is not None})
     _check_rates(scn, forms.pop() if forms else None, levels)
+    _check_times(scn)
+
+
+def _check_times(scn: Scenario) -> None:
+    """Streams within the simulator's arrays, and transmission times that are normal floating-point numbers
+    (a 1e-300 bit/s link or a 1e300 bit/s one would over- or underflow every formula)."""
+    streams = 0
+    for c in scn.classes:
+        t = c.traffic
+        if t is not None:
+            streams += t.calls if t.calls is not None else len(t.streams or [1])
+    if streams > MAX_STREAMS:
+        raise ScenarioError(f"{streams} streams (calls count one each): at most {MAX_STREAMS}", field="classes")
+    C = scn.link.rate
+    for L in (1.0, 65535.0):
+        x = 8.0 * L / C
+        if not (math.isfinite(x) and 1e-15 <= x <= 1e6):
+            raise ScenarioError(f"a line rate of {C:g} bit/s gives a {L:g}-byte packet a transmission time of {x:g} s, "
+                                "outside the range the methods evaluate", field="link.rate")
 
 
 def _check_class(scn: Scenario, c: TrafficClass) -> None:
@@ -497,7 +541,8 @@ def _check_class(scn: Scenario, c: TrafficClass) -> None:
         if t.mix is not None:
             if len(t.mix) != len(prec) or abs(sum(t.mix) - 1.0) > 1e-9:
                 raise ScenarioError(f"mix gives the fractions of the class's {len(prec)} DSCP(s) "
-                                    f"({', '.join(prec)}): {len(prec)} numbers summing to 1", field=_at(c, "traffic.mix"))
+                                    f"({', '.join(prec)}): {len(prec)} numbers summing to 1",
+                                    field=_at(c, "traffic.mix"))
     d = c.dropper
     if d.alpha is not None and not (0 < d.alpha <= 1):
         raise ScenarioError(f"EWMA weight alpha = {d.alpha:g} is not in (0, 1]", field=_at(c, "dropper.alpha"))
@@ -547,7 +592,8 @@ def _check_police(c: TrafficClass) -> None:
     if not p.cbs > 0:
         raise ScenarioError("CBS must be positive", field=f"{at}.cbs")
     if (p.pir is None) != (p.pbs is None):
-        raise ScenarioError("a two-rate policer needs both pir and pbs", field=f"{at}.{'pbs' if p.pbs is None else 'pir'}")
+        raise ScenarioError("a two-rate policer needs both pir and pbs",
+                            field=f"{at}.{'pbs' if p.pbs is None else 'pir'}")
     if p.pir is not None and p.ebs is not None:
         raise ScenarioError("give ebs (single rate, srTCM) or pir/pbs (two rates, trTCM), not both", field=f"{at}.ebs")
     if p.pir is not None and p.pir < p.cir:
