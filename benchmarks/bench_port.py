@@ -149,7 +149,7 @@ def main(argv=None) -> int:
     if args.bounds:
         s = bounds_survey(args.bounds, 100_000 if args.quick else 300_000)
         print(f"bounds: {s['ports']} random ports, {s['classes']} class bounds, {s['exceeded']} exceeded by a "
-              f"simulated delay, largest simulated/bound {s['largest_ratio']:.5f}")
+              f"simulated delay, largest simulated/bound {s['largest_ratio']:.7f}")
         if s["exceeded"]:
             return 1
     return 0

@@ -187,12 +187,13 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
     """One replication (module docstring). ``rng`` is a NumPy Generator (spawned per replication). Per-class
     outputs: ``cst`` (m x N_CS), ``pst`` (m x 3 x 2: packets reaching the queue and queue drops per
     precedence), ``hist``/``hmin``/``hmax`` (m x NBINS), ``above`` (m x thresholds: delays above each);
-    ``gst`` (N_G). Trace mode (``max_rows`` < NEVER) fills the ``tr_*`` rows and returns their number."""
+    ``gst`` (N_G). Trace mode fills the ``tr_*`` rows, at most ``max_rows``, and returns their number;
+    statistics mode passes ``None`` for them (``max_rows`` = NEVER)."""
     m = cls_level.shape[0]
     nsrc = src_cls.shape[0]
     nlev = lvl_start.shape[0] - 1
     nthr = thresholds.shape[0]
-    tracing = max_rows < 4611686018427387904
+    tracing = tr_cls is not None  # a compile-time constant: statistics runs pass None (no trace code at all)
     # ---- class queues: one circular buffer per class, capacity queue_limit, in one flat array
     q_off = np.zeros(m + 1, np.int64)
     for c in range(m):
