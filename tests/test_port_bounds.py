@@ -149,3 +149,23 @@ def test_no_simulated_delay_exceeds_its_bound_on_adversarial_ports(seed):
         checked += 1
         assert rep.cst[:, c.index, CS_MAX].max() <= b[c.name].delay * (1 + 1e-12), c.name
     assert checked >= 1
+
+
+@pytest.mark.parametrize("name", ["port_edge1g", "port_branch10m", "port_wan100"])
+def test_every_bound_of_a_shipped_port_is_at_or_above_the_simulated_interval(name):
+    """plan's closed-form upper bounds (a class's delay.max, which also bounds its quantiles and mean; eq. 7 on
+    the top level's mean) lie at or above the whole simulated interval of every metric they bound."""
+    from qosbound.progress import QUIET
+    from qosbound.results import Kind
+    from qosbound.systems import get_system
+
+    raw = load(example(name)).raw
+    raw["methods"] = {"simulated": {"packets": 200_000, "replications": 4, "seed": 3}}
+    scn = build(raw)
+    results = get_system("port").evaluate(scn, ["closed-form", "simulated"], QUIET)
+    bounds = [r for r in results if r.kind is Kind.UPPER_BOUND]
+    sims = [r for r in results if r.method == "simulated"]
+    pairs = [(b, s) for b in bounds for s in sims if b.bounds_metric(s.metric)]
+    assert {s.metric.split(".")[0] for _, s in pairs} >= {c.name for c in port_of(scn).active if not c.saturated}
+    for b, s in pairs:
+        assert b.value >= s.interval.high, (b.metric, s.metric, b.value, s.interval.high)
