@@ -16,7 +16,7 @@ from qosbound.scenario import build
 from qosbound.systems import get_system
 from qosbound.systems.port.elements import port_of
 from qosbound.systems.port.simulated import config
-from qosbound.validation.port_kernels import CS_ARRIVALS, CS_POLICE, CS_QUEUE
+from qosbound.validation.port_kernels import CS_ARRIVALS, CS_POLICE
 from qosbound.validation.port_sim import run_replications, simulate_trace
 
 

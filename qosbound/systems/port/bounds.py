@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from qosbound.analytic import port as nc
 from qosbound.analytic.curves import ArrivalCurve, RateLatency
 from qosbound.analytic.drr import drr_service
-from qosbound.systems.port.elements import Port, TrafficClass
+from qosbound.systems.port.elements import Port
 
 __all__ = ["ClassBound", "class_bounds", "ring_terms"]
 
@@ -117,7 +117,3 @@ def class_bounds(port: Port) -> dict[str, ClassBound]:
                                  formula="D_i = T_i + W_r + min(8 (e_i - L_min)/R_i + 8 L_min/C, "
                                          "8 (Q_i - 1) L_i/R_i + 8 L_i/C), (R_i, T_i) of DRR over (R_W, T_W)")
     return out
-
-
-def level_of(c: TrafficClass) -> str:
-    return f"priority level {c.priority}" if c.priority is not None else "weighted (DRR)"

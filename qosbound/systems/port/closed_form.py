@@ -37,7 +37,6 @@ from qosbound.systems.af.closed_form import solve_sized
 from qosbound.systems.af.inputs import ClassInput
 from qosbound.systems.port.bounds import class_bounds
 from qosbound.systems.port.elements import Port, TrafficClass
-from qosbound.systems.port.metrics import carried_precedences
 
 __all__ = ["closed_form", "allocation", "residual_rate", "queue_inputs", "approximation_of", "tail_profile",
            "queue_neglects", "class_queue_results"]
