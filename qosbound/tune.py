@@ -138,7 +138,8 @@ def _objective(scn, system, target: str, sense: str, method: str | None, methods
     if is_param:
         from qosbound.admit import _kind_of
 
-        return Objective(target, sense, True, None, _KIND_OF_UNIT[_kind_of(get_param(scn.raw, target))])
+        kind = _kind_of(get_param(scn.raw, target), scn.raw, target)
+        return Objective(target, sense, True, None, _KIND_OF_UNIT[kind])
     if target not in system.metric_names(scn):
         raise ScenarioError(f"'{target}' is neither a parameter of the scenario nor one of its metrics "
                             f"({', '.join(system.metric_names(scn)[:6])}, ...)", field=f"--{sense}")
