@@ -574,8 +574,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "(flows.NAME.hint) the default is the quality-maximising hint")
     sp.add_argument("--method", help="method to search with (default: model-checked, else closed-form)")
     sp.add_argument("--min", help="lower end of the search range, in the parameter's units (e.g. '100 kbit/s'; "
-                                  "a bare number is SI)")
-    sp.add_argument("--max", help="upper end of the search range, in the parameter's units")
+                                  "a bare number only for a count or a probability)")
+    sp.add_argument("--max", help="upper end of the search range, in the parameter's units (e.g. '2 Mbit/s', "
+                                  "'4000' calls)")
     sp.set_defaults(func=cmd_admit)
 
     sp = add(sub, "sweep", help="every method over a grid of parameter values: table, plots, SLO verdicts")
@@ -598,20 +599,21 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add(sub, "model", help="render PRISM files for a scenario, or check any PRISM model")
     msub = sp.add_subparsers(dest="model_command", required=True, parser_class=_Parser)
     r = add(msub, "render", help="write the PRISM model and properties for a scenario")
-    r.add_argument("scenario")
+    r.add_argument("scenario", help="scenario YAML file (or a shipped example's name)")
     r.add_argument("--out", default=".", help="output folder")
     r.set_defaults(func=cmd_model)
     ch = add(msub, "check", help="check a PRISM model with a property file on Storm or PRISM")
     ch.add_argument("model", help=".prism file, or a scenario YAML")
     ch.add_argument("props", nargs="?", help=".props file (default: beside the model)")
     ch.add_argument("--const", action="append", default=[], help="NAME=VALUE for undefined constants")
-    ch.add_argument("--engine", choices=["storm", "prism"], default="storm")
+    ch.add_argument("--engine", choices=["storm", "prism"], default="storm",
+                    help="the model checker: Storm through stormpy (default) or PRISM on PATH")
     ch.add_argument("--exact", action="store_true", help="Storm's exact (rational) arithmetic")
     ch.add_argument("--precision", default="1e-10", help="requested relative precision, in (0, 0.1)")
     ch.add_argument("--max-states", dest="max_states", default="1e9",
                     help="refuse a model whose state space (product of its variable ranges) may exceed this")
-    ch.add_argument("--json", action="store_true")
-    ch.add_argument("--quiet", action="store_true")
+    ch.add_argument("--json", action="store_true", help="print the machine-readable form")
+    ch.add_argument("--quiet", action="store_true", help="no progress bar")
     ch.set_defaults(func=cmd_model)
 
     sp = add(sub, "tfrc", help="TFRC / gTFRC rate calculator")
@@ -623,10 +625,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = add(sub, "reproduce", help="the tables and figures of a source paper")
     sp.add_argument("paper", help=", ".join(PAPERS))
-    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--json", action="store_true", help="print the machine-readable form")
     sp.add_argument("--out", default=None, help="folder for figures")
     sp.add_argument("--quick", action="store_true", help="smaller simulations (for CI)")
-    sp.add_argument("--quiet", action="store_true")
+    sp.add_argument("--quiet", action="store_true", help="no progress bar")
     sp.set_defaults(func=cmd_reproduce)
     return p
 

@@ -246,7 +246,7 @@ def read_quantity(value, kind: Kind, *, field: str | None = None, bare_si: bool 
     if m is None:
         if _NON_FINITE.fullmatch(text):
             raise _error(f"'{value}' is not a finite number (expected {ACCEPTED[kind]})", field)
-        raise _error(f"cannot read '{value}' as a quantity: expected {ACCEPTED[kind]}", field)
+        raise _error(f"cannot read '{value}' as {_A[kind]}: expected {ACCEPTED[kind]}", field)
     number = Decimal(m.group("num"))
     spelled = m.group("unit")
     if not spelled:
@@ -254,7 +254,8 @@ def read_quantity(value, kind: Kind, *, field: str | None = None, bare_si: bool 
         return _bare(Reading(x, number, None, text), kind, field, bare_si)
     unit = _lookup(spelled, kind, value, field, dialect)
     if kind in ("probability", "count") and unit.kind != kind:
-        raise _error(f"'{value}' is {_KIND_NAME[unit.kind]}; expected {ACCEPTED[kind]}", field)
+        raise _error(f"'{value}' has the wrong units: {_KIND_NAME[unit.kind]}, not {_A[kind]}; "
+                     f"expected {ACCEPTED[kind]}", field)
     with localcontext() as ctx:
         ctx.prec = 60
         exact = number * unit.factor
@@ -293,8 +294,8 @@ def _lookup(spelled: str, kind: str, original, field, dialect: str | None) -> Un
                 hint += " (tc's lowercase rate words kbit, mbit, gbit are read as rates)"
         elif kind == "size" and other.kind == "rate":
             hint = ": a size has no '/s'"
-        raise _error(f"'{original}' is {_KIND_NAME[other.kind]}, not {_A[kind]}{hint}; expected {ACCEPTED[kind]}",
-                     field)
+        raise _error(f"'{original}' has the wrong units: {_KIND_NAME[other.kind]}, not {_A[kind]}{hint}; "
+                     f"expected {ACCEPTED[kind]}", field)
     why = _refusal(spelled, kind, original)
     if why:
         raise _error(f"{why}; expected {ACCEPTED[kind]}", field)

@@ -41,7 +41,7 @@ from qosbound.systems.base import (Link, MethodsBase, ModelOptionsBase, PacketSi
                                    default_methods, parse_quantile_name, quantile_name)
 from qosbound.systems.capabilities import generic_admit
 from qosbound.understood import Echo, Inputs
-from qosbound.units import Kind, parse_quantity
+from qosbound.units import Kind, format_quantity, parse_quantity
 from qosbound.verdicts import default_slo_limit
 
 __all__ = ["Scenario", "Params", "params", "evaluate", "metric_kind", "slo_limit", "agreements",
@@ -285,20 +285,26 @@ class Scenario(ScenarioBase):
         rho = ef.rate / self.link.rate
         if rho >= 1:
             form = "calls" if ef.calls is not None else "streams" if ef.streams is not None else "rate"
-            what = {"calls": f"{ef.calls} calls x {ef.call.rate:g} bit/s" if ef.calls else "",
-                    "streams": f"the {len(ef.streams or [])} streams' total {ef.rate:g} bit/s", "rate": "rate"}[form]
-            raise ScenarioError(f"EF utilisation {what}/link = {rho:.4g} >= 1: the priority queue is unstable",
-                                field=f"traffic.EF.{form}")
+            what = {"calls": f"{ef.calls} calls x {_q(ef.call.rate)}" if ef.calls else "",
+                    "streams": f"the {len(ef.streams or [])} streams' total {_q(ef.rate)}",
+                    "rate": f"{_q(ef.rate)}"}[form]
+            raise ScenarioError(f"EF utilisation {what} / link {_q(self.link.rate)} = {rho:.4g} >= 1: the "
+                                "priority queue is unstable", field=f"traffic.EF.{form}")
         be = self.traffic.BE
         if be.rate is not None:
             total = rho + be.rate / self.link.rate
             if total >= 1:
-                raise ScenarioError(f"total utilisation (EF + BE rate)/link = {total:.4g} >= 1: the unbounded BE "
+                raise ScenarioError(f"total utilisation (EF {_q(ef.rate)} + BE {_q(be.rate)}) / link "
+                                    f"{_q(self.link.rate)} = {total:.4g} >= 1: the unbounded BE "
                                     "queue is unstable; lower the BE rate, or use saturated: true for the worst "
                                     "case", field="traffic.BE.rate")
         if self.traffic.EF.burst is not None and self.traffic.EF.burst < self.traffic.EF.size:
             raise ScenarioError("token-bucket depth must hold at least one EF packet", field="traffic.EF.burst")
         return self
+
+
+def _q(rate: float) -> str:
+    return format_quantity(rate, "bit/s", digits=6)
 
 
 def params(scn: Scenario) -> Params:
