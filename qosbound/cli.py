@@ -575,8 +575,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--method", help="method to search with (default: model-checked, else closed-form)")
     sp.add_argument("--min", help="lower end of the search range, in the parameter's units (e.g. '100 kbit/s'; "
                                   "a bare number only for a count or a probability)")
-    sp.add_argument("--max", help="upper end of the search range, in the parameter's units (e.g. '2 Mbit/s', "
-                                  "'4000' calls)")
+    sp.add_argument("--max", help="upper end of the search range, in the parameter's units (e.g. '2 Mbit/s'; "
+                                  "a count bare, e.g. 4000 calls)")
     sp.set_defaults(func=cmd_admit)
 
     sp = add(sub, "sweep", help="every method over a grid of parameter values: table, plots, SLO verdicts")

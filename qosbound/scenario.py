@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from qosbound.errors import ScenarioError
 from qosbound.units import Kind, parse_quantity
@@ -125,17 +125,20 @@ class SLO(BaseModel):
     """A service-level objective: ``metric`` must stay at most ``max`` (or at least ``min``).
 
     The limit is read in the metric's unit ("15 ms" for a delay, 1e-3 for a
-    probability). ``method`` restricts the SLO to one method; by default every
+    probability); a time, rate or size limit must carry its unit (a bare 20 on a
+    delay is refused, not read as 20 s). ``method`` restricts the SLO to one method; by default every
     method that produces the metric is judged.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    metric: str
-    max: Any = None
-    min: Any = None
-    method: str | None = None
-    name: str | None = None
+    metric: str = Field(description="the metric judged, e.g. EF.delay.p99, EF.loss, AF1.drop.AF11")
+    max: Any = Field(default=None, description="upper limit in the metric's unit: '20 ms', '2 Mbit/s', '1500 B' "
+                                               "(a time, rate or size needs its unit); a probability bare or in %")
+    min: Any = Field(default=None, description="lower limit, read like max")
+    method: str | None = Field(default=None, description="judge by this method only (default: every method that "
+                                                         "gives the metric)")
+    name: str | None = Field(default=None, description="the SLO's name in reports (default: METRIC <= LIMIT)")
 
     @model_validator(mode="after")
     def _one_limit(self):
