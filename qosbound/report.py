@@ -100,18 +100,23 @@ def slo_counts(slos: list[Verdict]) -> dict[str, int]:
     outcomes = slo_outcomes(slos)
     fail = sum(st in ("violated", "missing") for _, st, _ in outcomes)
     return {"slos": len(outcomes), "hold": len(outcomes) - fail, "fail": fail,
-            "inconclusive": sum(st == "inconclusive" for _, st, _ in outcomes), "verdicts": len(slos)}
+            "inconclusive": sum(st == "inconclusive" for _, st, _ in outcomes),
+            "missing": sum(st == "missing" for _, st, _ in outcomes), "verdicts": len(slos)}
 
 
 def slo_summary(slos: list[Verdict]) -> str:
-    """'SLOs 1 hold, 1 fail' (per SLO), with how many method verdicts decided them when that differs."""
+    """'SLOs 1 hold, 1 fail' (per SLO), with how many method verdicts decided them when that differs, and how
+    many failed only because no requested method gives their metric."""
     n = slo_counts(slos)
     text = f"SLOs {n['hold']} hold, {n['fail']} fail"
+    notes = []
     if n["inconclusive"]:
-        text += f" ({n['inconclusive']} inconclusive)"
+        notes.append(f"{n['inconclusive']} inconclusive")
+    if n["missing"]:
+        notes.append(f"{n['missing']} not judged: no requested method gives the metric")
     if n["verdicts"] != n["slos"]:
-        text += f" ({n['verdicts']} method verdicts)"
-    return text
+        notes.append(f"{n['verdicts']} method verdicts")
+    return text + "".join(f" ({x})" for x in notes)
 
 
 def inputs_block(inputs) -> list[str]:

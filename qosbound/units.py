@@ -173,6 +173,10 @@ def _near_miss(unit: str, kind: str) -> str | None:
         return f"'{unit}': write '{unit[0].upper()}{unit[1:]}'"
     if re.fullmatch(r"[KkMmGgTt]i?(b|bit|bits)/s", unit) and "i" in unit:
         return f"'{unit}': binary prefixes are for bytes only (KiB, MiB); write a decimal rate such as 'Mbit/s'"
+    if unit in ("k", "K", "m", "M", "g", "G", "t", "T"):
+        p = _CANON_PREFIX[unit]
+        what = {"rate": f"'{p}bit/s'", "size": f"'{p}B' or '{p}bit'"}.get(kind, "a unit")
+        return f"a prefix without a unit (Junos and tc shorthand): write {what}"
     if re.match(r"[,.]\d", unit):
         return "write the decimal separator as a point ('1.5 Mbit/s'), without thousands separators"
     if kind == "time" and unit.lower() in ("s", "ms", "us", "ns", "min", "sec", "msec", "usec"):

@@ -302,9 +302,9 @@ def test_two_slos_judged_by_three_methods_are_two_slos():
              _v("A <= 1 ms", "EF.delay.p99", "simulated", "violated"),
              _v("B <= 1e-4", "EF.loss", "model-checked", "holds"), _v("B <= 1e-4", "EF.loss", "simulated", "inconclusive")]
     assert [(n, st) for n, st, _ in slo_outcomes(mixed)] == [("A <= 1 ms", "violated"), ("B <= 1e-4", "inconclusive")]
-    assert slo_counts(mixed) == {"slos": 2, "hold": 1, "fail": 1, "inconclusive": 1, "verdicts": 4}
+    assert slo_counts(mixed) == {"slos": 2, "hold": 1, "fail": 1, "inconclusive": 1, "missing": 0, "verdicts": 4}
     missing = [_v("C >= 1 Mbit/s", "f.rate", "any", "missing")]
-    assert slo_summary(missing) == "SLOs 0 hold, 1 fail"
+    assert slo_summary(missing) == "SLOs 0 hold, 1 fail (1 not judged: no requested method gives the metric)"
 
 
 def test_verify_counts_slos_and_names_the_method_that_fails_one(tmp_path, capsys, monkeypatch):
@@ -321,7 +321,8 @@ def test_verify_counts_slos_and_names_the_method_that_fails_one(tmp_path, capsys
     raw["slos"] = [{"metric": "EF.delay.mean", "max": "10 ms"}, {"metric": "EF.loss", "max": 1e-4}]
     code = main(["verify", write(tmp_path, raw), "--quiet", "--methods", "model-checked,simulated", "--json"])
     doc = json.loads(capsys.readouterr().out)
-    assert code == 1 and doc["slo_counts"] == {"slos": 2, "hold": 1, "fail": 1, "inconclusive": 0, "verdicts": 3}
+    assert code == 1 and doc["slo_counts"] == {"slos": 2, "hold": 1, "fail": 1, "inconclusive": 0, "missing": 0,
+                                               "verdicts": 3}
     main(["verify", write(tmp_path, raw), "--quiet", "--methods", "model-checked,simulated"])
     out = capsys.readouterr().out
     assert "=> EF.delay.mean <= 10 ms fails (by simulated; an SLO fails when a verdict on it fails)" in out

@@ -194,6 +194,8 @@ def test_no_rate_or_size_is_ever_milli():
     ("5 %", "count", "a probability, not a count"),
     ("5 Ms", "time", "time units are lowercase"),
     ("1,5 Mbit/s", "rate", "decimal separator"),
+    ("100m", "rate", "a prefix without a unit (Junos and tc shorthand): write 'Mbit/s'"),
+    ("64k", "size", "write 'kB' or 'kbit'"),
     ("2 h", "time", "give times in s, ms, us, ns or min"),
     ("abc", "rate", "cannot read 'abc' as a rate"),
     ("", "rate", "empty"),

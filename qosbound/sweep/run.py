@@ -336,9 +336,14 @@ def summary(sw: Sweep) -> list[str]:
     for name in names:
         bad = [p for p, r in valid if any(v["name"] == name and v["status"] in ("violated", "missing")
                                           for v in r["slos"])]
+        unjudged = [p for p, r in valid if any(v["name"] == name for v in r["slos"])
+                    and all(v["status"] == "missing" for v in r["slos"] if v["name"] == name)]
         text = f"SLO {name}: holds at {len(valid) - len(bad)} of {len(valid)} valid points"
         if bad:
             text += f", fails at {len(bad)} (first at {at(bad[0])})"
+        if unjudged:
+            text += (f"; {'all' if len(unjudged) == len(bad) else len(unjudged)} of them not judged: no requested "
+                     "method gives its metric")
         lines.append(text)
     dis = [p for p, r in valid if any(v["status"] == "disagree" for v in r["agreements"])]
     checks = sum(len(r["agreements"]) for _, r in valid)
