@@ -115,6 +115,9 @@ def test_the_issue_port_written_as_engineers_write_it(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)["inputs"]
     assert doc["link.rate"]["value"] == 1e9 and doc["traffic.EF.rate"]["value"] == 5e7
     assert doc["traffic.EF.rate"]["share_of_link"] == 0.05 and "written" not in doc["traffic.EF.rate"]
+    raw["traffic"]["EF"]["rate"] = "10 MB/s"
+    main(["plan", _write(tmp_path, raw), "--methods", "closed-form", "--quiet"])
+    assert "80 Mbit/s (8 % of the link; written 10 MB/s; Poisson arrivals)" in capsys.readouterr().out
 
 
 def test_a_default_is_marked_as_one(tmp_path):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from qosbound.admit import _kind_of, _parse_bound
 from qosbound.errors import ScenarioError
 from qosbound.scenario import get_path, set_path
-from qosbound.units import SI_UNIT
+from qosbound.units import SI_UNIT, format_quantity
 
 __all__ = ["Axis", "parse_vary", "points", "get_param", "set_param", "MAX_POINTS"]
 
@@ -45,7 +45,6 @@ class Axis:
 
     def describe(self) -> str:
         """The axis as understood, for the report: 'traffic.EF.rate (rate): 5 values from 100 kbit/s to 2 Mbit/s'."""
-        from qosbound.units import format_quantity
 
         def q(v) -> str:
             return f"{v:g}" if self.unit == "1" else format_quantity(v, self.unit, digits=6)
