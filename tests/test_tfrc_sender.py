@@ -95,6 +95,22 @@ def test_receiver_model_separate_events_beyond_one_rtt():
     assert Q[0, F.N_EVENTS] == 2
 
 
+def test_receiver_rtt_from_the_headers_or_the_sender():
+    """The receiver groups losses within the RTT it knows: the sender's current estimate (here none yet: the base RTT,
+    40 ms), or with ``header_rtt`` the one the packets carry (100 ms): losses 70 ms apart are two events, or one."""
+    for header, events in ((False, 2), (True, 1)):
+        Q, H = F.new_state([1000.0], [0.0], [math.inf], [0.04], ["receiver"], [header])
+        F.start(Q, 0, 0.0)
+        for k in range(200):
+            if k in (50, 120):
+                continue
+            F.rx_packet(Q, H, 0, k * 1e-3 + 0.02, k, k * 1e-3, 1000.0, 0.1)
+            if Q[0, F.N_RECV] == 1:
+                F.make_feedback(Q, 0, 0.02, np.zeros((1, 4)), 0)
+        assert Q[0, F.N_EVENTS] == events
+        assert F.rx_rtt(Q, 0) == (0.1 if header else 0.04)
+
+
 def test_feedback_reports_receive_rate_and_echo():
     """A feedback carries the latest packet's send time, how long it was held, X_recv over the period since the
     last feedback (bytes/s) and p (RFC 5348 6.2)."""

@@ -224,7 +224,8 @@ class Tfrc:
     ``"receiver"`` (RFC 5348 reports, ``fb_size``-byte packets through the reverse bottleneck into class
     ``fb_class``) or ``"sender"`` (immediate; :mod:`qosbound.validation.tfrc_sender`). ``cls``: the data's class in
     its direction's classes; colour: the ``marker``'s (an int shares an entry of :attr:`Dumbbell.marker`) or the
-    fixed ``colour``. ``max_rate``: a cap on the sending rate, bit/s (a codec's rate)."""
+    fixed ``colour``. ``max_rate``: a cap on the sending rate, bit/s (a codec's rate). ``header_rtt``: the receiver
+    takes its RTT from the data packets' headers (RFC 5348 3.2.1) instead of the sender's current estimate."""
 
     target: float = 0.0
     size: int = 1500
@@ -238,6 +239,7 @@ class Tfrc:
     access: float = 0.005
     start: float = 0.0
     max_rate: float = math.inf
+    header_rtt: bool = False
     name: str = ""
 
 
@@ -474,6 +476,7 @@ class RunResult:
     udp: list = field(default_factory=list)  # UdpStats per open-loop source
     tfrc: list = field(default_factory=list)  # TfrcStats per TFRC flow
     trace: PacketTrace | None = None  # the packet record of ``Dumbbell.trace``
+    cpu: float = math.nan  # CPU s of the thread in the event loop
 
     @property
     def loss_rate(self) -> float:
@@ -653,7 +656,7 @@ def _tfrc_arrays(net: Dumbbell, where, dmode, table, shared, traced):
     base = [2 * (x.access + net.delay) + 8 * x.size / (net.rate if x.direction == 0 else rrate)
             + 8 * x.fb_size / (rrate if x.direction == 0 else net.rate) for x in fl]
     Q, H = TF.new_state([float(x.size) for x in fl], [x.target / 8.0 for x in fl], [x.max_rate / 8.0 for x in fl],
-                        base, [x.feedback for x in fl])
+                        base, [x.feedback for x in fl], [x.header_rtt for x in fl])
     ints = np.array([[x.direction, _class_of(where, dmode, x.direction, x.cls, f"tfrc {i}"),
                       _class_of(where, dmode, 1 - x.direction, x.fb_class, f"tfrc {i} fb_class"), x.colour,
                       _source_marker(x.marker, table, shared, f"tfrc {i}")] for i, x in enumerate(fl)],
@@ -745,9 +748,9 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
                    int(bool(net.trace))], np.int64)
     tcp = (S, SB, TS, RB, access, starts, colour, acolour, dmark, amark, fdir, dcls, acls, then, up,
            np.asarray(tr_tcp, bool))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     packets, events, error, nrec_u, rec = run(seed32, fp, ip, tcp, table.arrays(), qp, sch, ua, ta, out)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.thread_time() - c0
     if error:
         raise RuntimeError(("packet pool exhausted", "event heap full", "open-loop delay record full")[error - 1])
     st, col_arr, col_drop, cst, udrop, ust, urec, tst, snap, tsnap, started = out
@@ -786,7 +789,8 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
                             float(events_w / seen) if seen > 0 else 0.0,
                             float(tst[j, 6] / tst[j, 7]) if tst[j, 7] > 0 else math.nan, int(tst[j, 7]),
                             8.0 * float(Q[j, TF.X]), float(Q[j, TF.P]), win))
-    return RunResult(fs, int(packets), int(events), wall, win, cs, us, ts, _trace(rec, names, order) if net.trace else None)
+    return RunResult(fs, int(packets), int(events), wall, win, cs, us, ts, _trace(rec, names, order) if net.trace else None,
+                     cpu)
 
 
 def _trace(rec, names, order) -> PacketTrace:

@@ -28,8 +28,12 @@ The feedback models (``FEEDBACK``)
   "computes the loss event rate and creates the Feedback message", Jourjon et al. 2008 section 4). The receiver
   detects losses from the sequence numbers (the path does not reorder: a gap is a loss at once, no three-packet
   wait), interpolates the send time of each lost packet between its neighbours' (RFC 5348 5.2) and starts a new
-  loss event when that time is more than one RTT after the current event's start; the RTT it uses is the
-  sender's estimate carried in each data packet's header (RFC 5348 3.2.1), the path's base RTT before the first.
+  loss event when that time is more than one RTT after the current event's start. The RTT it uses (there and
+  as its feedback period) is the sender's current estimate, the path's base RTT before the first; with
+  ``header_rtt`` it is the estimate the latest data packet carried in its header (RFC 5348 3.2.1), up to one
+  path delay older. qosbound's QSTP runs use the sender's current estimate (as its earlier simulator did); the
+  header's value lowers the jitter of Jourjon et al.'s Fig. 7 from 6.01 to 5.96 ms and Fig. 4's TFRC
+  throughput from about 507 to 504 kbit/s (full mode, seed 2008).
   The first loss interval is synthesised from the receive rate (RFC 5348 6.3.1: the p at which X_calc equals
   X_recv, X_recv at least s/(2R)). Feedback (the echoed send time of the latest packet, the time it was held,
   X_recv over the last feedback period, p) is sent once per RTT and at once on a new loss event, none when
@@ -65,7 +69,8 @@ __all__ = ["FEEDBACK", "NFIELDS", "WEIGHTS", "T_MBI", "new_state", "mean_loss_in
            "w_init", "x_calc", "allowed_rate", "loss_rate_for", "start", "on_send", "send_gap", "rate_due",
            "on_drop", "rtt_sample", "on_feedback", "next_send", "rx_packet", "rx_rtt", "rx_timer_due",
            "make_feedback", "SIZE", "TARGET", "XMAX", "MODE", "X", "R", "P", "XRECV", "GEN", "SEQ", "LAST_SEND",
-           "N_SENT", "N_RECV", "N_LOST", "N_EVENTS", "N_FB", "BASE_RTT", "NH", "NFB", "RP"]
+           "N_SENT", "N_RECV", "N_LOST", "N_EVENTS", "N_FB", "BASE_RTT", "NH", "NFB", "RP", "RRTT",
+           "HDR_RTT"]
 
 #: The feedback models, in the kernels' numbering.
 FEEDBACK = {"receiver": 0, "sender": 1}
@@ -100,13 +105,14 @@ LAST_ARR = 21   # receiver: arrival time of the latest packet
 BYTES_FB = 22   # receiver: bytes received since the last feedback
 LAST_FB = 23    # receiver: time of the last feedback (-1: none)
 RP = 24         # receiver: the loss event rate it reports
-RRTT = 25       # receiver: the RTT it uses (from the latest packet's header)
+RRTT = 25       # receiver: the RTT the latest packet's header carried (the base RTT before one did)
 N_SENT = 26     # packets sent
 N_RECV = 27     # receiver: packets received
 N_LOST = 28     # packets lost (receiver: detected; sender model: drops)
 N_EVENTS = 29   # loss events
 N_FB = 30       # feedbacks applied by the sender
-NFIELDS = 31
+HDR_RTT = 31    # receiver: 1 to use the RTT in the packets' headers, 0 the sender's current estimate
+NFIELDS = 32
 
 _W = np.array(WEIGHTS)
 _mli = njit(cache=False)(TF.mean_loss_interval)
@@ -122,9 +128,10 @@ def mean_loss_interval(open_interval: float, closed) -> float:
     return TF.mean_loss_interval(open_interval, list(closed), len(closed))
 
 
-def new_state(sizes, targets, max_rates, base_rtts, feedback):
+def new_state(sizes, targets, max_rates, base_rtts, feedback, header_rtt=None):
     """Fresh arrays (Q, H) for TFRC flows: packet sizes (bytes), targets g (bytes/s, 0 for plain TFRC), rate caps
-    (bytes/s, inf for none), base RTTs (s) and feedback models (names of :data:`FEEDBACK`)."""
+    (bytes/s, inf for none), base RTTs (s), feedback models (names of :data:`FEEDBACK`) and whether each receiver
+    takes its RTT from the packets' headers (default: the sender's current estimate)."""
     m = len(sizes)
     Q = np.zeros((m, NFIELDS))
     Q[:, SIZE] = sizes
@@ -138,6 +145,7 @@ def new_state(sizes, targets, max_rates, base_rtts, feedback):
     Q[:, EV_SEQ] = -1.0
     Q[:, LAST_FB] = -1.0
     Q[:, TLD] = -1e300
+    Q[:, HDR_RTT] = [bool(h) for h in header_rtt] if header_rtt is not None else 0.0
     if not (np.all(Q[:, SIZE] > 0) and np.all(Q[:, TARGET] >= 0) and np.all(Q[:, XMAX] > 0)
             and np.all(Q[:, BASE_RTT] > 0)):
         raise ValueError("TFRC: size, rate cap and base RTT > 0, target >= 0")
@@ -310,10 +318,19 @@ def next_send(Q, j, now):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
+def rx_rtt(Q, j):
+    """The RTT the receiver uses (loss events, feedback period): the latest header's, or the sender's current
+    estimate (the base RTT before there is one)."""
+    if Q[j, HDR_RTT] != 0.0:
+        return Q[j, RRTT]
+    return Q[j, R] if Q[j, R] > 0.0 else Q[j, BASE_RTT]
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _rx_new_event(Q, H, j, seq, t, now):
     if Q[j, EV_SEQ] < 0.0:
         # RFC 5348 6.3.1: the first interval from the receive rate (at least s/(2R)) as 1/p at X_calc(p) = X_recv
-        rtt = Q[j, RRTT]
+        rtt = rx_rtt(Q, j)
         span = max(now - (Q[j, LAST_FB] if Q[j, LAST_FB] >= 0.0 else now - rtt), 1e-6)
         x_recv = max(Q[j, BYTES_FB] / span, Q[j, SIZE] / (2.0 * rtt))
         _close_interval(Q, H, j, max(1.0 / loss_rate_for(Q[j, SIZE], rtt, x_recv), 1.0))
@@ -339,7 +356,7 @@ def rx_packet(Q, H, j, now, seq, t_send, size, rtt_hdr):
         for k in range(int(n_gap)):
             Q[j, N_LOST] += 1.0
             tk = t_prev + (t_send - t_prev) * (k + 1) / (n_gap + 1)
-            if Q[j, EV_SEQ] < 0.0 or tk > Q[j, EV_T] + Q[j, RRTT]:
+            if Q[j, EV_SEQ] < 0.0 or tk > Q[j, EV_T] + rx_rtt(Q, j):
                 _rx_new_event(Q, H, j, exp + k, tk, now)
                 new_event = True
     Q[j, EXPECTED] = max(exp, seq + 1.0)
@@ -354,12 +371,6 @@ def rx_packet(Q, H, j, now, seq, t_send, size, rtt_hdr):
     return 1 if new_event else 0
 
 
-@njit(cache=True, error_model="numpy", inline="always", _nrt=False)
-def rx_rtt(Q, j):
-    """The receiver's feedback period: the RTT it knows."""
-    return Q[j, RRTT]
-
-
 @njit(cache=True, error_model="numpy", _nrt=False)
 def rx_timer_due(Q, j):
     """The receiver's once-per-RTT timer fires: True when a feedback is due (packets arrived since the last one)."""
@@ -370,7 +381,7 @@ def rx_timer_due(Q, j):
 def make_feedback(Q, j, now, out, row):
     """The receiver sends a feedback now: ``out[row, 0:4]`` = (echoed send time of the latest packet, the time it was
     held, X_recv over the period since the last feedback (bytes/s), p)."""
-    span = now - Q[j, LAST_FB] if Q[j, LAST_FB] >= 0.0 else Q[j, RRTT]
+    span = now - Q[j, LAST_FB] if Q[j, LAST_FB] >= 0.0 else rx_rtt(Q, j)
     out[row, 0] = Q[j, LAST_TSEND]
     out[row, 1] = now - Q[j, LAST_ARR]
     out[row, 2] = Q[j, BYTES_FB] / max(span, 1e-6)
