@@ -61,8 +61,11 @@ All state lives in NumPy arrays so the kernels run in numba's nopython mode: ``S
 the sender's scoreboard flags, ``TS`` (flows x W) the segments' last send times and ``RB``
 (flows x W) the receiver's out-of-order flags; W is a power of two above twice ``rwnd``.
 
+The kernels allocate nothing and are compiled without reference counting and without raising (numba's
+``_nrt=False``, ``error_model="numpy"``): the event loops call them for every packet, and counting the references of
+every array they are given cost about as much as the work itself (see :mod:`qosbound.validation.dumbbell_loop`).
 numba's on-disk cache does not follow a kernel into the modules it calls: after editing this module,
-delete the cached :mod:`qosbound.validation.dumbbell` kernels (``NUMBA_CACHE_DIR``) before measuring.
+delete the cached :mod:`qosbound.validation.dumbbell_loop` kernels (``NUMBA_CACHE_DIR``) before measuring.
 """
 
 from __future__ import annotations

@@ -52,7 +52,8 @@ The feedback models (``FEEDBACK``)
   ``X = min(X_max, W_init / R0)`` with R0 the path's base RTT, as if the first feedback had arrived at once.
 
 State: ``Q`` (flows x :data:`NFIELDS`, fields named by the constants below) and ``H`` (flows x 8, the closed loss
-intervals in packets, most recent first).
+intervals in packets, most recent first). As the TCP kernels, these allocate nothing and are compiled without
+reference counting and without raising (see :mod:`qosbound.validation.dumbbell_loop`).
 """
 
 from __future__ import annotations
