@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 
 from qosbound.errors import SKIPPABLE, ScenarioError
-from qosbound.scenario import build, get_path, in_form, set_path, value_text
+from qosbound.scenario import build, get_path, in_form, parameter_kind, set_path, value_text
 from qosbound.systems import get_system
 from qosbound.units import parse_quantity
 from qosbound.verdicts import judge_slos
@@ -40,9 +40,14 @@ class AdmitResult:
 _KIND_OF_UNIT = {"rate": "bit/s", "time": "s", "size": "B", "probability": "1", "count": "1"}
 
 
-def _kind_of(value) -> str:
+def _kind_of(value, raw: dict | None = None, path: str | None = None) -> str:
+    """The parameter's kind: from the scenario's schema when ``raw`` and ``path`` name it (a rate stays a rate
+    when the file gives it as a bare number), else guessed from the value."""
     if isinstance(value, bool):
         raise ScenarioError("cannot vary a yes/no parameter")
+    kind = parameter_kind(raw, path) if raw is not None and path is not None else None
+    if kind is not None:
+        return kind
     if isinstance(value, (int, float)):
         return "count"
     for kind in ("rate", "time", "size", "probability"):
@@ -63,7 +68,7 @@ def _parse_bound(text, kind: str, flag: str) -> float:
         if not math.isfinite(x):
             raise ScenarioError(f"{text!r} is not a finite number", field=flag)
         return x
-    return parse_quantity(text, kind, field=flag)
+    return parse_quantity(text, kind, field=flag, bare_si=False)  # a bare time, rate or size is refused
 
 
 def normalised_margin(margin: float, limit: float | None) -> float:
@@ -90,10 +95,10 @@ def worst_margin(verdicts, methods, path=None) -> tuple[float, str]:
 
 
 def search_range(scn, parameter: str, lo_text, hi_text, direction: str = "largest") -> tuple[float | None, float | None]:
-    """Read ``--min`` / ``--max`` in the units of the varied parameter ("100 kbit/s", "5 ms", or a bare SI
-    number) and check the range: finite, ``min < max``, inside the parameter's domain."""
+    """Read ``--min`` / ``--max`` in the units of the varied parameter ("100 kbit/s", "5 ms"; a bare number only
+    for a count or a probability) and check the range: finite, ``min < max``, inside the parameter's domain."""
     current = value_text(get_path(scn.raw, parameter))
-    kind = _kind_of(current)
+    kind = _kind_of(current, scn.raw, parameter)
     lo = _parse_bound(lo_text, kind, "--min") if lo_text is not None else None
     hi = _parse_bound(hi_text, kind, "--max") if hi_text is not None else None
     positive = kind in ("rate", "time", "size")
@@ -131,9 +136,9 @@ def admit(scn, parameter: str, *, direction: str | None = None, method: str | No
     raw = scn.raw
     written = get_path(raw, parameter)
     current = value_text(written)
-    kind = _kind_of(current)
+    kind = _kind_of(current, raw, parameter)
     x0 = parse_quantity(current, kind) if kind != "count" else float(current)
-    integer = isinstance(current, int) and not isinstance(current, bool)
+    integer = isinstance(current, int) and not isinstance(current, bool) and kind == "count"
     methods = system.default_methods(scn)
     auto = method is None
     if method is None:
@@ -208,14 +213,15 @@ def admit(scn, parameter: str, *, direction: str | None = None, method: str | No
                 a, fa = b, fb
                 b = b * step if sign > 0 else b / step
                 fb = margin(b)
-            if fb >= 0:
-                return done(AdmitResult(parameter, direction, b, _KIND_OF_UNIT[kind], method, binding["name"], evals,
-                                   history, "every SLO still holds at the end of the search range"))
+            if fb >= 0:  # no SLO binds: name the tightest at the end, not as a binding SLO
+                return done(AdmitResult(parameter, direction, b, _KIND_OF_UNIT[kind], method, "", evals, history,
+                                        _unbound("every SLO still holds at the end of the search range", b, fb,
+                                                 worst_name)))
         else:
             fb = margin(b)
             if fb >= 0:
-                return done(AdmitResult(parameter, direction, b, _KIND_OF_UNIT[kind], method, binding["name"], evals,
-                                   history, "every SLO holds up to the given limit"))
+                return done(AdmitResult(parameter, direction, b, _KIND_OF_UNIT[kind], method, "", evals, history,
+                                        _unbound("every SLO holds up to the given limit", b, fb, worst_name)))
     else:
         b, fb = x0, f0
         a = lo if (lo is not None and direction == "largest") else (hi if (hi is not None and direction == "smallest") else None)
@@ -278,6 +284,12 @@ def admit(scn, parameter: str, *, direction: str | None = None, method: str | No
     else:
         name = worst_name[min(beyond)[1]] if beyond else binding["name"]
     return done(AdmitResult(parameter, direction, best, _KIND_OF_UNIT[kind], method, name, evals, history, message))
+
+
+def _unbound(message: str, x: float, margin: float, names: dict) -> str:
+    """The answer at the end of the range, where no SLO binds: the message and the tightest SLO there."""
+    name = names.get(x, "")
+    return f"{message}; the tightest there: {name} ({100 * margin:.3g} % of its limit to spare)" if name else message
 
 
 def _bisect(f, a, b, rtol, max_evals):

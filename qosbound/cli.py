@@ -171,6 +171,13 @@ def _evaluate(args, scn):
     return system, results, slo_verdicts, agree, seconds, skipped
 
 
+def understood(scn):
+    """The scenario's inputs as understood (:class:`qosbound.understood.Inputs`), which every report shows first."""
+    from qosbound.systems import get_system
+
+    return get_system(scn.system).understood_inputs(scn)
+
+
 def _single(args) -> bool:
     """True when ``plan``/``verify``/``admit`` got one scenario file (or shipped example): ``args.scenario`` becomes its
     path. Several files, a folder or a glob pattern are a batch (:mod:`qosbound.batch`)."""
@@ -193,13 +200,15 @@ def cmd_plan(args) -> int:
 
         return batch_main(args, verify=False)
     scn = _with_max_states(args, load(args.scenario))
+    inputs = understood(scn)
     system, results, slos, agree, _, skipped = _evaluate(args, scn)
     verdicts = slos + agree
     if args.json:
         print(render_json(scn.name, results, verdicts, {"system": scn.system, "file": args.scenario,
-                                                        "exit_code": exit_code(verdicts), "skipped": skipped}))
+                                                        "inputs": inputs.to_json(), "exit_code": exit_code(verdicts),
+                                                        "skipped": skipped}))
     else:
-        render_text(scn.name, results, verdicts, skipped=skipped)
+        render_text(scn.name, results, verdicts, skipped=skipped, inputs=inputs)
     return exit_code(verdicts)
 
 
@@ -208,8 +217,8 @@ def cmd_verify(args) -> int:
     methods disagree). With --junit a report is written even when the scenario cannot be loaded or evaluated."""
     import time
 
-    from qosbound.report import (agreement_line, console, omitted, render_json, skipped_lines, slo_line, write_junit,
-                                 write_junit_error)
+    from qosbound.report import (agreement_line, console, omitted, render_json, skipped_lines, slo_counts, slo_line,
+                                 slo_outcomes, slo_summary, write_junit, write_junit_error)
     from qosbound.scenario import load
     from qosbound.verdicts import EXIT_DISAGREE, EXIT_OK, exit_code
 
@@ -229,6 +238,7 @@ def cmd_verify(args) -> int:
         scn = _with_max_states(args, load(args.scenario))
         if not scn.slos:
             raise QosboundError(f"{args.scenario}: field 'slos': the scenario declares no SLOs to verify")
+        inputs = understood(scn)
         system, results, slos, agree, seconds, skipped = _evaluate(args, scn)
     except QosboundError as e:
         if args.junit:
@@ -238,21 +248,29 @@ def cmd_verify(args) -> int:
         raise
     verdicts = slos + agree
     if args.junit:
-        write_junit(args.junit, scn.name, verdicts, seconds, skipped=skipped)
+        write_junit(args.junit, scn.name, verdicts, seconds, skipped=skipped, inputs=inputs)
     code = exit_code(verdicts)
     if args.json:
         print(render_json(scn.name, [r for r in results if any(r.metric == v.metric for v in slos)], verdicts,
-                          {"system": scn.system, "file": args.scenario, "ok": code == EXIT_OK,
-                           "slos_hold": not any(v.failed for v in slos),
+                          {"system": scn.system, "file": args.scenario, "inputs": inputs.to_json(),
+                           "ok": code == EXIT_OK, "slos_hold": not any(v.failed for v in slos),
+                           "slo_counts": slo_counts(slos),
                            "methods_agree": not any(v.disagrees for v in agree), "exit_code": code,
                            "skipped": skipped}))
         return code
     from rich.markup import escape
 
     c = console()
+    for line in inputs.lines():
+        c.print(escape(line), highlight=False)
     c.print("[bold]SLOs[/]", highlight=False)
-    for v in slos:
-        c.print(slo_line(v), highlight=False)
+    for name, status, vs in slo_outcomes(slos):
+        for v in vs:
+            c.print(slo_line(v), highlight=False)
+        if len({v.status for v in vs}) > 1 and status in ("violated", "missing"):
+            bad = ", ".join(v.method for v in vs if v.failed)
+            c.print(f"     [bold red]=> {escape(name)} fails[/] (by {escape(bad)}; an SLO fails when a verdict on it "
+                    "fails)", highlight=False)
     for line in omitted(results) + skipped_lines(skipped):
         c.print(f"[yellow]note[/] {escape(line)}", highlight=False)
     if agree:
@@ -260,22 +278,72 @@ def cmd_verify(args) -> int:
                 highlight=False)
     for v in agree:
         c.print(agreement_line(v), highlight=False)
-    nf = sum(v.failed for v in slos)
     nd = sum(v.disagrees for v in agree)
     na = sum(v.status == "approximate" for v in agree)
-    c.print(f"{scn.name}: SLOs {len(slos) - nf} hold, {nf} fail; methods: {len(agree) - nd - na} checks agree, "
+    c.print(f"{scn.name}: {slo_summary(slos)}; methods: {len(agree) - nd - na} checks agree, "
             f"{na} approximate, {nd} disagree", highlight=False)
     if code == EXIT_DISAGREE:
         c.print(f"{scn.name}: every SLO holds but methods disagree (exit {EXIT_DISAGREE})", highlight=False)
     return code
 
 
-def admit_document(name: str, res) -> dict:
-    """``admit --json`` for one scenario's answer (also a row of the batch form's document)."""
-    return {"scenario": name, "parameter": res.parameter, "direction": res.direction, "value": res.value,
-            "unit": res.unit, "method": res.method, "binding_slo": res.binding, "evaluations": res.evaluations,
-            "message": res.message, "notes": res.notes,
-            "history": [{"value": x, "margin": (m if m != float('-inf') else None)} for x, m in res.history]}
+def admit_document(name: str, res, inputs=None, search: dict | None = None) -> dict:
+    """``admit --json`` for one scenario's answer (also a row of the batch form's document); ``inputs`` (the
+    inputs as understood) and ``search`` (the parameter's kind, current value and range, SI) when known."""
+    doc = {"scenario": name, "parameter": res.parameter, "direction": res.direction, "value": res.value,
+           "unit": res.unit, "method": res.method, "binding_slo": res.binding, "evaluations": res.evaluations,
+           "message": res.message, "notes": res.notes,
+           "history": [{"value": x, "margin": (m if m != float('-inf') else None)} for x, m in res.history]}
+    if inputs is not None:
+        doc["inputs"] = inputs.to_json()
+    if search is not None:
+        doc["search"] = search
+    return doc
+
+
+def admit_search(scn, parameter: str, lo, hi) -> dict:
+    """The admission search as understood: the parameter, its kind (from the schema), its current value and
+    the range given by --min/--max, in SI units."""
+    from qosbound.scenario import get_path, parameter_kind
+    from qosbound.units import SI_UNIT, parse_quantity
+
+    kind = parameter_kind(scn.raw, parameter)
+    current = get_path(scn.raw, parameter)
+    try:
+        now = parse_quantity(current, kind) if kind not in (None, "count") else float(current)
+    except (ScenarioError, TypeError, ValueError):
+        now = None
+    return {"parameter": parameter, "kind": kind, "unit": SI_UNIT.get(kind or "", "1"), "current": now,
+            "min": lo, "max": hi}
+
+
+def admit_lines(name: str, res, search: dict | None = None) -> list[str]:
+    """The text answer of ``admit``: what was searched, then the value and what stops it -- the binding SLO, or
+    the end of the range where every SLO still holds (then no SLO is called binding), or where the scenario
+    stops being valid."""
+    from qosbound.units import format_quantity
+
+    def q(x):
+        return format_quantity(x, res.unit, digits=6) if res.unit != "1" else f"{x:.6g}"
+
+    out = []
+    if search is not None:
+        rng = "".join(t for t in (f" from {q(search['min'])} (--min)" if search["min"] is not None else "",
+                                  f" up to {q(search['max'])} (--max)" if search["max"] is not None else ""))
+        now = f", now {q(search['current'])}" if search["current"] is not None else ""
+        out.append(f"search: {res.parameter} ({search['kind'] or 'a parameter'}{now}), the {res.direction} value "
+                   f"with every SLO holding{rng}, by {res.method}")
+    if res.value is None:
+        out.append(f"{name}: no value of {res.parameter} meets every SLO ({res.message}; method {res.method})")
+    elif res.binding:
+        out.append(f"{name}: {res.direction} {res.parameter} with every SLO holding = {q(res.value)} (method "
+                   f"{res.method}, binding SLO: {res.binding}, {res.evaluations} evaluations)"
+                   f"{'; ' + res.message if res.message else ''}")
+    else:
+        out.append(f"{name}: {res.direction} {res.parameter} with every SLO holding = {q(res.value)} (method "
+                   f"{res.method}, no SLO binds, {res.evaluations} evaluations)"
+                   f"{'; ' + res.message if res.message else ''}")
+    return out
 
 
 def cmd_admit(args) -> int:
@@ -284,7 +352,6 @@ def cmd_admit(args) -> int:
     from qosbound.admit import admit, search_range
     from qosbound.progress import progress
     from qosbound.scenario import load
-    from qosbound.units import format_quantity
 
     if not _single(args):
         from qosbound.batch_admit import main as batch_main
@@ -292,21 +359,18 @@ def cmd_admit(args) -> int:
         return batch_main(args)
     scn = load(args.scenario)
     lo, hi = search_range(scn, args.vary, args.min, args.max, args.direction)
+    inputs, search = understood(scn), admit_search(scn, args.vary, lo, hi)
+    if not args.json:  # the inputs as understood before the (long) search
+        print("\n".join(inputs.lines()), flush=True)
     with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
         res = isolated(admit, scn, args.vary, direction=args.direction, method=args.method, lo=lo, hi=hi,
                        what=f"admission search over {args.vary}", progress=prog)
     if args.json:
-        print(json.dumps(admit_document(scn.name, res), indent=2, allow_nan=False))
+        print(json.dumps(admit_document(scn.name, res, inputs, search), indent=2, allow_nan=False))
     else:
         for note in res.notes:
             print(f"note: {note}", file=sys.stderr)
-        if res.value is None:
-            print(f"{scn.name}: no value of {res.parameter} meets every SLO ({res.message}; method {res.method})")
-        else:
-            print(f"{scn.name}: {res.direction} {res.parameter} with every SLO holding = "
-                  f"{format_quantity(res.value, res.unit, digits=6)} (method {res.method}, "
-                  f"binding SLO: {res.binding or '-'}, {res.evaluations} evaluations)"
-                  f"{'; ' + res.message if res.message else ''}")
+        print("\n".join(admit_lines(scn.name, res, search)))
     return 0 if res.value is not None else 1
 
 
@@ -510,8 +574,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "(flows.NAME.hint) the default is the quality-maximising hint")
     sp.add_argument("--method", help="method to search with (default: model-checked, else closed-form)")
     sp.add_argument("--min", help="lower end of the search range, in the parameter's units (e.g. '100 kbit/s'; "
-                                  "a bare number is SI)")
-    sp.add_argument("--max", help="upper end of the search range, in the parameter's units")
+                                  "a bare number only for a count or a probability)")
+    sp.add_argument("--max", help="upper end of the search range, in the parameter's units (e.g. '2 Mbit/s'; "
+                                  "a count bare, e.g. 4000 calls)")
     sp.set_defaults(func=cmd_admit)
 
     sp = add(sub, "sweep", help="every method over a grid of parameter values: table, plots, SLO verdicts")
@@ -534,20 +599,21 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add(sub, "model", help="render PRISM files for a scenario, or check any PRISM model")
     msub = sp.add_subparsers(dest="model_command", required=True, parser_class=_Parser)
     r = add(msub, "render", help="write the PRISM model and properties for a scenario")
-    r.add_argument("scenario")
+    r.add_argument("scenario", help="scenario YAML file (or a shipped example's name)")
     r.add_argument("--out", default=".", help="output folder")
     r.set_defaults(func=cmd_model)
     ch = add(msub, "check", help="check a PRISM model with a property file on Storm or PRISM")
     ch.add_argument("model", help=".prism file, or a scenario YAML")
     ch.add_argument("props", nargs="?", help=".props file (default: beside the model)")
     ch.add_argument("--const", action="append", default=[], help="NAME=VALUE for undefined constants")
-    ch.add_argument("--engine", choices=["storm", "prism"], default="storm")
+    ch.add_argument("--engine", choices=["storm", "prism"], default="storm",
+                    help="the model checker: Storm through stormpy (default) or PRISM on PATH")
     ch.add_argument("--exact", action="store_true", help="Storm's exact (rational) arithmetic")
     ch.add_argument("--precision", default="1e-10", help="requested relative precision, in (0, 0.1)")
     ch.add_argument("--max-states", dest="max_states", default="1e9",
                     help="refuse a model whose state space (product of its variable ranges) may exceed this")
-    ch.add_argument("--json", action="store_true")
-    ch.add_argument("--quiet", action="store_true")
+    ch.add_argument("--json", action="store_true", help="print the machine-readable form")
+    ch.add_argument("--quiet", action="store_true", help="no progress bar")
     ch.set_defaults(func=cmd_model)
 
     sp = add(sub, "convert", help="a pq_txq or af scenario written as port scenarios")
@@ -563,10 +629,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = add(sub, "reproduce", help="the tables and figures of a source paper")
     sp.add_argument("paper", help=", ".join(PAPERS))
-    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--json", action="store_true", help="print the machine-readable form")
     sp.add_argument("--out", default=None, help="folder for figures")
     sp.add_argument("--quick", action="store_true", help="smaller simulations (for CI)")
-    sp.add_argument("--quiet", action="store_true")
+    sp.add_argument("--quiet", action="store_true", help="no progress bar")
     sp.set_defaults(func=cmd_reproduce)
     return p
 

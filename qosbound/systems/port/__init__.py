@@ -46,9 +46,10 @@ from qosbound.systems.port import simulated as _simulated
 from qosbound.systems.port.elements import Port, port_of
 from qosbound.systems.port.metrics import metric_kind, metric_names, requested, slo_limit
 from qosbound.systems.port.schema import Scenario
+from qosbound.systems.port.understood import understood_inputs
 
 __all__ = ["Scenario", "Port", "port_of", "evaluate", "metric_names", "metric_kind", "slo_limit", "default_methods",
-           "agreements", "render_models", "simulate_trace", "ns3_trace", "plot_delays", "admit"]
+           "agreements", "render_models", "simulate_trace", "ns3_trace", "plot_delays", "admit", "understood_inputs"]
 
 
 def _port(scn: Scenario) -> Port:
