@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from qosbound.errors import ScenarioError
-from qosbound.scenario import PacketSize, PositiveInt, Probability, Rate, ScenarioBase, Size, Time
+from qosbound.scenario import PacketSize, PositiveInt, Probability, QuantityKind, Rate, ScenarioBase, Size, Time
 from qosbound.systems.af.schema import ClosedFormOptions as AFClosedFormOptions
 from qosbound.systems.af.schema import Marker as AFMarker
 from qosbound.systems.af.schema import Threshold, check_marker, check_threshold
@@ -307,9 +307,9 @@ class TrafficClass(Strict):
                                 "qos-group (no effect on the numbers)")
     priority: PositiveInt | None = Field(default=None, description="strict-priority level (1 = served first)")
     police: Police | None = None
-    bandwidth: str | float | None = Field(default=None, description="weighted share: a rate, 'N %' of the link, "
-                                          "or 'remaining N %' (of the link less the priority classes' rates); "
-                                          "one form per port")
+    bandwidth: Annotated[str, QuantityKind("probability")] | Rate | None = Field(
+        default=None, description="weighted share: a rate, 'N %' of the link, or 'remaining N %' (of the link "
+                                  "less the priority classes' rates); one form per port")
     queue_limit: PositiveInt = Field(default=64, description="packets the class queue holds (without a tx-ring "
                                      "the packet on the wire included)")
     dropper: Dropper = Field(default_factory=Dropper)
