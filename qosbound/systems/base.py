@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from qosbound.metric_names import ccdf_name, compact_time, parse_quantile_name, quantile_name
-from qosbound.scenario import PositiveInt, Rate, Time
+from qosbound.scenario import PositiveInt, Rate, Time, refuse_lax_bool
 
 __all__ = ["quantile_name", "ccdf_name", "parse_quantile_name", "Strict", "compact_time"]
 
@@ -16,6 +16,11 @@ class Strict(BaseModel):
     """Base for scenario sections: unknown fields are errors."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_lax_bool(cls, v, info: ValidationInfo):
+        return refuse_lax_bool(cls, v, info)
 
 
 # ---- method options shared by the systems' scenario schemas --------------------------------------------

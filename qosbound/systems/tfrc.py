@@ -30,7 +30,7 @@ from pydantic import Field, field_validator, model_validator
 
 from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result, Verdict
-from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size, Time
+from qosbound.scenario import PacketSize, PositiveInt, Probability, Rate, ScenarioBase, Size, Time
 from qosbound.systems.base import default_methods, MethodsBase, Strict, TimedSimOptions
 from qosbound.systems.capabilities import generic_admit, no_models, no_ns3, no_plot_delays
 from qosbound.units import Kind
@@ -42,7 +42,7 @@ __all__ = ["Scenario", "evaluate", "metric_names", "metric_kind", "slo_limit", "
 
 class Flow(Strict):
     protocol: Literal["tfrc", "gtfrc"] = "gtfrc"
-    size: Size = Field(default=1000.0, description="packet size s, bytes")
+    size: PacketSize = Field(default=1000.0, description="packet size s, bytes (at most 65535 B, an IP packet)")
     rtt: Time = Field(description="round-trip time R, s")
     loss: Probability = Field(description="loss event rate p in (0, 1]")
     target: Rate | None = Field(default=None, description="gTFRC target g (the AF class's rate), bit/s")
@@ -194,6 +194,14 @@ def _bracket_root(f, x: float, what: str) -> Interval:
     return Interval.approximation(x, neglects=f"{what}: no sign change found within 0.1 % (solver tolerance)")
 
 
+def _finite(x: float, what: str, flow: str, unit: str = "bit/s") -> float:
+    """``x`` when finite; an over- or underflow from extreme inputs (a rate of inf bit/s) is refused at the flow."""
+    if not math.isfinite(x):
+        raise ScenarioError(f"{what} = {x} {unit}: the packet size, RTT, loss rate and target are outside the range "
+                            "the TFRC equation can be evaluated in floating point", field=f"flows.{flow}")
+    return x
+
+
 def _closed_form(scn: Scenario) -> list[Result]:
     from qosbound.analytic import tfrc as T
 
@@ -202,12 +210,13 @@ def _closed_form(scn: Scenario) -> list[Result]:
     for name, f in scn.flows.items():
         rto_text = "4R" if f.t_rto is None else f"{f.t_rto:g} s"
         base = {"s": f.size, "R": f.rtt, "p": f.loss, "b": f.b, "t_RTO": rto_text}
-        xc = 8.0 * float(T.tfrc_rate(f.size, f.rtt, f.loss, f.b, f.t_rto))
+        xc = _finite(8.0 * float(T.tfrc_rate(f.size, f.rtt, f.loss, f.b, f.t_rto)), "X_calc", name)
         out.append(Result(f"{name}.rate.tfrc", "closed-form", xc, "bit/s",
                           Interval.exact(xc, note="the TFRC equation X_calc at the declared p and R"),
                           {"formula": "X = s/(R sqrt(2bp/3) + t_RTO 3 sqrt(3bp/8) p (1+32p^2))", "source": eq, **base}))
         if f.protocol == "gtfrc":
-            x = 8.0 * float(T.gtfrc_rate(f.size, f.rtt, f.loss, f.target / 8.0, None, f.b, f.t_rto))
+            x = _finite(8.0 * float(T.gtfrc_rate(f.size, f.rtt, f.loss, f.target / 8.0, None, f.b, f.t_rto)),
+                        "X_gTFRC", name)
             src = "Jourjon et al. 2008 eq. (2): max(X_calc, g), floor s/64 (RFC 5348 4.3); no receive cap"
         else:
             x = xc
@@ -221,7 +230,7 @@ def _closed_form(scn: Scenario) -> list[Result]:
                           {"formula": "gTFRC" if f.protocol == "gtfrc" else "TFRC", "source": src, **base}))
         if f.target is not None:
             g = f.target / 8.0
-            pm = float(T.max_loss_for_target(f.size, f.rtt, g, f.b, f.t_rto))
+            pm = _finite(float(T.max_loss_for_target(f.size, f.rtt, g, f.b, f.t_rto)), "p_max", name, "")
             if pm < 1.0:
                 iv = _bracket_root(lambda q: float(T.tfrc_rate(f.size, f.rtt, q, f.b, f.t_rto)) - g, pm,
                                    "X_calc(p) = g")
@@ -231,11 +240,12 @@ def _closed_form(scn: Scenario) -> list[Result]:
                               {"formula": "largest p with X_calc(p) >= g (SciPy Newton in sqrt(p))", "source": eq,
                                **base}))
             if f.t_rto is None:
-                rm = float(T.max_rtt_for_target(f.size, f.loss, g, f.b))
+                rm = _finite(float(T.max_rtt_for_target(f.size, f.loss, g, f.b)), "R_max", name, "s")
                 out.append(Result(f"{name}.rtt.max_friendly", "closed-form", rm, "s",
                                   Interval.exact(rm, note="R = s/(g K(p)), a closed form"),
                                   {"formula": "R = s/(g K(p)) with t_RTO = 4R (SymPy solve)", "source": eq, **base}))
-            ratio = float(T.friendliness_ratio(f.size, f.rtt, f.loss, g, f.b, f.t_rto))
+            ratio = _finite(float(T.friendliness_ratio(f.size, f.rtt, f.loss, g, f.b, f.t_rto)), "X_gTFRC / X_TFRC",
+                            name, "")
             out.append(Result(f"{name}.friendliness", "closed-form", ratio, "1", Interval.exact(ratio),
                               {"formula": "X_gTFRC / X_TFRC = max(X_calc, g) / X_calc",
                                "source": "Jourjon et al. 2008, eq. (2)", **base}))
