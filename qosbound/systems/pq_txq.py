@@ -499,7 +499,7 @@ def admit(scn: Scenario, parameter: str, *, direction=None, method=None, lo=None
 
 
 #: Where the state count of a chain far above any budget stops (:func:`check_model_size` then says "more than").
-STATE_COUNT_CAP = 10**30
+STATE_COUNT_CAP = 10**400
 #: Largest PQ capacity the PRISM model is built for: the Poisson rendering writes O(capacity^2) terms.
 MAX_MODEL_PQ = 10_000
 

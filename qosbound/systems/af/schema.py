@@ -133,6 +133,9 @@ class ClosedFormOptions(BaseClosedFormOptions):
 class ModelOptions(ModelOptionsBase):
     average: Literal["instantaneous", "ewma"] = "instantaneous"
     exact: bool = False
+    max_states: float = Field(default=2e6, ge=1, description="budget on each class's chain (states, known before "
+                              "building from the buffer): a larger chain is refused, or skipped when the scenario "
+                              "merely enables the method; 2e6 states take a few seconds")
 
 
 class SimOptions(PacketSimOptions):

@@ -78,6 +78,9 @@ class FlowConf(Strict):
 
 class ModelOptions(ModelOptionsBase):
     mdp: bool = True
+    max_states: float = Field(default=1e6, ge=1, description="budget on the slotted chains' states (q_max + 1, "
+                              "known before building): a larger abstraction is refused, or skipped when the "
+                              "scenario merely enables the method")
 
 
 class SimOptions(TimedSimOptions):
