@@ -297,7 +297,7 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
         stages = choose_stages(int(p.Q_t), int(p.pq_cap), max_chain)
     # ``max_chain`` chooses the stages; one stage is the least there is (callers decide whether it fits their
     # budget: qosbound.systems.pq_txq.model_route), so its states are never refused here
-    refuse_over_budget(estimate(p, stages), max(max_chain, stage_states(int(p.Q_t), int(p.pq_cap), 1)), field="Q_t",
+    refuse_over_budget(estimate(p, stages), max_chain if stages > 1 else None, field="Q_t",
                        remedy="the closed forms and the simulator answer at any ring size")
     t0 = time.perf_counter()
     g, gef, gbe, pbe = _sizes(p)

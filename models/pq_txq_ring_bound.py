@@ -341,7 +341,7 @@ def solve_bound(p, ccdf_at=(), quantiles=(), stages: int | None = None,
         raise ScenarioError(f"the ring method does not cover {why}", field="Q_t")
     # ``max_states`` chooses the stages; one stage is the least there is (callers decide whether it fits their
     # budget: qosbound.systems.pq_txq_ring_results.bound_available), so its states are never refused here
-    refuse_over_budget(estimate_bound(p, stages), max(max_states, stage_states(QT, PQ, 1)), field="Q_t",
+    refuse_over_budget(estimate_bound(p, stages), max_states if stages > 1 else None, field="Q_t",
                        remedy="the ring-count approximation, the closed forms and the simulator answer without it")
     mdp = _MDP(p, stages)
     lam = mdp.a  # arrivals per granule

@@ -203,11 +203,23 @@ def _finite(x: float, what: str, flow: str, unit: str = "bit/s") -> float:
 
 
 def _closed_form(scn: Scenario) -> list[Result]:
+    out = []
+    for name in scn.flows:
+        try:
+            out += _closed_form_flow(scn, name)
+        except ScenarioError as e:  # the equations name their parameter ('loss'): say which flow's it is
+            if e.file is None and not (e.field or "").startswith("flows."):
+                raise e.located(prefix=f"flows.{name}") from None
+            raise
+    return out
+
+
+def _closed_form_flow(scn: Scenario, only: str) -> list[Result]:
     from qosbound.analytic import tfrc as T
 
     out = []
     eq = "RFC 5348 section 3.1; Jourjon, Lochin & Senac 2008, eq. (1)"
-    for name, f in scn.flows.items():
+    for name, f in [(only, scn.flows[only])]:
         rto_text = "4R" if f.t_rto is None else f"{f.t_rto:g} s"
         base = {"s": f.size, "R": f.rtt, "p": f.loss, "b": f.b, "t_RTO": rto_text}
         xc = _finite(8.0 * float(T.tfrc_rate(f.size, f.rtt, f.loss, f.b, f.t_rto)), "X_calc", name)
