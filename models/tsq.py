@@ -11,8 +11,10 @@ zero there, so the chain centres on ``q_ref`` as PI does. The number of hints is
 ``nbits``).
 
 PRISM: ``models/tsq_hint.prism`` needs ``-gs`` (:data:`PRISM_OPTIONS`; its header
-says why); the long-run-average properties of ``models/tsq.props`` are Storm-only
-(PRISM checks the MDP's optimum as a renewal-reward ratio instead).
+says why). ``models/tsq.props`` holds what both engines check; the long-run-average
+properties are Storm-only and live in ``models/tsq.storm.props`` (PRISM checks the
+MDP's optimum as a renewal-reward ratio of ``models/tsq.props`` instead);
+:func:`mdp_properties` reads both for Storm.
 
 The MDP: ``models/tsq.prism`` writes the hint choice as n binary choices, one
 file for every n. Storm's long-run-average solver takes 6 to 15 times longer on
@@ -34,7 +36,8 @@ from qosbound.markov import stationary_dtmc
 from qosbound.models import engine
 from qosbound.models.budget import STORM_BYTES_PER_STATE, STORM_BYTES_PER_TRANSITION, Estimate
 
-__all__ = ["HINT_MODEL", "HINT_PROPS", "MDP_MODEL", "MDP_PROPS", "PRISM_OPTIONS", "MDP_STORM_ONLY", "Abstraction",
+__all__ = ["HINT_MODEL", "HINT_PROPS", "MDP_MODEL", "MDP_PROPS", "MDP_STORM_PROPS", "mdp_properties", "PRISM_OPTIONS",
+           "MDP_STORM_ONLY", "Abstraction",
            "abstraction", "hint_values", "hint_distribution", "no_gain", "transition_matrix", "stationary_scipy",
            "best_policy_direct", "flat_mdp_text", "estimate"]
 
@@ -42,14 +45,23 @@ HINT_MODEL = engine.MODELS_DIR / "tsq_hint.prism"
 HINT_PROPS = engine.MODELS_DIR / "tsq_hint.props"
 MDP_MODEL = engine.MODELS_DIR / "tsq.prism"
 MDP_PROPS = engine.MODELS_DIR / "tsq.props"
+#: The Storm-only (long-run average) properties of models/tsq.prism: PRISM has no LRA rewards for MDPs.
+MDP_STORM_PROPS = engine.MODELS_DIR / "tsq.storm.props"
 
 #: Options PRISM's default engine needs on models/tsq_hint.prism: Jacobi (its default for steady states)
 #: iterates the chain without self-loops, which is periodic here, and never converges; Gauss-Seidel does, in
 #: 67 890 iterations at N = 800 (above PRISM's default limit of 10 000). ``-epsilon 1e-12`` tightens PRISM's
 #: relative stopping criterion so that its values agree with Storm's to about 1e-10.
 PRISM_OPTIONS = ("-gs", "-maxiters", "1000000", "-epsilon", "1e-12")
-#: Properties of models/tsq.props PRISM cannot check (no long-run average rewards for MDPs in PRISM).
+#: Names of the properties of models/tsq.storm.props (no long-run average rewards for MDPs in PRISM).
 MDP_STORM_ONLY = ("max_sqrt_law", "min_sqrt_law", "fifo_law", "max_goodput", "fifo_goodput")
+
+
+def mdp_properties() -> list[tuple[str, str]]:
+    """Every named property of models/tsq.prism for Storm: models/tsq.props (both engines), then
+    models/tsq.storm.props (Storm only)."""
+    return [*engine.parse_props_text(MDP_PROPS.read_text(encoding="utf-8")),
+            *engine.parse_props_text(MDP_STORM_PROPS.read_text(encoding="utf-8"))]
 
 
 @dataclass(frozen=True)
