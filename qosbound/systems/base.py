@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from qosbound.metric_names import ccdf_name, compact_time, parse_quantile_name, quantile_name
-from qosbound.scenario import PositiveInt, Rate, Time, refuse_lax_bool
+from qosbound.scenario import NonNegInt, PositiveInt, Rate, Time, refuse_lax_bool
 
 __all__ = ["quantile_name", "ccdf_name", "parse_quantile_name", "Strict", "compact_time"]
 
@@ -50,7 +50,7 @@ class PacketSimOptions(Strict):
     enabled: bool = True
     packets: PositiveInt = 2_000_000
     replications: PositiveInt = 8
-    seed: int = 1
+    seed: NonNegInt = 1  # NumPy's SeedSequence takes non-negative integers only
     warmup: float = 0.01
     confidence: float = 0.95
 
@@ -99,7 +99,7 @@ class TimedSimOptions(Strict):
     duration: Time = 60.0
     warmup: Time = 10.0
     replications: PositiveInt = 3
-    seed: int = 1
+    seed: NonNegInt = 1  # NumPy's SeedSequence takes non-negative integers only
     confidence: float = 0.95
 
     @model_validator(mode="after")

@@ -95,11 +95,15 @@ class Network(Strict):
         if len(self.rio) != 6:
             raise ScenarioError("give six RIO numbers (min_out, max_out, p_out, min_in, max_in, p_in)",
                                 field="network.rio")
+        if not all(math.isfinite(x) for x in self.rio):
+            raise ScenarioError("RIO numbers must be finite", field="network.rio")
         mo, xo, po, mi, xi, pi = self.rio
         if not (0 <= mo < xo and 0 <= mi < xi):
             raise ScenarioError("RIO needs min_th < max_th for both colours", field="network.rio")
         if not (0 <= po <= 1 and 0 <= pi <= 1):
             raise ScenarioError("RIO drop probabilities must lie in [0, 1]", field="network.rio")
+        if not (self.bucket > 0 and math.isfinite(self.bucket)):
+            raise ScenarioError("the token bucket's depth must be positive and finite", field="network.bucket")
         if self.aggregate_target <= 0 or self.aggregate_target >= self.capacity:
             raise ScenarioError("the aggregate's target must be positive and below the capacity",
                                 field="network.aggregate_target")
