@@ -31,7 +31,8 @@ from pydantic import Field, field_validator, model_validator
 from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result, Verdict
 from qosbound.scenario import PacketSize, PositiveInt, Probability, Rate, ScenarioBase, Size, Time
-from qosbound.systems.base import default_methods, MethodsBase, Strict, TimedSimOptions
+from qosbound.systems.base import (MAX_BURST, MAX_RATE, MAX_TIME, MIN_RATE, MethodsBase, Strict, TimedSimOptions,
+                                   check_range, default_methods)
 from qosbound.systems.capabilities import generic_admit, no_models, no_ns3, no_plot_delays
 from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
@@ -55,6 +56,11 @@ class Flow(Strict):
         if not v > 0:
             raise ValueError("must be positive")
         return v
+
+    @field_validator("rtt", "t_rto")
+    @classmethod
+    def _time_range(cls, v):
+        return check_range(v, 0.0, MAX_TIME, "a time of", "s")
 
     @field_validator("t_rto", "target")
     @classmethod
@@ -90,6 +96,8 @@ class Network(Strict):
     def _check(self):
         if self.capacity <= 0:
             raise ScenarioError("the bottleneck capacity must be positive", field="network.capacity")
+        check_range(self.capacity, MIN_RATE, MAX_RATE, "the bottleneck capacity", "bit/s", "network.capacity")
+        check_range(self.bucket, None, MAX_BURST, "the token bucket's depth", "B", "network.bucket")
         if not 0 <= self.tcp_flows <= 200:
             raise ScenarioError("between 0 and 200 TCP flows", field="network.tcp_flows")
         if len(self.rio) != 6:
