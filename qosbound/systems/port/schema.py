@@ -32,7 +32,8 @@ from qosbound.scenario import PacketSize, PositiveInt, Probability, QuantityKind
 from qosbound.systems.af.schema import ClosedFormOptions as AFClosedFormOptions
 from qosbound.systems.af.schema import Marker as AFMarker
 from qosbound.systems.af.schema import Threshold, check_marker, check_threshold
-from qosbound.systems.base import Link, MethodsBase, PacketSimOptions, Strict
+from qosbound.systems.base import (MAX_BURST, MAX_RATE, MAX_TIME, Link, MethodsBase, PacketSimOptions, Strict,
+                                   check_range)
 from qosbound.systems.port import dscp
 from qosbound.systems.pq_txq import BESize, EFStream
 from qosbound.systems.pq_txq import ModelOptions as PQModelOptions
@@ -490,9 +491,56 @@ def check_port(scn: Scenario) -> None:
     if len(forms) > 1:
         raise ScenarioError(f"bandwidths mix the forms {', '.join(sorted(forms))}: a port uses one form (rates, "
                             "'N %', or 'remaining N %'), as routers require", field="classes")
+    _check_ranges(scn)
     levels = sorted({c.priority for c in scn.classes if c.priority is not None})
     _check_rates(scn, forms.pop() if forms else None, levels)
     _check_times(scn)
+
+
+#: The smallest packet a port takes, bytes (an exponential size law is drawn at least this large).
+MIN_PACKET = 1.0
+
+
+def _check_ranges(scn: Scenario) -> None:
+    """Every number in its physical range (qosbound.systems.base): rates up to 1 Pbit/s, bursts up to 1e12 B,
+    times up to 1e6 s, packets and ring units from 1 B to the largest IP packet."""
+    check_range(scn.link.delay, None, MAX_TIME, "propagation delay", "s", "link.delay")
+    if scn.txq is not None and scn.txq.unit_size != "packet":
+        check_range(scn.txq.unit_size, MIN_PACKET, 65535.0, "unit size", "B", "txq.unit_size")
+    check_range(scn.scheduler.quantum, None, MAX_BURST, "quantum", "B", "scheduler.quantum")
+    for c in scn.classes:
+        at = _at(c)
+        p = c.police
+        if p is not None:
+            for name in ("cir", "pir"):
+                check_range(getattr(p, name), 0.0, MAX_RATE, name.upper(), "bit/s", f"{at}.police.{name}")
+            for name in ("cbs", "pbs", "ebs"):
+                check_range(getattr(p, name), None, MAX_BURST, name.upper(), "B", f"{at}.police.{name}")
+        if c.marker is not None:
+            for name in ("cir", "pir"):
+                check_range(getattr(c.marker, name), 0.0, MAX_RATE, name.upper(), "bit/s", f"{at}.marker.{name}")
+            for name in ("cbs", "pbs", "ebs"):
+                check_range(getattr(c.marker, name), None, MAX_BURST, name.upper(), "B", f"{at}.marker.{name}")
+        if c.bandwidth is not None and not isinstance(c.bandwidth, str):
+            check_range(float(c.bandwidth), 0.0, MAX_RATE, "bandwidth", "bit/s", f"{at}.bandwidth")
+        t = c.traffic
+        if t is None:
+            continue
+        check_range(t.rate, 0.0, MAX_RATE, "rate", "bit/s", f"{at}.traffic.rate")
+        for name in ("on", "off"):
+            check_range(getattr(t, name), None, MAX_TIME, f"{name} period", "s", f"{at}.traffic.{name}")
+        if t.phase != "random":
+            check_range(t.phase, None, MAX_TIME, "phase", "s", f"{at}.traffic.phase")
+        check_range(t.size, MIN_PACKET, 65535.0, "packet size", "B", f"{at}.traffic.size")
+        for k, sz in enumerate(t.sizes if isinstance(t.sizes, list) else []):
+            check_range(sz.size, MIN_PACKET, 65535.0, "packet size", "B", f"{at}.traffic.sizes.{k}.size")
+        streams = [("call", t.call)] if t.call is not None else \
+            [(f"streams.{k}", x) for k, x in enumerate(t.streams or [])]
+        for where, x in streams:
+            check_range(x.rate, 0.0, MAX_RATE, "rate", "bit/s", f"{at}.traffic.{where}.rate")
+            check_range(x.size, MIN_PACKET, 65535.0, "packet size", "B", f"{at}.traffic.{where}.size")
+            if x.phase != "random":
+                check_range(x.phase, None, MAX_TIME, "phase", "s", f"{at}.traffic.{where}.phase")
 
 
 def _check_times(scn: Scenario) -> None:
