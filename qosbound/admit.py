@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 
 from qosbound.errors import SKIPPABLE, ScenarioError
-from qosbound.scenario import build, get_path, parameter_kind, set_path
+from qosbound.scenario import build, get_path, in_form, parameter_kind, set_path, value_text
 from qosbound.systems import get_system
 from qosbound.units import parse_quantity
 from qosbound.verdicts import judge_slos
@@ -97,7 +97,7 @@ def worst_margin(verdicts, methods, path=None) -> tuple[float, str]:
 def search_range(scn, parameter: str, lo_text, hi_text, direction: str = "largest") -> tuple[float | None, float | None]:
     """Read ``--min`` / ``--max`` in the units of the varied parameter ("100 kbit/s", "5 ms"; a bare number only
     for a count or a probability) and check the range: finite, ``min < max``, inside the parameter's domain."""
-    current = get_path(scn.raw, parameter)
+    current = value_text(get_path(scn.raw, parameter))
     kind = _kind_of(current, scn.raw, parameter)
     lo = _parse_bound(lo_text, kind, "--min") if lo_text is not None else None
     hi = _parse_bound(hi_text, kind, "--max") if hi_text is not None else None
@@ -134,7 +134,8 @@ def admit(scn, parameter: str, *, direction: str | None = None, method: str | No
     if not scn.slos:
         raise ScenarioError("the scenario has no SLOs to admit against", file=scn.path, field="slos")
     raw = scn.raw
-    current = get_path(raw, parameter)
+    written = get_path(raw, parameter)
+    current = value_text(written)
     kind = _kind_of(current, raw, parameter)
     x0 = parse_quantity(current, kind) if kind != "count" else float(current)
     integer = isinstance(current, int) and not isinstance(current, bool) and kind == "count"
@@ -183,7 +184,7 @@ def admit(scn, parameter: str, *, direction: str | None = None, method: str | No
         evals += 1
         val = int(round(x)) if integer else x
         try:
-            trial = build(set_path(raw, parameter, val), scn.path)
+            trial = build(set_path(raw, parameter, in_form(written, val)), scn.path)
         except ScenarioError as e:
             history.append((x, -math.inf))
             invalid[x] = f"{e.field + ': ' if e.field else ''}{e.problem}"

@@ -628,6 +628,10 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--quiet", action="store_true", help="no progress bar")
     ch.set_defaults(func=cmd_model)
 
+    sp = add(sub, "convert", help="a pq_txq or af scenario written as port scenarios")
+    importlib.import_module("qosbound.commands.convert").add_arguments(sp)
+    sp.set_defaults(func=lambda args: importlib.import_module("qosbound.commands.convert").run(args))
+
     sp = add(sub, "tfrc", help="TFRC / gTFRC rate calculator")
     try:
         importlib.import_module("qosbound.tfrc_cli").add_arguments(sp)

@@ -383,7 +383,7 @@ def schema_markdown(missing: list[str] | None = None) -> str:
            "of a time, rate or size must carry its unit. Unknown fields are errors. A section that is not required may be left out; its fields then "
            "take the defaults shown. A section shared by several systems is described once, where it first "
            "appears. Each system's page tells what the fields mean for it ([pq_txq](pq_txq.md), [af](af.md), "
-           "[tsq](tsq.md), [tfrc](tfrc.md)); [scenarios.md](scenarios.md) shows a whole file.", "",
+           "[tsq](tsq.md), [tfrc](tfrc.md), [port](port.md)); [scenarios.md](scenarios.md) shows a whole file.", "",
            "Systems: " + ", ".join(f"[`{n}`](#{_slug(n, 'top')})" for n in SYSTEMS), ""]
     common = set(ScenarioBase.model_fields)
     out += ["## Fields every scenario shares", ""]

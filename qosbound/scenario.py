@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 import types
 import typing
 from dataclasses import dataclass
@@ -27,7 +28,8 @@ from qosbound.units import Kind, parse_quantity
 
 __all__ = [
     "ScenarioBase", "SLO", "refuse_lax_bool", "Time", "Rate", "Size", "PacketSize", "Probability", "PositiveInt",
-    "load_raw", "build", "load", "set_path", "get_path", "QuantityKind", "field_kind", "parameter_kind",
+    "load_raw", "build", "load", "set_path", "get_path", "value_text", "in_form", "QuantityKind", "field_kind",
+    "parameter_kind",
 ]
 
 
@@ -348,6 +350,17 @@ def load(path: str | Path):
     return build(load_raw(path), str(path))
 
 
+def _child(cur, part: str, dotted: str):
+    """One step of a parameter path: a mapping's key, or a list's element by index or by its ``name``."""
+    if isinstance(cur, dict) and part in cur:
+        return cur[part]
+    if isinstance(cur, list):
+        if part.isdigit() and int(part) < len(cur):
+            return cur[int(part)]
+        for item in cur:
+            if isinstance(item, dict) and item.get("name") == part:
+                return item
+    raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted)
 def _members(tp, metadata=()) -> list[tuple[Any, tuple]]:
     """(type, metadata) of each member of a union, with Annotated metadata collected."""
     origin = typing.get_origin(tp)
@@ -360,8 +373,8 @@ def _members(tp, metadata=()) -> list[tuple[Any, tuple]]:
 
 
 def _step(tp, metadata, part: str) -> list[tuple[Any, tuple]]:
-    """The types one path part below ``tp``: a model's field (by name or alias), a list's item (a number), a
-    dict's value (any key)."""
+    """The types one path part below ``tp``: a model's field (by name or alias), a list's item (a number, or an
+    element's ``name``), a dict's value (any key)."""
     out: list[tuple[Any, tuple]] = []
     for t, meta in _members(tp, metadata):
         origin = typing.get_origin(t)
@@ -369,7 +382,7 @@ def _step(tp, metadata, part: str) -> list[tuple[Any, tuple]]:
             for name, info in t.model_fields.items():
                 if part in (name, info.alias):
                     out += _members(info.annotation, tuple(info.metadata))
-        elif origin in (list, tuple) and part.isdigit():
+        elif origin in (list, tuple):  # an element by its index or its name
             out += _members(typing.get_args(t)[0])
         elif origin is dict:
             out += _members(typing.get_args(t)[1])
@@ -412,27 +425,51 @@ def parameter_kind(raw: dict, dotted: str) -> str | None:
 
 
 def get_path(raw: dict, dotted: str):
+    """The value at a dotted parameter path; a list element is addressed by its index or by its ``name``
+    (``classes.voice.police.cir``, ``traffic.BE.sizes.0.size``)."""
     cur = raw
     for part in dotted.split("."):
-        if not isinstance(cur, dict) or part not in cur:
-            raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted)
-        cur = cur[part]
+        cur = _child(cur, part, dotted)
     return cur
 
 
 def set_path(raw: dict, dotted: str, value) -> dict:
-    """Return a copy of ``raw`` with the dotted parameter replaced."""
+    """Return a copy of ``raw`` with the dotted parameter (as :func:`get_path` addresses it) replaced."""
     out = copy.deepcopy(raw)
-    cur = out
     parts = dotted.split(".")
+    cur = out
     for part in parts[:-1]:
-        if not isinstance(cur, dict) or part not in cur:
-            raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted)
-        cur = cur[part]
-    if not isinstance(cur, dict) or parts[-1] not in cur:
-        raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted)
-    cur[parts[-1]] = value
+        cur = _child(cur, part, dotted)
+    last = parts[-1]
+    target = _child(cur, last, dotted)  # the parameter exists
+    if isinstance(cur, dict):
+        cur[last] = value
+    else:
+        cur[next(i for i, x in enumerate(cur) if x is target)] = value
     return out
+
+
+_FORM = re.compile(r"^\s*(remaining\s+)?([^%]*\S)\s*%\s*$", re.I)
+
+
+def value_text(value):
+    """A parameter's value with a word before its quantity taken off: ``'remaining 20 %'`` -> ``'20 %'`` (other
+    values unchanged), so ``admit``, ``sweep`` and ``tune`` read it as the quantity it is."""
+    if isinstance(value, str):
+        m = _FORM.match(value)
+        if m and m.group(1):
+            return f"{m.group(2)} %"
+    return value
+
+
+def in_form(original, value):
+    """``value`` (SI) written the way ``original`` is: a percentage stays a percentage (``'remaining 20 %'`` ->
+    ``'remaining 25 %'`` for 0.25), anything else is the SI value."""
+    if isinstance(original, str):
+        m = _FORM.match(original)
+        if m:
+            return f"{m.group(1) or ''}{float(value) * 100.0!r} %"
+    return value
 
 
 def finite(x: float) -> bool:

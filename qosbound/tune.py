@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from qosbound.admit import _KIND_OF_UNIT, worst_margin
 from qosbound.errors import ScenarioError
+from qosbound.scenario import value_text
 from qosbound.sweep.grid import MAX_POINTS, Axis, get_param, parse_vary
 
 __all__ = ["Objective", "Point", "TuneResult", "parse_axis", "parse_slo", "tune", "add_arguments", "main"]
@@ -138,7 +139,7 @@ def _objective(scn, system, target: str, sense: str, method: str | None, methods
     if is_param:
         from qosbound.admit import _kind_of
 
-        kind = _kind_of(get_param(scn.raw, target), scn.raw, target)
+        kind = _kind_of(value_text(get_param(scn.raw, target)), scn.raw, target)
         return Objective(target, sense, True, None, _KIND_OF_UNIT[kind])
     if target not in system.metric_names(scn):
         raise ScenarioError(f"'{target}' is neither a parameter of the scenario nor one of its metrics "

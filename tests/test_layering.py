@@ -27,7 +27,7 @@ LOWER = {
 }
 
 #: Command modules (the CLI and what it composes) that the system layer must never import.
-COMMANDS = {"qosbound.cli", "qosbound.reproduce", "qosbound.model_cmd", "qosbound.validate_cmd",
+COMMANDS = {"qosbound.cli", "qosbound.commands", "qosbound.reproduce", "qosbound.model_cmd", "qosbound.validate_cmd",
             "qosbound.tfrc_cli", "qosbound.__main__"}
 
 

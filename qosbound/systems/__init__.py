@@ -37,6 +37,7 @@ SYSTEMS: dict[str, str] = {
     "af": "qosbound.systems.af",
     "tsq": "qosbound.systems.tsq",
     "tfrc": "qosbound.systems.tfrc",
+    "port": "qosbound.systems.port",
 }
 
 

@@ -13,7 +13,8 @@ from qosbound.systems.base import ClosedFormOptions as BaseClosedFormOptions
 from qosbound.systems.base import (MAX_BUFFER, MAX_BURST, MAX_RATE, Link, MethodsBase, ModelOptionsBase, PacketSimOptions,
                                    Strict, check_range)
 
-__all__ = ["Threshold", "Dropper", "AFClass", "Marker", "Traffic", "ClosedFormOptions", "ModelOptions", "SimOptions",
+__all__ = ["Threshold", "check_threshold", "Dropper", "AFClass", "Marker", "check_marker", "Traffic",
+           "ClosedFormOptions", "ModelOptions", "SimOptions",
            "Methods", "OrderingOptions", "Scenario"]
 
 
@@ -28,7 +29,7 @@ class Threshold(Strict):
     P_d: float = Field(default=10.0, description="mark-probability denominator (>= 1)")
 
 
-def _check_threshold(t: Threshold, at: str) -> None:
+def check_threshold(t: Threshold, at: str) -> None:
     for name in ("min_th", "max_th", "P_d"):
         if not math.isfinite(getattr(t, name)):
             raise ScenarioError(f"{name} = {getattr(t, name)!r} is not a finite number", field=f"{at}.{name}")
@@ -61,7 +62,7 @@ def _check_dropper(d: Dropper, at: str) -> None:
         raise ScenarioError("give thresholds for exactly three drop precedences (X1, X2, X3)",
                             field=f"{at}.thresholds")
     for k, t in d.thresholds.items():
-        _check_threshold(t, f"{at}.thresholds.{k}")
+        check_threshold(t, f"{at}.thresholds.{k}")
 
 
 class AFClass(Strict):
@@ -83,7 +84,7 @@ class Marker(Strict):
 
 
 
-def _check_marker(m: Marker, at: str) -> None:
+def check_marker(m: Marker, at: str) -> None:
     for name in ("cir", "pir"):
         check_range(getattr(m, name), 0.0, MAX_RATE, name.upper(), "bit/s", f"{at}.{name}")
     for name in ("cbs", "pbs", "ebs"):
@@ -130,7 +131,7 @@ def _check_traffic(t: Traffic, at: str) -> None:
     if t.mix is not None and (len(t.mix) != 3 or abs(sum(t.mix) - 1) > 1e-9):
         raise ScenarioError("mix must be three fractions (green, yellow, red) summing to 1", field=f"{at}.mix")
     if t.marker is not None:
-        _check_marker(t.marker, f"{at}.marker")
+        check_marker(t.marker, f"{at}.marker")
 
 
 class ClosedFormOptions(BaseClosedFormOptions):
