@@ -1,0 +1,51 @@
+"""Imported ports written as ``port`` scenario files (YAML), the origin under the one key ``origin:``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from qosbound.configs.imported import ORIGIN_KEY, ImportedPort
+
+__all__ = ["scenario_yaml", "write_ports"]
+
+_HEADER = """\
+# port scenario imported by `qosbound import` from {file} ({format}), {host} {interface}, {direction}put policy
+# {policy}. The port system's fields come first; `{origin}:` holds where each came from (file:line), the platform
+# defaults assumed (with the vendor's page), the constructs not modelled and their effect, and the parent shaper.
+"""
+
+
+def scenario_yaml(port: ImportedPort) -> str:
+    """The YAML text of one imported port (header comment, scenario, origin)."""
+    head = _HEADER.format(file=port.file, format=port.format, host=port.host, interface=port.interface,
+                          direction=port.direction, policy=port.policy, origin=ORIGIN_KEY)
+    return head + yaml.safe_dump(port.document(), sort_keys=False, width=120, allow_unicode=True)
+
+
+def file_names(ports: list[ImportedPort]) -> dict[str, ImportedPort]:
+    """``<name>.yaml`` per port; ports of the same name from different files get the file's stem appended."""
+    out: dict[str, ImportedPort] = {}
+    counts: dict[str, int] = {}
+    for p in ports:
+        counts[p.name] = counts.get(p.name, 0) + 1
+    for p in ports:
+        name = p.name if counts[p.name] == 1 else f"{p.name}_{Path(p.file).stem}"
+        base, k = name, 2
+        while f"{name}.yaml" in out:
+            name, k = f"{base}_{k}", k + 1
+        out[f"{name}.yaml"] = p
+    return out
+
+
+def write_ports(ports: list[ImportedPort], out_dir: str | Path) -> list[Path]:
+    """Write each port's scenario into ``out_dir`` (created if missing); returns the paths written."""
+    d = Path(out_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fname, p in file_names(ports).items():
+        path = d / fname
+        path.write_text(scenario_yaml(p), encoding="utf-8")
+        written.append(path)
+    return written
