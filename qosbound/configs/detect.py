@@ -64,7 +64,8 @@ def detect_format(cfg: ConfigText) -> Format:
         return _json(cfg, head)
     lines = [ln for ln in head.split("\n") if ln.strip()]
     # Linux tc
-    tc_cmds = _count(r"(^|[\s;/$}])tc\s+(-\S+\s+)*(qdisc|class|filter)\s+(add|replace|change|del|delete)\b", head)
+    tc_cmds = _count(r"(^|[\s;/$}{])(tc|TC\}?)\s+(-\S+\s+)*(qdisc|class|filter)\s+(add|replace|change|del|delete)\b",
+                     head)
     if tc_cmds:
         return Format("tc-script", "linux")
     if _count(r"^qdisc \S+ [0-9a-f]*: (root|parent|dev)", head) or _count(r"^class (htb|prio|hfsc) \S+ ", head):

@@ -8,7 +8,14 @@ import yaml
 
 from qosbound.configs.imported import ORIGIN_KEY, ImportedPort
 
-__all__ = ["scenario_yaml", "write_ports"]
+__all__ = ["scenario_yaml", "write_ports", "file_names"]
+
+
+class _Dumper(yaml.SafeDumper):
+    """Writes every value in place (no YAML anchors and aliases for values shared between fields)."""
+
+    def ignore_aliases(self, data):
+        return True
 
 _HEADER = """\
 # port scenario imported by `qosbound import` from {file} ({format}), {host} {interface}, {direction}put policy
@@ -21,7 +28,7 @@ def scenario_yaml(port: ImportedPort) -> str:
     """The YAML text of one imported port (header comment, scenario, origin)."""
     head = _HEADER.format(file=port.file, format=port.format, host=port.host, interface=port.interface,
                           direction=port.direction, policy=port.policy, origin=ORIGIN_KEY)
-    return head + yaml.safe_dump(port.document(), sort_keys=False, width=120, allow_unicode=True)
+    return head + yaml.dump(port.document(), Dumper=_Dumper, sort_keys=False, width=120, allow_unicode=True)
 
 
 def file_names(ports: list[ImportedPort]) -> dict[str, ImportedPort]:
