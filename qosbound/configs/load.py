@@ -15,6 +15,7 @@ from qosbound.configs.detect import detect_format
 from qosbound.configs.imported import ImportedPort, import_port
 from qosbound.configs.ios_parse import parse_ios
 from qosbound.configs.ios_semantics import ios_ports
+from qosbound.configs.junos_semantics import junos_ports
 from qosbound.configs.source import read_config
 from qosbound.configs.tc_semantics import tc_ports
 from qosbound.configs.traffic import TrafficSpec, apply_traffic, load_traffic
@@ -56,6 +57,8 @@ def expand_paths(paths) -> list[str]:
 def _ports_of(cfg, fmt, traffic: TrafficSpec):
     if fmt.family in ("ios", "ios-xe", "ios-xr"):
         return ios_ports(parse_ios(cfg, fmt.family), traffic)
+    if fmt.family == "junos":
+        return junos_ports(cfg, fmt, traffic)
     if fmt.family == "linux":
         return tc_ports(cfg, fmt, traffic)
     raise ConfigError(f"format {fmt.name} is detected but not read yet", file=cfg.file)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -38,7 +39,7 @@ def file_names(ports: list[ImportedPort]) -> dict[str, ImportedPort]:
     for p in ports:
         counts[p.name] = counts.get(p.name, 0) + 1
     for p in ports:
-        name = p.name if counts[p.name] == 1 else f"{p.name}_{Path(p.file).stem}"
+        name = p.name if counts[p.name] == 1 else f"{p.name}_{re.sub(r'[^A-Za-z0-9._-]+', '-', Path(p.file).name)}"
         base, k = name, 2
         while f"{name}.yaml" in out:
             name, k = f"{base}_{k}", k + 1
