@@ -16,6 +16,7 @@ from qosbound.configs.imported import ImportedPort, import_port
 from qosbound.configs.ios_parse import parse_ios
 from qosbound.configs.ios_semantics import ios_ports
 from qosbound.configs.junos_semantics import junos_ports
+from qosbound.configs.openconfig import openconfig_ports
 from qosbound.configs.source import read_config
 from qosbound.configs.tc_semantics import tc_ports
 from qosbound.configs.traffic import TrafficSpec, apply_traffic, load_traffic
@@ -61,7 +62,7 @@ def _ports_of(cfg, fmt, traffic: TrafficSpec):
         return junos_ports(cfg, fmt, traffic)
     if fmt.family == "linux":
         return tc_ports(cfg, fmt, traffic)
-    raise ConfigError(f"format {fmt.name} is detected but not read yet", file=cfg.file)
+    return openconfig_ports(cfg, fmt, traffic)
 
 
 def import_configs(paths, traffic: str | Path | TrafficSpec | None = None) -> ImportReport:
