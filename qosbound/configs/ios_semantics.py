@@ -331,6 +331,12 @@ class _Semantics:
                                        "taken as one bucket of CIR and bc + be (it lets through at least as much)")
                 if marks:
                     marker = Marker(given("srtcm", *lines), cir, cbs, ebs=ebs)
+        elif marks and pir is not None:
+            marker = Marker(given("trtcm", *lines), cir, cbs, pir=pir, pbs=be if be is not None else cbs)
+        elif marks and (be is not None or p.violate):
+            ebs = be if be is not None else Field(cbs.value, (), Default(
+                self.family, "police_be", "bc", "Cisco police: be defaults to bc"), "be = bc", (cbs,))
+            marker = Marker(given("srtcm", *lines), cir, cbs, ebs=ebs)
         elif marks:
             marker = Marker(given("two-colour", *lines), cir, cbs)
         else:
