@@ -104,12 +104,19 @@ def _opened_mode(parent_mode: str, node: Node) -> str:
 
 
 def parse_tree(text: str) -> list[Node]:
-    """The top-level command nodes of a configuration, sub-mode commands as children (see the module doc)."""
+    """The top-level command nodes of a configuration, sub-mode commands as children (see the module doc).
+
+    In an indented file (``show running-config``) a line in column 0 is a global command. Any other line goes to
+    the innermost open mode that knows its command, or that it is indented deeper than (an unknown command inside
+    that mode); in a flat file (no indentation) only the modes' command sets decide, as on the router.
+    """
+    raw_lines = text.split("\n")
+    indented = any(re.match(r"^[ \t]+(class|match|priority|bandwidth|police|service-policy|queue-limit|"
+                            r"random-detect|shape|set|description)\b", ln) for ln in raw_lines)
     root = Node("", 0, "global")
-    # stack of (indent, node); the root has indent -1
-    stack: list[tuple[int, Node]] = [(-1, root)]
+    stack: list[tuple[int, Node]] = [(-1, root)]  # (indent of the opener, node)
     banner: str | None = None
-    for lineno, raw in enumerate(text.split("\n"), start=1):
+    for lineno, raw in enumerate(raw_lines, start=1):
         if banner is not None:
             if banner in raw:
                 banner = None
@@ -117,7 +124,7 @@ def parse_tree(text: str) -> list[Node]:
         line = _XR_PROMPT.sub("", raw, count=1) if "CPU" in raw else raw
         line = _PROMPT.sub("", line, count=1) if "(config" in line else line
         stripped = line.strip()
-        if not stripped or stripped.startswith(("!", "#")) or stripped.startswith("%"):
+        if not stripped or stripped.startswith(("!", "#", "%")):
             continue
         words = stripped.split()
         first = words[0].lower()
@@ -129,24 +136,24 @@ def parse_tree(text: str) -> list[Node]:
             continue
         indent = _indent(line)
         if first in _EXITS and len(words) == 1:
-            # leave the innermost mode (XR's end-* leave to global)
             if first.startswith("end-"):
                 del stack[1:]
             elif len(stack) > 1:
                 stack.pop()
             continue
-        # leave modes whose opener is indented at least as deep as this line, unless the mode knows the command
-        while len(stack) > 1:
-            top_indent, top = stack[-1]
-            if indent > top_indent and (top.mode != "other-leaf"):
-                break  # deeper than the opener: inside it
-            if indent == top_indent and _accepts(top.mode, first) and top.mode not in ("other", "other-leaf"):
-                break  # a flat file: the mode knows the command
-            stack.pop()
+        keep = 1
+        if not (indented and indent == 0):
+            for j in range(len(stack) - 1, 0, -1):
+                ind, node = stack[j]
+                if node.mode in ("other-leaf",):
+                    continue
+                if _accepts(node.mode, first) or (indented and indent > ind):
+                    keep = j + 1
+                    break
+        del stack[keep:]
         parent = stack[-1][1]
         node = Node(stripped, lineno)
         parent.children.append(node)
-        mode = _opened_mode(parent.mode, node)
-        node.mode = mode
+        node.mode = _opened_mode(parent.mode, node)
         stack.append((indent, node))
     return root.children

@@ -59,6 +59,8 @@ class _Reader:
         return lo + 1
 
     def fail(self, problem: str, pos: int) -> JSONLineError:
+        if pos >= len(self.s.rstrip()) - 1 and "truncated" not in problem:
+            problem += " (the document ends there: truncated?)"
         return JSONLineError(problem, self.line(min(pos, len(self.s))))
 
     def ws(self, pos: int) -> int:
