@@ -97,7 +97,7 @@ class _Semantics:
         self.cfg = cfg
         self.family = cfg.dialect
         self.traffic = traffic
-        self.groups: dict[tuple[str, str], tuple[set[int], list[Source]]] = {}
+        self.groups: dict[tuple[str, str], tuple[set[int], list[Source], list[Default]]] = {}
         self.input_notes: list[tuple[Source, str, str]] = []
         self._ingress()
 
@@ -135,7 +135,7 @@ class _Semantics:
                 out.update(precedence_dscps(int(v)))
             return out, src, [default(self.family, "exp_from_precedence")]
         if m.kind in ("qos-group", "traffic-class"):
-            out, lines = set(), list(src)
+            out, lines, defs = set(), list(src), []
             for v in m.values:
                 hit = self.groups.get((m.kind, v))
                 if hit is None:
@@ -145,7 +145,8 @@ class _Semantics:
                     continue
                 out.update(hit[0])
                 lines += hit[1]
-            return out, lines, []
+                defs += [d for d in hit[2] if d not in defs]
+            return out, lines, defs
         if m.kind == "any":
             return set(ALL_DSCPS), src, []
         if m.kind == "class-map":
@@ -205,6 +206,7 @@ class _Semantics:
                 claimed: set[int] = set()
                 for pc in pm.classes:
                     notes: list = []
+                    defs: list = []
                     if pc.name == "class-default":
                         dscps, lines = set(ALL_DSCPS) - claimed, [pc.source]
                     else:
@@ -213,16 +215,15 @@ class _Semantics:
                             self.input_notes.append((pc.source, f"class {pc.name}", f"class-map {pc.name} is not "
                                                      f"defined: class ignored in input policy {pm.name}"))
                             continue
-                        d, lines, _ = self.class_map(cm, notes)
+                        d, lines, defs = self.class_map(cm, notes)
                         dscps = d - claimed
                     claimed |= dscps
                     for s in pc.sets:
                         if s.what in ("qos-group", "traffic-class"):
                             key = (s.what, s.value)
-                            old = self.groups.get(key, (set(), []))
-                            self.groups[key] = (old[0] | dscps, old[1] + lines + [s.source])
-                            if s.what == "qos-group":  # IOS XR matches the same value as traffic-class too
-                                pass
+                            old = self.groups.get(key, (set(), [], []))
+                            self.groups[key] = (old[0] | dscps, old[1] + lines + [s.source],
+                                                old[2] + [x for x in defs if x not in old[2]])
                         elif s.what in ("dscp", "precedence"):
                             self.input_notes.append((s.source, s.text,
                                                      f"input marking on {itf.name}: the output classes see the new "
