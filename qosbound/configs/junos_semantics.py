@@ -302,7 +302,8 @@ class _Ports:
                 port.note(esrc, f"forwarding-class {fc}", "is the port's class-default (it takes unclassified "
                                                           "packets)")
             else:
-                qc.dscp = Field([dscp_name(d) for d in mine], tuple(srcs), dflt_cls.default if dflt_cls else None)
+                qc.dscp = Field([dscp_name(d) for d in mine], tuple(srcs) or (esrc,),
+                                dflt_cls.default if dflt_cls else None)
                 qc.matches.append((f"forwarding class {fc}", esrc))
                 if not mine:
                     port.note(esrc, f"forwarding-class {fc}", "no classifier in use maps a code point to it: it "

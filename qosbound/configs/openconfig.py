@@ -212,7 +212,7 @@ class _OC:
                 qc = QueueClass(str(qname), isrc)
                 mine = sorted(d for d, (q, _) in dq.items() if q == qname)
                 lines = sorted({x for d, (q, ls) in dq.items() if q == qname for x in ls})
-                qc.dscp = Field([dscp_name(d) for d in mine], tuple(lines))
+                qc.dscp = Field([dscp_name(d) for d in mine], tuple(lines) or (isrc,))
                 qc.matches.append((f"queue {qname}", isrc))
                 if strict:
                     qc.priority = given(level, self.src(s), how=f"scheduler sequence {cfg.get('sequence')}, STRICT")
