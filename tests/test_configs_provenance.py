@@ -63,3 +63,23 @@ def test_the_default_table_cites_every_value_and_states_its_confidence():
             if isinstance(e, dict) and "value" in e:
                 assert e.get("citation") and e.get("meaning"), (family, key)
                 assert e.get("confidence") in ("documented", "typical"), (family, key)
+
+
+def test_the_docs_list_every_platform_default():
+    """docs/configs.md has a row for every key of the defaults table (the table is the reference; the page
+    explains it)."""
+    from tests.helpers import DOCS
+
+    page = (DOCS / "configs.md").read_text()
+    raw_keys = {(fam, key) for fam, entries in _raw_table().items() for key, e in entries.items()
+                if isinstance(e, dict) and "value" in e}
+    missing = [k for k in raw_keys if f"| {k[0]} | `{k[1]}` |" not in page]
+    assert not missing, missing
+
+
+def _raw_table():
+    import yaml
+
+    from qosbound.configs.defaults import DEFAULTS_FILE
+
+    return yaml.safe_load(DEFAULTS_FILE.read_text())
