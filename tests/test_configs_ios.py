@@ -253,3 +253,12 @@ def report_of(name):
 def report_of_file(path):
     from qosbound.configs import import_configs
     return import_configs([path])
+
+
+def test_remaining_percentages_above_100_are_an_error_naming_every_line(tmp_path):
+    with pytest.raises(ConfigError) as e:
+        ports(tmp_path, HEAD + "class-map match-any A\n match dscp af11\npolicy-map P\n class A\n"
+                    "  bandwidth remaining percent 60\n class class-default\n  bandwidth remaining percent 50\n"
+                    "interface GigabitEthernet1\n service-policy output P\n")
+    assert "r1.cfg:9: 'bandwidth remaining percent 50'" in str(e.value) and "110 %" in str(e.value)
+    assert "line 7 (bandwidth remaining percent 60)" in str(e.value)

@@ -42,8 +42,10 @@ def table() -> dict[str, dict[str, Any]]:
     return out
 
 
+@lru_cache(maxsize=None)
 def default(family: str, key: str) -> Default:
-    """The documented default ``key`` of a platform family (falls back to ``common``)."""
+    """The documented default ``key`` of a platform family (falls back to ``common``); one object per key (the
+    value is shared: do not modify it)."""
     t = table()
     entry = t.get(family, {}).get(key) or t["common"].get(key)
     if not isinstance(entry, dict) or "value" not in entry:

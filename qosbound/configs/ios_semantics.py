@@ -658,12 +658,12 @@ class _Semantics:
                              f"priority and bandwidth reserve {rate_text(total)}, more than the "
                              f"{rate_text(base.value)} of the {'shaper' if port.shaper else 'interface'} "
                              f"({total / base.value:.0%}): {lines}")
-        rem = [(c.bandwidth.value.amount, c.bandwidth.all_sources()) for c in out
-               if c.bandwidth is not None and c.bandwidth.value.kind == "remaining" and c.name not in ratios]
-        if sum(a for a, _ in rem) > 100 + 1e-9:
-            src = rem[-1][1][0]
-            raise self.error(src, f"bandwidth remaining percent", f"bandwidth remaining percentages add up to "
-                             f"{sum(a for a, _ in rem):g} % (at most 100 %)")
+        rem = [(pc.bandwidth.value, pc.bandwidth.source, pc.bandwidth.text) for pc in pm.classes
+               if pc.bandwidth is not None and pc.bandwidth.kind == "remaining-percent"]
+        if sum(a for a, _, _ in rem) > 100 + 1e-9:
+            lines = ", ".join(f"line {s.line} ({t})" for _, s, t in rem)
+            raise self.error(rem[-1][1], rem[-1][2], f"bandwidth remaining percentages add up to "
+                             f"{sum(a for a, _, _ in rem):g} % (at most 100 %): {lines}")
         prio = sorted((c for c in out if c.priority is not None), key=lambda c: c.priority.value)
         rest = [c for c in out if c.priority is None and not c.is_default]
         port.classes = prio + rest + [c for c in out if c.is_default]
