@@ -160,11 +160,12 @@ def test_priority_with_a_rate_becomes_a_conditional_policer():
     assert "priority_burst_time" in p.provenance["classes.VOICE.police.cbs"]
 
 
-def test_srtcm_re_marking_becomes_a_marker_and_the_ring_is_the_configured_one():
+def test_srtcm_re_marking_is_the_class_policer_with_its_actions_and_the_ring_is_the_configured_one():
     [p] = ports_of("wan-edge-iosxe.cfg")
-    m = cls(p, "CRITICAL")["marker"]
-    assert m["kind"] == "srtcm" and m["cir"] == "150 Mbit/s" and m["ebs"] == "1875000 B"
-    assert p.scenario["txq"] == {"units": 128, "unit_size": "1500 B"}
+    assert cls(p, "CRITICAL")["police"] == {"cir": "150 Mbit/s", "cbs": "1875000 B", "ebs": "1875000 B",
+                                            "conform": "transmit", "exceed": "set-dscp AF32",
+                                            "violate": "set-dscp AF33"}
+    assert p.scenario["txq"] == {"units": 128, "unit_size": "packet"}
     assert p.provenance["txq.units"].endswith("wan-edge-iosxe.cfg:60")
     assert cls(p, "CRITICAL")["dropper"]["exponent"] == 10
 

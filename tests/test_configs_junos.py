@@ -89,7 +89,7 @@ def test_drop_profiles_become_wred_thresholds_by_loss_priority():
 def test_a_profile_that_is_not_one_ramp_is_approximated_and_says_so(tmp_path):
     [p] = ports(tmp_path, JUNOS_MIN.format(profile="fill-level 50 drop-probability 0;\n"
                                                    "fill-level 80 drop-probability 40;"), "r.conf")
-    th = cls(p, "class-default")["dropper"]["thresholds"]["BE"]
+    th = cls(p, "class-default")["dropper"]["thresholds"]["DF"]
     assert th["P_d"] == 2.5
     assert any("approximated: the profile is not one straight ramp" in n for n in p.not_modelled)
 

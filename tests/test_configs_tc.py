@@ -42,7 +42,7 @@ def test_htb_red_home_gateway_script():
     assert cls(p, "htb_1_20")["dscp"] == ["AF31", "AF41"]
     th = cls(p, "htb_1_20")["dropper"]["thresholds"]["AF31"]
     assert th == {"min_th": 30, "max_th": 90, "P_d": 50}
-    assert cls(p, "class-default")["dropper"]["thresholds"]["BE"]["P_d"] == 20
+    assert cls(p, "class-default")["dropper"]["thresholds"]["DF"]["P_d"] == 20
     assert cls(p, "htb_1_20")["queue_limit"] == 400
     assert p.provenance["classes.htb_1_20.dropper.thresholds.AF31.min_th"].startswith(
         str(CONFIG_EXAMPLES / "home-htb-red.sh") + ":18")
@@ -73,7 +73,7 @@ def test_script_and_json_dump_give_the_same_port():
             a["dropper"].pop("exponent")
             b["dropper"].pop("exponent")
             # the JSON dump has no avpkt: thresholds are in full-size packets there
-            assert b["dropper"]["thresholds"]["BE"]["min_th"] == 20  # 30000 B / 1500 B
+            assert b["dropper"]["thresholds"]["DF"]["min_th"] == 20  # 30000 B / 1500 B
             a.pop("dropper"), b.pop("dropper")
             a.pop("queue_limit"), b.pop("queue_limit")
         assert a == b, name
@@ -94,7 +94,7 @@ def test_prio_tbf_bands_are_priority_levels_and_the_last_band_is_class_default()
     assert (b0["name"], b0["priority"], b1["name"], b1["priority"], d["name"]) == ("band0", 1, "band1", 2,
                                                                                    "class-default")
     assert "EF" in b0["dscp"] and "CS1" not in b1["dscp"]
-    assert "BE" in b1["dscp"]  # DSCP 0: TOS 0 -> priority 0 -> priomap band 1
+    assert "DF" in b1["dscp"]  # DSCP 0: TOS 0 -> priority 0 -> priomap band 1
     assert "CS6" in b1["dscp"]  # TOS 0xc0: (0xc0 & 0x1e) >> 1 = 0 -> priority 0 -> priomap band 1
     assert d["queue_limit"] == 100  # bfifo 150000 B in 1500 B packets
     assert b0["traffic"] == {"calls": 4, "call": {"rate": "90 kbit/s", "size": "218 B", "arrivals": "cbr"}}
@@ -107,7 +107,7 @@ def test_prio_without_filters_uses_the_priomap_and_tos_table(tmp_path):
     # tc-prio(8)'s table: TOS 0x10 (minimise delay, DSCP 4) -> priority 6 -> band 0; TOS 0x04 (reliability,
     # DSCP 1) and 0 -> priority 0 -> band 1; TOS 0x08 (throughput, DSCP 2) -> priority 2 -> band 2, the last
     # band (class-default, which lists no DSCP)
-    assert "4" in bands["band0"]["dscp"] and "LE" in bands["band1"]["dscp"] and "BE" in bands["band1"]["dscp"]
+    assert "4" in bands["band0"]["dscp"] and "LE" in bands["band1"]["dscp"] and "DF" in bands["band1"]["dscp"]
     assert "2" not in bands["band0"]["dscp"] + bands["band1"]["dscp"] and "dscp" not in bands["class-default"]
     assert any(a["default"] == "priomap" for a in p.assumptions)
 

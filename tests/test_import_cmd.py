@@ -9,7 +9,7 @@ import sys
 
 import yaml
 
-from qosbound.configs.imported import ORIGIN_KEY
+from qosbound.configs.imported import ORIGIN_FIELDS
 from tests.configs_helpers import CONFIG_EXAMPLES, MALFORMED
 from tests.helpers import ROOT, one_line
 
@@ -28,8 +28,12 @@ def test_import_writes_one_scenario_per_output_interface(tmp_path):
                      "wan-edge-01_GigabitEthernet0-0-2_out.yaml"]
     doc = yaml.safe_load((out / names[2]).read_text())
     assert doc["system"] == "port" and doc["link"] == {"rate": "1 Gbit/s"}
-    assert set(doc) == {"name", "system", "description", "link", "txq", "classes", ORIGIN_KEY}
-    assert doc[ORIGIN_KEY]["provenance"]["classes.VOICE.priority"].endswith("wan-edge-iosxe.cfg:21")
+    assert set(doc) == {"name", "system", "description", "link", "txq", "classes", *ORIGIN_FIELDS} - {"shaper"}
+    assert doc["provenance"]["classes.VOICE.priority"].endswith("wan-edge-iosxe.cfg:21")
+    assert doc["source"].startswith(str(CONFIG_EXAMPLES / "wan-edge-iosxe.cfg") + " (cisco-ios-xe): wan-edge-01 ")
+    assert {"item": "set cos 0", "where": f"{CONFIG_EXAMPLES / 'wan-edge-iosxe.cfg'}:47",
+            "effect": "ignored: marking only (output policy)"} in doc["not_modelled"]
+    assert "Cisco IOS XE command reference, priority" in doc["assumed"]["classes.VOICE.police.cbs"]
     assert "3 port scenarios written" in proc.stdout
 
 

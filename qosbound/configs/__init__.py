@@ -7,9 +7,9 @@ refusals) -> :class:`~qosbound.configs.port.Port` -> :class:`~qosbound.configs.i
 scenario as a dict + its origin). :func:`load_configs` runs them all.
 """
 
-from qosbound.configs.imported import ORIGIN_KEY, ImportedPort
+from qosbound.configs.imported import ORIGIN_FIELDS, ImportedPort
 from qosbound.configs.load import ImportReport, import_configs, load_configs
 from qosbound.configs.traffic import TrafficSpec, load_traffic
 
-__all__ = ["load_configs", "import_configs", "ImportReport", "ImportedPort", "ORIGIN_KEY", "TrafficSpec",
+__all__ = ["load_configs", "import_configs", "ImportReport", "ImportedPort", "ORIGIN_FIELDS", "TrafficSpec",
            "load_traffic"]

@@ -1,7 +1,7 @@
 """DiffServ code points: names and numbers (RFC 2474, RFC 2597, RFC 3246, RFC 5865), IP precedence.
 
-Imported ports name DSCPs by their standard names where one exists (``EF``, ``AF31``, ``CS5``, ``BE`` for 0)
-and by number otherwise (``"13"``).
+Imported ports name DSCPs by their standard names where one exists (``EF``, ``AF31``, ``CS5``, ``DF`` for 0,
+RFC 2474's default forwarding) and by number otherwise (``"13"``), the spelling the port system prints.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 __all__ = ["DSCP_BY_NAME", "dscp_name", "dscp_value", "precedence_dscps", "ALL_DSCPS", "sort_dscps"]
 
 #: Standard names -> code point.
-DSCP_BY_NAME: dict[str, int] = {"BE": 0, "DEFAULT": 0, "CS0": 0, "EF": 46, "VA": 44, "VOICE-ADMIT": 44}
+DSCP_BY_NAME: dict[str, int] = {"DF": 0, "BE": 0, "DEFAULT": 0, "CS0": 0, "EF": 46, "VA": 44, "VOICE-ADMIT": 44}
 for _c in range(1, 5):
     for _d in range(1, 4):
         DSCP_BY_NAME[f"AF{_c}{_d}"] = 8 * _c + 2 * _d
@@ -17,7 +17,7 @@ for _c in range(0, 8):
     DSCP_BY_NAME[f"CS{_c}"] = 8 * _c
 DSCP_BY_NAME["LE"] = 1  # RFC 8622 lower effort
 
-_PREFERRED = {0: "BE", 46: "EF", 44: "VA", 1: "LE"}
+_PREFERRED = {0: "DF", 46: "EF", 44: "VA", 1: "LE"}
 for _name, _v in DSCP_BY_NAME.items():
     if (_name.startswith("AF") or _name.startswith("CS")) and _v not in _PREFERRED and _name != "CS0":
         _PREFERRED[_v] = _name

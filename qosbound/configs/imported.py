@@ -1,9 +1,11 @@
 """An imported port: the ``port`` scenario (a plain dict in the port system's field names) and its origin.
 
 :class:`ImportedPort` is what :func:`qosbound.configs.load_configs` returns and what ``qosbound import`` writes.
-The scenario holds only the port system's fields; everything else -- the line behind every field, the platform
-defaults assumed, the constructs not modelled and their effect, the parent shaper as a rate-latency server, the
-match criteria as written -- is the *origin*, written under the one top-level key ``origin:`` of the YAML file.
+The scenario holds the port system's queueing fields; the origin -- the line behind every field, the platform
+defaults assumed with their citations, the constructs not modelled and their effect, the parent shaper -- is
+written in the fields the port scenario reserves for importers (``source``, ``provenance``, ``assumed``,
+``not_modelled``, ``shaper``, ``classes[].match``). The object keeps more: the defaults as records, the shaper's
+provenance and interface rate, each class's match criteria as written, the refusals.
 
 Field paths in ``provenance`` name classes by name: ``classes.voice.police.cir``.
 """
@@ -15,14 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qosbound.configs.formatting import number, rate_text, size_text, time_text
-from qosbound.configs.port import Dropper, Marker, Police, Port, QueueClass
+from qosbound.configs.port import Dropper, Police, Port, QueueClass
 from qosbound.configs.values import Field
 from qosbound.errors import ConfigError
 
-__all__ = ["ImportedPort", "import_port", "port_name", "ORIGIN_KEY"]
+__all__ = ["ImportedPort", "import_port", "port_name", "ORIGIN_FIELDS"]
 
-#: The one top-level key of a written scenario that holds the origin (not a field of the port system).
-ORIGIN_KEY = "origin"
+#: The port scenario's fields an import writes besides the queueing ones (reserved for importers).
+ORIGIN_FIELDS = ("source", "shaper", "provenance", "assumed", "not_modelled")
 
 
 @dataclass
@@ -44,6 +46,8 @@ class ImportedPort:
     assumptions: list[dict] = field(default_factory=list)
     #: "file:line: construct: effect on what is proved"
     not_modelled: list[str] = field(default_factory=list)
+    #: the same as the port scenario writes them: {item, where, effect}
+    notes: list[dict] = field(default_factory=list)
     #: constructs that cannot be modelled honestly (the port is then not written)
     refusals: list[ConfigError] = field(default_factory=list)
     #: the parent shaper as a rate-latency server (None for a flat policy)
@@ -52,24 +56,26 @@ class ImportedPort:
     matches: dict[str, list[str]] = field(default_factory=dict)
 
     def origin(self) -> dict:
-        """The sidecar written under ``origin:``."""
-        out: dict[str, Any] = {"file": self.file, "format": self.format, "platform": self.platform,
-                               "host": self.host, "interface": self.interface, "direction": self.direction,
-                               "policy": self.policy}
+        """Where the port comes from, in the fields the port scenario reserves for importers: ``source`` (file,
+        format, host, interface, policy), ``provenance`` (field path -> lines), ``assumed`` (field path -> the
+        platform default and its citation), ``not_modelled`` (item, where, effect), ``shaper``."""
+        out: dict[str, Any] = {"source": f"{self.file} ({self.format}): {self.host} {self.interface}, "
+                                         f"{self.direction}put policy {self.policy}"}
         if self.shaper:
-            out["shaper"] = self.shaper
-        if self.matches:
-            out["matches"] = self.matches
+            out["shaper"] = {"rate": self.shaper["cir"], "bc": self.shaper["bc"], "tc": self.shaper["latency"]}
         out["provenance"] = self.provenance
-        out["assumptions"] = self.assumptions
-        out["not_modelled"] = self.not_modelled
-        if self.refusals:
-            out["refusals"] = [str(e) for e in self.refusals]
+        assumed: dict[str, str] = {}
+        for a in self.assumptions:
+            text = f"{a['platform']} default {a['default']}: {a['meaning']} [{a['citation']}]"
+            assumed[a["field"]] = f"{assumed[a['field']]}; {text}" if a["field"] in assumed else text
+        out["assumed"] = assumed
+        out["not_modelled"] = self.notes
         return out
 
     def document(self) -> dict:
-        """The scenario with its origin: what ``qosbound import`` writes."""
-        return {**self.scenario, ORIGIN_KEY: self.origin()}
+        """The scenario with its origin: what ``qosbound import`` writes (every key a field of the port
+        scenario)."""
+        return {**self.scenario, **self.origin()}
 
     def lines_for(self, path: str) -> str:
         """The configuration lines (or default) behind a field, e.g. ``lines_for('classes.voice.police.cir')``."""
@@ -97,12 +103,18 @@ class _Writer:
 def _police(w: _Writer, at: str, p: Police) -> dict:
     out = {"cir": w.put(f"{at}.cir", p.cir, rate_text(p.cir.value)),
            "cbs": w.put(f"{at}.cbs", p.cbs, size_text(p.cbs.value))}
+    if p.ebs is not None:
+        out["ebs"] = w.put(f"{at}.ebs", p.ebs, size_text(p.ebs.value))
     if p.pir is not None:
         out["pir"] = w.put(f"{at}.pir", p.pir, rate_text(p.pir.value))
     if p.pbs is not None:
         out["pbs"] = w.put(f"{at}.pbs", p.pbs, size_text(p.pbs.value))
     if p.conditional is not None:
         out["conditional"] = w.put(f"{at}.conditional", p.conditional, bool(p.conditional.value))
+    for k in ("conform", "exceed", "violate"):
+        a = getattr(p, k)
+        if a is not None:
+            out[k] = w.put(f"{at}.{k}", a, a.value)
     return out
 
 
@@ -122,29 +134,16 @@ def _dropper(w: _Writer, at: str, d: Dropper) -> dict:
     return out
 
 
-def _marker(w: _Writer, at: str, m: Marker) -> dict:
-    out: dict[str, Any] = {"kind": w.put(f"{at}.kind", m.kind, m.kind.value),
-                           "cir": w.put(f"{at}.cir", m.cir, rate_text(m.cir.value)),
-                           "cbs": w.put(f"{at}.cbs", m.cbs, size_text(m.cbs.value))}
-    for name in ("pir",):
-        f = getattr(m, name)
-        if f is not None:
-            out[name] = w.put(f"{at}.{name}", f, rate_text(f.value))
-    for name in ("pbs", "ebs"):
-        f = getattr(m, name)
-        if f is not None:
-            out[name] = w.put(f"{at}.{name}", f, size_text(f.value))
-    if m.aware is not None:
-        out["aware"] = w.put(f"{at}.aware", m.aware, bool(m.aware.value))
-    return out
-
-
 def _class(w: _Writer, c: QueueClass) -> dict:
     at = f"classes.{c.name}"
     w.provenance[f"{at}.name"] = str(c.source)
     out: dict[str, Any] = {"name": c.name}
     if c.dscp is not None:
         out["dscp"] = w.put(f"{at}.dscp", c.dscp, list(c.dscp.value))
+    if c.match:
+        out["match"] = {k: sorted(v) for k, v in c.match.items()}
+        for k in c.match:
+            w.provenance[f"{at}.match.{k}"] = ", ".join(str(x) for x in sorted(set(c.match_sources)))
     if c.priority is not None:
         out["priority"] = w.put(f"{at}.priority", c.priority, number(c.priority.value))
     if c.police is not None:
@@ -155,8 +154,6 @@ def _class(w: _Writer, c: QueueClass) -> dict:
         out["queue_limit"] = w.put(f"{at}.queue_limit", c.queue_limit, number(c.queue_limit.value))
     if c.dropper is not None:
         out["dropper"] = _dropper(w, f"{at}.dropper", c.dropper)
-    if c.marker is not None:
-        out["marker"] = _marker(w, f"{at}.marker", c.marker)
     if c.traffic is not None:
         out["traffic"] = w.put(f"{at}.traffic", c.traffic, c.traffic.value)
     return out
@@ -182,7 +179,9 @@ def import_port(port: Port) -> ImportedPort:
         scn["link"] = {"rate": w.put("link.rate", port.link_rate, rate_text(port.link_rate.value))}
     if port.txq_units is not None and port.txq_unit_size is not None:
         scn["txq"] = {"units": w.put("txq.units", port.txq_units, number(port.txq_units.value)),
-                      "unit_size": w.put("txq.unit_size", port.txq_unit_size, size_text(port.txq_unit_size.value))}
+                      "unit_size": w.put("txq.unit_size", port.txq_unit_size,
+                                         "packet" if port.txq_unit_size.value == "packet"
+                                         else size_text(port.txq_unit_size.value))}
     scn["classes"] = [_class(w, c) for c in port.classes]
     shaper = None
     if port.shaper is not None:
@@ -204,5 +203,8 @@ def import_port(port: Port) -> ImportedPort:
     return ImportedPort(name=name, file=port.source.file, host=port.host, interface=port.interface,
                         direction=port.direction, format=port.format, platform=port.platform, policy=port.policy,
                         scenario=scn, provenance=w.provenance, assumptions=w.assumptions,
-                        not_modelled=[str(n) for n in port.notes], refusals=list(port.refusals), shaper=shaper,
+                        not_modelled=[str(n) for n in port.notes],
+                        notes=[{"item": " ".join(n.construct.split()), "where": str(n.source) if n.source else "",
+                                "effect": n.effect} for n in port.notes],
+                        refusals=list(port.refusals), shaper=shaper,
                         matches=matches)

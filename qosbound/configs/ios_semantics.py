@@ -18,8 +18,8 @@ What each construct becomes (docs/configs.md lists them all):
   none -> the platform's default.
 * ``random-detect`` -> a WRED dropper with thresholds per DSCP of the class (configured lines, else the
   platform's default table), ``exponential-weighting-constant`` -> ``exponent``.
-* ``police`` with ``exceed-action set-dscp-transmit`` etc. -> a marker (two-colour, srTCM, trTCM); ``drop``
-  actions -> the policer.
+* ``police`` -> the class's ``police``: two-colour, srTCM (``be`` or a violate action) or trTCM (``pir``), each
+  colour's action ``drop``, ``transmit`` or ``set-dscp DSCP`` (``set-dscp-transmit``); other markings noted.
 * Parent ``shape average`` over a child ``service-policy`` -> the child's server: ``link.rate`` is the shaper's
   CIR (the child's percentages are of it) and the shaper is a rate-latency server with latency Tc = Bc / CIR
   (``origin.shaper``). A third level is refused.
@@ -36,7 +36,7 @@ from qosbound.configs.dscp import ALL_DSCPS, dscp_name, dscp_value, precedence_d
 from qosbound.configs.formatting import rate_text
 from qosbound.configs.ios_ast import (Burst, ClassMap, Interface, IosConfig, Match, PoliceCmd, PolicyClass,
                                       PolicyMap, Rate, WredCmd)
-from qosbound.configs.port import Bandwidth, Dropper, Marker, Police, Port, QueueClass, Shaper, Threshold
+from qosbound.configs.port import Bandwidth, Dropper, Police, Port, QueueClass, Shaper, Threshold
 from qosbound.configs.source import Source
 from qosbound.configs.traffic import TrafficSpec
 from qosbound.configs.values import Default, Field, given
@@ -192,6 +192,22 @@ class _Semantics:
                               "every packet of its DSCPs"))
         return out, lines, defs
 
+    def match_values(self, cm: ClassMap, qc: QueueClass, depth: int = 0) -> None:
+        """The class's classification by precedence, EXP / traffic-class, CoS or qos-group (the port's
+        ``match``), with the lines."""
+        kinds = {"precedence": "precedence", "mpls-exp": "exp", "traffic-class": "exp", "cos": "cos",
+                 "qos-group": "qos_group"}
+        for m in cm.matches:
+            if m.kind == "class-map" and m.values and depth < 8 and m.values[0] in self.cfg.class_maps:
+                self.match_values(self.cfg.class_maps[m.values[0]], qc, depth + 1)
+            elif m.kind in kinds and not m.negate:
+                vals = {precedence_value(v) if m.kind == "precedence" else (int(v) if v.isdigit() else None)
+                        for v in m.values}
+                vals.discard(None)
+                if vals:
+                    qc.match.setdefault(kinds[m.kind], set()).update(vals)
+                    qc.match_sources.append(m.source)
+
     def _ingress(self) -> None:
         """qos-group / traffic-class values the input policies set, with the DSCPs they set them for."""
         for itf in self.cfg.interfaces:
@@ -287,8 +303,9 @@ class _Semantics:
 
     # -------------------------------------------------------------------------------------- policers
 
-    def policer(self, p: PoliceCmd, base: Field | None, port: Port, cname: str):
-        """(Police or None, Marker or None): the dropping stage and the re-marking stage of a ``police``."""
+    def policer(self, p: PoliceCmd, base: Field | None, port: Port, cname: str) -> Police:
+        """The port's policer for a ``police`` command: its buckets (two-colour; srTCM with be or a violate
+        action; trTCM with pir) and each colour's action (``drop``, ``transmit``, ``set-dscp DSCP``)."""
         src = p.source
         if p.cir is None:
             raise self.error(src, p.text, "policer without a rate")
@@ -304,48 +321,39 @@ class _Semantics:
         for text, s in p.other:
             port.note(s, text, "not modelled: colour-aware policing (the policer is taken colour-blind)"
                       if text.lower().startswith(("conform-color", "exceed-color")) else "ignored: unknown command")
-        kinds = {k: [a.kind for a in getattr(p, k)] for k in ("conform", "exceed", "violate")}
-        exceed = kinds["exceed"] or ["drop"]  # IOS / IOS XR: exceed-action defaults to drop
-        violate = kinds["violate"] or (["drop"] if pir is not None or be is not None else exceed)
-        for a in p.conform + p.exceed + p.violate:
-            if a.kind in ("set-cos", "set-exp", "set-qos-group", "set-discard-class", "set-other"):
-                port.note(a.source, a.text, "ignored: marking only (the port queues by DSCP)")
-            if a.kind in ("set-dscp", "set-prec") and a in p.conform:
-                port.note(a.source, a.text, "ignored: re-marking of conforming packets (after classification)")
-        marks = [a for a in p.exceed + p.violate if a.kind in ("set-dscp", "set-prec")]
-        police = marker = None
-        lines = tuple(p.lines)
-        if "drop" in exceed:
-            police = Police(cir, cbs)
-        elif "drop" in violate:
-            if pir is not None:
-                pbs = be if be is not None else cbs
-                police = Police(pir, pbs)
-                if marks:
-                    marker = Marker(given("trtcm", *lines), cir, cbs, pir=pir, pbs=pbs)
-            else:
-                ebs = be if be is not None else Field(cbs.value, (), Default(
-                    self.family, "police_be", "bc", "Cisco police: be defaults to bc"), "be = bc", (cbs,))
-                police = Police(cir, cbs.derive(cbs.value + ebs.value, "bc + be: the red stage of a single-rate "
-                                                                       "three-colour policer", ebs))
-                port.note(src, p.text, "approximated: the drop stage of a single-rate three-colour policer is "
-                                       "taken as one bucket of CIR and bc + be (it lets through at least as much)")
-                if marks:
-                    marker = Marker(given("srtcm", *lines), cir, cbs, ebs=ebs)
-        elif marks and pir is not None:
-            marker = Marker(given("trtcm", *lines), cir, cbs, pir=pir, pbs=be if be is not None else cbs)
-        elif marks and (be is not None or p.violate):
-            ebs = be if be is not None else Field(cbs.value, (), Default(
+        police = Police(cir, cbs)
+        if pir is not None:
+            police.pir = pir
+            police.pbs = be if be is not None else Field(cbs.value, (), Default(
                 self.family, "police_be", "bc", "Cisco police: be defaults to bc"), "be = bc", (cbs,))
-            marker = Marker(given("srtcm", *lines), cir, cbs, ebs=ebs)
-        elif marks:
-            marker = Marker(given("two-colour", *lines), cir, cbs)
-        else:
-            port.note(src, p.text, "ignored: a policer whose every action transmits (a meter only)")
-        for a in marks:
-            port.note(a.source, a.text, f"marker: packets above the rate are re-marked {a.value} in class {cname} "
-                                        "(the dropper takes their new precedence)")
-        return police, marker
+        elif be is not None or p.violate:
+            police.ebs = be if be is not None else Field(cbs.value, (), Default(
+                self.family, "police_be", "bc", "Cisco police: be defaults to bc"), "be = bc", (cbs,))
+        for colour in ("conform", "exceed", "violate"):
+            acts = getattr(p, colour)
+            if not acts:
+                continue
+            setattr(police, colour, self.action(acts, port, cname))
+        if police.pir is None and police.ebs is None:
+            police.violate = None
+        return police
+
+    def action(self, acts, port: Port, cname: str) -> Field:
+        """One colour's action in the port's terms; markings of other fields are noted (marking only)."""
+        kinds = [a.kind for a in acts]
+        lines = tuple(a.source for a in acts)
+        if "drop" in kinds:
+            return given("drop", *lines)
+        for a in acts:
+            if a.kind == "set-dscp":
+                d = dscp_value(a.value or "")
+                if d is None:
+                    raise self.error(a.source, a.text, f"'{a.value}' is not a DSCP")
+                return given(f"set-dscp {dscp_name(d)}", *lines)
+        for a in acts:
+            if a.kind != "transmit":
+                port.note(a.source, a.text, "ignored: marking only (the port queues by DSCP); taken as transmit")
+        return given("transmit", *lines)
 
     # -------------------------------------------------------------------------------------- WRED
 
@@ -498,11 +506,11 @@ class _Semantics:
     def ring(self, port: Port, itf: Interface, phys: Field | None) -> None:
         parent = self.cfg.interface(itf.parent_name) if itf.parent_name else None
         ring = itf.tx_ring or (parent.tx_ring if parent is not None else None)
-        size = default_field(self.family, "packet_size", how="one full-size packet per ring entry")
+        rows = default(self.family, "tx_ring")
+        size = Field("packet", (), rows, "one packet per ring entry")
         if ring is not None:
             port.txq_units = given(ring[0], ring[1])
         else:
-            rows = default(self.family, "tx_ring")
             speed = (phys or port.link_rate).value
             units = next(r["units"] for r in rows.value if speed <= float(r["up_to"]))
             port.txq_units = Field(units, (), rows, f"ring of a {rate_text(speed)} interface")
@@ -547,6 +555,7 @@ class _Semantics:
                 qc = QueueClass(pc.name, pc.source)
                 qc.dscp = _dscp_field(mine, lines, defs)
                 qc.matches += [(m.text, m.source) for m in cm.matches]
+                self.match_values(cm, qc)
             # priority and its policer
             if pc.priority is not None:
                 pr = pc.priority
@@ -570,23 +579,16 @@ class _Semantics:
                 for p in polices[1:]:
                     notes.append((p.source, p.text, "not modelled: a second policer in the class"))
             if polices:
-                police, marker = self.policer(polices[0], base, port, qc.name)
-                if marker is not None:
-                    qc.marker = marker
-                if police is not None:
-                    if qc.priority is not None:
-                        if qc.police is not None:
-                            notes.append((polices[0].source, polices[0].text, "the explicit policer replaces "
-                                          "priority's congestion-time policer"))
-                            reserved = [r for r in reserved if r[1] != pc.priority.source]
-                        police.conditional = given(False, polices[0].source, how="an explicit police is always active")
-                        qc.police = police
-                        reserved.append((police.cir.value, polices[0].source, polices[0].text))
-                    else:
-                        qc.rate_cap = police.cir
-                        notes.append((polices[0].source, polices[0].text,
-                                      f"policer on bandwidth class {qc.name}: the port model polices priority classes "
-                                      "only; the class's default offered traffic is capped at the policer's rate"))
+                police = self.policer(polices[0], base, port, qc.name)
+                if qc.priority is not None and qc.police is not None:
+                    notes.append((polices[0].source, polices[0].text, "the explicit policer replaces priority's "
+                                  "congestion-time policer"))
+                    reserved = [r for r in reserved if r[1] != pc.priority.source]
+                if qc.priority is not None:
+                    police.conditional = given(False, polices[0].source, how="an explicit police is always active")
+                    reserved.append((police.cir.value, polices[0].source, polices[0].text))
+                qc.police = police
+                qc.rate_cap = police.drop_rate()
             # bandwidth
             if pc.bandwidth is not None:
                 b = pc.bandwidth
@@ -621,10 +623,8 @@ class _Semantics:
             else:
                 qc.queue_limit = self._default_queue(qc, base, guaranteed)
             if pc.wred is not None:
+                # class-default's traffic is taken as unmarked (DF): its drop precedence
                 keys = [dscp_value(n) for n in qc.dscp.value] if qc.dscp is not None else [0]
-                if qc.is_default:
-                    keys = sorted({0} | {d for t in pc.wred.thresholds if pc.wred.basis == "dscp"
-                                         for d in [dscp_value(t.value)] if d is not None})
                 if not keys:
                     notes.append((pc.wred.source, pc.wred.text, "ignored: WRED in a class that matches no DSCP"))
                 else:

@@ -199,11 +199,16 @@ class _Ports:
                 cos.notes.append((s, f"classifiers {k} {n}", f"classifier {n} is not defined: ignored"))
         out: dict[int, tuple[str, str, Source]] = {}
         dflt = None
+        self.by_precedence: dict[str, dict[str, set[int]]] = {}
         for key in sorted(keys, key=lambda k: k[0] not in ("dscp", "dscp-ipv6")):
             for fc, lp, cp, src in cos.classifiers[key]:
                 ds = _code_point(key[0], cp)
                 if ds is None:
                     raise self.err(src, f"code-points {cp}", f"'{cp}' is not a {key[0]} code point")
+                if key[0] not in ("dscp", "dscp-ipv6"):
+                    kind = "exp" if key[0] in ("exp", "inet-precedence") else "cos"
+                    kind = "precedence" if key[0] == "inet-precedence" else kind
+                    self.by_precedence.setdefault(fc, {}).setdefault(kind, set()).add(ds[0] // 8)
                 for d in ds:
                     out.setdefault(d, (fc, lp, src))
         if not keys:
@@ -302,8 +307,12 @@ class _Ports:
                 port.note(esrc, f"forwarding-class {fc}", "is the port's class-default (it takes unclassified "
                                                           "packets)")
             else:
-                qc.dscp = Field([dscp_name(d) for d in mine], tuple(srcs) or (esrc,),
-                                dflt_cls.default if dflt_cls else None)
+                assumed = dflt_cls.default if dflt_cls else (
+                    default("junos", "exp_from_precedence") if fc in self.by_precedence else None)
+                qc.dscp = Field([dscp_name(d) for d in mine], tuple(srcs) or (esrc,), assumed)
+                for kind, vals in self.by_precedence.get(fc, {}).items():
+                    qc.match.setdefault(kind, set()).update(vals)
+                    qc.match_sources += list(srcs)
                 qc.matches.append((f"forwarding class {fc}", esrc))
                 if not mine:
                     port.note(esrc, f"forwarding-class {fc}", "no classifier in use maps a code point to it: it "
@@ -330,6 +339,7 @@ class _Ports:
                     cbs = Field(rate_f.value * d.value / 8.0, (), d, "10 ms of the rate", (rate_f,))
                     cond = level == "high" and not any(x in ("exact", "rate-limit") for x in extra)
                     qc.police = Police(rate_f, cbs, conditional=given(cond, tsrc))
+                    qc.rate_cap = rate_f
                     if cond:
                         port.note(pr[1], f"priority high ({fc})", "approximated: a high-priority queue above its "
                                   "transmit rate is served in the excess region (not dropped); modelled as a "
@@ -352,10 +362,14 @@ class _Ports:
                     percents.append((val / base.value * 100, tsrc, f"transmit-rate ({fc})"))
                 else:
                     remainders.append(qc)
-                if any(x in ("exact", "rate-limit") for x in extra):
+                if any(x in ("exact", "rate-limit") for x in extra) and rate_f is not None:
+                    d = default("junos", "rate_limit_burst_time")
+                    qc.police = Police(rate_f, Field(rate_f.value * d.value / 8.0, (), d, "10 ms of the rate",
+                                                     (rate_f,)))
                     qc.rate_cap = rate_f
-                    port.note(tsrc, "transmit-rate " + " ".join(extra), f"not modelled: {fc} is capped at its "
-                              "transmit rate (exact / rate-limit); its default traffic is capped there")
+                    if "exact" in extra:
+                        port.note(tsrc, "transmit-rate exact", f"approximated: {fc} is shaped to its transmit rate "
+                                  "(queued, not dropped); modelled as a policer at that rate")
             for text, osrc in sch["other"]:
                 port.note(osrc, text, "not modelled: " + ("excess-bandwidth sharing" if "excess" in text else
                                                           "scheduler statement"))

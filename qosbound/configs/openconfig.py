@@ -9,7 +9,7 @@ The JSON tree (read with lines, :mod:`qosbound.configs.json_lines`) is the AST: 
 * the scheduler policy's schedulers in ``sequence`` order: ``priority STRICT`` -> priority levels 1, 2, ...;
   the others' inputs -> bandwidth classes with ``remaining w / (sum of weights) %``;
 * ``one-rate-two-color`` (cir or cir-pct, bc) and ``two-rate-three-color`` (cir, pir, bc, be) policers -> the
-  class's ``police`` (priority classes), a cap (bandwidth classes) or a marker (re-marking actions);
+  class's ``police`` with each colour's action (``drop``, ``transmit``, ``set-dscp DSCP``);
 * a queue's ``queue-management-profile`` ``wred/uniform`` (or ``red/uniform``) -> a WRED dropper (thresholds in
   bytes as full-size packets, or percentages of the queue; ``max-drop-probability-percent`` -> P_d = 100 / p);
 * the queue that receives DSCP 0 -> ``class-default``; the line rate from ``openconfig-interfaces``
@@ -24,7 +24,7 @@ from qosbound.configs.defaults import default_field
 from qosbound.configs.dscp import ALL_DSCPS, dscp_name
 from qosbound.configs.formatting import rate_text
 from qosbound.configs.json_lines import JArray, JObject, JSONLineError, loads_with_lines
-from qosbound.configs.port import Bandwidth, Dropper, Marker, Police, Port, QueueClass, Threshold
+from qosbound.configs.port import Bandwidth, Dropper, Police, Port, QueueClass, Threshold
 from qosbound.configs.source import ConfigText, Source
 from qosbound.configs.traffic import TrafficSpec
 from qosbound.configs.values import Field, given
@@ -201,7 +201,7 @@ class _OC:
                 level += 1
             else:
                 nonstrict += 1
-            police, marker, cap = self.policer(s, rate, port)
+            police = self.policer(s, rate, port)
             for inp in _list(s, "inputs", "input"):
                 ic = _get(inp, "config") or {}
                 qname = ic.get("queue")
@@ -216,17 +216,12 @@ class _OC:
                 qc.matches.append((f"queue {qname}", isrc))
                 if strict:
                     qc.priority = given(level, self.src(s), how=f"scheduler sequence {cfg.get('sequence')}, STRICT")
-                    if police is not None:
-                        qc.police = police
                 else:
                     w = ic.get("weight", 1)
                     weights.append((qc, given(_num(w, isrc, "weight"), isrc)))
-                    if police is not None:
-                        qc.rate_cap = police.cir
-                        port.note(self.src(s), f"scheduler {cfg.get('sequence')} policer", "policer on a bandwidth "
-                                  "class: the port polices priority classes only; the default traffic is capped")
-                if marker is not None:
-                    qc.marker = marker
+                if police is not None:
+                    qc.police = police
+                    qc.rate_cap = police.drop_rate()
                 classes.append(qc)
         if nonstrict > 1:
             port.note(None, f"scheduler-policy {spname}", "approximated: several non-strict schedulers; their inputs "
@@ -260,14 +255,13 @@ class _OC:
         port.classes = prio + [c for c in classes if c.priority is None and not c.is_default] + \
             [c for c in classes if c.is_default]
 
-    def policer(self, s, rate: Field, port: Port):
-        cfg = _get(s, "config") or {}
-        kind = _ident(cfg.get("type"))
+    def policer(self, s, rate: Field, port: Port) -> Police | None:
+        """The scheduler's policer: ``one-rate-two-color`` (two-colour) or ``two-rate-three-color`` (trTCM), each
+        colour's action ``drop``, ``transmit`` or ``set-dscp DSCP``."""
         one = _get(s, "one-rate-two-color")
         two = _get(s, "two-rate-three-color")
         if one is None and two is None:
-            return None, None, None
-        ssrc = self.src(s)
+            return None
         body = one if one is not None else two
         c = _get(body, "config") or {}
         bsrc = self.src(body)
@@ -286,32 +280,29 @@ class _OC:
         bc = given(_num(c.get("bc", 0), bsrc, "bc"), bsrc)
         if bc.value <= 0:
             bc = default_field("openconfig", "packet_size", how="no bc: one full-size packet")
-        exceed = _get(body, "exceed-action", "config") or {}
-        violate = _get(body, "violate-action", "config") or {}
-
-        def drops(a):
-            return bool(a.get("drop"))
-
-        def marks(a):
-            return any(k.rsplit(":", 1)[-1].startswith("set-dscp") or k.rsplit(":", 1)[-1] == "set-dot1p"
-                       for k in a)
-
-        if one is not None or kind == "ONE_RATE_TWO_COLOR":
-            if drops(exceed) or not exceed:
-                return Police(cir, bc, conditional=given(False, bsrc)), None, cir
-            if marks(exceed):
-                return None, Marker(given("two-colour", bsrc), cir, bc), None
-            port.note(ssrc, "one-rate-two-color", "ignored: a policer whose actions transmit")
-            return None, None, None
-        pir = r("pir", "pir-pct") or cir
-        be = given(_num(c.get("be", bc.value), bsrc, "be"), bsrc)
-        if drops(exceed):
-            return Police(cir, bc, conditional=given(False, bsrc)), None, cir
-        if drops(violate) or not violate:
-            marker = Marker(given("trtcm", bsrc), cir, bc, pir=pir, pbs=be) if marks(exceed) else None
-            return Police(pir, be, conditional=given(False, bsrc)), marker, pir
-        return None, (Marker(given("trtcm", bsrc), cir, bc, pir=pir, pbs=be) if marks(exceed) or marks(violate)
-                      else None), None
+        police = Police(cir, bc)
+        if two is not None:
+            police.pir = r("pir", "pir-pct") or cir
+            police.pbs = given(_num(c.get("be", bc.value), bsrc, "be"), bsrc)
+        colours = [("conform", "conform-action"), ("exceed", "exceed-action")]
+        if two is not None:
+            colours.append(("violate", "violate-action"))
+        for colour, key in colours:
+            a = _get(body, key, "config")
+            if not a:
+                continue
+            asrc = self.src(_get(body, key))
+            if a.get("drop"):
+                setattr(police, colour, given("drop", asrc))
+                continue
+            dscp = next((v for k, v in a.items() if k.rsplit(":", 1)[-1] == "set-dscp"), None)
+            if dscp is not None:
+                setattr(police, colour, given(f"set-dscp {dscp_name(int(_num(dscp, asrc, 'set-dscp')))}", asrc))
+            else:
+                if any(k.rsplit(":", 1)[-1].startswith("set-") for k in a):
+                    port.note(asrc, key, "ignored: marking only (the port queues by DSCP); taken as transmit")
+                setattr(police, colour, given("transmit", asrc))
+        return police
 
     def wred(self, qc: QueueClass, prof: str, keys: list[int], port: Port) -> None:
         p = self.qmps.get(prof)

@@ -15,7 +15,10 @@ from qosbound.configs.source import Source
 from qosbound.configs.values import Field
 from qosbound.errors import ConfigError
 
-__all__ = ["Bandwidth", "Police", "Threshold", "Dropper", "Marker", "QueueClass", "Shaper", "Note", "Port"]
+__all__ = ["Bandwidth", "Police", "Threshold", "Dropper", "QueueClass", "Shaper", "Note", "Port", "MATCH_KINDS"]
+
+#: Classification other than DSCP, by kind (the port scenario's ``classes[].match`` keys).
+MATCH_KINDS = ("precedence", "exp", "cos", "qos_group")
 
 
 @dataclass(frozen=True)
@@ -35,14 +38,30 @@ class Bandwidth:
 
 @dataclass
 class Police:
-    """A token-bucket policer (two-colour: ``cir``/``cbs``; with ``pir``/``pbs`` the red-dropping stage of a
-    two-rate policer). ``conditional``: Cisco's priority policer that acts only when the port is congested."""
+    """A token-bucket policer on the class's arrivals: two-colour (``cir``/``cbs``), srTCM (with ``ebs``, RFC
+    2697) or trTCM (with ``pir``/``pbs``, RFC 2698); each colour's action ``drop``, ``transmit`` or
+    ``set-dscp DSCP`` (None: the port's default -- conform transmits, exceed drops, violate as exceed).
+    ``conditional``: Cisco's priority policer that acts only when the port is congested."""
 
     cir: Field
     cbs: Field
+    ebs: Field | None = None
     pir: Field | None = None
     pbs: Field | None = None
     conditional: Field | None = None
+    conform: Field | None = None
+    exceed: Field | None = None
+    violate: Field | None = None
+
+    def drop_rate(self) -> Field | None:
+        """The rate above which it drops (what the class can carry at most), None when it never drops."""
+        acts = [a.value if a is not None else d for a, d in ((self.conform, "transmit"), (self.exceed, "drop"))]
+        violate = self.violate.value if self.violate is not None else acts[1]
+        if acts[1] == "drop":
+            return self.cir
+        if violate == "drop":
+            return self.pir if self.pir is not None else self.cir
+        return None
 
 
 @dataclass
@@ -66,19 +85,6 @@ class Dropper:
 
 
 @dataclass
-class Marker:
-    """A meter that re-marks (srTCM RFC 2697, trTCM RFC 2698, or a two-colour meter) without dropping."""
-
-    kind: Field
-    cir: Field
-    cbs: Field
-    pir: Field | None = None
-    pbs: Field | None = None
-    ebs: Field | None = None
-    aware: Field | None = None
-
-
-@dataclass
 class QueueClass:
     """One class of the port's scheduler: a strict-priority level or a bandwidth share, and its queue."""
 
@@ -90,12 +96,14 @@ class QueueClass:
     bandwidth: Field | None = None
     queue_limit: Field | None = None
     dropper: Dropper | None = None
-    marker: Marker | None = None
     traffic: Field | None = None
     #: a policer on a bandwidth class: what the class can carry at most (used by the default traffic)
     rate_cap: Field | None = None
     #: match criteria as written (DSCP and others), each with its line, for the output's provenance
     matches: list[tuple[str, Source]] = field(default_factory=list)
+    #: classification other than DSCP: kind (MATCH_KINDS) -> values, and the lines
+    match: dict[str, set[int]] = field(default_factory=dict)
+    match_sources: list[Source] = field(default_factory=list)
 
     @property
     def is_default(self) -> bool:

@@ -1,4 +1,5 @@
-"""Imported ports written as ``port`` scenario files (YAML), the origin under the one key ``origin:``."""
+"""Imported ports written as ``port`` scenario files (YAML): the queueing fields, then the origin in the fields the
+port scenario reserves for importers."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from qosbound.configs.imported import ORIGIN_KEY, ImportedPort
+from qosbound.configs.imported import ImportedPort
 
 __all__ = ["scenario_yaml", "write_ports", "file_names"]
 
@@ -20,15 +21,15 @@ class _Dumper(yaml.SafeDumper):
 
 _HEADER = """\
 # port scenario imported by `qosbound import` from {file} ({format}), {host} {interface}, {direction}put policy
-# {policy}. The port system's fields come first; `{origin}:` holds where each came from (file:line), the platform
-# defaults assumed (with the vendor's page), the constructs not modelled and their effect, and the parent shaper.
+# {policy}. The queueing fields come first; then `provenance` (field -> file:line), `assumed` (the platform
+# defaults, with the vendor's page), `not_modelled` (what is left out and its effect) and `shaper`.
 """
 
 
 def scenario_yaml(port: ImportedPort) -> str:
     """The YAML text of one imported port (header comment, scenario, origin)."""
     head = _HEADER.format(file=port.file, format=port.format, host=port.host, interface=port.interface,
-                          direction=port.direction, policy=port.policy, origin=ORIGIN_KEY)
+                          direction=port.direction, policy=port.policy)
     return head + yaml.dump(port.document(), Dumper=_Dumper, sort_keys=False, width=120, allow_unicode=True)
 
 
