@@ -263,3 +263,33 @@ def test_remaining_percentages_above_100_are_an_error_naming_every_line(tmp_path
                     "interface GigabitEthernet1\n service-policy output P\n")
     assert "r1.cfg:9: 'bandwidth remaining percent 50'" in str(e.value) and "110 %" in str(e.value)
     assert "line 7 (bandwidth remaining percent 60)" in str(e.value)
+
+
+def test_a_flat_policy_shaping_class_default_is_a_port_shaper(tmp_path):
+    [p] = ports(tmp_path, HEAD + "policy-map SHAPE\n class class-default\n  shape average 20000000 80000\n"
+                "interface GigabitEthernet1\n service-policy output SHAPE\n")
+    assert p.scenario["link"] == {"rate": "20 Mbit/s"} and p.shaper["bc"] == "10000 B" and p.shaper["latency"] == \
+        "4 ms"
+    assert [c["name"] for c in p.scenario["classes"]] == ["class-default"]
+
+
+def test_ios_xr_shape_percent_is_of_the_interface_and_needs_its_rate(tmp_path):
+    text = ("policy-map CHILD\n class class-default\n  bandwidth remaining percent 100\n end-policy-map\n"
+            "policy-map PARENT\n class class-default\n  shape average percent 40\n  service-policy CHILD\n"
+            " end-policy-map\ninterface {itf}\n service-policy output PARENT\n")
+    [p] = ports(tmp_path, text.format(itf="TenGigE0/0/0/1"), "xr.cfg")
+    assert p.scenario["link"] == {"rate": "4 Gbit/s"} and p.platform == "ios-xr"
+    with pytest.raises(ConfigError, match="percentage of an interface whose rate is unknown"):
+        ports(tmp_path, text.format(itf="Bundle-Ether7"), "xr.cfg")
+
+
+def test_layers_the_importer_uses_only_the_core():
+    """qosbound.configs reads configurations with the neutral core only: no system, no command."""
+    from tests.test_layering import CORE, ROOT, _modules, _within, imports
+
+    bad = []
+    for module, path in _modules(ROOT / "qosbound" / "configs", "qosbound.configs"):
+        bad += [f"{path.name}:{line}: {name}" for line, name in imports(path, module)
+                if _within(name, {"qosbound"}) and not (name in CORE or _within(name, CORE - {"qosbound"})
+                                                        or _within(name, {"qosbound.configs"}))]
+    assert bad == []

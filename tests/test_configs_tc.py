@@ -159,3 +159,23 @@ def test_continuations_comments_and_del_root(tmp_path):
     # limit = rate x latency + burst = 10000 + 10240 B = 13 full-size packets
     assert cls(p, "class-default")["queue_limit"] == 13
     assert p.provenance["link.rate"].endswith("gw.sh:5")
+
+
+def test_gred_virtual_queues_give_one_threshold_set_per_dscp(tmp_path):
+    [p] = ports(tmp_path, "tc qdisc add dev eth0 root handle 1: htb default 20\n"
+                          "tc class add dev eth0 parent 1: classid 1:1 htb rate 10mbit\n"
+                          "tc class add dev eth0 parent 1:1 classid 1:10 htb rate 6mbit\n"
+                          "tc class add dev eth0 parent 1:1 classid 1:20 htb rate 4mbit\n"
+                          "tc qdisc add dev eth0 parent 1:10 handle 10: gred setup vqs 3 default 0\n"
+                          "tc qdisc change dev eth0 parent 1:10 handle 10: gred limit 150000 min 30000 max 90000 "
+                          "avpkt 1500 burst 30 probability 0.02 DP 0\n"
+                          "tc qdisc change dev eth0 parent 1:10 handle 10: gred limit 150000 min 15000 max 60000 "
+                          "avpkt 1500 burst 20 probability 0.05 DP 1\n"
+                          "tc filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dsfield 0x28 0xfc "
+                          "flowid 1:10\n"
+                          "tc filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dsfield 0x30 0xfc "
+                          "flowid 1:10\n", "gw.sh")
+    th = cls(p, "htb_1_10")["dropper"]["thresholds"]
+    assert th["AF11"] == {"min_th": 20, "max_th": 60, "P_d": 50}
+    assert th["AF12"] == {"min_th": 10, "max_th": 40, "P_d": 20}
+    assert any("gred virtual queues are selected by tc_index" in n for n in p.not_modelled)
