@@ -402,6 +402,10 @@ def cmd_tfrc(args) -> int:
     return mod.run(args)
 
 
+def cmd_import(args) -> int:
+    return importlib.import_module("qosbound.import_cmd").run(args)
+
+
 def cmd_reproduce(args) -> int:
     if args.paper not in PAPERS:
         raise ScenarioError(f"unknown paper '{args.paper}'; expected one of {', '.join(PAPERS)}", field="paper")
@@ -638,6 +642,11 @@ def build_parser() -> argparse.ArgumentParser:
     except ModuleNotFoundError:
         sp.add_argument("rest", nargs="*")
     sp.set_defaults(func=cmd_tfrc)
+
+    sp = add(sub, "import", help="router configurations (Cisco MQC, Junos, tc, OpenConfig) -> port scenarios, with "
+                                 "the configuration line behind every field")
+    importlib.import_module("qosbound.import_cmd").add_arguments(sp)
+    sp.set_defaults(func=cmd_import)
 
     sp = add(sub, "reproduce", help="the tables and figures of a source paper")
     sp.add_argument("paper", help=", ".join(PAPERS))
