@@ -11,7 +11,7 @@ from qosbound.results import METHODS, Kind, Result, Verdict
 from qosbound.units import format_quantity
 
 __all__ = ["render_text", "render_json", "json_document", "write_junit", "write_junit_error", "write_junit_batch",
-           "junit_suites", "junit_error_suite", "render_markdown", "console", "split", "omitted", "skipped_lines",
+           "junit_suites", "junit_error_suite", "render_markdown", "curves_json", "console", "split", "omitted", "skipped_lines",
            "fmt_interval", "slo_line", "agreement_line", "slo_outcomes", "slo_counts", "slo_summary", "inputs_block"]
 
 
@@ -182,13 +182,25 @@ def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdic
             c.print(escape_markup(slo_summary(group)), highlight=False)
 
 
-def json_document(scenario: Any, results: list[Result], verdicts: list[Verdict], extra: dict | None = None) -> dict:
-    """The machine-readable form of one scenario's results and verdicts (what ``--json`` prints)."""
+def curves_json(results: list[Result]) -> list[dict]:
+    """The curves the results were read from (:attr:`Result.curve`), each once, in the results' order."""
+    out, seen = [], set()
+    for r in results:
+        if r.curve is not None and id(r.curve) not in seen:
+            seen.add(id(r.curve))
+            out.append(r.curve.to_json())
+    return out
+
+
+def json_document(scenario: Any, results: list[Result], verdicts: list[Verdict], extra: dict | None = None,
+                  curves_of: list[Result] | None = None) -> dict:
+    """The machine-readable form of one scenario's results and verdicts (what ``--json`` prints); ``curves``
+    holds the curves of ``curves_of`` (default: of ``results``)."""
     slos, agree = split(verdicts)
     doc = {"scenario": scenario, "metrics": [r.to_json() for r in results],
            "verdicts": [v.to_json() for v in verdicts],
            "slo_verdicts": [v.to_json() for v in slos], "agreement_verdicts": [v.to_json() for v in agree],
-           "omitted": omitted(results)}
+           "omitted": omitted(results), "curves": curves_json(results if curves_of is None else curves_of)}
     if extra:
         doc.update(extra)
     return doc
