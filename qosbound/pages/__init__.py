@@ -12,7 +12,7 @@ import os
 
 from qosbound.errors import QosboundError
 
-__all__ = ["render_html", "write_html", "link_from"]
+__all__ = ["render_html", "write_html", "write_markdown", "link_from"]
 
 
 def render_html(doc: dict, command: str, *, source: str | None = None, generated: str | None = None) -> str:
@@ -25,6 +25,13 @@ def render_html(doc: dict, command: str, *, source: str | None = None, generated
 def write_html(path: str, doc: dict, command: str, *, source: str | None = None) -> None:
     """Write the page to ``path`` (refused as ``--html PATH: ...`` when it cannot be written)."""
     write_text(path, render_html(doc, command, source=source), "--html")
+
+
+def write_markdown(path: str, doc: dict, command: str, *, html: str | None = None) -> None:
+    """Write the Markdown summary to ``path``; ``html`` is the link to the page from there (None: no page)."""
+    from qosbound.pages.markdown import render
+
+    write_text(path, render(doc, command, html=html), "--markdown")
 
 
 def write_text(path: str, text: str, flag: str) -> None:

@@ -210,7 +210,8 @@ def slo_table(view: ScenarioView) -> str:
 def agreement_block(view: ScenarioView) -> str:
     ag = view.agreements
     if not ag:
-        return ""
+        return (f'<p id="{esc(section_anchor(view.suite, "agreement"))}" class="note">No agreement check: no metric '
+                "was computed by two methods.</p>")
     nd = sum(v.get("status") == "disagree" for v in ag)
     na = sum(v.get("status") == "approximate" for v in ag)
     rows = []
