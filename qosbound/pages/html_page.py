@@ -340,7 +340,8 @@ def _counts_line(view: ScenarioView) -> str:
     na = sum(v.get("status") == "approximate" for v in ag)
     inc = sum(r.status == "inconclusive" for r in view.rows)
     parts = [f"SLOs: {nf} fail, {n - nf} hold" + (f" ({inc} inconclusive)" if inc else ""),
-             f"methods: {len(ag) - nd - na} checks agree, {na} approximate, {nd} disagree"]
+             f"methods: {len(ag) - nd - na} checks agree, {na} approximate, {nd} disagree" if ag else
+             "methods: no agreement check (one method per metric)"]
     if view.exit_code is not None:
         parts.append(f"exit {view.exit_code}: {EXIT_MEANING.get(view.exit_code, 'see the exit codes')}")
     if view.doc.get("seconds") is not None:
@@ -511,7 +512,7 @@ def admit_section(page: _Page, d: dict) -> str:
             ("parameter", s.get("parameter")), ("kind", s.get("kind") or "a parameter"),
             ("now", qq(s.get("current"))), ("searched from (--min)", qq(s.get("min"))),
             ("searched up to (--max)", qq(s.get("max")))))
-        out.append(_table("The search as understood", ["", ""], f"<tbody>{rows}</tbody>"))
+        out.append(_table("The search as understood", ["search", "as understood"], f"<tbody>{rows}</tbody>"))
     for note in d.get("notes") or []:
         out.append(f'<p class="note">note: {esc(note)}</p>')
     hist = d.get("history") or []
@@ -596,6 +597,10 @@ def sweep_page(doc: dict, source: str, generated: str) -> str:
     view = scenario_view({**doc, "metrics": [], "slo_verdicts": [], "agreement_verdicts": []})
     valid = [p for p in points if p.get("status") == "ok"]
     body = [_overall(doc, 1, 0)]
+    invalid = [p for p in points if p.get("status") != "ok"]
+    if invalid and any(p.get("slo_verdicts") for p in valid):
+        body.append(f'<p class="note">A point that could not be evaluated counts as failing the SLOs ({len(invalid)} '
+                    "here, listed below).</p>")
     grid = "".join(f'<li><span class="mono">{esc(a["parameter"])}</span> ({esc(a.get("kind"))}): {len(a["values"])} '
                    f'values from {esc(q(min(a["values"]), a.get("unit"), 6))} to {esc(q(max(a["values"]), a.get("unit"), 6))}'
                    f'{", logarithmic" if a.get("log") else ""}</li>' for a in axes if a.get("values"))
@@ -623,7 +628,6 @@ def sweep_page(doc: dict, source: str, generated: str) -> str:
     if rows:
         body.append(_table("SLOs over the grid, failing first", ["SLO", "verdict", "where it holds", "fails"],
                            f"<tbody>{''.join(rows)}</tbody>"))
-    invalid = [p for p in points if p.get("status") != "ok"]
     if invalid:
         items = "".join(f"<li>{badge(p.get('status', ''))} at {esc(_point_text(axes, p.get('values', {})))}: "
                         f"{esc(p.get('reason'))}</li>" for p in invalid)

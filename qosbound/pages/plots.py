@@ -169,7 +169,7 @@ def series_svg(series: list[dict], x_label: str, x_unit: str, y_label: str, y_un
     pos = [y for y in ys if y > 0]
     floor = min(pos) / 10 if pos else 1e-12
     with rc_context(_RC):
-        fig = _figure(7.4, 4.2)
+        fig = _figure(7.4, 3.6)
         ax = fig.add_subplot()
         for s in series:
             colour, line, marker = _style(s["method"], s["kind"])
@@ -226,7 +226,8 @@ def admit_svg(history: list[dict], parameter: str, unit: str, answer: float | No
         if answer is not None:
             ax.axvline(answer / div, color="black", linewidth=1.6,
                        label=f"the answer, {format_quantity(answer, unit, digits=6) if unit != '1' else f'{answer:g}'}")
+        ax.set_yscale("symlog", linthresh=0.1)  # slack near 0 readable beside an SLO missed many times over
         ax.set_xlabel(f"{parameter} [{u}]" if u not in ("", "1") else parameter)
-        ax.set_ylabel("smallest SLO slack / limit")
+        ax.set_ylabel("smallest SLO slack / limit (symmetric log)")
         _finish(ax, fig)
         return inline_svg(fig, uid, label_id)
