@@ -384,3 +384,13 @@ def test_the_plan_page_of_a_wan_port_draws_the_ef_ccdf(tmp_path):
                  "closed-form: upper bound on the maximum", "SLO 1, EF.delay.p99 &lt;= 5 ms (holds)",
                  "SLO 2, EF.delay.p99.9 &lt;= 10 ms (holds)"):
         assert want in text, want
+
+
+def test_a_scenario_that_cannot_be_loaded_still_gets_its_page(tmp_path):
+    """verify of a broken file with --html: exit 2, one line on stderr, and a page that shows the error."""
+    (tmp_path / "bad.yaml").write_text("name: bad\nsystem: pq_txq\nlink: {rate: -1 Mbit/s}\n")
+    p = run_cli("verify", "bad.yaml", "--html", "bad.html", "--markdown", "bad.md", "--quiet", cwd=tmp_path)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+    page = (tmp_path / "bad.html").read_text()
+    assert 'data-scenario="bad"' in page and "Not evaluated." in page and "exit 2" in page
+    assert "Not evaluated" in (tmp_path / "bad.md").read_text()

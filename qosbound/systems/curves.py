@@ -80,13 +80,14 @@ def lattice_ccdf(metric: str, method: str, grid, step: float, kind: Kind, *, neg
                  neglects=neglects, note=note)
 
 
-def function_ccdf(metric: str, method: str, ccdf, top: float, kind: Kind, *, brackets=None, points: int = 120,
-                  note: str = "") -> Curve:
+def function_ccdf(metric: str, method: str, ccdf, top: float, kind: Kind, *, brackets=None, points: int = 90,
+                  coarse_points: int = 61, note: str = "") -> Curve:
     """A CCDF given as a function ``ccdf(t)`` on ``[0, top]``: evaluated on a coarse grid to find where its tail
-    falls below :data:`TAIL_FLOOR`, then on ``points`` evenly spaced delays up to there. ``brackets(ts)``, when
+    falls below :data:`TAIL_FLOOR`, then on ``points`` evenly spaced delays up to there (151 evaluations in all,
+    a few percent of a model's solve: every run pays it, a page or not). ``brackets(ts)``, when
     given, returns the (low, high) interval of each value (a numerical solve's error bound); with
     ``kind`` upper bound the values are the brackets' upper ends."""
-    coarse = np.linspace(0.0, top, 201)
+    coarse = np.linspace(0.0, top, coarse_points)
     vals = np.array([ccdf(t) for t in coarse])
     end = coarse[min(_tail_end(vals), len(coarse) - 1)]
     ts = np.linspace(0.0, end if end > 0 else top, points)
