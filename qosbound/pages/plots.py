@@ -219,10 +219,11 @@ def admit_svg(history: list[dict], parameter: str, unit: str, answer: float | No
         if bad:
             ax.plot(*zip(*bad), linestyle="none", marker="x", markersize=7, markeredgewidth=1.8, color="#D55E00",
                     label="an SLO fails (slack < 0)")
+        floor = 3.0 * lo if lo < -0.1 else -0.3  # below every margin on the symmetric log axis
         if invalid:
-            floor = lo - 0.1 * (max(margins + [1.0]) - lo)
             ax.plot(invalid, [floor] * len(invalid), linestyle="none", marker="X", markersize=7, color="#555555",
-                    label="the scenario is not valid there")
+                    label="the scenario is not valid there (drawn below every margin)")
+        ax.set_ylim(bottom=2.0 * floor)
         if answer is not None:
             ax.axvline(answer / div, color="black", linewidth=1.6,
                        label=f"the answer, {format_quantity(answer, unit, digits=6) if unit != '1' else f'{answer:g}'}")
