@@ -69,10 +69,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from qosbound.errors import ResourceError, ScenarioError
+from qosbound.models.budget import Estimate, refuse_over_budget
 from qosbound.models.pq_txq_ring import (FINE_PER_EF, FINE_POINTS, MAX_LATTICE, _pois_trunc, _sizes, head_part,
-                                         stage_sizes, stage_states, why_not)
+                                         refinement, stage_sizes, stage_states, why_not)
 
-__all__ = ["RingBound", "solve_bound", "choose_stages", "BOUND_STATES", "BOUND_STAGED_STATES", "REL_GAP"]
+__all__ = ["RingBound", "solve_bound", "estimate_bound", "choose_stages", "BOUND_STATES", "BOUND_STAGED_STATES", "REL_GAP"]
 
 #: The bound is computed when its MDP with one stage has at most this many states (wan100: 4 225, about 4 s).
 BOUND_STATES = 1e4
@@ -299,13 +300,49 @@ class _MDP:
         return hi, lo, h, sweeps
 
 
+def estimate_bound(p, stages: int) -> Estimate:
+    """What :func:`solve_bound` builds with ``stages`` stages, from the parameters alone (nothing is allocated).
+
+    States: :func:`~qosbound.models.pq_txq_ring.stage_states`. Transitions, over the 2^S actions: an EF head
+    (2^(S-1) actions) has one entry per state and per arrival count of the EF service's truncated pmf, a BE head
+    (the other 2^(S-1)) one per BE class and arrival count, so at most ``states * 2^(S-1) * sum_k len(pmf_k)``.
+    Memory: the actions' CSR matrices and their triplets while built (64 B per transition), the value-iteration
+    vectors (a few per action and state), and the dense ingredients -- the head + PQ parts (K + 1) (PQ + 1) x Y M,
+    the ring part's pmf and survival function by E' (Q_t x (L + 1), with their cumulative sum) and a CCDF point's
+    per-step rewards -- in 8-byte floats."""
+    g, gef, gbe, pbe = _sizes(p)
+    QT, PQ, K = int(p.Q_t), int(p.pq_cap), len(gbe)
+    a = p.lam * g * 8.0 / p.C
+    serv = np.concatenate([[gef], gbe]).astype(float)
+    lens = [len(_pois_trunc(a * serv[k], PQ)[0]) for k in range(K + 1)]
+    states = stage_states(QT, PQ, stages)
+    transitions = float(states) * 2.0 ** (stages - 1) * sum(lens)
+    Y = int(serv.max() + (PQ + 1) * gef) + 1
+    L = (QT - 1) * int(max(gbe.max(), gef)) + 1
+    M = refinement(gef, L + Y)
+    floats = ((K + 1) * (PQ + 1) * Y * M + 3 * QT * (L + 1) + 2 * (K + 1) * (PQ + 1) * (QT + L + 1)
+              + 6 * states * 2 ** stages + 3 * Y * M * min(PQ, max(lens) + 1))
+    memory = 64.0 * transitions + 8.0 * floats
+    return Estimate(f"the ring bound's MDP ({stages} stage(s) of a {QT}-packet ring, {2 ** stages} actions, "
+                    "models/pq_txq_ring_bound.py)", float(states), transitions, memory)
+
+
 def solve_bound(p, ccdf_at=(), quantiles=(), stages: int | None = None,
                 max_states: float = BOUND_STAGED_STATES) -> RingBound:
-    """Upper bounds on mean delay, loss, the CCDF at ``ccdf_at`` (seconds) and ``quantiles`` (accepted EF)."""
+    """Upper bounds on mean delay, loss, the CCDF at ``ccdf_at`` (seconds) and ``quantiles`` (accepted EF); refused
+    before anything is built (ResourceError) when :func:`estimate_bound` is above ``max_states`` or the memory
+    left."""
     t0 = time.perf_counter()
     QT, PQ = int(p.Q_t), int(p.pq_cap)
     if stages is None:
         stages = choose_stages(QT, PQ, max_states)
+    why = why_not(p)
+    if why is not None:
+        raise ScenarioError(f"the ring method does not cover {why}", field="Q_t")
+    # ``max_states`` chooses the stages; one stage is the least there is (callers decide whether it fits their
+    # budget: qosbound.systems.pq_txq_ring_results.bound_available), so its states are never refused here
+    refuse_over_budget(estimate_bound(p, stages), max_states if stages > 1 else None, field="Q_t",
+                       remedy="the ring-count approximation, the closed forms and the simulator answer without it")
     mdp = _MDP(p, stages)
     lam = mdp.a  # arrivals per granule
     gaps = []

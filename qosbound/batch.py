@@ -16,6 +16,7 @@ checked at all; a violated SLO ranks above a disagreement, as in :func:`qosbound
 from __future__ import annotations
 
 import glob
+import os
 import sys
 import time
 import uuid
@@ -58,7 +59,8 @@ def is_batch(args: list[str]) -> bool:
     args = [resolve_folder(a) for a in args]
     if any(Path(a).is_dir() or _is_glob(a) for a in args):
         return True
-    return len({str(Path(resolve_scenario(a)).resolve()) for a in args}) != 1
+    # os.path.realpath, not Path.resolve: a symlink loop is then refused by the reader (exit 2), not raised here
+    return len({os.path.realpath(resolve_scenario(a)) for a in args}) != 1
 
 
 def expand(args: list[str]) -> list[str]:
@@ -82,7 +84,7 @@ def expand(args: list[str]) -> list[str]:
         else:
             files = [resolve_scenario(arg)]
         for f in files:
-            ident = str(Path(f).resolve())
+            ident = os.path.realpath(f)
             if ident not in seen:
                 seen.add(ident)
                 out.append(f)

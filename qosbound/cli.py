@@ -460,13 +460,25 @@ def check_output_file(path: str, flag: str) -> None:
         if not os.path.isdir(parent):
             raise ScenarioError(f"cannot write '{path}': the folder '{os.path.dirname(path) or '.'}' does not "
                                 "exist", field=flag)
-        if not os.access(parent, os.W_OK | os.X_OK):
-            raise ScenarioError(f"cannot write '{path}': the folder is not writable", field=flag)
+        try:  # a probe, not os.access: root passes that on /proc and on a read-only mount
+            with open(p, "x"):
+                pass
+            os.unlink(p)
+        except OSError as e:
+            raise ScenarioError(f"cannot write '{path}': {e.strerror or e}", field=flag) from None
         return
     if stat.S_ISDIR(st.st_mode):
         raise ScenarioError(f"cannot write '{path}': it is a folder; give a file name", field=flag)
+    if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):  # writing would wait for a reader
+        raise ScenarioError(f"cannot write '{path}': not a regular file (a FIFO or socket)", field=flag)
     if not os.access(p, os.W_OK):
         raise ScenarioError(f"cannot write '{path}': permission denied", field=flag)
+    if stat.S_ISREG(st.st_mode):
+        try:  # opened for appending: nothing is truncated or written
+            with open(p, "ab"):
+                pass
+        except OSError as e:
+            raise ScenarioError(f"cannot write '{path}': {e.strerror or e}", field=flag) from None
     if stat.S_ISCHR(st.st_mode):  # e.g. /dev/full: probe with one byte (harmless on /dev/null or a terminal)
         try:
             with open(p, "wb", buffering=0) as f:

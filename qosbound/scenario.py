@@ -16,16 +16,17 @@ import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
 from qosbound.errors import ScenarioError
 from qosbound.units import Kind, parse_quantity
 
 __all__ = [
-    "ScenarioBase", "SLO", "Time", "Rate", "Size", "PacketSize", "Probability", "PositiveInt",
+    "ScenarioBase", "SLO", "refuse_lax_bool", "Time", "Rate", "Size", "PacketSize", "Probability", "PositiveInt",
     "load_raw", "build", "load", "set_path", "get_path", "QuantityKind", "field_kind", "parameter_kind",
 ]
 
@@ -121,6 +122,31 @@ def _nonneg(v):
     return v
 
 
+def _admits_bool(annotation) -> bool:
+    """Whether a field's type lets a YAML ``true``/``false`` through on purpose (``bool``, ``Any``, a Literal of
+    a boolean), as opposed to pydantic's lax reading of ``true`` as 1 in an int or float field."""
+    if annotation is bool or annotation is Any:
+        return True
+    if get_origin(annotation) is Literal:
+        return any(isinstance(a, bool) for a in get_args(annotation))
+    return any(_admits_bool(a) for a in get_args(annotation) if not isinstance(a, (str, int, float)))
+
+
+def _has_bool(v) -> bool:
+    """A boolean as the value, or as an item of a list of scalars (sections are checked by their own model)."""
+    return isinstance(v, bool) or (isinstance(v, (list, tuple)) and any(isinstance(x, bool) for x in v))
+
+
+def refuse_lax_bool(model: type[BaseModel], v, info: ValidationInfo):
+    """Refuse ``true``/``false`` in a field that is not a flag: pydantic reads it as 1/0 in a number field, so
+    ``hints: [true, true]`` became hints [1, 1] and ``q_max: true`` a buffer of one packet."""
+    field = model.model_fields.get(info.field_name) if info.field_name else None
+    if field is not None and _has_bool(v) and not _admits_bool(field.annotation):
+        raise ValueError(f"expected {'numbers' if isinstance(v, (list, tuple)) else 'a number or a quantity'}, "
+                         f"got a boolean ({v!r}); true/false are only for on/off fields")
+    return v
+
+
 class SLO(BaseModel):
     """A service-level objective: ``metric`` must stay at most ``max`` (or at least ``min``).
 
@@ -175,6 +201,11 @@ class ScenarioBase(BaseModel):
     description: str = ""
     source: str = ""
     slos: list[SLO] = []
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_lax_bool(cls, v, info: ValidationInfo):
+        return refuse_lax_bool(cls, v, info)
 
     # Set by :func:`build`; not part of the file.
     _path: str | None = None

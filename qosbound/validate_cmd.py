@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import get_args
 
 import numpy as np
 
@@ -96,8 +97,17 @@ def _reference(scn, system, progress, notes: list[str]):
     return out, grid
 
 
+def _simulation_options(scn):
+    """The scenario's simulation options; a schema that leaves them unset (``tfrc``: the method is off unless
+    asked for) gets its defaults, as ``plan --methods simulated`` does."""
+    if scn.methods.simulated is None:
+        annotation = type(scn.methods).model_fields["simulated"].annotation
+        scn.methods.simulated = next(a for a in get_args(annotation) if a is not type(None))()
+    return scn.methods.simulated
+
+
 def _simulate(scn, system, progress):
-    opts = scn.methods.simulated  # every system's schema has one: packet runs (``packets``) or timed runs
+    opts = _simulation_options(scn)  # every system's schema has one: packet runs (``packets``) or timed runs
     packets = int(getattr(opts, "packets", 1_000_000))
     seed = int(opts.seed)
     table = system.simulate_trace(scn, packets, seed)

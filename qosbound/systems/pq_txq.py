@@ -550,6 +550,8 @@ def admit(scn: Scenario, parameter: str, *, direction=None, method=None, lo=None
     return res
 
 
+#: Where the state count of a chain far above any budget stops (:func:`check_model_size` then says "more than").
+STATE_COUNT_CAP = 10**400
 #: Largest PQ capacity the PRISM model is built for: the Poisson rendering writes O(capacity^2) terms.
 MAX_MODEL_PQ = 10_000
 
@@ -591,10 +593,12 @@ def check_model_size(scn: Scenario) -> None:
     opts = scn.methods.model_checked
     from qosbound.systems.pq_txq_adapter import scenario_fields
 
+    cap = max(STATE_COUNT_CAP, int(opts.max_states) * 10**6)  # beyond it the count says only "more than"
     with scenario_fields("methods.model-checked"):
-        states, kinds = predicted_states(params(scn), opts)
+        states, kinds = predicted_states(params(scn), opts, cap)
     if states > opts.max_states:
-        raise ResourceError(f"the exact PQ + TxQ chain would have up to {_big(states)} states (Q_t = {scn.txq.units} "
+        size = f"more than {_big(cap)}" if states > cap else f"up to {_big(states)}"
+        raise ResourceError(f"the exact PQ + TxQ chain would have {size} states (Q_t = {scn.txq.units} "
                             f"units, {kinds} packet kinds, PQ of {n} packets; it grows exponentially with Q_t), above "
                             f"the budget of {opts.max_states:.3g}: the closed forms and the simulator answer at any "
                             "size; raise methods.model-checked.max_states (or --max-states) to build it anyway",

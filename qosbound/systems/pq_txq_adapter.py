@@ -45,7 +45,7 @@ def scenario_fields(options: str | None = None):
         field = PARAM_FIELDS.get(e.field) or (f"{options}.{e.field}" if options else None)
         if field is None:
             raise
-        raise ScenarioError(e.problem, field=field) from None
+        raise type(e)(e.problem, field=field) from None  # a ResourceError stays one (exit 4)
 
 
 def render(p, opts, scenario_name: str = ""):

@@ -10,7 +10,8 @@ from pydantic import Field, field_validator, model_validator
 from qosbound.errors import ScenarioError
 from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size
 from qosbound.systems.base import ClosedFormOptions as BaseClosedFormOptions
-from qosbound.systems.base import Link, MethodsBase, ModelOptionsBase, PacketSimOptions, Strict
+from qosbound.systems.base import (MAX_BUFFER, MAX_BURST, MAX_RATE, Link, MethodsBase, ModelOptionsBase, PacketSimOptions,
+                                   Strict, check_range)
 
 __all__ = ["Threshold", "Dropper", "AFClass", "Marker", "Traffic", "ClosedFormOptions", "ModelOptions", "SimOptions",
            "Methods", "OrderingOptions", "Scenario"]
@@ -83,6 +84,10 @@ class Marker(Strict):
 
 
 def _check_marker(m: Marker, at: str) -> None:
+    for name in ("cir", "pir"):
+        check_range(getattr(m, name), 0.0, MAX_RATE, name.upper(), "bit/s", f"{at}.{name}")
+    for name in ("cbs", "pbs", "ebs"):
+        check_range(getattr(m, name), None, MAX_BURST, name.upper(), "B", f"{at}.{name}")
     if not m.cir > 0:
         raise ScenarioError("CIR must be positive", field=f"{at}.cir")
     if not m.cbs > 0:
@@ -114,6 +119,8 @@ class Traffic(Strict):
 
 
 def _check_traffic(t: Traffic, at: str) -> None:
+    check_range(t.rate, None, MAX_RATE, "offered rate", "bit/s", f"{at}.rate")
+    check_range(t.size, None, 65535, "mean packet size", "B", f"{at}.size")
     if not t.rate >= 0:
         raise ScenarioError("offered rate must not be negative", field=f"{at}.rate")
     if not t.size > 0:
@@ -133,6 +140,9 @@ class ClosedFormOptions(BaseClosedFormOptions):
 class ModelOptions(ModelOptionsBase):
     average: Literal["instantaneous", "ewma"] = "instantaneous"
     exact: bool = False
+    max_states: float = Field(default=2e6, ge=1, description="budget on each class's chain (states, known before "
+                              "building from the buffer): a larger chain is refused, or skipped when the scenario "
+                              "merely enables the method; 2e6 states take a few seconds")
 
 
 class SimOptions(PacketSimOptions):
@@ -187,6 +197,8 @@ class Scenario(ScenarioBase):
                 raise ScenarioError(f"thresholds must be named {', '.join(want)}, got {', '.join(keys)}",
                                     field=f"classes.{name}.dropper.thresholds")
             mx = max(t.max_th for t in c.dropper.thresholds.values())
+            check_range(c.buffer, 1, MAX_BUFFER, "a buffer of", "packets", f"classes.{name}.buffer")
+            check_range(c.bandwidth, 0.0, MAX_RATE, "bandwidth", "bit/s", f"classes.{name}.bandwidth")
             if c.buffer < mx:
                 raise ScenarioError(f"buffer of {c.buffer} packets is smaller than max_th = {mx:g}",
                                     field=f"classes.{name}.buffer")
