@@ -277,14 +277,17 @@ def run(entries_tasks: list[tuple], asked, *, workers: int = 1, scheduler: str |
 
 
 def document(entry: Entry, verify: bool) -> dict:
-    """One scenario's ``--json`` document: the single-file command's, with ``seconds``; for a scenario that
-    could not be evaluated, its file, error and exit code."""
+    """One scenario's ``--json`` document: the single-file command's, with ``seconds`` and ``suite`` (its name in
+    the reports, unique in the batch); for a scenario that could not be evaluated, its file, error and exit
+    code."""
     from qosbound.report import json_document
 
     if entry.error is not None:
-        return {"scenario": entry.name, "file": entry.file, "system": entry.system or None,
+        return {"scenario": entry.name, "suite": entry.suite, "file": entry.file, "system": entry.system or None,
                 "error": str(entry.error), "exit_code": entry.exit_code, "seconds": round(entry.wall, 3)}
-    doc = json_document(entry.name, *doc_parts(entry, verify))
+    results, verdicts, extra = doc_parts(entry, verify)
+    doc = json_document(entry.name, results, verdicts, extra, curves_of=entry.results)
+    doc["suite"] = entry.suite
     doc["seconds"] = round(entry.wall, 3)
     return doc
 
@@ -368,13 +371,15 @@ def render_table(entries: list[Entry], where: str, seconds: float, code: int, ou
             f"evaluated; exit {code}", highlight=False, soft_wrap=True)
 
 
-def write_junit(path: str, entries: list[Entry]) -> None:
+def write_junit(path: str, entries: list[Entry], html: str | None = None) -> None:
     """One JUnit report: each scenario's suites (``NAME.slo``, ``NAME.agreement``, ``NAME.methods``) or, when
-    it could not be evaluated, ``NAME.input`` with one failing testcase; NAME is unique in the batch."""
+    it could not be evaluated, ``NAME.input`` with one failing testcase; NAME is unique in the batch. ``html``:
+    the link to the page (see :func:`qosbound.report.write_junit`)."""
     from qosbound.report import junit_error_suite, junit_suites, write_junit_batch
 
-    groups = [junit_error_suite(e.suite, e.error, e.wall) if e.error is not None
-              else junit_suites(e.suite, e.slos + e.agreements, e.seconds, e.skipped, e.inputs) for e in entries]
+    groups = [junit_error_suite(e.suite, e.error, e.wall, html) if e.error is not None
+              else junit_suites(e.suite, e.slos + e.agreements, e.seconds, e.skipped, e.inputs, html)
+              for e in entries]
     write_junit_batch(path, "qosbound", groups)
 
 
@@ -399,18 +404,21 @@ def main(args, *, verify: bool) -> int:
                 show_progress=None if not args.quiet else False, command="verify" if verify else "plan")
     code = batch_exit_code(e.exit_code for e in entries)
     seconds = time.perf_counter() - t0
+    from qosbound.cli import _html_link, write_pages
+
     if verify and getattr(args, "junit", None):
-        write_junit(args.junit, entries)
+        write_junit(args.junit, entries, _html_link(args, args.junit))
     from qosbound.cli import _RUN
 
     if _RUN.get("debug"):
         for e in entries:
             if isinstance(e.error, InternalError) and e.error.details:
                 print(e.error.details, file=sys.stderr, end="")
+    doc = {"scenarios": [document(e, verify) for e in entries], "exit_code": code, "counts": _counts(entries),
+           "seconds": round(seconds, 3), "executor": where}
+    write_pages(args, doc, "verify" if verify else "plan")
     if args.json:
-        print(json.dumps({"scenarios": [document(e, verify) for e in entries], "exit_code": code,
-                          "counts": _counts(entries), "seconds": round(seconds, 3), "executor": where},
-                         indent=2, allow_nan=False))
+        print(json.dumps(doc, indent=2, allow_nan=False))
     else:
         render_table(entries, where, seconds, code)
     return code

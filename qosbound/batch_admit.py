@@ -89,7 +89,7 @@ def evaluate_admission(task: dict, _path, _methods) -> dict:
 def document(entry: AdmitEntry) -> dict:
     """One port's ``--json`` document: the single-file ``admit --json`` keys with ``file``, ``exit_code`` and
     ``seconds``; for a port that could not be searched, its file, error and exit code."""
-    base = {"scenario": entry.name, "file": entry.file, "system": entry.system or None,
+    base = {"scenario": entry.name, "suite": entry.suite, "file": entry.file, "system": entry.system or None,
             "exit_code": entry.exit_code, "seconds": round(entry.wall, 3)}
     if entry.error is not None:
         return {**base, "error": str(entry.error)}
@@ -154,7 +154,7 @@ def main(args) -> int:
     """``admit`` over several scenarios (see the module docstring); the batch's exit code."""
     import json
 
-    from qosbound.cli import _RUN
+    from qosbound.cli import _RUN, write_pages
     from qosbound.sweep import _workers
 
     t0 = time.perf_counter()
@@ -172,10 +172,11 @@ def main(args) -> int:
         for e in entries:
             if isinstance(e.error, InternalError) and e.error.details:
                 print(e.error.details, file=sys.stderr, end="")
+    doc = {"parameter": args.vary, "scenarios": [document(e) for e in entries], "exit_code": code,
+           "counts": _counts(entries), "seconds": round(seconds, 3), "executor": where}
+    write_pages(args, doc, "admit")
     if args.json:
-        print(json.dumps({"parameter": args.vary, "scenarios": [document(e) for e in entries], "exit_code": code,
-                          "counts": _counts(entries), "seconds": round(seconds, 3), "executor": where},
-                         indent=2, allow_nan=False))
+        print(json.dumps(doc, indent=2, allow_nan=False))
     else:
         render_table(entries, args.vary, where, seconds, code)
     return code

@@ -190,8 +190,27 @@ def _single(args) -> bool:
     return True
 
 
+def write_pages(args, doc: dict, command: str) -> None:
+    """``--html FILE`` and ``--markdown FILE``: the page and the summary of the command's JSON document."""
+    from qosbound import pages
+
+    html = getattr(args, "html", None)
+    source = " ".join(args.scenario) if isinstance(args.scenario, list) else str(args.scenario)
+    if html:
+        pages.write_html(html, doc, command, source=source)
+    if getattr(args, "markdown", None):
+        pages.write_markdown(args.markdown, doc, command, html=pages.link_from(args.markdown, html) if html else None)
+
+
+def _html_link(args, report_path: str) -> str | None:
+    """The link to the ``--html`` page from a report written at ``report_path`` (None without a page)."""
+    from qosbound.pages import link_from
+
+    return link_from(report_path, args.html) if getattr(args, "html", None) else None
+
+
 def cmd_plan(args) -> int:
-    from qosbound.report import render_json, render_text
+    from qosbound.report import json_document, render_text
     from qosbound.scenario import load
     from qosbound.verdicts import exit_code
 
@@ -203,12 +222,14 @@ def cmd_plan(args) -> int:
     inputs = understood(scn)
     system, results, slos, agree, _, skipped = _evaluate(args, scn)
     verdicts = slos + agree
+    doc = json_document(scn.name, results, verdicts, {"system": scn.system, "file": args.scenario,
+                                                      "inputs": inputs.to_json(), "exit_code": exit_code(verdicts),
+                                                      "skipped": skipped})
     if args.json:
-        print(render_json(scn.name, results, verdicts, {"system": scn.system, "file": args.scenario,
-                                                        "inputs": inputs.to_json(), "exit_code": exit_code(verdicts),
-                                                        "skipped": skipped}))
+        print(json.dumps(doc, indent=2, allow_nan=False))
     else:
         render_text(scn.name, results, verdicts, skipped=skipped, inputs=inputs)
+    write_pages(args, doc, "plan")
     return exit_code(verdicts)
 
 
@@ -217,7 +238,7 @@ def cmd_verify(args) -> int:
     methods disagree). With --junit a report is written even when the scenario cannot be loaded or evaluated."""
     import time
 
-    from qosbound.report import (agreement_line, console, omitted, render_json, skipped_lines, slo_counts, slo_line,
+    from qosbound.report import (agreement_line, console, json_document, omitted, skipped_lines, slo_counts, slo_line,
                                  slo_outcomes, slo_summary, write_junit, write_junit_error)
     from qosbound.scenario import load
     from qosbound.verdicts import EXIT_DISAGREE, EXIT_OK, exit_code
@@ -241,22 +262,28 @@ def cmd_verify(args) -> int:
         inputs = understood(scn)
         system, results, slos, agree, seconds, skipped = _evaluate(args, scn)
     except QosboundError as e:
-        if args.junit:
-            from pathlib import Path
+        from pathlib import Path
 
-            write_junit_error(args.junit, Path(args.scenario).stem, e, time.perf_counter() - t0)
+        if args.junit:
+            write_junit_error(args.junit, Path(args.scenario).stem, e, time.perf_counter() - t0,
+                              html=_html_link(args, args.junit))
+        write_pages(args, {"scenario": Path(args.scenario).stem, "file": args.scenario, "error": str(e),
+                           "exit_code": e.exit_code}, "verify")
         raise
     verdicts = slos + agree
     if args.junit:
-        write_junit(args.junit, scn.name, verdicts, seconds, skipped=skipped, inputs=inputs)
+        write_junit(args.junit, scn.name, verdicts, seconds, skipped=skipped, inputs=inputs,
+                    html=_html_link(args, args.junit))
     code = exit_code(verdicts)
+    doc = json_document(scn.name, [r for r in results if any(r.metric == v.metric for v in slos)], verdicts,
+                        {"system": scn.system, "file": args.scenario, "inputs": inputs.to_json(),
+                         "ok": code == EXIT_OK, "slos_hold": not any(v.failed for v in slos),
+                         "slo_counts": slo_counts(slos),
+                         "methods_agree": not any(v.disagrees for v in agree), "exit_code": code,
+                         "skipped": skipped}, curves_of=results)
+    write_pages(args, doc, "verify")
     if args.json:
-        print(render_json(scn.name, [r for r in results if any(r.metric == v.metric for v in slos)], verdicts,
-                          {"system": scn.system, "file": args.scenario, "inputs": inputs.to_json(),
-                           "ok": code == EXIT_OK, "slos_hold": not any(v.failed for v in slos),
-                           "slo_counts": slo_counts(slos),
-                           "methods_agree": not any(v.disagrees for v in agree), "exit_code": code,
-                           "skipped": skipped}))
+        print(json.dumps(doc, indent=2, allow_nan=False))
         return code
     from rich.markup import escape
 
@@ -365,13 +392,16 @@ def cmd_admit(args) -> int:
     with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
         res = isolated(admit, scn, args.vary, direction=args.direction, method=args.method, lo=lo, hi=hi,
                        what=f"admission search over {args.vary}", progress=prog)
+    code = 0 if res.value is not None else 1
+    doc = admit_document(scn.name, res, inputs, search)
     if args.json:
-        print(json.dumps(admit_document(scn.name, res, inputs, search), indent=2, allow_nan=False))
+        print(json.dumps(doc, indent=2, allow_nan=False))
     else:
         for note in res.notes:
             print(f"note: {note}", file=sys.stderr)
         print("\n".join(admit_lines(scn.name, res, search)))
-    return 0 if res.value is not None else 1
+    write_pages(args, {**doc, "exit_code": code}, "admit")
+    return code
 
 
 def cmd_sweep(args) -> int:
@@ -465,8 +495,9 @@ def _check_outputs(args) -> None:
     """Every file or folder the command will write is checked for writability first."""
     from qosbound.model_cmd import check_output_dir
 
-    if getattr(args, "junit", None):
-        check_output_file(args.junit, "--junit")
+    for flag in ("junit", "html", "markdown"):
+        if getattr(args, flag, None):
+            check_output_file(getattr(args, flag), f"--{flag}")
     out = getattr(args, "out", None)
     if out and args.command in ("validate", "reproduce", "model"):
         check_output_dir(out, "--out")
@@ -554,6 +585,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="batch: local Dask worker processes (1: one scenario after another in one child)")
         sp.add_argument("--scheduler", metavar="ADDRESS", help="batch: an existing Dask scheduler, e.g. "
                                                                "tcp://host:8786")
+        sp.add_argument("--html", metavar="FILE", help="also write one self-contained HTML page of the results "
+                                                       "(a batch: every scenario, with an index)")
 
     batch_note = ("Several scenarios (files, a folder, a glob) are evaluated by the sweep's executor and summarised "
                   "in one table (one row per scenario); a file that cannot be loaded is a row with its one-line "
@@ -571,7 +604,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add(sub, "verify", help="check the SLOs (exit 1 when one fails)",
              description=batch_note + " --junit then writes one report, a group of test suites per scenario.")
     scenarios(sp)
-    sp.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
+    sp.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report (it links to the --html page)")
+    sp.add_argument("--markdown", metavar="FILE", help="also write a short Markdown summary for a merge-request "
+                                                       "comment (it links to the --html page)")
     sp.add_argument("--methods", help="comma-separated subset of methods")
     sp.add_argument("--max-states", dest="max_states", metavar="N",
                     help="budget on a model's states (overrides methods.model-checked.max_states)")

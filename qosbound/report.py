@@ -7,11 +7,12 @@ import sys
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from qosbound.pages.anchors import scenario_anchor, section_anchor, slo_anchor
 from qosbound.results import METHODS, Kind, Result, Verdict
 from qosbound.units import format_quantity
 
 __all__ = ["render_text", "render_json", "json_document", "write_junit", "write_junit_error", "write_junit_batch",
-           "junit_suites", "junit_error_suite", "render_markdown", "console", "split", "omitted", "skipped_lines",
+           "junit_suites", "junit_error_suite", "render_markdown", "curves_json", "console", "split", "omitted", "skipped_lines",
            "fmt_interval", "slo_line", "agreement_line", "slo_outcomes", "slo_counts", "slo_summary", "inputs_block"]
 
 
@@ -182,13 +183,25 @@ def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdic
             c.print(escape_markup(slo_summary(group)), highlight=False)
 
 
-def json_document(scenario: Any, results: list[Result], verdicts: list[Verdict], extra: dict | None = None) -> dict:
-    """The machine-readable form of one scenario's results and verdicts (what ``--json`` prints)."""
+def curves_json(results: list[Result]) -> list[dict]:
+    """The curves the results were read from (:attr:`Result.curve`), each once, in the results' order."""
+    out, seen = [], set()
+    for r in results:
+        if r.curve is not None and id(r.curve) not in seen:
+            seen.add(id(r.curve))
+            out.append(r.curve.to_json())
+    return out
+
+
+def json_document(scenario: Any, results: list[Result], verdicts: list[Verdict], extra: dict | None = None,
+                  curves_of: list[Result] | None = None) -> dict:
+    """The machine-readable form of one scenario's results and verdicts (what ``--json`` prints); ``curves``
+    holds the curves of ``curves_of`` (default: of ``results``)."""
     slos, agree = split(verdicts)
     doc = {"scenario": scenario, "metrics": [r.to_json() for r in results],
            "verdicts": [v.to_json() for v in verdicts],
            "slo_verdicts": [v.to_json() for v in slos], "agreement_verdicts": [v.to_json() for v in agree],
-           "omitted": omitted(results)}
+           "omitted": omitted(results), "curves": curves_json(results if curves_of is None else curves_of)}
     if extra:
         doc.update(extra)
     return doc
@@ -238,9 +251,10 @@ def _message(v: Verdict) -> str:
 
 
 def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str, float], failing,
-           properties: list[tuple[str, str]] = ()) -> list[str]:
+           properties: list[tuple[str, str]] = (), link=None) -> list[str]:
     """One <testsuite>: its <properties> (the inputs as understood), then a <testcase> per verdict with a unique
-    name, its time and its result's kind."""
+    name, its time and its result's kind; ``link(verdict)``, when given, is the verdict's place in the HTML page
+    (a testcase property ``html``)."""
     names: dict[str, int] = {}
     cases = []
     involved: set[str] = set()
@@ -255,6 +269,8 @@ def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str
         props = [("metric", v.metric), ("method", v.method), ("status", v.status)]
         if v.result_kind:
             props.append(("kind", v.result_kind))
+        if link is not None:
+            props.append(("html", link(v)))
         lines.append("      <properties>" + "".join(f"<property name={quoteattr(a)} value={quoteattr(b)}/>"
                                                     for a, b in props) + "</properties>")
         msg = _message(v)
@@ -274,13 +290,19 @@ def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str
 
 
 def junit_suites(suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None,
-                 skipped: dict[str, str] | None = None, inputs=None) -> list[str]:
+                 skipped: dict[str, str] | None = None, inputs=None, html: str | None = None) -> list[str]:
     """The <testsuite> elements of one scenario (see :func:`write_junit`), as lines."""
     seconds = seconds or {}
     slos, agree = split(verdicts)
     props = inputs.properties() if inputs is not None else []
-    lines = _suite(f"{suite}.slo", f"{suite}.slo", slos, seconds, lambda v: v.failed, props)
-    lines += _suite(f"{suite}.agreement", f"{suite}.agreement", agree, seconds, lambda v: v.disagrees)
+    slo_link = agree_link = None
+    if html:
+        props = [("html_report", f"{html}#{scenario_anchor(suite)}"), *props]
+        slo_link = lambda v: f"{html}#{slo_anchor(suite, v.name)}"  # noqa: E731
+        agree_link = lambda v: f"{html}#{section_anchor(suite, 'agreement')}"  # noqa: E731
+    lines = _suite(f"{suite}.slo", f"{suite}.slo", slos, seconds, lambda v: v.failed, props, slo_link)
+    lines += _suite(f"{suite}.agreement", f"{suite}.agreement", agree, seconds, lambda v: v.disagrees,
+                    [("html_report", f"{html}#{section_anchor(suite, 'agreement')}")] if html else (), agree_link)
     if skipped:
         name = quoteattr(f"{suite}.methods")
         lines.append(f'  <testsuite name={name} tests="{len(skipped)}" failures="0" skipped="{len(skipped)}">')
@@ -292,36 +314,41 @@ def junit_suites(suite: str, verdicts: list[Verdict], seconds: dict[str, float] 
 
 
 def write_junit(path: str, suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None,
-                skipped: dict[str, str] | None = None, inputs=None) -> None:
+                skipped: dict[str, str] | None = None, inputs=None, html: str | None = None) -> None:
     """JUnit XML with two test suites: ``<suite>.slo`` (its ``<properties>`` the inputs as understood,
     ``input.<field>``; a failure per SLO verdict that does not hold) and
     ``<suite>.agreement`` (a failure per pair of methods that disagree). Every verdict is one testcase whose
     name is unique and names the metric and the method(s); ``time`` is the time spent computing the results it
     judges (``seconds``: per method). A method skipped on a budget is a ``<skipped>`` testcase of a third suite,
-    ``<suite>.methods``, with the reason."""
+    ``<suite>.methods``, with the reason. ``html``: the link to the ``--html`` page (relative to the report),
+    given as the property ``html_report`` of each suite (to the scenario's section) and ``html`` of each testcase
+    (to its SLO's row, or to the agreement checks)."""
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<testsuites name={quoteattr(suite)}>"]
-    lines += junit_suites(suite, verdicts, seconds, skipped, inputs)
+    lines += junit_suites(suite, verdicts, seconds, skipped, inputs, html)
     lines.append("</testsuites>")
     _write(path, "\n".join(lines) + "\n")
 
 
-def junit_error_suite(suite: str, error: BaseException, seconds: float = 0.0) -> list[str]:
+def junit_error_suite(suite: str, error: BaseException, seconds: float = 0.0, html: str | None = None) -> list[str]:
     """The <testsuite> ``<suite>.input`` of a scenario that could not be loaded or evaluated: one failing
-    testcase carrying the message and the error's type."""
+    testcase carrying the message and the error's type (and the link to the page's section, ``html_report``)."""
     msg = str(error) or type(error).__name__
+    props = ([f'    <properties><property name="html_report" value={quoteattr(f"{html}#{scenario_anchor(suite)}")}/>'
+              "</properties>"] if html else [])
     return [f'  <testsuite name={quoteattr(suite + ".input")} tests="1" failures="1" errors="0" skipped="0" '
-            f'time="{seconds:.3f}">',
+            f'time="{seconds:.3f}">', *props,
             f'    <testcase classname={quoteattr(suite + ".input")} name="scenario loads and evaluates" '
             f'time="{seconds:.3f}">',
             f"      <failure message={quoteattr(msg)} type={quoteattr(type(error).__name__)}>{escape(msg)}</failure>",
             "    </testcase>", "  </testsuite>"]
 
 
-def write_junit_error(path: str, suite: str, error: BaseException, seconds: float = 0.0) -> None:
+def write_junit_error(path: str, suite: str, error: BaseException, seconds: float = 0.0,
+                      html: str | None = None) -> None:
     """A JUnit report for a run that could not be evaluated (bad input, engine failure): one failing testcase
     carrying the message, so CI shows why."""
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<testsuites name={quoteattr(suite)}>",
-             *junit_error_suite(suite, error, seconds), "</testsuites>"]
+             *junit_error_suite(suite, error, seconds, html), "</testsuites>"]
     _write(path, "\n".join(lines) + "\n")
 
 

@@ -74,6 +74,8 @@ class Input:
         return head + (f" ({'; '.join(extra)})" if extra else "")
 
     def to_json(self) -> dict:
+        """SI ``value`` and ``unit``, what a count counts, the share of the link, what was written, the note, and
+        ``echo``: the line the text report prints (:meth:`echo`)."""
         out: dict[str, Any] = {"value": self.value, "unit": self.unit or None}
         if self.noun:
             out["counts"] = self.noun
@@ -83,6 +85,7 @@ class Input:
             out["written"] = self.written
         if self.note:
             out["note"] = self.note
+        out["echo"] = self.echo()
         return out
 
 

@@ -37,7 +37,7 @@ def judge_slo(slo: SLO, limit: float, results: list[Result], unit: str = "") -> 
         why = omitted_reason(slo.metric, results)
         return [Verdict(kind="slo", name=slo.title(), metric=slo.metric, method=slo.method or "any",
                         status="missing", limit=limit, unit=unit,
-                        detail=why or "no requested method produces this metric")]
+                        detail=why or "no requested method produces this metric", bound=slo.bound)]
     out = []
     for r in matching:
         if slo.bound == "max":
@@ -59,7 +59,7 @@ def judge_slo(slo: SLO, limit: float, results: list[Result], unit: str = "") -> 
             detail = (detail + "; " if detail else "") + f"an approximation: it neglects {iv.neglects}"
         out.append(Verdict(kind="slo", name=slo.title(), metric=slo.metric, method=r.method, status=status,
                            value=r.value, limit=limit, unit=r.unit, margin=margin, detail=detail,
-                           result_kind=iv.label() if iv is not None else ""))
+                           result_kind=iv.label() if iv is not None else "", bound=slo.bound))
     return out
 
 

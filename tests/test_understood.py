@@ -93,7 +93,8 @@ def test_a_converted_unit_is_echoed_with_what_was_written(tmp_path, capsys):
     main(["plan", _write(tmp_path, raw), "--methods", "closed-form", "--quiet", "--json"])
     doc = json.loads(capsys.readouterr().out)["inputs"]
     assert doc["traffic.EF.rate"] == {"value": 8e5, "unit": "bit/s", "share_of_link": 0.4, "written": "0.1 MB/s",
-                                      "note": "Poisson arrivals"}
+                                      "note": "Poisson arrivals",
+                                      "echo": "800 kbit/s (40 % of the link; written 0.1 MB/s; Poisson arrivals)"}
     assert doc["link.rate"]["written"] == "2000000, a bare number read in bit/s"
     assert doc["txq.unit_size"]["value"] == 512.0 and doc["txq.unit_size"]["written"] == "4096 bit"
     main(["plan", _write(tmp_path, raw), "--methods", "closed-form", "--quiet"])
@@ -132,7 +133,7 @@ def test_the_echo_of_one_input():
     i = Input("traffic.EF.rate", 8e7, "rate", written="10 MB/s", share=0.08, note="Poisson arrivals")
     assert i.echo() == "80 Mbit/s (8 % of the link; written 10 MB/s; Poisson arrivals)"
     assert i.to_json() == {"value": 8e7, "unit": "bit/s", "share_of_link": 0.08, "written": "10 MB/s",
-                           "note": "Poisson arrivals"}
+                           "note": "Poisson arrivals", "echo": i.echo()}
     assert Inputs((i,)).properties() == [("input.traffic.EF.rate", "80000000 bit/s = 80 Mbit/s (8 % of the link; "
                                                                     "written 10 MB/s; Poisson arrivals)")]
     assert Input("pq.capacity", 10, "count", noun="EF packets").echo() == "10 EF packets"

@@ -10,6 +10,7 @@ judged against the SLOs and across methods. Points run in this process or on Das
 
 from __future__ import annotations
 
+import json
 import sys
 
 from qosbound.sweep.cache import Cache, default_cache_dir
@@ -35,6 +36,10 @@ def add_arguments(sp) -> None:
                     help="local Dask worker processes (1: one point after another in this process)")
     sp.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
     sp.add_argument("--no-plots", dest="no_plots", action="store_true", help="write the table only")
+    sp.add_argument("--json", action="store_true", help="print the machine-readable form (every point's results "
+                                                        "and verdicts) instead of the summary")
+    sp.add_argument("--html", metavar="FILE", help="also write one self-contained HTML page: the SLOs over the "
+                                                   "grid and every metric's curves")
     sp.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -57,7 +62,7 @@ def main(args) -> int:
     from qosbound.cli import _methods_arg
     from qosbound.model_cmd import check_output_dir
     from qosbound.scenario import load
-    from qosbound.sweep.run import exit_code, summary, write_plots, write_table
+    from qosbound.sweep.run import document, exit_code, summary, write_plots, write_table
 
     from qosbound.errors import ScenarioError
 
@@ -72,13 +77,22 @@ def main(args) -> int:
     sw = prepare(scn, args.vary, _methods_arg(args.methods))
     from qosbound.cli import understood
 
-    for line in understood(scn).lines() + ["grid"] + [f"  {a.describe()}" for a in sw.axes]:
-        print(line)
-    sys.stdout.flush()
+    inputs = understood(scn)
+    if not args.json:
+        for line in inputs.lines() + ["grid"] + [f"  {a.describe()}" for a in sw.axes]:
+            print(line)
+        sys.stdout.flush()
     cache = Cache(None if args.no_cache else (args.cache or default_cache_dir()))
     run(sw, cache=cache, workers=workers, scheduler=args.scheduler, show_progress=None if not args.quiet else False)
     tables = write_table(sw, out)
     plots = [] if args.no_plots else write_plots(sw, out)
+    doc = document(sw, inputs)
+    from qosbound.cli import write_pages
+
+    write_pages(args, doc, "sweep")
+    if args.json:
+        print(json.dumps(doc, indent=2, allow_nan=False))
+        return exit_code(sw)
     for line in summary(sw):
         print(line)
     print(f"table: {', '.join(str(t) for t in tables)}"

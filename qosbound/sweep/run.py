@@ -14,7 +14,7 @@ from qosbound.sweep.execute import run_dask, run_serial, with_seed
 from qosbound.sweep.grid import Axis, parse_vary, points, set_param
 from qosbound.units import display_scale
 
-__all__ = ["Sweep", "prepare", "run", "table_rows", "COLUMNS"]
+__all__ = ["Sweep", "prepare", "run", "table_rows", "document", "COLUMNS"]
 
 #: Columns after the parameters' columns.
 COLUMNS = ["metric", "method", "value", "unit", "low", "high", "kind", "slo", "agreement", "status", "reason"]
@@ -351,3 +351,25 @@ def summary(sw: Sweep) -> list[str]:
         lines.append(f"methods: {checks} agreement checks, disagreement at {len(dis)} point(s)"
                      + (f" (first at {at(dis[0])})" if dis else ""))
     return lines
+
+
+def document(sw: Sweep, inputs=None) -> dict:
+    """The sweep's ``--json`` document: the scenario, its inputs as understood, the axes (SI values), the methods
+    and one entry per grid point -- its parameter values, status (ok, invalid, error), the reason, and for a
+    valid point its metrics, SLO verdicts and agreement verdicts as ``plan --json`` has them --, the exit code
+    and the run's figures."""
+    points = []
+    for values, key in zip(sw.points, sw.keys):
+        rec = sw.records[key]
+        entry = {"values": {a.path: v for a, v in zip(sw.axes, values)}, "status": rec["status"],
+                 "reason": rec.get("reason", "")}
+        if rec["status"] == "ok":
+            entry.update(metrics=rec["results"], slo_verdicts=rec["slos"], agreement_verdicts=rec["agreements"])
+        points.append(entry)
+    return {"scenario": sw.scenario.name, "system": sw.scenario.system, "file": sw.scenario.path,
+            "inputs": inputs.to_json() if inputs is not None else None,
+            "axes": [{"parameter": a.path, "kind": a.kind, "unit": a.unit, "values": list(a.values), "log": a.log}
+                     for a in sw.axes],
+            "methods": list(sw.methods), "points": points, "exit_code": exit_code(sw),
+            "from_cache": sw.from_cache, "computed": sw.computed, "seconds": round(sw.seconds, 3),
+            "executor": sw.executor}

@@ -14,8 +14,11 @@ budget) the approximation keeps the metrics' own names, as before the bound exis
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from qosbound.metric_names import ccdf_name, quantile_name
-from qosbound.results import Interval, Result
+from qosbound.results import Interval, Kind, Result
+from qosbound.systems.curves import lattice_ccdf
 from qosbound.systems.pq_txq_adapter import scenario_fields
 
 __all__ = ["RING_NEGLECTS", "ring_results", "bound_available", "conservative", "approx_name"]
@@ -97,7 +100,10 @@ def ring_results(p, opts, ccdf_at: list[float], quantiles: list[float], progress
             return Result(approx_name(metric), "model-checked", value, unit, interval, dict(prov), estimates=metric)
         return Result(metric, "model-checked", value, unit, interval, dict(prov))
 
-    out = [named("EF.delay.mean", sol.mean, "s", iv(sol.mean))]
+    curve = lattice_ccdf("EF.delay.ccdf", "model-checked", sol.ccdf_grid, sol.slot,
+                         Kind.EXACT if exact else Kind.APPROXIMATION, neglects=None if exact else RING_NEGLECTS,
+                         note=f"the chain's delay law on its lattice of {sol.slot:.3g} s; {note}")
+    out = [replace(named("EF.delay.mean", sol.mean, "s", iv(sol.mean)), curve=curve)]
     for q in quantiles:
         lo, hi = sol.quantile_brackets[q]
         out.append(named(f"EF.delay.{quantile_name(q)}", sol.quantiles[q], "s", iv(sol.quantiles[q], lo, hi)))
