@@ -22,12 +22,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import os
 import json
+import math
+import os
 import sys
 
-from qosbound.errors import (EXIT_INTERNAL, EXIT_INTERRUPT, EXIT_TERMINATED, Interrupted, InternalError,
-                             QosboundError, ResourceError, ScenarioError)
+from qosbound import interrupts
+from qosbound.errors import (EXIT_INTERNAL, EXIT_INTERRUPT, Interrupted, InternalError, QosboundError, ResourceError,
+                             ScenarioError)
 
 __all__ = ["main"]
 
@@ -111,9 +113,11 @@ def _evaluate_methods(system, scn, methods, progress, optional=()):
     import time
 
     from qosbound.errors import SKIPPABLE
+    from qosbound.progress import report_partial, report_status
 
     results, seconds, skipped = [], {}, {}
-    for m in methods:
+    for i, m in enumerate(methods):
+        report_status(progress, f"{scn.name}: {m} (method {i + 1} of {len(methods)})")
         t0 = time.perf_counter()
         try:
             results += system.evaluate(scn, [m], progress)
@@ -121,8 +125,11 @@ def _evaluate_methods(system, scn, methods, progress, optional=()):
             if m not in optional:
                 raise
             skipped[m] = f"{'field ' + repr(e.field) + ': ' if e.field else ''}{e.problem}"
-            continue
-        seconds[m] = time.perf_counter() - t0
+        else:
+            seconds[m] = time.perf_counter() - t0
+        # what is done so far, for a report marked incomplete if a signal stops the run
+        report_partial(progress, {"results": list(results), "seconds": dict(seconds), "skipped": dict(skipped),
+                                  "done": methods[:i + 1], "not_done": methods[i + 1:]})
     return results, seconds, skipped
 
 
@@ -192,15 +199,68 @@ def cmd_plan(args) -> int:
         from qosbound.batch import main as batch_main
 
         return batch_main(args, verify=False)
-    scn = _with_max_states(args, load(args.scenario))
-    system, results, slos, agree, _, skipped = _evaluate(args, scn)
+    scn = None
+    try:
+        scn = _with_max_states(args, load(args.scenario))
+        system, results, slos, agree, _, skipped = _evaluate(args, scn)
+    except (Interrupted, interrupts.Stopped) as e:
+        _report_interrupted(args, scn, e, verify=False)
+        raise
     verdicts = slos + agree
     if args.json:
         print(render_json(scn.name, results, verdicts, {"system": scn.system, "file": args.scenario,
-                                                        "exit_code": exit_code(verdicts), "skipped": skipped}))
+                                                        "exit_code": exit_code(verdicts), "skipped": skipped,
+                                                        "complete": True}))
     else:
         render_text(scn.name, results, verdicts, skipped=skipped)
     return exit_code(verdicts)
+
+
+def _report_interrupted(args, scn, error, *, verify: bool, seconds: float = 0.0) -> None:
+    """What ``plan``/``verify`` had when a signal stopped them, marked incomplete (:mod:`qosbound.incomplete`):
+    the JUnit report (``--junit``), the JSON document (``--json``) or the SLO lines judged on the methods that
+    finished. The run then exits with the signal's code (130 / 143)."""
+    from pathlib import Path
+
+    from qosbound.agreement import agreements
+    from qosbound.incomplete import interrupted_info, mark_junit_suites, message_of, split_judged
+    from qosbound.report import junit_suites, render_json, write_junit_batch
+    from qosbound.systems import get_system
+    from qosbound.verdicts import judge_slos
+
+    part = getattr(error, "partial", None) or {}
+    results, secs, skipped = part.get("results", []), part.get("seconds", {}), part.get("skipped", {})
+    done, not_done = list(part.get("done", [])), list(part.get("not_done", []))
+    name = scn.name if scn is not None else Path(str(args.scenario)).stem
+    verdicts, unjudged = [], []
+    if scn is not None:
+        system = get_system(scn.system)
+        if not done and not not_done:
+            not_done = list(_methods_arg(getattr(args, "methods", None)) or system.default_methods(scn))
+        slos = judge_slos(system, scn, results)
+        agree = agreements(results) + system.agreements(scn, results) if results else []
+        verdicts, unjudged = split_judged(slos + agree)
+    if verify and getattr(args, "junit", None):
+        lines = junit_suites(name, verdicts, secs, skipped) if verdicts or skipped else []
+        write_junit_batch(args.junit, name, [mark_junit_suites(lines, name, error, unjudged=unjudged, done=done,
+                                                               not_done=not_done, seconds=seconds)])
+    info = interrupted_info(error, methods_done=done, methods_not_done=not_done, slos_not_judged=unjudged)
+    if args.json:
+        keep = [r for r in results if not verify or any(r.metric == v.metric for v in verdicts)]
+        print(render_json(name, keep, verdicts, {"system": scn.system if scn is not None else None,
+                                                 "file": str(args.scenario), "exit_code": info["exit_code"],
+                                                 "skipped": skipped, "complete": False, "interrupted": info}))
+    elif verdicts:
+        from qosbound.report import console, slo_line
+
+        c = console()
+        c.print(f"[bold]{name}: incomplete[/] ({message_of(error)}); SLOs judged on {', '.join(done) or 'nothing'}"
+                f"{'; not run: ' + ', '.join(not_done) if not_done else ''}", highlight=False)
+        for v in verdicts:
+            if v.kind == "slo":
+                c.print(slo_line(v), highlight=False)
+        for t in unjudged:
+            c.print(f"[yellow]not judged[/] {t}", highlight=False)
 
 
 def cmd_verify(args) -> int:
@@ -225,11 +285,15 @@ def cmd_verify(args) -> int:
         from qosbound.batch import main as batch_main
 
         return batch_main(args, verify=True)
+    scn = None
     try:
         scn = _with_max_states(args, load(args.scenario))
         if not scn.slos:
             raise QosboundError(f"{args.scenario}: field 'slos': the scenario declares no SLOs to verify")
         system, results, slos, agree, seconds, skipped = _evaluate(args, scn)
+    except (Interrupted, interrupts.Stopped) as e:
+        _report_interrupted(args, scn, e, verify=True, seconds=time.perf_counter() - t0)
+        raise
     except QosboundError as e:
         if args.junit:
             from pathlib import Path
@@ -245,7 +309,7 @@ def cmd_verify(args) -> int:
                           {"system": scn.system, "file": args.scenario, "ok": code == EXIT_OK,
                            "slos_hold": not any(v.failed for v in slos),
                            "methods_agree": not any(v.disagrees for v in agree), "exit_code": code,
-                           "skipped": skipped}))
+                           "skipped": skipped, "complete": True}))
         return code
     from rich.markup import escape
 
@@ -273,9 +337,75 @@ def cmd_verify(args) -> int:
 def admit_document(name: str, res) -> dict:
     """``admit --json`` for one scenario's answer (also a row of the batch form's document)."""
     return {"scenario": name, "parameter": res.parameter, "direction": res.direction, "value": res.value,
-            "unit": res.unit, "method": res.method, "binding_slo": res.binding, "evaluations": res.evaluations,
-            "message": res.message, "notes": res.notes,
-            "history": [{"value": x, "margin": (m if m != float('-inf') else None)} for x, m in res.history]}
+            "unit": res.unit, "method": res.method, "decided_by": res.decided_by, "binding_slo": res.binding,
+            "estimate": res.estimate, "bound_value": res.bound_value, "bound_proofs": res.bound_proofs,
+            "infeasible": res.infeasible, "evaluations": res.evaluations,
+            "bound_evaluations": res.bound_evaluations, "message": res.message, "notes": res.notes,
+            "history": [{"value": x, "margin": (m if math.isfinite(m) else None)} for x, m in res.history],
+            "complete": True}
+
+
+def admit_lines(name: str, res) -> list[str]:
+    """The text answer of ``admit``: the value, what decided it (a proof, or the search method with the binding
+    SLO's estimate and interval there), and the value bounds prove."""
+    from qosbound.admit import bracket_text
+    from qosbound.units import format_quantity
+
+    if res.value is None:
+        return [f"{name}: no value of {res.parameter} meets every SLO ({res.message}; method {res.method})"]
+    what = (f"{name}: {res.direction} {res.parameter} with every SLO holding = "
+            f"{format_quantity(res.value, res.unit, digits=6)}")
+    e = res.estimate
+    if res.decided_by == "bound":
+        why = "proved by bounds"
+    else:
+        why = f"method {res.method}"
+    if e:
+        val = format_quantity(e["value"], e["unit"])
+        iv = (f" [{format_quantity(e['low'], e['unit'])}, {format_quantity(e['high'], e['unit'])}] "
+              f"({e['kind']})" if "low" in e else f" ({e['kind']})")
+        reps = (f", {e['replications']} replications" + (f" of {e['packets_per_replication']:,} packets"
+                                                            if e.get("packets_per_replication") else "")
+                if e.get("replications") else "")
+        why += (f"; binding SLO {res.binding or e['slo']}: {e['method']} {e['metric']} = {val}{iv}{reps} at the "
+                "answer")
+    elif res.binding:
+        why += f"; binding SLO {res.binding}"
+    lines = [f"{what} ({why}; {res.evaluations} evaluations)" + (f"; {res.message}" if res.message else "")]
+    if res.infeasible is not None:
+        lines.append(f"{name}: {bracket_text(res.direction, res.value, res.infeasible, res.unit)}")
+    if res.bound_value is not None:
+        proofs = "; ".join(f"{k} by {v}" for k, v in res.bound_proofs.items())
+        lines.append(f"{name}: every SLO is proved by bounds at {res.parameter} = "
+                     f"{format_quantity(res.bound_value, res.unit, digits=6)} ({proofs})")
+    return lines
+
+
+def interrupted_admit_document(name: str, part: dict, error) -> dict:
+    """``admit --json`` when a signal stopped the search: the bracket found so far, marked incomplete."""
+    from qosbound.incomplete import interrupted_info
+
+    part = part or {}
+    return {"scenario": name, "parameter": part.get("parameter"), "direction": part.get("direction"),
+            "value": None, "unit": part.get("unit"), "method": part.get("method"),
+            "bracket": {"feasible": part.get("feasible"), "infeasible": part.get("infeasible")},
+            "bound_value": part.get("bound_value"), "evaluations": part.get("evaluations", 0),
+            "history": [{"value": x, "margin": (m if math.isfinite(m) else None)}
+                        for x, m in part.get("history", [])],
+            "notes": part.get("notes", []), "complete": False, "interrupted": interrupted_info(error)}
+
+
+def interrupted_admit_line(name: str, part: dict, error) -> str:
+    """The text form: '... stopped after 7 evaluations: feasible at >= 3200, infeasible at <= 12800'."""
+    from qosbound.admit import bracket_text
+    from qosbound.incomplete import message_of
+
+    part = part or {}
+    if not part.get("parameter"):
+        return f"{name}: admission search stopped before any value was judged ({message_of(error)})"
+    return (f"{name}: admission search over {part['parameter']} stopped after {part.get('evaluations', 0)} "
+            f"evaluations ({message_of(error)}): "
+            f"{bracket_text(part['direction'], part.get('feasible'), part.get('infeasible'), part['unit'])}")
 
 
 def cmd_admit(args) -> int:
@@ -284,7 +414,6 @@ def cmd_admit(args) -> int:
     from qosbound.admit import admit, search_range
     from qosbound.progress import progress
     from qosbound.scenario import load
-    from qosbound.units import format_quantity
 
     if not _single(args):
         from qosbound.batch_admit import main as batch_main
@@ -292,21 +421,24 @@ def cmd_admit(args) -> int:
         return batch_main(args)
     scn = load(args.scenario)
     lo, hi = search_range(scn, args.vary, args.min, args.max, args.direction)
-    with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
-        res = isolated(admit, scn, args.vary, direction=args.direction, method=args.method, lo=lo, hi=hi,
-                       what=f"admission search over {args.vary}", progress=prog)
+    try:
+        with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
+            res = isolated(admit, scn, args.vary, direction=args.direction, method=args.method, lo=lo, hi=hi,
+                           what=f"admission search over {args.vary}", progress=prog)
+    except (Interrupted, interrupts.Stopped) as e:
+        part = getattr(e, "partial", None) or prog.partial_value
+        if args.json:
+            print(json.dumps(interrupted_admit_document(scn.name, part, e), indent=2, allow_nan=False))
+        else:
+            print(interrupted_admit_line(scn.name, part, e))
+        raise
     if args.json:
         print(json.dumps(admit_document(scn.name, res), indent=2, allow_nan=False))
     else:
         for note in res.notes:
             print(f"note: {note}", file=sys.stderr)
-        if res.value is None:
-            print(f"{scn.name}: no value of {res.parameter} meets every SLO ({res.message}; method {res.method})")
-        else:
-            print(f"{scn.name}: {res.direction} {res.parameter} with every SLO holding = "
-                  f"{format_quantity(res.value, res.unit, digits=6)} (method {res.method}, "
-                  f"binding SLO: {res.binding or '-'}, {res.evaluations} evaluations)"
-                  f"{'; ' + res.message if res.message else ''}")
+        for line in admit_lines(scn.name, res):
+            print(line)
     return 0 if res.value is not None else 1
 
 
@@ -567,10 +699,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _on_sigterm(signum, frame):
-    raise Interrupted("terminated", EXIT_TERMINATED)
-
-
 def _print_error(text: str) -> None:
     try:
         print(f"qosbound: {text}", file=sys.stderr)
@@ -579,7 +707,19 @@ def _print_error(text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import signal
+    """Run one command; its exit code (see the module docstring). SIGINT and SIGTERM end the run with 130 / 143
+    and one line, at any stage, once or repeated (:mod:`qosbound.interrupts`)."""
+    with interrupts.handling(program=argv is None):
+        try:
+            return _main(argv)
+        except (interrupts.Stopped, KeyboardInterrupt) as e:
+            code = interrupts.exit_code(EXIT_INTERRUPT if isinstance(e, KeyboardInterrupt) else e.exit_code)
+            _print_error(f"{'interrupted' if code == EXIT_INTERRUPT else 'terminated'} "
+                         f"({interrupts.signal_name(interrupts.received() or getattr(e, 'signum', None))})")
+            return code
+
+
+def _main(argv: list[str] | None) -> int:
     import traceback
 
     parser = build_parser()
@@ -588,11 +728,6 @@ def main(argv: list[str] | None = None) -> int:
     debug = bool(getattr(args, "debug", False))
     _RUN["debug"] = debug
     _RUN["max_memory"] = None
-    old_term = None
-    try:
-        old_term = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread
-        pass
     try:
         if getattr(args, "max_memory", None) is not None:
             _RUN["max_memory"] = _memory_arg(args.max_memory)
@@ -602,6 +737,9 @@ def main(argv: list[str] | None = None) -> int:
             args.scenario = resolve_scenario(args.scenario)
         _check_outputs(args)
         return int(args.func(args) or 0)
+    except Interrupted as e:
+        _print_error(str(e))
+        return interrupts.exit_code(e.exit_code)
     except QosboundError as e:
         if isinstance(e, ScenarioError) and e.file is None and isinstance(getattr(args, "scenario", None), str) \
                 and not (e.field or "").startswith("--"):
@@ -613,9 +751,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             _print_error(str(e))
         return e.exit_code
-    except KeyboardInterrupt:
-        _print_error("interrupted")
-        return EXIT_INTERRUPT
     except MemoryError:
         if debug:
             traceback.print_exc()
@@ -629,9 +764,6 @@ def main(argv: list[str] | None = None) -> int:
         _print_error(f"internal error: {e.__class__.__name__}: {e}"
                      + ("" if debug else " (rerun with --debug for the traceback)"))
         return EXIT_INTERNAL
-    finally:
-        if old_term is not None:
-            signal.signal(signal.SIGTERM, old_term)
 
 
 if __name__ == "__main__":  # pragma: no cover
