@@ -137,17 +137,15 @@ def loss_bound(p, txq_work: float) -> tuple[float, dict]:
     kw = dict(V_s=float(txq_work), S_s=S_s, C_bps=C_, L_max_B=max(float(np.max(p.be_sizes)), L),
               unit_B=float(p.unit), k_max_u=int(p.k_max), k_ef_u=int(p.k_ef))
     x_end = max(0.0, float(_fn("end")(kw["V_s"], S_s, n, K_, T_s)))
-    # Cut [0, x_end] at every step of a(x) (work: V + k S; units: every freed unit) and every multiple of T.
-    work_steps = kw["V_s"] + S_s * np.arange(0, max(0, int((x_end - kw["V_s"]) / S_s)) + 2)
+    # Cut [0, x_end] at every step of a(x) (work: V + k S; units: every freed unit) and every multiple of T;
+    # where that is more than MAX_CELLS cuts, at every k-th of each (any cut is sound, a coarser one looser).
     unit_time = 8.0 * float(p.unit) / C_  # a(x) by units steps when a unit more has surely left
-    unit_steps = 8.0 * kw["L_max_B"] / C_ + unit_time * np.arange(0, int(x_end / unit_time) + 2)
-    periods = T_s * np.arange(1, int(x_end / T_s) + 2)
-    cuts = np.unique(np.concatenate([[0.0, x_end], work_steps, unit_steps, periods]))
+    families = [(kw["V_s"], S_s), (8.0 * kw["L_max_B"] / C_, unit_time), (T_s, T_s)]
+    counts = [max(0.0, (x_end - start) / step) + 2 for start, step in families]
+    stride = max(1, int(np.ceil(sum(counts) / MAX_CELLS)))
+    cuts = np.unique(np.concatenate([[0.0, x_end]] + [start + step * np.arange(0, int(c), stride)
+                                                       for (start, step), c in zip(families, counts)]))
     cuts = cuts[(cuts >= 0.0) & (cuts <= x_end)]
-    if cuts.size > MAX_CELLS + 1:  # coarsen: keep every k-th cut (still a cut of [0, x_end]) and the end
-        keep = np.unique(np.concatenate([np.arange(0, cuts.size, int(np.ceil(cuts.size / MAX_CELLS))),
-                                         [cuts.size - 1]]))
-        cuts = cuts[keep]
     left, right = cuts[:-1], cuts[1:]
     if left.size == 0:  # x_end = 0: only a packet arriving into a backlog of length 0 could be lost
         left, right = np.array([0.0]), np.array([0.0])

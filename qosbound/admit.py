@@ -494,9 +494,9 @@ class _Search:
         eta = None
         if left is not None and self.method_seconds:
             eta = left * sum(self.method_seconds) / len(self.method_seconds)
+        bracket = bracket_text(self.direction, self.feasible, self.infeasible, self.unit)
         report_status(self.progress, f"admit {self.parameter} = {_fmt(x, self.unit)} ({self.method}, evaluation "
-                                     f"{self.evals}); {bracket_text(self.direction, self.feasible, self.infeasible, self.unit)}",
-                      eta)
+                                     f"{self.evals}); {bracket}", eta)
 
     def _tolerance(self, a: float) -> float:
         if self.method == "simulated":
@@ -673,15 +673,7 @@ class _Search:
         return self._final(best, "")
 
     def _bisect(self, a, b, rtol) -> float:
-        for _ in range(self.max_evals):
-            if abs(b - a) <= rtol(a) * max(abs(a), abs(b)):
-                break
-            mid = 0.5 * (a + b)
-            if self.margin(mid) >= 0:
-                a = mid
-            else:
-                b = mid
-        return a
+        return _bisect(self.margin, a, b, rtol(a), self.max_evals)
 
     def _final(self, best: float, message: str, edge: bool = False) -> AdmitResult:
         """The answer at ``best``: the binding SLO (the one that fails at the nearest infeasible value evaluated
@@ -713,3 +705,17 @@ class _Search:
                                             "the replication cap: judged by the point estimate") if x)
         return self._result(best, name, message, decided_by=decided, estimate=estimate,
                             infeasible=nearest if nearest is not None else None)
+
+
+def _bisect(f, a, b, rtol, max_evals):
+    """Bisection on feasibility (``f(x) >= 0``) between a feasible ``a`` and an infeasible ``b``, down to ``rtol``
+    relative; the last feasible point."""
+    for _ in range(max_evals):
+        if abs(b - a) <= rtol * max(abs(a), abs(b)):
+            break
+        mid = 0.5 * (a + b)
+        if f(mid) >= 0:
+            a = mid
+        else:
+            b = mid
+    return a

@@ -377,13 +377,14 @@ def _stopped(what: str, partial, signum: int | None = None) -> Interrupted:
 def _wait(pid, rfd, what, memory_limit, progress, log_path, on_crash):
     """The child's answer (or its error) once it has ended and been reaped. A signal at any point kills the
     child if it is still there and becomes one :class:`Interrupted` with the last partial value it sent."""
-    state = {"reaped": False, "partial": None}
+    state = {"reaped": False, "partial": None, "buf": bytearray(), "tasks": {}}
     try:
         messages, status = _read(pid, rfd, progress, state)
         return _answer(messages, status, what, memory_limit, log_path, on_crash, state["partial"])
     except (interrupts.Stopped, KeyboardInterrupt) as e:
         if not state["reaped"]:
             try:
+                _drain(rfd, progress, state)  # what the child sent before the signal still counts as done
                 _kill(pid)
             except (interrupts.Stopped, KeyboardInterrupt):  # pragma: no cover - held while reaping
                 pass
@@ -396,9 +397,7 @@ def _wait(pid, rfd, what, memory_limit, progress, log_path, on_crash):
 
 def _read(pid, rfd, progress, state) -> tuple[list, int]:
     """Relay the child's messages until it closes the pipe, then reap it: (its final messages, wait status)."""
-    buf = bytearray()
-    messages = []
-    tasks: dict[int, Callable] = {}
+    messages: list = []
     tick = getattr(progress, "tick", None)
     while True:
         ready, _, _ = select.select([rfd], [], [], 0.2)
@@ -409,31 +408,48 @@ def _read(pid, rfd, progress, state) -> tuple[list, int]:
         chunk = os.read(rfd, 1 << 20)
         if not chunk:
             break
-        buf += chunk
-        while len(buf) >= _HDR.size:
-            (n,) = _HDR.unpack_from(buf)
-            if len(buf) < _HDR.size + n:
-                break
-            msg = pickle.loads(bytes(buf[_HDR.size:_HDR.size + n]))
-            del buf[:_HDR.size + n]
-            if msg[0] == "task":
-                if progress is not None:
-                    tasks[msg[1]] = progress.task(msg[2], msg[3])
-            elif msg[0] == "adv":
-                if msg[1] in tasks:
-                    tasks[msg[1]](msg[2])
-            elif msg[0] == "write":
-                getattr(sys, msg[1]).write(msg[2])
-            elif msg[0] == "partial":
-                state["partial"] = msg[1]
-                report_partial(progress, msg[1])
-            elif msg[0] == "status":
-                report_status(progress, msg[1], msg[2])
-            else:
-                messages.append(msg)
+        _handle(chunk, progress, state, messages)
     _, status = os.waitpid(pid, 0)
     state["reaped"] = True
     return messages, status
+
+
+def _drain(rfd, progress, state) -> None:
+    """Read what the child has already written (without waiting): its last partial value counts."""
+    messages: list = []
+    while select.select([rfd], [], [], 0)[0]:
+        chunk = os.read(rfd, 1 << 20)
+        if not chunk:
+            break
+        _handle(chunk, progress, state, messages)
+
+
+def _handle(chunk: bytes, progress, state, messages: list) -> None:
+    """Decode the complete messages in the buffer; relay progress, output and partial values."""
+    buf = state["buf"]
+    tasks: dict[int, Callable] = state["tasks"]
+    buf += chunk
+    while len(buf) >= _HDR.size:
+        (n,) = _HDR.unpack_from(buf)
+        if len(buf) < _HDR.size + n:
+            break
+        msg = pickle.loads(bytes(buf[_HDR.size:_HDR.size + n]))
+        del buf[:_HDR.size + n]
+        if msg[0] == "task":
+            if progress is not None:
+                tasks[msg[1]] = progress.task(msg[2], msg[3])
+        elif msg[0] == "adv":
+            if msg[1] in tasks:
+                tasks[msg[1]](msg[2])
+        elif msg[0] == "write":
+            getattr(sys, msg[1]).write(msg[2])
+        elif msg[0] == "partial":
+            state["partial"] = msg[1]
+            report_partial(progress, msg[1])
+        elif msg[0] == "status":
+            report_status(progress, msg[1], msg[2])
+        else:
+            messages.append(msg)
 
 
 def _answer(messages, status, what, memory_limit, log_path, on_crash, partial):

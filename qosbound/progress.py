@@ -100,6 +100,10 @@ class Progress:
             t.done += n
             if tid is not None:
                 self._bar.advance(tid, n)
+                if t.finished():  # a finished task leaves the display (an admission search runs dozens)
+                    self._bar.update(tid, visible=False)
+            if t.finished() and t in self._tasks:
+                self._tasks.remove(t)
             self.tick()
 
         return advance

@@ -285,7 +285,7 @@ def _fmt(r: Result | None) -> tuple[str, str]:
 
 def run(args) -> int:
     """Entry point of ``qosbound validate``."""
-    from qosbound.cli import engine_output_to_stderr
+    from qosbound.cli import engine_output_to_stderr, isolated
     from qosbound.progress import progress
     from qosbound.report import console
     from qosbound.scenario import load
@@ -295,7 +295,8 @@ def run(args) -> int:
     scn = load(args.scenario)
     source = "simulate" if args.simulate else "ns3" if args.ns3 else "trace"
     with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
-        ctx = validate(scn, source, args.trace, prog)
+        # in a child (qosbound.isolate): a signal stops the simulator's threads or ns-3 at once
+        ctx = isolated(validate, scn, source, args.trace, what=f"validating {scn.name}", progress=prog)
     rows = _rows(ctx)
     plot_paths = _plots(ctx, scn, args.out) if args.out else []
     verdicts: list[Verdict] = ctx["verdicts"] + ctx["slo_verdicts"]

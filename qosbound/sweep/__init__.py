@@ -57,7 +57,7 @@ def main(args) -> int:
     from qosbound.scenario import load
     from qosbound.sweep.run import exit_code, summary, write_plots, write_table
 
-    from qosbound.errors import ScenarioError
+    from qosbound.errors import Interrupted, ScenarioError
 
     workers = _workers(args.workers)
     check_output_dir(args.out, "--out")
@@ -69,7 +69,16 @@ def main(args) -> int:
     scn = load(args.scenario)
     sw = prepare(scn, args.vary, _methods_arg(args.methods))
     cache = Cache(None if args.no_cache else (args.cache or default_cache_dir()))
-    run(sw, cache=cache, workers=workers, scheduler=args.scheduler, show_progress=None if not args.quiet else False)
+    try:
+        run(sw, cache=cache, workers=workers, scheduler=args.scheduler,
+            show_progress=None if not args.quiet else False)
+    except Interrupted:
+        # the finished points are cached (unless --no-cache): the same command resumes from them
+        done = sum(k in sw.records for k in set(sw.keys))
+        print(f"{scn.name}: sweep stopped after {done} of {len(set(sw.keys))} points"
+              + ("" if args.no_cache else "; the finished points are cached: run the same command to resume")
+              + "; no table or plots written (incomplete)")
+        raise
     tables = write_table(sw, out)
     plots = [] if args.no_plots else write_plots(sw, out)
     for line in summary(sw):
