@@ -208,8 +208,7 @@ def prepare_all(files: list[str], prepare, entry_type) -> tuple[list[tuple], Int
         for f in files:
             prepared.append(prepare(f))
     except (Interrupted, interrupts.Stopped) as e:
-        stop = e if isinstance(e, Interrupted) else Interrupted("loading the scenarios stopped",
-                                                                interrupts.exit_code())
+        stop = e if isinstance(e, Interrupted) else interrupts.stopped("loading the scenarios")
         for f in files[len(prepared):]:
             prepared.append((entry_type(file=f, name=Path(f).stem, unfinished=True), None))
         return prepared, stop, "-"
@@ -300,7 +299,7 @@ def run(entries_tasks: list[tuple], asked, *, workers: int = 1, scheduler: str |
     if stopped is not None:
         if isinstance(stopped, Interrupted):
             raise stopped
-        raise Interrupted(f"{label} stopped", interrupts.exit_code()) from None
+        raise interrupts.stopped(label) from None
     return where
 
 

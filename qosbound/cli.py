@@ -421,12 +421,13 @@ def cmd_admit(args) -> int:
         return batch_main(args)
     scn = load(args.scenario)
     lo, hi = search_range(scn, args.vary, args.min, args.max, args.direction)
+    prog = None
     try:
         with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
             res = isolated(admit, scn, args.vary, direction=args.direction, method=args.method, lo=lo, hi=hi,
                            what=f"admission search over {args.vary}", progress=prog)
     except (Interrupted, interrupts.Stopped) as e:
-        part = getattr(e, "partial", None) or prog.partial_value
+        part = getattr(e, "partial", None) or (prog.partial_value if prog is not None else None)
         if args.json:
             print(json.dumps(interrupted_admit_document(scn.name, part, e), indent=2, allow_nan=False))
         else:

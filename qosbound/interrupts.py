@@ -32,8 +32,10 @@ import signal
 import sys
 import threading
 
-__all__ = ["Stopped", "handling", "received", "count", "check", "exit_code", "signal_name", "stage", "HOOKS",
-           "EXIT_INTERRUPT", "EXIT_TERMINATED"]
+from qosbound.errors import Interrupted
+
+__all__ = ["Stopped", "handling", "received", "count", "check", "exit_code", "signal_name", "stopped", "stage",
+           "HOOKS", "EXIT_INTERRUPT", "EXIT_TERMINATED"]
 
 EXIT_INTERRUPT = 130
 EXIT_TERMINATED = 143
@@ -141,6 +143,14 @@ def exit_code(default: int = EXIT_TERMINATED) -> int:
     """130 when the run's first signal was SIGINT, 143 for SIGTERM; ``default`` when none arrived."""
     sig = _state["signal"]
     return CODES.get(sig, default) if sig is not None else default
+
+
+def stopped(what: str, partial=None, signum: int | None = None) -> Interrupted:
+    """The error of a run stopped by a signal (the run's first, else ``signum``, else SIGTERM): "terminated
+    (SIGTERM): WHAT stopped", exit 130 / 143, carrying ``partial`` (what was done)."""
+    sig = received() or signum or signal.SIGTERM
+    word = "interrupted" if sig == signal.SIGINT else "terminated"
+    return Interrupted(f"{word} ({signal_name(sig)}): {what} stopped", CODES.get(sig, EXIT_TERMINATED), partial)
 
 
 def stage(name: str, **info) -> None:

@@ -48,8 +48,7 @@ from typing import Any, Callable
 
 from qosbound import interrupts
 from qosbound.progress import report_partial, report_status
-from qosbound.errors import (EXIT_INTERRUPT, EXIT_TERMINATED, InternalError, Interrupted, QosboundError,
-                             ResourceError)
+from qosbound.errors import InternalError, QosboundError, ResourceError
 
 __all__ = ["run_isolated", "memory_error", "describe_signal"]
 
@@ -366,12 +365,9 @@ def _kill(pid: int) -> None:
         raise held
 
 
-def _stopped(what: str, partial, signum: int | None = None) -> Interrupted:
+def _stopped(what: str, partial, signum: int | None = None):
     """The error of a run stopped by a signal (the run's first, else ``signum``), with the partial value."""
-    sig = interrupts.received() or signum or signal.SIGTERM
-    code = EXIT_INTERRUPT if sig == signal.SIGINT else EXIT_TERMINATED
-    word = "interrupted" if sig == signal.SIGINT else "terminated"
-    return Interrupted(f"{word} ({interrupts.signal_name(sig)}): {what} stopped", code, partial)
+    return interrupts.stopped(what, partial, signum)
 
 
 def _wait(pid, rfd, what, memory_limit, progress, log_path, on_crash):

@@ -118,7 +118,7 @@ def test_quiet_prints_no_progress_and_a_short_run_prints_none():
     r = _run("admit", "examples/voice1g.yaml", "--vary", "traffic.EF.calls", "--quiet", "--json")
     assert r.returncode == 0 and not [x for x in r.stderr.splitlines() if LINE.match(x)], r.stderr
     r = _run("plan", "examples/ferrari2001.yaml", "--methods", "closed-form", interval_s="60")
-    assert r.returncode == 0 and not [x for x in r.stderr.splitlines() if LINE.match(x)], r.stderr
+    assert r.returncode in (0, 1) and r.stdout and r.stderr == "", r.stderr  # ferrari2001 fails an SLO: exit 1
 
 
 def test_plan_reports_which_method_it_runs():

@@ -260,7 +260,7 @@ def test_a_stopped_sweep_keeps_its_finished_points_and_resumes(tmp_path):
     one_line(run, signal.SIGTERM)
     assert "sweep stopped after 1 of 3 points" in run.out and "resume" in run.out
     again = drive(args, "", [], tmp_path)
-    assert again.code == 0, again.err
+    assert again.code in (0, 1, 3), again.err  # the sweep's verdict (ferrari2001's SLOs), not an interruption
     assert "1 from cache, 2 computed" in again.out
 
 

@@ -198,7 +198,7 @@ def run_dask(tasks: list[Task], path: str | None, methods: list[str], cache, pro
             _quiet_shutdown(client, futures)
             if isinstance(e, Interrupted):
                 raise
-            raise Interrupted(f"{label or 'sweep'} stopped", interrupts.exit_code(), dict(out)) from None
+            raise interrupts.stopped(label or "the sweep", dict(out), getattr(e, "signum", None)) from None
         except BaseException:
             client.cancel(list(futures))
             raise

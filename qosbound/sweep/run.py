@@ -104,7 +104,7 @@ def run(sw: Sweep, *, cache: Cache, workers: int = 1, scheduler: str | None = No
                 sw.seconds = time.perf_counter() - t0
                 if isinstance(e, Interrupted):
                     raise
-                raise Interrupted("the sweep stopped", interrupts.exit_code()) from None
+                raise interrupts.stopped("the sweep") from None
         sw.records.update(got)
         sw.computed += len(got)
     sw.seconds = time.perf_counter() - t0
