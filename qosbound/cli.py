@@ -14,7 +14,10 @@ Exit codes (every command):
 
 Engine work (Storm, the simulators) runs in a child process
 (:mod:`qosbound.isolate`), so an interrupt stops it promptly and a crash or
-memory exhaustion of the engine becomes one line, not a dead process.
+memory exhaustion of the engine becomes one line, not a dead process. SIGINT
+and SIGTERM, once or repeated, to the process or its group, at any stage, end
+the run with 130 / 143 and one line (:mod:`qosbound.interrupts`), after the
+report of what was done, marked incomplete (:mod:`qosbound.incomplete`).
 """
 
 from __future__ import annotations
@@ -48,7 +51,16 @@ EPILOG = """exit codes:
   3    the methods disagree while every SLO holds
   4    a resource is exhausted (memory, or a state-space / simulation budget)
   70   internal error: rerun with --debug for the traceback
-  130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM)
+  130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM): once or repeated, to the
+       process or its group, at any stage (the first signal sets the code); what was done
+       is still reported, marked incomplete: --junit gets a suite with the property
+       'incomplete' and an error testcase naming the signal, --json "complete": false;
+       admit prints the bracket it had found (feasible at >= N, infeasible at <= M)
+
+progress (on standard error; standard output carries only the report):
+  on a terminal, a progress bar; otherwise (CI logs, pipes) one plain line every 10 s
+  (QOSBOUND_PROGRESS_INTERVAL=SECONDS sets another interval) naming the method, the
+  value tried and the time left; a run shorter than that prints none; --quiet: nothing
 """
 
 #: Options of the current run that library-side helpers read (set by :func:`main`).
@@ -596,7 +608,8 @@ def build_parser() -> argparse.ArgumentParser:
         if scenario:
             sp.add_argument("scenario", help="scenario YAML file")
         sp.add_argument("--json", action="store_true", help="print the machine-readable form")
-        sp.add_argument("--quiet", action="store_true", help="no progress bar")
+        sp.add_argument("--quiet", action="store_true",
+                        help="no progress: no bar on a terminal, no plain progress lines elsewhere")
 
     def scenarios(sp):
         sp.add_argument("scenario", nargs="+", metavar="SCENARIO",
@@ -631,7 +644,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_verify)
 
     sp = add(sub, "admit", help="largest (or smallest) parameter value meeting every SLO",
-             description="Several scenarios (files, a folder, a glob) are one search each on the sweep's executor, "
+             description="The search judges each value on the proved bounds first (the closed forms: an upper bound "
+                         "below a limit proves the SLO) and finds the value up to which bounds prove every SLO; "
+                         "beyond it the search method runs, only where bounds leave an SLO undecided. On the "
+                         "simulator a value is replicated in looks (16, 32, ... replications, one plan "
+                         "simulation's packets at the cap) until the interval decides the SLO, and the bracket is "
+                         "refined to 0.5 %. The answer says what decided it: bounds, or the method with the "
+                         "binding SLO's estimate and interval at the answer. "
+                         "Several scenarios (files, a folder, a glob) are one search each on the sweep's executor, "
                          "summarised in one table (one row per scenario: the value, its method and binding SLO); a "
                          "file that cannot be loaded is a row with its one-line error and the others still run. The "
                          "batch exits with the most serious code: 70, then 2, 4, 1 (a scenario where no value meets "

@@ -33,7 +33,8 @@ def add_arguments(sp) -> None:
                     help="local Dask worker processes (1: one point after another in this process)")
     sp.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
     sp.add_argument("--no-plots", dest="no_plots", action="store_true", help="write the table only")
-    sp.add_argument("--quiet", action="store_true", help="no progress bar")
+    sp.add_argument("--quiet", action="store_true",
+                    help="no progress: no bar on a terminal, no plain progress lines elsewhere")
 
 
 def _workers(text) -> int:
