@@ -14,9 +14,11 @@ Rows:
 * long: the same search with 8 times the replications (`methods.simulated.replications: 64`, so the cap is
   1024 replications of 125,000 packets), a finer tolerance (0.2 %) and an independent seed: the reference the
   default answer is compared with (target: within 2 %);
-* per-packet cost of one simulation against the number of calls (8 replications of 250,000 EF packets at
-  200 ... 12,000 calls): nanoseconds per simulated packet (EF and best effort), which must not grow with the
-  number of calls (it grew linearly before the simulator kept its streams in a heap);
+* the cost of the calls against the number of calls: one simulation (8 replications of 250,000 EF packets)
+  of N calls and of one Poisson stream of the same rate, side by side, at 200 ... 12,000 calls; the ratio
+  calls / Poisson must not grow with N (the simulator looked for the next call's packet by scanning every
+  call, O(N) per packet, which made each admission step slower than the last; it now takes the calls in
+  phase order, O(1));
 * plan: one `plan` of the scenario as shipped (200 calls), in a fresh process, for the ratio admit / plan.
 
 The machine is shared: the load average is printed, and the ratios (admit / plan, per-packet cost across call
@@ -66,7 +68,9 @@ def _long_search() -> tuple[float, object]:
     return time.perf_counter() - t0, res
 
 
-def _per_packet() -> list[tuple[int, float, float]]:
+def _per_packet() -> list[tuple[int, float, float, float]]:
+    import dataclasses
+
     import numpy as np
 
     from qosbound.scenario import build, load_raw, set_path
@@ -77,12 +81,15 @@ def _per_packet() -> list[tuple[int, float, float]]:
     rows = []
     run_replications(params(build(raw, str(SCENARIO))), 2000, 2, 1)  # compile (or load the cache) first
     for n in (200, 1600, 6400, 12000):
-        p = params(build(set_path(raw, PARAM, n), str(SCENARIO)))
-        t0 = time.perf_counter()
-        rep = run_replications(p, 250_000, 8, 11)
-        dt = time.perf_counter() - t0
+        calls = params(build(set_path(raw, PARAM, n), str(SCENARIO)))
+        poisson = dataclasses.replace(calls, arrivals="poisson", ef_streams=())
+        times = []
+        for p in (calls, poisson):
+            t0 = time.perf_counter()
+            rep = run_replications(p, 250_000, 8, 11 + n)
+            times.append(time.perf_counter() - t0)
         packets = float(np.sum(rep.stats[:, S_PACKETS]))
-        rows.append((n, dt, 1e9 * dt / packets))
+        rows.append((n, times[0], times[1], 1e9 * times[0] / packets))
     return rows
 
 
@@ -118,11 +125,13 @@ def main() -> None:
               f"default {doc['value']:.0f} and long {res.value:.0f}: "
               f"{'yes' if doc['bound_value'] <= min(doc['value'], res.value) else 'NO'}")
     print(f"admit / plan (200 calls, one evaluation): {t_admit:.1f} s / {t_plan:.1f} s = {t_admit / t_plan:.2f}")
-    print(f"\n{'calls':>6s} {'seconds':>8s} {'ns/packet':>10s}  (8 x 250,000 EF packets, saturated best effort)")
+    print(f"\n{'calls':>6s} {'calls s':>8s} {'Poisson s':>9s} {'ratio':>6s} {'ns/packet':>10s}  "
+          "(8 x 250,000 EF packets, saturated best effort; Poisson: one stream of the calls' rate)")
     rows = _per_packet()
-    for n, dt, ns in rows:
-        print(f"{n:6d} {dt:8.2f} {ns:10.1f}")
-    print(f"ns/packet at {rows[-1][0]} calls / at {rows[0][0]} calls: {rows[-1][2] / rows[0][2]:.2f}")
+    for n, t_calls, t_poisson, ns in rows:
+        print(f"{n:6d} {t_calls:8.2f} {t_poisson:9.2f} {t_calls / t_poisson:6.2f} {ns:10.1f}")
+    print(f"calls / Poisson at {rows[-1][0]} calls over at {rows[0][0]} calls: "
+          f"{(rows[-1][1] / rows[-1][2]) / (rows[0][1] / rows[0][2]):.2f} (flat: no cost per call)")
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
 

@@ -141,7 +141,8 @@ def _evaluate_methods(system, scn, methods, progress, optional=()):
             seconds[m] = time.perf_counter() - t0
         # what is done so far, for a report marked incomplete if a signal stops the run
         report_partial(progress, {"results": list(results), "seconds": dict(seconds), "skipped": dict(skipped),
-                                  "done": methods[:i + 1], "not_done": methods[i + 1:]})
+                                  "done": [x for x in methods[:i + 1] if x not in skipped],
+                                  "not_done": methods[i + 1:]})
     return results, seconds, skipped
 
 
