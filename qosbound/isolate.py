@@ -35,6 +35,7 @@ them in the parent), the callable runs in-process.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import select
@@ -401,13 +402,28 @@ def _read(pid, rfd, progress, state) -> tuple[list, int]:
             tick()
         if not ready:
             continue
-        chunk = os.read(rfd, 1 << 20)
+        with _signals_held():  # a message read is a message handled: a signal raises only after it
+            chunk = os.read(rfd, 1 << 20)
+            if chunk:
+                _handle(chunk, progress, state, messages)
         if not chunk:
             break
-        _handle(chunk, progress, state, messages)
     _, status = os.waitpid(pid, 0)
     state["reaped"] = True
     return messages, status
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """SIGINT and SIGTERM held (pending) for the duration of the block, delivered after it."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _drain(rfd, progress, state) -> None:

@@ -139,10 +139,12 @@ class _Tasks:
 
 @pytest.fixture(scope="module")
 def voice_answer():
+    """The search, run as the CLI runs it: in a forked child (numba's threads stay out of the test process)."""
     from qosbound.admit import admit
+    from qosbound.isolate import run_isolated
 
     rec = _Tasks()
-    res = admit(build(VOICE), "traffic.EF.calls", progress=rec)
+    res = run_isolated(admit, build(VOICE), "traffic.EF.calls", what="admission search", progress=rec)
     return res, rec
 
 
@@ -165,8 +167,10 @@ def test_the_bound_decided_answer_is_proved_and_never_above_the_simulated_one(vo
         proved[n] = judge_point(system, trial, system.evaluate(trial, ["closed-form"], QUIET),
                                 bounds_only=True)["proved"]
     assert proved == {int(res.bound_value): True, int(res.bound_value) + 1: False}
+    from qosbound.isolate import run_isolated
+
     trial = build(set_path(VOICE, "traffic.EF.calls", int(res.bound_value)))
-    sim = {r.metric: r for r in system.evaluate(trial, ["simulated"], QUIET)}
+    sim = {r.metric: r for r in run_isolated(system.evaluate, trial, ["simulated"], QUIET, what="simulation")}
     assert sim["EF.loss"].interval.low <= 1e-3
 
 

@@ -179,8 +179,9 @@ def test_junit_written_for_an_input_error(tmp_path, capsys):
 # ---- incomplete reports (a run stopped by a signal) -------------------------------------------------------------
 
 def _stop_at_the_simulator(monkeypatch):
-    """The pq_txq system sends this process SIGTERM when asked to simulate (in the engine's child, after it
-    reported the closed forms as done): a signal arriving at a known stage, in the test's own process."""
+    """The pq_txq system sends this test's process SIGTERM when asked to simulate (in the engine's child,
+    after it reported the closed forms as done): a signal arriving at a known stage, in the test's own
+    process (which runs the command in-process when numba's threads already run here: it works alike)."""
     import os
     import signal
     import time
@@ -188,10 +189,11 @@ def _stop_at_the_simulator(monkeypatch):
     from qosbound.systems import pq_txq
 
     real = pq_txq.evaluate
+    me = os.getpid()
 
     def evaluate(scn, methods, progress):
         if "simulated" in methods:
-            os.kill(os.getppid(), signal.SIGTERM)
+            os.kill(me, signal.SIGTERM)
             time.sleep(60)
         return real(scn, methods, progress)
 
