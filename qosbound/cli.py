@@ -64,7 +64,7 @@ progress (on standard error; standard output carries only the report):
 """
 
 #: Options of the current run that library-side helpers read (set by :func:`main`).
-_RUN = {"debug": False, "max_memory": None}
+_RUN = {"debug": False, "max_memory": None, "junit": None}
 
 
 def isolated(fn, *args, what: str, progress=None, passthrough: bool = False, on_crash=None, **kwargs):
@@ -287,6 +287,7 @@ def cmd_verify(args) -> int:
     from qosbound.verdicts import EXIT_DISAGREE, EXIT_OK, exit_code
 
     t0 = time.perf_counter()
+    _RUN["junit"] = args.junit  # from here on this command writes the report, incomplete or not
     if args.junit:  # refuse an unwritable report before the whole evaluation runs
         from pathlib import Path
 
@@ -736,13 +737,43 @@ def main(argv: list[str] | None = None) -> int:
             return _main(argv)
         except (interrupts.Stopped, KeyboardInterrupt) as e:
             code = interrupts.exit_code(EXIT_INTERRUPT if isinstance(e, KeyboardInterrupt) else e.exit_code)
+            if _RUN.get("junit") is None:  # stopped before verify took charge of its report
+                _early_junit(list(sys.argv[1:] if argv is None else argv), e)
             _print_error(f"{'interrupted' if code == EXIT_INTERRUPT else 'terminated'} "
                          f"({interrupts.signal_name(interrupts.received() or getattr(e, 'signum', None))})")
             return code
 
 
+def _early_junit(argv: list[str], error) -> None:
+    """A signal before ``verify`` read its arguments (while the parser and its modules load): the JUnit report
+    asked for is still written, marked incomplete, for the scenario named first (best effort: the arguments
+    are not parsed yet)."""
+    if "verify" not in argv:
+        return
+    path = next((a.split("=", 1)[1] for a in argv if a.startswith("--junit=")), None)
+    if path is None and "--junit" in argv and argv.index("--junit") + 1 < len(argv):
+        path = argv[argv.index("--junit") + 1]
+    if not path:
+        return
+    rest = argv[argv.index("verify") + 1:]
+    takes = {"--junit", "--methods", "--max-states", "--workers", "--scheduler", "--max-memory"}
+    names = [a for i, a in enumerate(rest) if not a.startswith("-") and (i == 0 or rest[i - 1] not in takes)]
+    from pathlib import Path
+
+    from qosbound.incomplete import incomplete_suites
+    from qosbound.report import write_junit_batch
+
+    suite = Path(names[0]).stem if names else "qosbound"
+    try:
+        write_junit_batch(path, suite, [incomplete_suites(suite, error)])
+    except QosboundError:
+        pass
+
+
 def _main(argv: list[str] | None) -> int:
     import traceback
+
+    _RUN["junit"] = None
 
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -126,3 +126,24 @@ def test_plan_reports_which_method_it_runs():
     assert r.returncode == 0, r.stderr
     lines = [x for x in r.stderr.splitlines() if LINE.match(x)]
     assert any("voice1g: simulated (method 3 of 3)" in x for x in lines), r.stderr
+
+
+def test_on_a_terminal_a_bar_shows_the_status_and_drops_finished_tasks():
+    """A pseudo-terminal gets the rich bar (no plain lines): the status line above the tasks, a finished task
+    hidden (an admission search runs dozens of simulations)."""
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        with os.fdopen(slave, "w") as tty, progress(None, stream=tty) as p:
+            assert p._bar is not None and p._lines is None
+            first = p.task("simulating 16 x 125,000 EF packets", 16)
+            p.status("admit traffic.EF.calls = 6644 (simulated, evaluation 2); feasible at >= 3322", eta=30.0)
+            assert p._bar.status.startswith("admit traffic.EF.calls = 6644") and "ETA 0:00:30" in p._bar.status
+            first(16)
+            second = p.task("simulating 32 x 125,000 EF packets", 32)
+            second(1)
+            visible = [t.description for t in p._bar.tasks if t.visible]
+            assert visible == ["simulating 32 x 125,000 EF packets"]
+    finally:
+        os.close(master)

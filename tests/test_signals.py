@@ -284,3 +284,21 @@ def test_a_stopped_admission_search_prints_its_bracket(tmp_path):
     lo, hi = doc["bracket"]["feasible"], doc["bracket"]["infeasible"]
     assert lo is not None and hi is not None and doc["bound_value"] <= lo < hi
     assert f"feasible at >= {int(lo)}, infeasible at <= {int(hi)}" in line  # the text run found the same bracket
+
+
+def test_a_signal_while_the_command_line_is_read_still_writes_the_junit(tmp_path, monkeypatch):
+    """Stopped before verify even read its arguments (the parser's modules loading, seconds under load): the
+    JUnit report asked for is written, marked incomplete, named after the scenario."""
+    import qosbound.cli as cli
+
+    def build_parser():
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):
+            pass
+        raise AssertionError("the signal did not stop the run")
+
+    monkeypatch.setattr(cli, "build_parser", build_parser)
+    junit = tmp_path / "out.xml"
+    assert cli.main(["verify", str(VOICE), "--quiet", "--junit", str(junit)]) == 143
+    (suite,) = incomplete_suites(junit, signal.SIGTERM)
+    assert suite.get("name") == "voice1g.slo"
