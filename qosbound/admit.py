@@ -690,6 +690,25 @@ class _Search:
             best = self._bisect(a, b, lambda v: self.rtol)
         return self._final(best, "")
 
+    def _last_valid(self, best: float, invalid: float) -> float:
+        """Where the boundary is the scenario's own validity (e.g. utilisation 1), not an SLO, it is found
+        exactly: bisection on validity alone (building the scenario, no evaluation) to one unit of an integer
+        parameter (``rtol`` otherwise), then the last valid value is judged; the answer if it is feasible."""
+        a, b = best, invalid
+        step = 1.0 if self.integer else self.rtol * max(abs(a), abs(b))
+        while abs(b - a) > step and self.evals < self.max_evals:
+            mid = float((int(a) + int(b)) // 2) if self.integer else 0.5 * (a + b)
+            if mid in (a, b):
+                break
+            if self._trial(mid) is None:
+                self.history.append((mid, -math.inf))
+                b = mid
+            else:
+                a = mid
+        if a != best and self.margin(a) >= 0:
+            return a
+        return best
+
     def _bisect(self, a, b, rtol) -> float:
         return _bisect(self.margin, a, b, rtol(a), self.max_evals)
 
@@ -698,8 +717,12 @@ class _Search:
         beyond it), what decided it, and that SLO's estimate there."""
         sign = 1.0 if self.direction == "largest" else -1.0
         beyond = [(abs(x - best), x) for x, m in self.history if m < 0 and (x - best) * sign > 0]
-        name = ""
         nearest = min(beyond)[1] if beyond else None
+        if nearest is not None and nearest in self.invalid:
+            best = self._last_valid(best, nearest)
+            beyond = [(abs(x - best), x) for x, m in self.history if m < 0 and (x - best) * sign > 0]
+            nearest = min(beyond)[1] if beyond else None
+        name = ""
         if nearest is not None and nearest in self.invalid:
             # The boundary is where the scenario stops being valid, not where an SLO fails: say so.
             unit = self.unit

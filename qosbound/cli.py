@@ -381,8 +381,8 @@ def admit_lines(name: str, res) -> list[str]:
         reps = (f", {e['replications']} replications" + (f" of {e['packets_per_replication']:,} packets"
                                                             if e.get("packets_per_replication") else "")
                 if e.get("replications") else "")
-        why += (f"; binding SLO {res.binding or e['slo']}: {e['method']} {e['metric']} = {val}{iv}{reps} at the "
-                "answer")
+        which = f"binding SLO {res.binding}" if res.binding else f"no SLO binds; tightest {e['slo']}"
+        why += f"; {which}: {e['method']} {e['metric']} = {val}{iv}{reps} at the answer"
     elif res.binding:
         why += f"; binding SLO {res.binding}"
     lines = [f"{what} ({why}; {res.evaluations} evaluations)" + (f"; {res.message}" if res.message else "")]
