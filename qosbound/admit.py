@@ -408,7 +408,7 @@ class _Search:
             self.cf[x] = self._evaluate(trial, self.bound_methods) if self.bound_methods else []
         return self.cf[x]
 
-    def _method_results(self, trial, cf: list) -> tuple[list, int | None]:
+    def _method_results(self, trial, cf: list, x: float) -> tuple[list, int | None]:
         """The search method's results on ``trial`` (with sequential stopping on the simulator), and the
         replications used. A method chosen by default that exceeds its resource budget (a model above
         ``max_states``) or does not cover the trial gives way to the simulator (else the closed form), with a
@@ -422,6 +422,7 @@ class _Search:
                 raise
             self.skipped.append(f"{self.method} skipped: {e.problem}; searching with {fallback}")
             self.method = fallback
+            self._status(x)
             return self._run_method(trial, cf)
 
     def _run_method(self, trial, cf: list) -> tuple[list, int | None]:
@@ -455,7 +456,7 @@ class _Search:
             if pt is None or not (pt["proved"] or pt["disproved"]):
                 t = time.monotonic()
                 self._status(x)
-                res, reps = self._method_results(trial, cf)
+                res, reps = self._method_results(trial, cf, x)
                 self.method_seconds.append(time.monotonic() - t)
                 pt = judge_point(self.system, trial, cf + res, self.scn.path)
                 pt["replications"] = reps

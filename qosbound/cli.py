@@ -410,15 +410,15 @@ def interrupted_admit_document(name: str, part: dict, error) -> dict:
 
 
 def interrupted_admit_line(name: str, part: dict, error) -> str:
-    """The text form: '... stopped after 7 evaluations: feasible at >= 3200, infeasible at <= 12800'."""
+    """The text form: '... stopped by SIGTERM after 7 evaluations: feasible at >= 3200, infeasible at <= 12800'."""
     from qosbound.admit import bracket_text
-    from qosbound.incomplete import message_of
+    from qosbound.incomplete import signal_of
 
     part = part or {}
     if not part.get("parameter"):
-        return f"{name}: admission search stopped before any value was judged ({message_of(error)})"
-    return (f"{name}: admission search over {part['parameter']} stopped after {part.get('evaluations', 0)} "
-            f"evaluations ({message_of(error)}): "
+        return f"{name}: admission search stopped by {signal_of(error)} before any value was judged"
+    return (f"{name}: admission search over {part['parameter']} stopped by {signal_of(error)} after "
+            f"{part.get('evaluations', 0)} evaluations: "
             f"{bracket_text(part['direction'], part.get('feasible'), part.get('infeasible'), part['unit'])}")
 
 

@@ -275,7 +275,7 @@ def test_a_stopped_admission_search_prints_its_bracket(tmp_path):
     assert run.code == 143, run.err
     one_line(run, signal.SIGTERM)
     line = run.out.strip().splitlines()[-1]
-    assert "admission search over traffic.EF.calls stopped after 3 evaluations" in line, run.out
+    assert "admission search over traffic.EF.calls stopped by SIGTERM after 3 evaluations" in line, run.out
     assert "feasible at >= " in line and "infeasible at <= " in line, line
     run = drive(args + ["--json"], "admit:block:5", [("admit", signal.SIGINT, "process", True)], tmp_path)
     assert run.code == 130, run.err
