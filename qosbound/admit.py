@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from qosbound.errors import SKIPPABLE, ScenarioError
 from qosbound.progress import QUIET, report_partial, report_status
 from qosbound.results import Kind
-from qosbound.scenario import build, get_path, set_path
+from qosbound.scenario import build, get_path, parameter_kind, set_path
 from qosbound.systems import get_system
 from qosbound.units import SI_UNIT, format_quantity, parse_quantity
 from qosbound.verdicts import judge_slo
@@ -85,9 +85,14 @@ class AdmitResult:
 _KIND_OF_UNIT = {"rate": "bit/s", "time": "s", "size": "B", "probability": "1", "count": "1"}
 
 
-def _kind_of(value) -> str:
+def _kind_of(value, raw: dict | None = None, path: str | None = None) -> str:
+    """The parameter's kind: from the scenario's schema when ``raw`` and ``path`` name it (a rate stays a rate
+    when the file gives it as a bare number), else guessed from the value."""
     if isinstance(value, bool):
         raise ScenarioError("cannot vary a yes/no parameter")
+    kind = parameter_kind(raw, path) if raw is not None and path is not None else None
+    if kind is not None:
+        return kind
     if isinstance(value, (int, float)):
         return "count"
     for kind in ("rate", "time", "size", "probability"):
@@ -108,7 +113,7 @@ def _parse_bound(text, kind: str, flag: str) -> float:
         if not math.isfinite(x):
             raise ScenarioError(f"{text!r} is not a finite number", field=flag)
         return x
-    return parse_quantity(text, kind, field=flag)
+    return parse_quantity(text, kind, field=flag, bare_si=False)  # a bare time, rate or size is refused
 
 
 def normalised_margin(margin: float, limit: float | None) -> float:
@@ -135,10 +140,10 @@ def worst_margin(verdicts, methods, path=None) -> tuple[float, str]:
 
 
 def search_range(scn, parameter: str, lo_text, hi_text, direction: str = "largest") -> tuple[float | None, float | None]:
-    """Read ``--min`` / ``--max`` in the units of the varied parameter ("100 kbit/s", "5 ms", or a bare SI
-    number) and check the range: finite, ``min < max``, inside the parameter's domain."""
+    """Read ``--min`` / ``--max`` in the units of the varied parameter ("100 kbit/s", "5 ms"; a bare number only
+    for a count or a probability) and check the range: finite, ``min < max``, inside the parameter's domain."""
     current = get_path(scn.raw, parameter)
-    kind = _kind_of(current)
+    kind = _kind_of(current, scn.raw, parameter)
     lo = _parse_bound(lo_text, kind, "--min") if lo_text is not None else None
     hi = _parse_bound(hi_text, kind, "--max") if hi_text is not None else None
     positive = kind in ("rate", "time", "size")
@@ -363,10 +368,10 @@ class _Search:
         self.progress = progress
         self.raw = scn.raw
         current = get_path(self.raw, parameter)
-        self.kind = _kind_of(current)
+        self.kind = _kind_of(current, self.raw, parameter)
         self.unit = _KIND_OF_UNIT[self.kind]
         self.x0 = parse_quantity(current, self.kind) if self.kind != "count" else float(current)
-        self.integer = isinstance(current, int) and not isinstance(current, bool)
+        self.integer = isinstance(current, int) and not isinstance(current, bool) and self.kind == "count"
         self.methods = system.default_methods(scn)
         self.auto = method is None
         if method is None:
@@ -632,13 +637,14 @@ class _Search:
                     a, fa = b, fb
                     b = self._step(b)
                     fb = self.margin(b)
-                if fb >= 0:
-                    return self._final(b, "every SLO still holds at the end of the search range", edge=True)
+                if fb >= 0:  # no SLO binds: name the tightest at the end, not as a binding SLO
+                    return self._final(b, self._unbound("every SLO still holds at the end of the search range", b),
+                                       edge=True)
             else:
                 b = limit
                 fb = self.margin(b)
                 if fb >= 0:
-                    return self._final(b, "every SLO holds up to the given limit", edge=True)
+                    return self._final(b, self._unbound("every SLO holds up to the given limit", b), edge=True)
         else:
             b, fb = start, fa
             a = self._start()
@@ -709,6 +715,14 @@ class _Search:
         if a != best and self.margin(a) >= 0:
             return a
         return best
+
+    def _unbound(self, message: str, x: float) -> str:
+        """The answer at the end of the range, where no SLO binds: the message and the tightest SLO there."""
+        pt = self.points.get(x) or {}
+        name, margin = pt.get("binding", ""), pt.get("margin", math.nan)
+        if not name or not math.isfinite(margin):
+            return message
+        return f"{message}; the tightest there: {name} ({100 * margin:.3g} % of its limit to spare)"
 
     def _bisect(self, a, b, rtol) -> float:
         return _bisect(self.margin, a, b, rtol(a), self.max_evals)

@@ -107,6 +107,7 @@ class Entry:
     wall: float = 0.0  # seconds to load, evaluate and judge it
     suite: str = ""  # its name in the reports, unique in the batch
     unfinished: bool = False  # a signal stopped the batch before this scenario was evaluated
+    inputs: object = None  # its inputs as understood (qosbound.understood.Inputs), once it loaded
 
     @property
     def exit_code(self) -> int:
@@ -126,7 +127,7 @@ def _located(e: QosboundError, file: str) -> QosboundError:
 def _prepare(file: str, args, *, verify: bool) -> tuple[Entry, dict | None]:
     """Load and check one file here: (its entry, the task for the executor) or (an entry with its error,
     None)."""
-    from qosbound.cli import _with_max_states
+    from qosbound.cli import _with_max_states, understood
     from qosbound.scenario import get_path, load
 
     t0 = time.perf_counter()
@@ -143,6 +144,7 @@ def _prepare(file: str, args, *, verify: bool) -> tuple[Entry, dict | None]:
                 scn = _with_max_states(args, scn)
         if verify and not scn.slos:
             raise QosboundError(f"{file}: field 'slos': the scenario declares no SLOs to verify")
+        entry.inputs = understood(scn)
     except Interrupted:
         raise
     except QosboundError as e:
@@ -322,14 +324,18 @@ def document(entry: Entry, verify: bool) -> dict:
 def doc_parts(entry: Entry, verify: bool) -> tuple[list, list, dict]:
     """(results, verdicts, extra keys) of one evaluated scenario's JSON document, as ``plan``/``verify`` print
     it for a single file."""
+    from qosbound.report import slo_counts
+
     verdicts = entry.slos + entry.agreements
     code = entry.exit_code
+    inputs = entry.inputs.to_json() if entry.inputs is not None else None
     if not verify:
-        return entry.results, verdicts, {"system": entry.system, "file": entry.file, "exit_code": code,
-                                         "skipped": entry.skipped, "complete": True}
+        return entry.results, verdicts, {"system": entry.system, "file": entry.file, "inputs": inputs,
+                                         "exit_code": code, "skipped": entry.skipped, "complete": True}
     results = [r for r in entry.results if any(r.metric == v.metric for v in entry.slos)]
-    return results, verdicts, {"system": entry.system, "file": entry.file, "ok": code == EXIT_OK,
+    return results, verdicts, {"system": entry.system, "file": entry.file, "inputs": inputs, "ok": code == EXIT_OK,
                                "slos_hold": not any(v.failed for v in entry.slos),
+                               "slo_counts": slo_counts(entry.slos),
                                "methods_agree": not any(v.disagrees for v in entry.agreements), "exit_code": code,
                                "skipped": entry.skipped, "complete": True}
 
@@ -355,7 +361,7 @@ def render_table(entries: list[Entry], where: str, seconds: float, code: int, ou
     from rich.markup import escape
     from rich.table import Table
 
-    from qosbound.report import agreement_line, console, slo_line
+    from qosbound.report import agreement_line, console, slo_counts, slo_line
 
     c = console(out)
     t = Table(title=f"qosbound: {len(entries)} scenarios", title_justify="left")
@@ -368,10 +374,11 @@ def render_table(entries: list[Entry], where: str, seconds: float, code: int, ou
         elif e.error is not None:
             slos = methods = "[red]not evaluated[/]"
         else:
-            nf = sum(v.failed for v in e.slos)
+            n = slo_counts(e.slos)  # per SLO, not per method verdict
+            nf = n["fail"]
             nd = sum(v.disagrees for v in e.agreements)
             na = sum(v.status == "approximate" for v in e.agreements)
-            slos = f"{len(e.slos) - nf} hold, " + (f"[bold red]{nf} fail[/]" if nf else "0 fail")
+            slos = f"{n['hold']} hold, " + (f"[bold red]{nf} fail[/]" if nf else "0 fail")
             methods = (f"{len(e.agreements) - nd - na} agree, {na} approx., "
                        + (f"[bold red]{nd} disagree[/]" if nd else "0 disagree"))
         style = "green" if e.exit_code == EXIT_OK else "bold red"
@@ -407,7 +414,7 @@ def write_junit(path: str, entries: list[Entry], stopped=None) -> None:
 
     groups = [incomplete_suites(e.suite, stopped) if e.unfinished
               else junit_error_suite(e.suite, e.error, e.wall) if e.error is not None
-              else junit_suites(e.suite, e.slos + e.agreements, e.seconds, e.skipped) for e in entries]
+              else junit_suites(e.suite, e.slos + e.agreements, e.seconds, e.skipped, e.inputs) for e in entries]
     write_junit_batch(path, "qosbound", groups)
 
 

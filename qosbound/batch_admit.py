@@ -41,6 +41,8 @@ class AdmitEntry:
     suite: str = ""  # unique name in the batch (as qosbound.batch names report suites)
     skipped: dict = field(default_factory=dict)
     unfinished: bool = False  # a signal stopped the batch before this port's search ended
+    inputs: object = None  # its inputs as understood (qosbound.understood.Inputs), once it loaded
+    search: dict | None = None  # the search as understood (qosbound.cli.admit_search)
 
     @property
     def exit_code(self) -> int:
@@ -53,6 +55,7 @@ class AdmitEntry:
 
 def _prepare(file: str, args) -> tuple[AdmitEntry, dict | None]:
     from qosbound.admit import search_range
+    from qosbound.cli import admit_search, understood
     from qosbound.scenario import load
 
     t0 = time.perf_counter()
@@ -61,6 +64,7 @@ def _prepare(file: str, args) -> tuple[AdmitEntry, dict | None]:
         scn = load(file)
         entry.name, entry.system = scn.name, scn.system
         lo, hi = search_range(scn, args.vary, args.min, args.max, args.direction)
+        entry.inputs, entry.search = understood(scn), admit_search(scn, args.vary, lo, hi)
     except Interrupted:
         raise
     except QosboundError as e:
@@ -98,7 +102,7 @@ def document(entry: AdmitEntry) -> dict:
         return {**base, "error": str(entry.error)}
     from qosbound.cli import admit_document
 
-    return {**admit_document(entry.name, entry.result), **base}
+    return {**admit_document(entry.name, entry.result, entry.inputs, entry.search), **base}
 
 
 def _counts(entries) -> dict:

@@ -191,6 +191,13 @@ def _evaluate(args, scn):
     return system, results, slo_verdicts, agree, seconds, skipped
 
 
+def understood(scn):
+    """The scenario's inputs as understood (:class:`qosbound.understood.Inputs`), which every report shows first."""
+    from qosbound.systems import get_system
+
+    return get_system(scn.system).understood_inputs(scn)
+
+
 def _single(args) -> bool:
     """True when ``plan``/``verify``/``admit`` got one scenario file (or shipped example): ``args.scenario`` becomes its
     path. Several files, a folder or a glob pattern are a batch (:mod:`qosbound.batch`)."""
@@ -212,24 +219,25 @@ def cmd_plan(args) -> int:
         from qosbound.batch import main as batch_main
 
         return batch_main(args, verify=False)
-    scn = None
+    scn = inputs = None
     try:
         scn = _with_max_states(args, load(args.scenario))
+        inputs = understood(scn)
         system, results, slos, agree, _, skipped = _evaluate(args, scn)
     except (Interrupted, interrupts.Stopped) as e:
-        _report_interrupted(args, scn, e, verify=False)
+        _report_interrupted(args, scn, e, verify=False, inputs=inputs)
         raise
     verdicts = slos + agree
     if args.json:
         print(render_json(scn.name, results, verdicts, {"system": scn.system, "file": args.scenario,
-                                                        "exit_code": exit_code(verdicts), "skipped": skipped,
-                                                        "complete": True}))
+                                                        "inputs": inputs.to_json(), "exit_code": exit_code(verdicts),
+                                                        "skipped": skipped, "complete": True}))
     else:
-        render_text(scn.name, results, verdicts, skipped=skipped)
+        render_text(scn.name, results, verdicts, skipped=skipped, inputs=inputs)
     return exit_code(verdicts)
 
 
-def _report_interrupted(args, scn, error, *, verify: bool, seconds: float = 0.0) -> None:
+def _report_interrupted(args, scn, error, *, verify: bool, seconds: float = 0.0, inputs=None) -> None:
     """What ``plan``/``verify`` had when a signal stopped them, marked incomplete (:mod:`qosbound.incomplete`):
     the JUnit report (``--junit``), the JSON document (``--json``) or the SLO lines judged on the methods that
     finished. The run then exits with the signal's code (130 / 143)."""
@@ -246,6 +254,8 @@ def _report_interrupted(args, scn, error, *, verify: bool, seconds: float = 0.0)
     done, not_done = list(part.get("done", [])), list(part.get("not_done", []))
     name = scn.name if scn is not None else Path(str(args.scenario)).stem
     verdicts, unjudged = [], []
+    if scn is not None and inputs is None:
+        inputs = understood(scn)
     if scn is not None:
         system = get_system(scn.system)
         if not done and not not_done:
@@ -254,15 +264,17 @@ def _report_interrupted(args, scn, error, *, verify: bool, seconds: float = 0.0)
         agree = agreements(results) + system.agreements(scn, results) if results else []
         verdicts, unjudged = split_judged(slos + agree)
     if verify and getattr(args, "junit", None):
-        lines = junit_suites(name, verdicts, secs, skipped) if verdicts or skipped else []
+        lines = junit_suites(name, verdicts, secs, skipped, inputs) if verdicts or skipped or inputs else []
         write_junit_batch(args.junit, name, [mark_junit_suites(lines, name, error, unjudged=unjudged, done=done,
                                                                not_done=not_done, seconds=seconds)])
     info = interrupted_info(error, methods_done=done, methods_not_done=not_done, slos_not_judged=unjudged)
     if args.json:
         keep = [r for r in results if not verify or any(r.metric == v.metric for v in verdicts)]
         print(render_json(name, keep, verdicts, {"system": scn.system if scn is not None else None,
-                                                 "file": str(args.scenario), "exit_code": info["exit_code"],
-                                                 "skipped": skipped, "complete": False, "interrupted": info}))
+                                                 "file": str(args.scenario),
+                                                 "inputs": inputs.to_json() if inputs is not None else None,
+                                                 "exit_code": info["exit_code"], "skipped": skipped,
+                                                 "complete": False, "interrupted": info}))
     elif verdicts:
         from qosbound.report import console, slo_line
 
@@ -281,8 +293,8 @@ def cmd_verify(args) -> int:
     methods disagree). With --junit a report is written even when the scenario cannot be loaded or evaluated."""
     import time
 
-    from qosbound.report import (agreement_line, console, omitted, render_json, skipped_lines, slo_line, write_junit,
-                                 write_junit_error)
+    from qosbound.report import (agreement_line, console, omitted, render_json, skipped_lines, slo_counts, slo_line,
+                                 slo_outcomes, slo_summary, write_junit, write_junit_error)
     from qosbound.scenario import load
     from qosbound.verdicts import EXIT_DISAGREE, EXIT_OK, exit_code
 
@@ -299,14 +311,15 @@ def cmd_verify(args) -> int:
         from qosbound.batch import main as batch_main
 
         return batch_main(args, verify=True)
-    scn = None
+    scn = inputs = None
     try:
         scn = _with_max_states(args, load(args.scenario))
         if not scn.slos:
             raise QosboundError(f"{args.scenario}: field 'slos': the scenario declares no SLOs to verify")
+        inputs = understood(scn)
         system, results, slos, agree, seconds, skipped = _evaluate(args, scn)
     except (Interrupted, interrupts.Stopped) as e:
-        _report_interrupted(args, scn, e, verify=True, seconds=time.perf_counter() - t0)
+        _report_interrupted(args, scn, e, verify=True, seconds=time.perf_counter() - t0, inputs=inputs)
         raise
     except QosboundError as e:
         if args.junit:
@@ -316,21 +329,29 @@ def cmd_verify(args) -> int:
         raise
     verdicts = slos + agree
     if args.junit:
-        write_junit(args.junit, scn.name, verdicts, seconds, skipped=skipped)
+        write_junit(args.junit, scn.name, verdicts, seconds, skipped=skipped, inputs=inputs)
     code = exit_code(verdicts)
     if args.json:
         print(render_json(scn.name, [r for r in results if any(r.metric == v.metric for v in slos)], verdicts,
-                          {"system": scn.system, "file": args.scenario, "ok": code == EXIT_OK,
-                           "slos_hold": not any(v.failed for v in slos),
+                          {"system": scn.system, "file": args.scenario, "inputs": inputs.to_json(),
+                           "ok": code == EXIT_OK, "slos_hold": not any(v.failed for v in slos),
+                           "slo_counts": slo_counts(slos),
                            "methods_agree": not any(v.disagrees for v in agree), "exit_code": code,
                            "skipped": skipped, "complete": True}))
         return code
     from rich.markup import escape
 
     c = console()
+    for line in inputs.lines():
+        c.print(escape(line), highlight=False)
     c.print("[bold]SLOs[/]", highlight=False)
-    for v in slos:
-        c.print(slo_line(v), highlight=False)
+    for name, status, vs in slo_outcomes(slos):
+        for v in vs:
+            c.print(slo_line(v), highlight=False)
+        if len({v.status for v in vs}) > 1 and status in ("violated", "missing"):
+            bad = ", ".join(v.method for v in vs if v.failed)
+            c.print(f"     [bold red]=> {escape(name)} fails[/] (by {escape(bad)}; an SLO fails when a verdict on it "
+                    "fails)", highlight=False)
     for line in omitted(results) + skipped_lines(skipped):
         c.print(f"[yellow]note[/] {escape(line)}", highlight=False)
     if agree:
@@ -338,42 +359,73 @@ def cmd_verify(args) -> int:
                 highlight=False)
     for v in agree:
         c.print(agreement_line(v), highlight=False)
-    nf = sum(v.failed for v in slos)
     nd = sum(v.disagrees for v in agree)
     na = sum(v.status == "approximate" for v in agree)
-    c.print(f"{scn.name}: SLOs {len(slos) - nf} hold, {nf} fail; methods: {len(agree) - nd - na} checks agree, "
+    c.print(f"{scn.name}: {slo_summary(slos)}; methods: {len(agree) - nd - na} checks agree, "
             f"{na} approximate, {nd} disagree", highlight=False)
     if code == EXIT_DISAGREE:
         c.print(f"{scn.name}: every SLO holds but methods disagree (exit {EXIT_DISAGREE})", highlight=False)
     return code
 
 
-def admit_document(name: str, res) -> dict:
-    """``admit --json`` for one scenario's answer (also a row of the batch form's document)."""
-    return {"scenario": name, "parameter": res.parameter, "direction": res.direction, "value": res.value,
-            "unit": res.unit, "method": res.method, "decided_by": res.decided_by, "binding_slo": res.binding,
-            "estimate": res.estimate, "bound_value": res.bound_value, "bound_proofs": res.bound_proofs,
-            "infeasible": res.infeasible, "evaluations": res.evaluations,
-            "bound_evaluations": res.bound_evaluations, "message": res.message, "notes": res.notes,
-            "history": [{"value": x, "margin": (m if math.isfinite(m) else None)} for x, m in res.history],
-            "complete": True}
+def admit_document(name: str, res, inputs=None, search: dict | None = None) -> dict:
+    """``admit --json`` for one scenario's answer (also a row of the batch form's document); ``inputs`` (the
+    inputs as understood) and ``search`` (the parameter's kind, current value and range, SI) when known."""
+    doc = {"scenario": name, "parameter": res.parameter, "direction": res.direction, "value": res.value,
+           "unit": res.unit, "method": res.method, "decided_by": res.decided_by, "binding_slo": res.binding,
+           "estimate": res.estimate, "bound_value": res.bound_value, "bound_proofs": res.bound_proofs,
+           "infeasible": res.infeasible, "evaluations": res.evaluations,
+           "bound_evaluations": res.bound_evaluations, "message": res.message, "notes": res.notes,
+           "history": [{"value": x, "margin": (m if math.isfinite(m) else None)} for x, m in res.history],
+           "complete": True}
+    if inputs is not None:
+        doc["inputs"] = inputs.to_json()
+    if search is not None:
+        doc["search"] = search
+    return doc
 
 
-def admit_lines(name: str, res) -> list[str]:
-    """The text answer of ``admit``: the value, what decided it (a proof, or the search method with the binding
-    SLO's estimate and interval there), and the value bounds prove."""
+def admit_search(scn, parameter: str, lo, hi) -> dict:
+    """The admission search as understood: the parameter, its kind (from the schema), its current value and
+    the range given by --min/--max, in SI units."""
+    from qosbound.scenario import get_path, parameter_kind
+    from qosbound.units import SI_UNIT, parse_quantity
+
+    kind = parameter_kind(scn.raw, parameter)
+    current = get_path(scn.raw, parameter)
+    try:
+        now = parse_quantity(current, kind) if kind not in (None, "count") else float(current)
+    except (ScenarioError, TypeError, ValueError):
+        now = None
+    return {"parameter": parameter, "kind": kind, "unit": SI_UNIT.get(kind or "", "1"), "current": now,
+            "min": lo, "max": hi}
+
+
+def admit_lines(name: str, res, search: dict | None = None) -> list[str]:
+    """The text answer of ``admit``: what was searched, then the value and what stops it -- the binding SLO, or
+    the end of the range where every SLO still holds (then no SLO is called binding), or where the scenario
+    stops being valid --, what decided it (bounds, or the search method with the binding SLO's estimate and
+    interval at the answer), the bracket, and the value up to which bounds prove every SLO."""
     from qosbound.admit import bracket_text
     from qosbound.units import format_quantity
 
+    def q(x):
+        return format_quantity(x, res.unit, digits=6) if res.unit != "1" else f"{x:.6g}"
+
+    out = []
+    if search is not None:
+        rng = "".join(t for t in (f" from {q(search['min'])} (--min)" if search["min"] is not None else "",
+                                  f" up to {q(search['max'])} (--max)" if search["max"] is not None else ""))
+        now = f", now {q(search['current'])}" if search["current"] is not None else ""
+        out.append(f"search: {res.parameter} ({search['kind'] or 'a parameter'}{now}), the {res.direction} value "
+                   f"with every SLO holding{rng}, by {res.method}")
     if res.value is None:
-        return [f"{name}: no value of {res.parameter} meets every SLO ({res.message}; method {res.method})"]
-    what = (f"{name}: {res.direction} {res.parameter} with every SLO holding = "
-            f"{format_quantity(res.value, res.unit, digits=6)}")
+        out.append(f"{name}: no value of {res.parameter} meets every SLO ({res.message}; method {res.method})")
+        return out
+    stop = f"binding SLO: {res.binding}" if res.binding else "no SLO binds"
+    out.append(f"{name}: {res.direction} {res.parameter} with every SLO holding = {q(res.value)} (method "
+               f"{res.method}, {stop}, {res.evaluations} evaluations){'; ' + res.message if res.message else ''}")
     e = res.estimate
-    if res.decided_by == "bound":
-        why = "proved by bounds"
-    else:
-        why = f"method {res.method}"
     if e:
         val = format_quantity(e["value"], e["unit"])
         iv = (f" [{format_quantity(e['low'], e['unit'])}, {format_quantity(e['high'], e['unit'])}] "
@@ -381,18 +433,15 @@ def admit_lines(name: str, res) -> list[str]:
         reps = (f", {e['replications']} replications" + (f" of {e['packets_per_replication']:,} packets"
                                                             if e.get("packets_per_replication") else "")
                 if e.get("replications") else "")
-        which = f"binding SLO {res.binding}" if res.binding else f"no SLO binds; tightest {e['slo']}"
-        why += f"; {which}: {e['method']} {e['metric']} = {val}{iv}{reps} at the answer"
-    elif res.binding:
-        why += f"; binding SLO {res.binding}"
-    lines = [f"{what} ({why}; {res.evaluations} evaluations)" + (f"; {res.message}" if res.message else "")]
+        which = e["slo"] if res.binding else f"the tightest SLO, {e['slo']}"
+        by = "proved by bounds" if res.decided_by == "bound" else f"decided by {res.decided_by or res.method}"
+        out.append(f"{name}: {by}: at the answer {which}: {e['method']} {e['metric']} = {val}{iv}{reps}")
     if res.infeasible is not None:
-        lines.append(f"{name}: {bracket_text(res.direction, res.value, res.infeasible, res.unit)}")
+        out.append(f"{name}: {bracket_text(res.direction, res.value, res.infeasible, res.unit)}")
     if res.bound_value is not None:
         proofs = "; ".join(f"{k} by {v}" for k, v in res.bound_proofs.items())
-        lines.append(f"{name}: every SLO is proved by bounds at {res.parameter} = "
-                     f"{format_quantity(res.bound_value, res.unit, digits=6)} ({proofs})")
-    return lines
+        out.append(f"{name}: every SLO is proved by bounds at {res.parameter} = {q(res.bound_value)} ({proofs})")
+    return out
 
 
 def interrupted_admit_document(name: str, part: dict, error) -> dict:
@@ -435,6 +484,9 @@ def cmd_admit(args) -> int:
         return batch_main(args)
     scn = load(args.scenario)
     lo, hi = search_range(scn, args.vary, args.min, args.max, args.direction)
+    inputs, search = understood(scn), admit_search(scn, args.vary, lo, hi)
+    if not args.json:  # the inputs as understood before the (long) search
+        print("\n".join(inputs.lines()), flush=True)
     prog = None
     try:
         with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
@@ -443,17 +495,17 @@ def cmd_admit(args) -> int:
     except (Interrupted, interrupts.Stopped) as e:
         part = getattr(e, "partial", None) or (prog.partial_value if prog is not None else None)
         if args.json:
-            print(json.dumps(interrupted_admit_document(scn.name, part, e), indent=2, allow_nan=False))
+            doc = interrupted_admit_document(scn.name, part, e)
+            print(json.dumps({**doc, "inputs": inputs.to_json(), "search": search}, indent=2, allow_nan=False))
         else:
             print(interrupted_admit_line(scn.name, part, e))
         raise
     if args.json:
-        print(json.dumps(admit_document(scn.name, res), indent=2, allow_nan=False))
+        print(json.dumps(admit_document(scn.name, res, inputs, search), indent=2, allow_nan=False))
     else:
         for note in res.notes:
             print(f"note: {note}", file=sys.stderr)
-        for line in admit_lines(scn.name, res):
-            print(line)
+        print("\n".join(admit_lines(scn.name, res, search)))
     return 0 if res.value is not None else 1
 
 
@@ -665,8 +717,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "(flows.NAME.hint) the default is the quality-maximising hint")
     sp.add_argument("--method", help="method to search with (default: model-checked, else closed-form)")
     sp.add_argument("--min", help="lower end of the search range, in the parameter's units (e.g. '100 kbit/s'; "
-                                  "a bare number is SI)")
-    sp.add_argument("--max", help="upper end of the search range, in the parameter's units")
+                                  "a bare number only for a count or a probability)")
+    sp.add_argument("--max", help="upper end of the search range, in the parameter's units (e.g. '2 Mbit/s'; "
+                                  "a count bare, e.g. 4000 calls)")
     sp.set_defaults(func=cmd_admit)
 
     sp = add(sub, "sweep", help="every method over a grid of parameter values: table, plots, SLO verdicts")
@@ -689,20 +742,21 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add(sub, "model", help="render PRISM files for a scenario, or check any PRISM model")
     msub = sp.add_subparsers(dest="model_command", required=True, parser_class=_Parser)
     r = add(msub, "render", help="write the PRISM model and properties for a scenario")
-    r.add_argument("scenario")
+    r.add_argument("scenario", help="scenario YAML file (or a shipped example's name)")
     r.add_argument("--out", default=".", help="output folder")
     r.set_defaults(func=cmd_model)
     ch = add(msub, "check", help="check a PRISM model with a property file on Storm or PRISM")
     ch.add_argument("model", help=".prism file, or a scenario YAML")
     ch.add_argument("props", nargs="?", help=".props file (default: beside the model)")
     ch.add_argument("--const", action="append", default=[], help="NAME=VALUE for undefined constants")
-    ch.add_argument("--engine", choices=["storm", "prism"], default="storm")
+    ch.add_argument("--engine", choices=["storm", "prism"], default="storm",
+                    help="the model checker: Storm through stormpy (default) or PRISM on PATH")
     ch.add_argument("--exact", action="store_true", help="Storm's exact (rational) arithmetic")
     ch.add_argument("--precision", default="1e-10", help="requested relative precision, in (0, 0.1)")
     ch.add_argument("--max-states", dest="max_states", default="1e9",
                     help="refuse a model whose state space (product of its variable ranges) may exceed this")
-    ch.add_argument("--json", action="store_true")
-    ch.add_argument("--quiet", action="store_true")
+    ch.add_argument("--json", action="store_true", help="print the machine-readable form")
+    ch.add_argument("--quiet", action="store_true", help="no progress bar")
     ch.set_defaults(func=cmd_model)
 
     sp = add(sub, "tfrc", help="TFRC / gTFRC rate calculator")
@@ -714,10 +768,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = add(sub, "reproduce", help="the tables and figures of a source paper")
     sp.add_argument("paper", help=", ".join(PAPERS))
-    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--json", action="store_true", help="print the machine-readable form")
     sp.add_argument("--out", default=None, help="folder for figures")
     sp.add_argument("--quick", action="store_true", help="smaller simulations (for CI)")
-    sp.add_argument("--quiet", action="store_true")
+    sp.add_argument("--quiet", action="store_true", help="no progress bar")
     sp.set_defaults(func=cmd_reproduce)
     return p
 

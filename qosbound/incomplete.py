@@ -86,11 +86,13 @@ def mark_junit_suites(lines: list[str], suite: str, error, *, unjudged=(), done=
                                        "time": f"{seconds:.3f}"})
         elements.insert(0, slo)
     sig = signal_of(error)
-    props = ET.Element("properties")
-    for key, value in (("incomplete", "true"), ("signal", sig), ("methods_done", ", ".join(done)),
-                       ("methods_not_done", ", ".join(not_done))):
-        ET.SubElement(props, "property", {"name": key, "value": value})
-    slo.insert(0, props)
+    props = slo.find("properties")  # e.g. the inputs as understood: one <properties> per suite, extended
+    if props is None:
+        props = ET.Element("properties")
+        slo.insert(0, props)
+    for i, (key, value) in enumerate((("incomplete", "true"), ("signal", sig), ("methods_done", ", ".join(done)),
+                                      ("methods_not_done", ", ".join(not_done)))):
+        props.insert(i, ET.Element("property", {"name": key, "value": value}))
     for title in unjudged:
         case = ET.SubElement(slo, "testcase", {"classname": name, "name": f"{title} [not judged]", "time": "0.000"})
         ET.SubElement(case, "skipped", {"message": f"not judged: the run was stopped by {sig} before a method "

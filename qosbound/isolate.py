@@ -305,8 +305,13 @@ def _fork_and_wait(fn, args, kwargs, what, memory_limit, progress, log_fd, log_p
         return _wait(pid, rfd, what, memory_limit, progress, log_path, on_crash)
     except (interrupts.Stopped, KeyboardInterrupt) as e:
         if pid > 0 and not waiting:  # a signal delivered between the fork and the wait: end the child too
-            _kill(pid)
-            raise _stopped(what, None, getattr(e, "signum", signal.SIGINT)) from None
+            state = {"partial": None, "buf": bytearray(), "tasks": {}}
+            try:
+                _drain(rfd, progress, state)  # what the child already sent still counts as done
+                _kill(pid)
+            except (interrupts.Stopped, KeyboardInterrupt):  # pragma: no cover - held while reaping
+                pass
+            raise _stopped(what, state["partial"], getattr(e, "signum", signal.SIGINT)) from None
         raise
     except BaseException:
         if pid > 0 and not waiting:

@@ -13,7 +13,7 @@ from qosbound.units import format_quantity
 
 __all__ = ["render_text", "render_json", "json_document", "write_junit", "write_junit_error", "write_junit_batch",
            "junit_suites", "junit_error_suite", "render_markdown", "console", "split", "omitted", "skipped_lines",
-           "fmt_interval", "slo_line", "agreement_line"]
+           "fmt_interval", "slo_line", "agreement_line", "slo_outcomes", "slo_counts", "slo_summary", "inputs_block"]
 
 
 def console(file=None):
@@ -72,12 +72,69 @@ def split(verdicts: list[Verdict]) -> tuple[list[Verdict], list[Verdict]]:
     return [v for v in verdicts if v.kind == "slo"], [v for v in verdicts if v.kind != "slo"]
 
 
+def slo_outcomes(slos: list[Verdict]) -> list[tuple[str, str, list[Verdict]]]:
+    """One outcome per SLO, in file order: (SLO name, status, its verdicts -- one per method that judged it).
+
+    An SLO fails ('violated', or 'missing' when no method produced its metric) when a verdict on it fails: the
+    rule the exit code follows, so the counts, the exit code and the lines agree. It is 'inconclusive' when
+    none fails but a confidence interval straddles the limit, else it 'holds'. Verdicts belong to one SLO when
+    they share its name and metric."""
+    groups: dict[tuple[str, str], list[Verdict]] = {}
+    for v in slos:
+        groups.setdefault((v.name, v.metric), []).append(v)
+    out = []
+    for (name, _), vs in groups.items():
+        failed = [v for v in vs if v.failed]
+        if failed:
+            status = "violated" if any(v.status == "violated" for v in failed) else "missing"
+        elif any(v.status == "inconclusive" for v in vs):
+            status = "inconclusive"
+        else:
+            status = "holds"
+        out.append((name, status, vs))
+    return out
+
+
+def slo_counts(slos: list[Verdict]) -> dict[str, int]:
+    """How many SLOs hold and fail (per SLO, not per method: see :func:`slo_outcomes`); 'inconclusive' SLOs
+    count as holding, as their exit code does, and are also counted apart."""
+    outcomes = slo_outcomes(slos)
+    fail = sum(st in ("violated", "missing") for _, st, _ in outcomes)
+    return {"slos": len(outcomes), "hold": len(outcomes) - fail, "fail": fail,
+            "inconclusive": sum(st == "inconclusive" for _, st, _ in outcomes),
+            "missing": sum(st == "missing" for _, st, _ in outcomes), "verdicts": len(slos)}
+
+
+def slo_summary(slos: list[Verdict]) -> str:
+    """'SLOs 1 hold, 1 fail' (per SLO), with how many method verdicts decided them when that differs, and how
+    many failed only because no requested method gives their metric."""
+    n = slo_counts(slos)
+    text = f"SLOs {n['hold']} hold, {n['fail']} fail"
+    notes = []
+    if n["inconclusive"]:
+        notes.append(f"{n['inconclusive']} inconclusive")
+    if n["missing"]:
+        notes.append(f"{n['missing']} not judged: no requested method gives the metric")
+    if n["verdicts"] != n["slos"]:
+        notes.append(f"{n['verdicts']} method verdicts")
+    return text + "".join(f" ({x})" for x in notes)
+
+
+def inputs_block(inputs) -> list[str]:
+    """The text lines of the inputs as understood (:class:`qosbound.understood.Inputs`); [] for none."""
+    return inputs.lines() if inputs is not None else []
+
+
 def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdict], out=None,
-                title: str | None = None, skipped: dict[str, str] | None = None) -> None:
+                title: str | None = None, skipped: dict[str, str] | None = None, inputs=None) -> None:
+    """The report of ``plan``: the inputs as understood, the results table, notes, the SLO verdicts and the
+    agreement checks."""
     from rich.markup import escape as escape_markup
     from rich.table import Table
 
     c = console(out)
+    for line in inputs_block(inputs):
+        c.print(escape_markup(line), highlight=False)
     t = Table(title=title or f"qosbound: {scenario_name}", title_justify="left")
     t.add_column("metric")
     t.add_column("method")
@@ -122,6 +179,8 @@ def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdic
             v.add_row(escape_markup(x.name), x.method, f"[{_status_style(x.status)}]{x.status}[/]",
                       _q(x.value, x.unit), _q(x.limit, x.unit), _q(x.margin, x.unit), escape_markup(detail))
         c.print(v)
+        if heading.startswith("SLO"):
+            c.print(escape_markup(slo_summary(group)), highlight=False)
 
 
 def json_document(scenario: Any, results: list[Result], verdicts: list[Verdict], extra: dict | None = None) -> dict:
@@ -179,8 +238,10 @@ def _message(v: Verdict) -> str:
     return msg
 
 
-def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str, float], failing) -> list[str]:
-    """One <testsuite>: a <testcase> per verdict with a unique name, its time and its result's kind."""
+def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str, float], failing,
+           properties: list[tuple[str, str]] = ()) -> list[str]:
+    """One <testsuite>: its <properties> (the inputs as understood), then a <testcase> per verdict with a unique
+    name, its time and its result's kind."""
     names: dict[str, int] = {}
     cases = []
     involved: set[str] = set()
@@ -208,15 +269,18 @@ def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str
     total = sum(seconds.get(m, 0.0) for m in involved)
     head = (f'  <testsuite name={quoteattr(name)} tests="{len(verdicts)}" failures="{failures}" errors="0" '
             f'skipped="0" time="{total:.3f}">')
-    return [head] + cases + ["  </testsuite>"]
+    props = (["    <properties>"] + [f"      <property name={quoteattr(a)} value={quoteattr(b)}/>" for a, b in properties]
+             + ["    </properties>"]) if properties else []
+    return [head] + props + cases + ["  </testsuite>"]
 
 
 def junit_suites(suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None,
-                 skipped: dict[str, str] | None = None) -> list[str]:
+                 skipped: dict[str, str] | None = None, inputs=None) -> list[str]:
     """The <testsuite> elements of one scenario (see :func:`write_junit`), as lines."""
     seconds = seconds or {}
     slos, agree = split(verdicts)
-    lines = _suite(f"{suite}.slo", f"{suite}.slo", slos, seconds, lambda v: v.failed)
+    props = inputs.properties() if inputs is not None else []
+    lines = _suite(f"{suite}.slo", f"{suite}.slo", slos, seconds, lambda v: v.failed, props)
     lines += _suite(f"{suite}.agreement", f"{suite}.agreement", agree, seconds, lambda v: v.disagrees)
     if skipped:
         name = quoteattr(f"{suite}.methods")
@@ -229,14 +293,15 @@ def junit_suites(suite: str, verdicts: list[Verdict], seconds: dict[str, float] 
 
 
 def write_junit(path: str, suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None,
-                skipped: dict[str, str] | None = None) -> None:
-    """JUnit XML with two test suites: ``<suite>.slo`` (a failure per SLO that does not hold) and
+                skipped: dict[str, str] | None = None, inputs=None) -> None:
+    """JUnit XML with two test suites: ``<suite>.slo`` (its ``<properties>`` the inputs as understood,
+    ``input.<field>``; a failure per SLO verdict that does not hold) and
     ``<suite>.agreement`` (a failure per pair of methods that disagree). Every verdict is one testcase whose
     name is unique and names the metric and the method(s); ``time`` is the time spent computing the results it
     judges (``seconds``: per method). A method skipped on a budget is a ``<skipped>`` testcase of a third suite,
     ``<suite>.methods``, with the reason."""
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<testsuites name={quoteattr(suite)}>"]
-    lines += junit_suites(suite, verdicts, seconds, skipped)
+    lines += junit_suites(suite, verdicts, seconds, skipped, inputs)
     lines.append("</testsuites>")
     _write(path, "\n".join(lines) + "\n")
 

@@ -2,7 +2,9 @@
 
 A scenario names its ``system`` (``pq_txq``, ``af``, ``tsq``, ``tfrc``); the
 system's module in :mod:`qosbound.systems` supplies the schema. Every quantity
-may carry units ("2 Mbps", "128 B", "10 ms"); bare numbers are SI. Errors name
+may carry units ("2 Mbit/s", "128 B", "10 ms", in the grammar of
+:mod:`qosbound.units`); a bare number in a field is SI, as the schema documents,
+while an SLO limit of a time, rate or size must carry its unit. Errors name
 the file, the field (dotted path) and the problem, as :class:`ScenarioError`.
 """
 
@@ -10,19 +12,30 @@ from __future__ import annotations
 
 import copy
 import math
+import types
+import typing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from qosbound.errors import ScenarioError
 from qosbound.units import Kind, parse_quantity
 
 __all__ = [
     "ScenarioBase", "SLO", "Time", "Rate", "Size", "PacketSize", "Probability", "PositiveInt",
-    "load_raw", "build", "load", "set_path", "get_path",
+    "load_raw", "build", "load", "set_path", "get_path", "QuantityKind", "field_kind", "parameter_kind",
 ]
+
+
+@dataclass(frozen=True)
+class QuantityKind:
+    """Marks a field type with the kind of quantity it holds (``Rate`` holds a ``rate``), so a parameter's kind
+    is known from the schema (:func:`field_kind`), not guessed from how the file happens to spell its value."""
+
+    kind: str
 
 
 def _unit(kind: Kind):
@@ -92,14 +105,14 @@ def _packet_size(v):
     return x
 
 
-Time = Annotated[float, _unit("time")]
+Time = Annotated[float, _unit("time"), QuantityKind("time")]
 #: A packet size in bytes, in (0, 65535].
-PacketSize = Annotated[float, BeforeValidator(_packet_size)]
-Rate = Annotated[float, _unit("rate")]
-Size = Annotated[float, _unit("size")]
-Probability = Annotated[float, BeforeValidator(_probability)]
-PositiveInt = Annotated[int, BeforeValidator(_positive_int)]
-NonNegInt = Annotated[int, BeforeValidator(lambda v: _nonneg(_int(v)))]
+PacketSize = Annotated[float, BeforeValidator(_packet_size), QuantityKind("size")]
+Rate = Annotated[float, _unit("rate"), QuantityKind("rate")]
+Size = Annotated[float, _unit("size"), QuantityKind("size")]
+Probability = Annotated[float, BeforeValidator(_probability), QuantityKind("probability")]
+PositiveInt = Annotated[int, BeforeValidator(_positive_int), QuantityKind("count")]
+NonNegInt = Annotated[int, BeforeValidator(lambda v: _nonneg(_int(v))), QuantityKind("count")]
 
 
 def _nonneg(v):
@@ -112,17 +125,20 @@ class SLO(BaseModel):
     """A service-level objective: ``metric`` must stay at most ``max`` (or at least ``min``).
 
     The limit is read in the metric's unit ("15 ms" for a delay, 1e-3 for a
-    probability). ``method`` restricts the SLO to one method; by default every
+    probability); a time, rate or size limit must carry its unit (a bare 20 on a
+    delay is refused, not read as 20 s). ``method`` restricts the SLO to one method; by default every
     method that produces the metric is judged.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    metric: str
-    max: Any = None
-    min: Any = None
-    method: str | None = None
-    name: str | None = None
+    metric: str = Field(description="the metric judged, e.g. EF.delay.p99, EF.loss, AF1.drop.AF11")
+    max: Any = Field(default=None, description="upper limit in the metric's unit: '20 ms', '2 Mbit/s', '1500 B' "
+                                               "(a time, rate or size needs its unit); a probability bare or in %")
+    min: Any = Field(default=None, description="lower limit, read like max")
+    method: str | None = Field(default=None, description="judge by this method only (default: every method that "
+                                                         "gives the metric)")
+    name: str | None = Field(default=None, description="the SLO's name in reports (default: METRIC <= LIMIT)")
 
     @model_validator(mode="after")
     def _one_limit(self):
@@ -299,6 +315,69 @@ def _check_slos(system, scn, file: str | None) -> None:
 def load(path: str | Path):
     """Load and validate a scenario file."""
     return build(load_raw(path), str(path))
+
+
+def _members(tp, metadata=()) -> list[tuple[Any, tuple]]:
+    """(type, metadata) of each member of a union, with Annotated metadata collected."""
+    origin = typing.get_origin(tp)
+    if origin is Annotated:
+        args = typing.get_args(tp)
+        return _members(args[0], (*metadata, *tp.__metadata__))
+    if origin in (typing.Union, types.UnionType):
+        return [m for a in typing.get_args(tp) if a is not type(None) for m in _members(a)]
+    return [(tp, tuple(metadata))]
+
+
+def _step(tp, metadata, part: str) -> list[tuple[Any, tuple]]:
+    """The types one path part below ``tp``: a model's field (by name or alias), a list's item (a number), a
+    dict's value (any key)."""
+    out: list[tuple[Any, tuple]] = []
+    for t, meta in _members(tp, metadata):
+        origin = typing.get_origin(t)
+        if isinstance(t, type) and issubclass(t, BaseModel):
+            for name, info in t.model_fields.items():
+                if part in (name, info.alias):
+                    out += _members(info.annotation, tuple(info.metadata))
+        elif origin in (list, tuple) and part.isdigit():
+            out += _members(typing.get_args(t)[0])
+        elif origin is dict:
+            out += _members(typing.get_args(t)[1])
+    return out
+
+
+def field_kind(model: type, dotted: str) -> str | None:
+    """The kind of quantity (``time``, ``rate``, ``size``, ``probability``, ``count``) the scenario schema
+    ``model`` declares at the dotted path (a number indexes a list: ``traffic.BE.sizes.0.size``), from the
+    field's type; ``count`` for a plain number, None when the path names no quantity (or no field).
+
+    >>> from qosbound.systems.pq_txq import Scenario
+    >>> field_kind(Scenario, "traffic.EF.rate"), field_kind(Scenario, "txq.units"), field_kind(Scenario, "name")
+    ('rate', 'count', None)
+    """
+    cur = [(model, ())]
+    for part in dotted.split("."):
+        cur = [m for t, meta in cur for m in _step(t, meta, part)]
+        if not cur:
+            return None
+    kinds = set()
+    for t, meta in cur:
+        marks = [m.kind for m in meta if isinstance(m, QuantityKind)]
+        if marks:
+            kinds.update(marks)
+        elif t in (int, float):
+            kinds.add("count")
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def parameter_kind(raw: dict, dotted: str) -> str | None:
+    """The kind of the parameter at ``dotted`` in a scenario mapping: from its system's schema, else (a system
+    that cannot be loaded, or a field the schema does not type) None."""
+    from qosbound.systems import get_system, known_systems
+
+    name = raw.get("system") if isinstance(raw, dict) else None
+    if not isinstance(name, str) or name not in known_systems():
+        return None
+    return field_kind(get_system(name).Scenario, dotted)
 
 
 def get_path(raw: dict, dotted: str):

@@ -30,7 +30,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--t-rto", dest="t_rto", help="retransmission timeout (default 4 R)")
     parser.add_argument("--csv", metavar="FILE", help="table input: columns s, rtt, loss[, target, x_recv]")
     parser.add_argument("--json", action="store_true", help="print the machine-readable form")
-    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="accepted for symmetry with the other commands "
+                                                              "(the calculator prints no progress)")
 
 
 def _positive(value, kind, field):

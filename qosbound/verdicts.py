@@ -11,8 +11,10 @@ __all__ = ["default_slo_limit", "judge_slos", "exit_code", "EXIT_OK", "EXIT_SLO"
 
 
 def default_slo_limit(metric_kind, slo: SLO) -> float:
+    """The SLO's limit in SI, read in its metric's kind; a time, rate or size limit must carry its unit (a bare
+    ``max: 20`` on a delay is refused, not read as 20 s)."""
     kind = metric_kind(slo.metric)
-    return parse_quantity(slo.raw_limit, kind, field=slo.bound)
+    return parse_quantity(slo.raw_limit, kind, field=slo.bound, bare_si=False)
 
 
 def omitted_reason(metric: str, results: list[Result]) -> str | None:

@@ -65,15 +65,18 @@ def test_bad_parameter_is_an_input_error(capsys, param, message):
 
 @pytest.mark.parametrize("args,needle", [
     (["--min", "abc"], "--min: cannot read 'abc' as a rate"),
-    (["--min", "2e6", "--max", "1e6"], "--min: the search range is empty"),
+    (["--min", "2e6 bit/s", "--max", "1e6 bit/s"], "--min: the search range is empty"),
     (["--min", "2 Mbit/s", "--max", "1 Mbit/s"], "--min: the search range is empty"),
     (["--max", "nan"], "--max: 'nan' is not a finite number"),
     (["--max", "inf"], "--max: 'inf' is not a finite number"),
-    (["--direction", "smallest", "--min", "-1"], "--min: must be positive"),
-    (["--max", "10 ms"], "--max: '10 ms' has the wrong units"),
+    (["--direction", "smallest", "--min", "-1 bit/s"], "--min: must be positive"),
+    (["--max", "10 ms"], "--max: '10 ms' has the wrong units: a time, not a rate"),
+    (["--max", "1000000"], "--max: '1000000' has no unit: write a rate with its unit, e.g. '1000000 bit/s'"),
+    (["--max", "10 Mbit"], "--max: '10 Mbit' has the wrong units: a size (an amount of data), not a rate"),
 ])
 def test_bad_search_ranges_are_input_errors(capsys, args, needle):
-    """Each of these returned an answer (or a traceback) before: 1e-19 bit/s for --min -1."""
+    """Each of these returned an answer (or a traceback) before: 1e-19 bit/s for --min -1; a bare --max 1000000
+    was 1 Mbit/s without a word."""
     code = main(["admit", str(ROOT / "examples" / "ferrari2001.yaml"), "--vary", "traffic.EF.rate", "--quiet",
                  *args])
     err = capsys.readouterr().err
@@ -91,7 +94,7 @@ def test_units_in_the_range_are_read_in_si(tmp_path, capsys):
     code, doc = _admit(capsys, str(p), "--vary", "traffic.EF.rate", "--method", "closed-form",
                        "--min", "100 kbit/s", "--max", "1900 kbit/s")
     code2, doc2 = _admit(capsys, str(p), "--vary", "traffic.EF.rate", "--method", "closed-form",
-                         "--min", "1e5", "--max", "1.9e6")
+                         "--min", "1e5 bit/s", "--max", "1.9e6bit/s")
     assert code == code2 == 0
     assert doc["value"] == pytest.approx(doc2["value"], rel=1e-9) and 3e5 < doc["value"] < 1.9e6
 
@@ -104,6 +107,43 @@ def test_an_invalid_trial_value_is_named_not_counted_as_an_slo_failure(capsys):
     assert doc["binding_slo"] == ""
     assert "beyond it the scenario is invalid" in doc["message"]
     assert "thresholds out of order: min_th = 40 must be below max_th = 40" in doc["message"]
+
+
+def test_at_the_end_of_the_range_no_slo_is_called_binding(tmp_path, capsys):
+    """`admit --max` inside the feasible region named a 'binding SLO' while saying every SLO holds up to the
+    limit: now no SLO binds there, and the message names the tightest SLO with its slack instead."""
+    import yaml
+
+    raw = load_raw(ROOT / "examples" / "ferrari2001.yaml")
+    raw["slos"] = [{"metric": "EF.delay.worst_case_mean", "max": "25 ms"}]
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump(raw))
+    code, doc = _admit(capsys, str(p), "--vary", "traffic.EF.rate", "--method", "closed-form", "--max", "320 kbit/s")
+    assert code == 0 and doc["value"] == 320e3 and doc["binding_slo"] == ""
+    assert doc["message"].startswith("every SLO holds up to the given limit; the tightest there: "
+                                     "EF.delay.worst_case_mean <= 25 ms (")
+    assert doc["search"] == {"parameter": "traffic.EF.rate", "kind": "rate", "unit": "bit/s", "current": 300e3,
+                             "min": None, "max": 320e3}
+    assert doc["inputs"]["traffic.EF.rate"]["value"] == 300e3
+    code = main(["admit", str(p), "--vary", "traffic.EF.rate", "--method", "closed-form", "--max", "320 kbit/s",
+                 "--quiet"])
+    out = capsys.readouterr().out
+    assert out.startswith("inputs as understood\n")
+    assert ("search: traffic.EF.rate (rate, now 300 kbit/s), the largest value with every SLO holding up to "
+            "320 kbit/s (--max), by closed-form") in out
+    assert "= 320 kbit/s (method closed-form, no SLO binds, " in out and "binding SLO" not in out
+
+
+def test_a_count_range_stays_bare_and_a_rate_range_needs_units(tmp_path, capsys):
+    """Calls are counted (`--max 4000`); a rate range without a unit is refused naming --max."""
+    path = str(ROOT / "examples" / "wan-ports" / "branch-10m.yaml")
+    from qosbound.admit import search_range
+    from qosbound.scenario import load
+
+    scn = load(path)
+    assert search_range(scn, "traffic.EF.calls", None, "4000") == (None, 4000.0)
+    code = main(["admit", path, "--vary", "traffic.EF.call.rate", "--max", "100000", "--quiet"])
+    assert code == 2 and "--max: '100000' has no unit" in capsys.readouterr().err
 
 
 # ---- bounds first, simulation near the boundary (qosbound.admit's search) --------------------------------------
@@ -208,11 +248,13 @@ def test_admit_text_says_what_decided_the_answer(tmp_path, capsys):
     p = tmp_path / "voice.yaml"
     p.write_text(yaml.safe_dump(VOICE))
     assert main(["admit", str(p), "--vary", "traffic.EF.calls", "--quiet"]) == 0
-    out = capsys.readouterr().out.splitlines()
+    out = [x for x in capsys.readouterr().out.splitlines() if x.startswith("small-voice: ")]
     assert out[0].startswith("small-voice: largest traffic.EF.calls with every SLO holding = ")
-    assert "method simulated; binding SLO EF.loss <= 0.001: simulated EF.loss = " in out[0] and "95% CI" in out[0]
-    assert out[1].startswith("small-voice: feasible at >= ") and "infeasible at <= " in out[1]
-    assert out[2].startswith("small-voice: every SLO is proved by bounds at traffic.EF.calls = ")
+    assert "(method simulated, binding SLO: EF.loss <= 0.001, " in out[0]
+    assert out[1].startswith("small-voice: decided by simulated: at the answer EF.loss <= 0.001: simulated "
+                             "EF.loss = ") and "(95% CI), 64 replications of 20,000 packets" in out[1]
+    assert out[2].startswith("small-voice: feasible at >= ") and "infeasible at <= " in out[2]
+    assert out[3].startswith("small-voice: every SLO is proved by bounds at traffic.EF.calls = ")
 
 
 def test_the_simulated_trials_design():

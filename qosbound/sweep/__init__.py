@@ -10,6 +10,8 @@ judged against the SLOs and across methods. Points run in this process or on Das
 
 from __future__ import annotations
 
+import sys
+
 from qosbound.sweep.cache import Cache, default_cache_dir
 from qosbound.sweep.grid import Axis, parse_vary
 from qosbound.sweep.run import Sweep, prepare, run, table_rows
@@ -69,6 +71,11 @@ def main(args) -> int:
         raise ScenarioError(f"cannot create '{args.out}': {e.strerror}", field="--out") from None
     scn = load(args.scenario)
     sw = prepare(scn, args.vary, _methods_arg(args.methods))
+    from qosbound.cli import understood
+
+    for line in understood(scn).lines() + ["grid"] + [f"  {a.describe()}" for a in sw.axes]:
+        print(line)
+    sys.stdout.flush()
     cache = Cache(None if args.no_cache else (args.cache or default_cache_dir()))
     try:
         run(sw, cache=cache, workers=workers, scheduler=args.scheduler,

@@ -3,7 +3,9 @@
 SPEC is ``LO..HI:N`` (N evenly spaced values, both ends included), ``LO..HI:N:log``
 (N values evenly spaced in the logarithm) or a list ``a,b,c``; a single value is a
 one-point list. LO, HI and the list entries carry units as in the scenario file
-("100B", "1.5 Mbps", "10 ms"); a bare number is SI. PARAM is a dotted path into the
+("100B", "1.5 Mbit/s", "10 ms"; the grammar of :mod:`qosbound.units`); a bare number is
+refused for a time, rate or size (it is read only for counts and probabilities). The
+parameter's kind comes from the scenario's schema. PARAM is a dotted path into the
 scenario; a number in it indexes a list (``traffic.BE.sizes.0.size``).
 """
 
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from qosbound.admit import _kind_of, _parse_bound
 from qosbound.errors import ScenarioError
 from qosbound.scenario import get_path, set_path
-from qosbound.units import SI_UNIT
+from qosbound.units import SI_UNIT, format_quantity
 
 __all__ = ["Axis", "parse_vary", "points", "get_param", "set_param", "MAX_POINTS"]
 
@@ -40,6 +42,20 @@ class Axis:
     @property
     def unit(self) -> str:
         return SI_UNIT[self.kind]
+
+    def describe(self) -> str:
+        """The axis as understood, for the report: 'traffic.EF.rate (rate): 5 values from 100 kbit/s to 2 Mbit/s'."""
+
+        def q(v) -> str:
+            return f"{v:g}" if self.unit == "1" else format_quantity(v, self.unit, digits=6)
+
+        n = len(self.values)
+        if n == 1:
+            return f"{self.path} ({self.kind}): {q(self.values[0])}"
+        if n <= 6:
+            return f"{self.path} ({self.kind}): {', '.join(q(v) for v in self.values)}"
+        spacing = " evenly spaced in the logarithm" if self.log else ""
+        return f"{self.path} ({self.kind}): {n} values{spacing} from {q(min(self.values))} to {q(max(self.values))}"
 
     @property
     def column(self) -> str:
@@ -119,10 +135,10 @@ def parse_vary(raw: dict, text: str) -> Axis:
         raise ScenarioError(f"'{text}': expected PARAM=LO..HI:N, PARAM=LO..HI:N:log or PARAM=a,b,c", field=FLAG)
     try:
         current = get_param(raw, path)
-        kind = _kind_of(current)
+        kind = _kind_of(current, raw, path)
     except ScenarioError as e:
         raise ScenarioError(e.problem, field=FLAG) from None
-    integer = isinstance(current, int) and not isinstance(current, bool)
+    integer = isinstance(current, int) and not isinstance(current, bool) and kind == "count"
 
     def read(x: str) -> float:
         if not x.strip():

@@ -33,11 +33,12 @@ from qosbound.results import Interval, Result, Verdict
 from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size, Time
 from qosbound.systems.base import default_methods, MethodsBase, Strict, TimedSimOptions
 from qosbound.systems.capabilities import generic_admit, no_models, no_ns3, no_plot_delays
+from qosbound.understood import Echo, Inputs
 from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
 __all__ = ["Scenario", "evaluate", "metric_names", "metric_kind", "slo_limit", "agreements", "default_methods",
-           "simulate_trace", "ns3_trace", "plot_delays", "render_models", "admit"]
+           "simulate_trace", "ns3_trace", "plot_delays", "render_models", "admit", "understood_inputs"]
 
 
 class Flow(Strict):
@@ -175,6 +176,28 @@ def slo_limit(scn: Scenario, slo) -> float:
             raise ScenarioError(f"flow '{flow}' has no target rate")
         return t
     return default_slo_limit(metric_kind, slo)
+
+
+def understood_inputs(scn: Scenario) -> Inputs:
+    """The flows as the equations see them (packet size, RTT, loss event rate, target, RTO) and, when given, the
+    testbed: bottleneck capacity, the competing aggregate's target (share of the bottleneck) and bucket."""
+    net = scn.network
+    e = Echo(scn, net.capacity if net is not None else None, of="the bottleneck")
+    if net is not None:
+        e.quantity("network.capacity", net.capacity, "rate")
+        e.quantity("network.tcp_flows", net.tcp_flows, "count", noun="TCP flows")
+        e.quantity("network.aggregate_target", net.aggregate_target, "rate", share=True)
+        e.quantity("network.bucket", net.bucket, "size")
+    for n, f in scn.flows.items():
+        e.text(f"flows.{n}.protocol", f.protocol)
+        e.quantity(f"flows.{n}.size", f.size, "size")
+        e.quantity(f"flows.{n}.rtt", f.rtt, "time")
+        e.quantity(f"flows.{n}.loss", f.loss, "probability", note="loss event rate")
+        if f.target is not None:
+            e.quantity(f"flows.{n}.target", f.target, "rate", share=net is not None)
+        e.quantity(f"flows.{n}.t_rto", f.t_rto if f.t_rto is not None else 4 * f.rtt, "time",
+                   note="" if f.t_rto is not None else "4 R")
+    return e.done()
 
 
 #: What the closed-form rate leaves out when it stands for the rate a flow gets in a network.
