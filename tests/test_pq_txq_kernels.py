@@ -85,3 +85,22 @@ def test_more_replications_reuse_the_ones_just_run():
     np.testing.assert_array_equal(b.stats, c.stats)
     np.testing.assert_array_equal(b.counts, c.counts)
     assert not np.array_equal(c.stats, sim.run_replications(p, 5000, 8, 8).stats)  # another seed: new runs
+
+
+def _signatures_after(calls_list):
+    from qosbound.validation.pq_txq_kernels import simulate_batch
+
+    for n in calls_list:
+        p = params({"calls": n, "call": {"rate": "4 kbit/s", "size": "128 B", "arrivals": "cbr"}})
+        sim.run_replications(p, 3000, 2, n)
+    p = params({"rate": "300 kbit/s", "size": "128 B", "arrivals": "poisson"})
+    sim.run_replications(p, 3000, 2, 1)
+    return len(simulate_batch.signatures)
+
+
+def test_every_port_size_runs_the_same_compiled_kernel():
+    """An admission search simulates many numbers of calls: the kernel is compiled once (one signature), not per
+    evaluation (in a child, as the CLI runs it)."""
+    from qosbound.isolate import run_isolated
+
+    assert run_isolated(_signatures_after, [5, 50, 400], what="simulations") == 1
