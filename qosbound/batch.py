@@ -23,8 +23,10 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from qosbound import interrupts
 from qosbound.errors import (EXIT_INTERNAL, EXIT_RESOURCE, InternalError, Interrupted, QosboundError,
                              ScenarioError)
+from qosbound.progress import progress
 from qosbound.verdicts import EXIT_DISAGREE, EXIT_INPUT, EXIT_OK, EXIT_SLO
 
 __all__ = ["Entry", "SEVERITY", "batch_exit_code", "evaluate_scenario", "expand", "guarded_record", "is_batch", "main", "run"]
@@ -106,12 +108,15 @@ class Entry:
     error: QosboundError | None = None
     wall: float = 0.0  # seconds to load, evaluate and judge it
     suite: str = ""  # its name in the reports, unique in the batch
+    unfinished: bool = False  # a signal stopped the batch before this scenario was evaluated
     inputs: object = None  # its inputs as understood (qosbound.understood.Inputs), once it loaded
 
     @property
     def exit_code(self) -> int:
         from qosbound.verdicts import exit_code
 
+        if self.unfinished:
+            return interrupts.exit_code()
         return self.error.exit_code if self.error is not None else exit_code(self.slos + self.agreements)
 
 
@@ -198,6 +203,22 @@ def evaluate_scenario(task: dict, _path, asked: list[str] | None) -> dict:
     return guarded_record(task["path"], "evaluating", work)
 
 
+def prepare_all(files: list[str], prepare, entry_type) -> tuple[list[tuple], Interrupted | None, str]:
+    """``prepare(file)`` for each file in turn: (the prepared (entry, task) pairs, the interruption that
+    stopped the loading or None, where the work ran: '-'). Files a signal left unread are entries marked not
+    finished, so the batch's report still names every file."""
+    prepared: list[tuple] = []
+    try:
+        for f in files:
+            prepared.append(prepare(f))
+    except (Interrupted, interrupts.Stopped) as e:
+        stop = e if isinstance(e, Interrupted) else interrupts.stopped("loading the scenarios")
+        for f in files[len(prepared):]:
+            prepared.append((entry_type(file=f, name=Path(f).stem, unfinished=True), None))
+        return prepared, stop, "-"
+    return prepared, None, "-"
+
+
 def _unique_suites(entries: list[Entry]) -> None:
     """Give each entry a report name unique in the batch: its scenario name, with the file's stem when two
     scenarios share a name, and a number when that is still not enough."""
@@ -246,7 +267,6 @@ def run(entries_tasks: list[tuple], asked, *, workers: int = 1, scheduler: str |
     fill = fill or _fill_evaluation
     from qosbound.sweep.cache import Cache
     from qosbound.sweep.execute import run_dask, run_serial
-    from qosbound.sweep.run import _bar
 
     run_id = uuid.uuid4().hex[:12]
     tasks = [(f"{command}-{run_id}-{i}", task) for i, (_, task) in enumerate(entries_tasks) if task is not None]
@@ -255,24 +275,35 @@ def run(entries_tasks: list[tuple], asked, *, workers: int = 1, scheduler: str |
              f"{workers} Dask workers" if dask else "one child process")
     if not tasks:
         return where
-    if show_progress is None:
-        show_progress = sys.stderr.isatty()
     label = f"{command}: {len(tasks)} scenarios"
-    with _bar(show_progress) as prog:
-        if dask:
-            got = run_dask(tasks, None, asked, Cache(None), prog, workers=workers, scheduler=scheduler,
-                           evaluate=evaluate, label=label)
-        else:
-            got = run_serial(tasks, None, asked, Cache(None), prog, evaluate=evaluate, label=label)
+    stopped = None
+    with progress(False if show_progress is False else None) as prog:
+        try:
+            if dask:
+                got = run_dask(tasks, None, asked, Cache(None), prog, workers=workers, scheduler=scheduler,
+                               evaluate=evaluate, label=label)
+            else:
+                got = run_serial(tasks, None, asked, Cache(None), prog, evaluate=evaluate, label=label)
+        except (Interrupted, interrupts.Stopped) as e:
+            # the scenarios that finished before the signal are reported; the others are marked not finished
+            stopped = e
+            got = getattr(e, "partial", None) or prog.partial_value or {}
     for i, (entry, task) in enumerate(entries_tasks):
         if task is None:
             continue
-        rec = got[f"{command}-{run_id}-{i}"]
+        rec = got.get(f"{command}-{run_id}-{i}")
+        if rec is None:
+            entry.unfinished = True
+            continue
         entry.wall = rec["wall"]
         if rec["status"] == "ok":
             fill(entry, rec)
         else:
             entry.error = rec["error"]
+    if stopped is not None:
+        if isinstance(stopped, Interrupted):
+            raise stopped
+        raise interrupts.stopped(label) from None
     return where
 
 
@@ -282,6 +313,9 @@ def document(entry: Entry, verify: bool) -> dict:
     code."""
     from qosbound.report import json_document
 
+    if entry.unfinished:
+        return {"scenario": entry.name, "file": entry.file, "system": entry.system or None, "complete": False,
+                "exit_code": entry.exit_code}
     if entry.error is not None:
         return {"scenario": entry.name, "suite": entry.suite, "file": entry.file, "system": entry.system or None,
                 "error": str(entry.error), "exit_code": entry.exit_code, "seconds": round(entry.wall, 3)}
@@ -302,20 +336,21 @@ def doc_parts(entry: Entry, verify: bool) -> tuple[list, list, dict]:
     inputs = entry.inputs.to_json() if entry.inputs is not None else None
     if not verify:
         return entry.results, verdicts, {"system": entry.system, "file": entry.file, "inputs": inputs,
-                                         "exit_code": code, "skipped": entry.skipped}
+                                         "exit_code": code, "skipped": entry.skipped, "complete": True}
     results = [r for r in entry.results if any(r.metric == v.metric for v in entry.slos)]
     return results, verdicts, {"system": entry.system, "file": entry.file, "inputs": inputs, "ok": code == EXIT_OK,
                                "slos_hold": not any(v.failed for v in entry.slos),
                                "slo_counts": slo_counts(entry.slos),
                                "methods_agree": not any(v.disagrees for v in entry.agreements), "exit_code": code,
-                               "skipped": entry.skipped}
+                               "skipped": entry.skipped, "complete": True}
 
 
 def _counts(entries: list[Entry]) -> dict:
     codes = [e.exit_code for e in entries]
     return {"scenarios": len(entries), "pass": codes.count(EXIT_OK), "slo_violated": codes.count(EXIT_SLO),
             "methods_disagree": codes.count(EXIT_DISAGREE),
-            "not_evaluated": sum(e.error is not None for e in entries)}
+            "not_evaluated": sum(e.error is not None for e in entries),
+            **({"not_finished": n} if (n := sum(e.unfinished for e in entries)) else {})}
 
 
 def print_error(c, entry) -> None:
@@ -339,7 +374,9 @@ def render_table(entries: list[Entry], where: str, seconds: float, code: int, ou
                       ("methods", "left"), ("skipped", "left"), ("exit", "right"), ("seconds", "right")):
         t.add_column(col, justify=just, overflow="fold")
     for e in entries:
-        if e.error is not None:
+        if e.unfinished:
+            slos = methods = "[yellow]not finished (stopped by a signal)[/]"
+        elif e.error is not None:
             slos = methods = "[red]not evaluated[/]"
         else:
             n = slo_counts(e.slos)  # per SLO, not per method verdict
@@ -368,16 +405,21 @@ def render_table(entries: list[Entry], where: str, seconds: float, code: int, ou
     n = _counts(entries)
     c.print(f"{n['scenarios']} scenarios in {seconds:.1f} s on {where}: {n['pass']} pass, {n['slo_violated']} "
             f"violate an SLO, {n['methods_disagree']} only disagree between methods, {n['not_evaluated']} not "
-            f"evaluated; exit {code}", highlight=False, soft_wrap=True)
+            f"evaluated" + (f", {n['not_finished']} not finished (incomplete)" if n.get("not_finished") else "")
+            + f"; exit {code}", highlight=False, soft_wrap=True)
 
 
-def write_junit(path: str, entries: list[Entry], html: str | None = None) -> None:
+def write_junit(path: str, entries: list[Entry], stopped=None, html: str | None = None) -> None:
     """One JUnit report: each scenario's suites (``NAME.slo``, ``NAME.agreement``, ``NAME.methods``) or, when
-    it could not be evaluated, ``NAME.input`` with one failing testcase; NAME is unique in the batch. ``html``:
-    the link to the page (see :func:`qosbound.report.write_junit`)."""
+    it could not be evaluated, ``NAME.input`` with one failing testcase; NAME is unique in the batch. When a
+    signal (``stopped``) ended the batch, a scenario it did not finish is a ``NAME.slo`` suite marked
+    incomplete with an error testcase naming the signal (:mod:`qosbound.incomplete`). ``html``: the link to the
+    page (see :func:`qosbound.report.write_junit`)."""
+    from qosbound.incomplete import incomplete_suites
     from qosbound.report import junit_error_suite, junit_suites, write_junit_batch
 
-    groups = [junit_error_suite(e.suite, e.error, e.wall, html) if e.error is not None
+    groups = [incomplete_suites(e.suite, stopped) if e.unfinished
+              else junit_error_suite(e.suite, e.error, e.wall, html) if e.error is not None
               else junit_suites(e.suite, e.slos + e.agreements, e.seconds, e.skipped, e.inputs, html)
               for e in entries]
     write_junit_batch(path, "qosbound", groups)
@@ -397,17 +439,22 @@ def main(args, *, verify: bool) -> int:
     if getattr(args, "max_states", None) is not None:  # a bad value is refused once, before any file is read
         max_states_budget(args.max_states)
     files = expand(args.scenario)
-    prepared = [_prepare(f, args, verify=verify) for f in files]
+    prepared, stopped, where = prepare_all(files, lambda f: _prepare(f, args, verify=verify), Entry)
     entries = [e for e, _ in prepared]
     _unique_suites(entries)
-    where = run(prepared, asked, workers=workers, scheduler=args.scheduler,
-                show_progress=None if not args.quiet else False, command="verify" if verify else "plan")
-    code = batch_exit_code(e.exit_code for e in entries)
+    if stopped is None:
+        try:
+            where = run(prepared, asked, workers=workers, scheduler=args.scheduler,
+                        show_progress=None if not args.quiet else False, command="verify" if verify else "plan")
+        except Interrupted as e:  # report what finished, marked incomplete, then exit with the signal's code
+            stopped = e
+    code = batch_exit_code(e.exit_code for e in entries) if stopped is None else interrupts.exit_code(
+        stopped.exit_code)
     seconds = time.perf_counter() - t0
     from qosbound.cli import _html_link, write_pages
 
     if verify and getattr(args, "junit", None):
-        write_junit(args.junit, entries, _html_link(args, args.junit))
+        write_junit(args.junit, entries, stopped, _html_link(args, args.junit))
     from qosbound.cli import _RUN
 
     if _RUN.get("debug"):
@@ -415,11 +462,18 @@ def main(args, *, verify: bool) -> int:
             if isinstance(e.error, InternalError) and e.error.details:
                 print(e.error.details, file=sys.stderr, end="")
     doc = {"scenarios": [document(e, verify) for e in entries], "exit_code": code, "counts": _counts(entries),
-           "seconds": round(seconds, 3), "executor": where}
+           "seconds": round(seconds, 3), "executor": where, "complete": stopped is None}
+    if stopped is not None:
+        from qosbound.incomplete import interrupted_info
+
+        doc["interrupted"] = interrupted_info(stopped, scenarios_not_finished=[e.suite for e in entries
+                                                                               if e.unfinished])
     write_pages(args, doc, "verify" if verify else "plan")
     if args.json:
         print(json.dumps(doc, indent=2, allow_nan=False))
     else:
         render_table(entries, where, seconds, code)
+    if stopped is not None:
+        raise stopped
     return code
 

@@ -14,7 +14,10 @@ Exit codes (every command):
 
 Engine work (Storm, the simulators) runs in a child process
 (:mod:`qosbound.isolate`), so an interrupt stops it promptly and a crash or
-memory exhaustion of the engine becomes one line, not a dead process.
+memory exhaustion of the engine becomes one line, not a dead process. SIGINT
+and SIGTERM, once or repeated, to the process or its group, at any stage, end
+the run with 130 / 143 and one line (:mod:`qosbound.interrupts`), after the
+report of what was done, marked incomplete (:mod:`qosbound.incomplete`).
 """
 
 from __future__ import annotations
@@ -22,12 +25,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import os
 import json
+import math
+import os
 import sys
 
-from qosbound.errors import (EXIT_INTERNAL, EXIT_INTERRUPT, EXIT_TERMINATED, Interrupted, InternalError,
-                             QosboundError, ResourceError, ScenarioError)
+from qosbound import interrupts
+from qosbound.errors import (EXIT_INTERNAL, EXIT_INTERRUPT, Interrupted, InternalError, QosboundError, ResourceError,
+                             ScenarioError)
 
 __all__ = ["main"]
 
@@ -46,11 +51,20 @@ EPILOG = """exit codes:
   3    the methods disagree while every SLO holds
   4    a resource is exhausted (memory, or a state-space / simulation budget)
   70   internal error: rerun with --debug for the traceback
-  130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM)
+  130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM): once or repeated, to the
+       process or its group, at any stage (the first signal sets the code); what was done
+       is still reported, marked incomplete: --junit gets a suite with the property
+       'incomplete' and an error testcase naming the signal, --json "complete": false;
+       admit prints the bracket it had found (feasible at >= N, infeasible at <= M)
+
+progress (on standard error; standard output carries only the report):
+  on a terminal, a progress bar; otherwise (CI logs, pipes) one plain line every 10 s
+  (QOSBOUND_PROGRESS_INTERVAL=SECONDS sets another interval) naming the method, the
+  value tried and the time left; a run shorter than that prints none; --quiet: nothing
 """
 
 #: Options of the current run that library-side helpers read (set by :func:`main`).
-_RUN = {"debug": False, "max_memory": None}
+_RUN = {"debug": False, "max_memory": None, "junit": None}
 
 
 def isolated(fn, *args, what: str, progress=None, passthrough: bool = False, on_crash=None, **kwargs):
@@ -111,9 +125,11 @@ def _evaluate_methods(system, scn, methods, progress, optional=()):
     import time
 
     from qosbound.errors import SKIPPABLE
+    from qosbound.progress import report_partial, report_status
 
     results, seconds, skipped = [], {}, {}
-    for m in methods:
+    for i, m in enumerate(methods):
+        report_status(progress, f"{scn.name}: {m} (method {i + 1} of {len(methods)})")
         t0 = time.perf_counter()
         try:
             results += system.evaluate(scn, [m], progress)
@@ -121,8 +137,12 @@ def _evaluate_methods(system, scn, methods, progress, optional=()):
             if m not in optional:
                 raise
             skipped[m] = f"{'field ' + repr(e.field) + ': ' if e.field else ''}{e.problem}"
-            continue
-        seconds[m] = time.perf_counter() - t0
+        else:
+            seconds[m] = time.perf_counter() - t0
+        # what is done so far, for a report marked incomplete if a signal stops the run
+        report_partial(progress, {"results": list(results), "seconds": dict(seconds), "skipped": dict(skipped),
+                                  "done": [x for x in methods[:i + 1] if x not in skipped],
+                                  "not_done": methods[i + 1:]})
     return results, seconds, skipped
 
 
@@ -218,19 +238,75 @@ def cmd_plan(args) -> int:
         from qosbound.batch import main as batch_main
 
         return batch_main(args, verify=False)
-    scn = _with_max_states(args, load(args.scenario))
-    inputs = understood(scn)
-    system, results, slos, agree, _, skipped = _evaluate(args, scn)
+    scn = inputs = None
+    try:
+        scn = _with_max_states(args, load(args.scenario))
+        inputs = understood(scn)
+        system, results, slos, agree, _, skipped = _evaluate(args, scn)
+    except (Interrupted, interrupts.Stopped) as e:
+        _report_interrupted(args, scn, e, verify=False, inputs=inputs)
+        raise
     verdicts = slos + agree
     doc = json_document(scn.name, results, verdicts, {"system": scn.system, "file": args.scenario,
                                                       "inputs": inputs.to_json(), "exit_code": exit_code(verdicts),
-                                                      "skipped": skipped})
+                                                      "skipped": skipped, "complete": True})
     if args.json:
         print(json.dumps(doc, indent=2, allow_nan=False))
     else:
         render_text(scn.name, results, verdicts, skipped=skipped, inputs=inputs)
     write_pages(args, doc, "plan")
     return exit_code(verdicts)
+
+
+def _report_interrupted(args, scn, error, *, verify: bool, seconds: float = 0.0, inputs=None) -> None:
+    """What ``plan``/``verify`` had when a signal stopped them, marked incomplete (:mod:`qosbound.incomplete`):
+    the JUnit report (``--junit``), the JSON document (``--json``) or the SLO lines judged on the methods that
+    finished. The run then exits with the signal's code (130 / 143)."""
+    from pathlib import Path
+
+    from qosbound.agreement import agreements
+    from qosbound.incomplete import interrupted_info, mark_junit_suites, message_of, split_judged
+    from qosbound.report import junit_suites, render_json, write_junit_batch
+    from qosbound.systems import get_system
+    from qosbound.verdicts import judge_slos
+
+    part = getattr(error, "partial", None) or {}
+    results, secs, skipped = part.get("results", []), part.get("seconds", {}), part.get("skipped", {})
+    done, not_done = list(part.get("done", [])), list(part.get("not_done", []))
+    name = scn.name if scn is not None else Path(str(args.scenario)).stem
+    verdicts, unjudged = [], []
+    if scn is not None and inputs is None:
+        inputs = understood(scn)
+    if scn is not None:
+        system = get_system(scn.system)
+        if not done and not not_done:
+            not_done = list(_methods_arg(getattr(args, "methods", None)) or system.default_methods(scn))
+        slos = judge_slos(system, scn, results)
+        agree = agreements(results) + system.agreements(scn, results) if results else []
+        verdicts, unjudged = split_judged(slos + agree)
+    if verify and getattr(args, "junit", None):
+        lines = junit_suites(name, verdicts, secs, skipped, inputs) if verdicts or skipped or inputs else []
+        write_junit_batch(args.junit, name, [mark_junit_suites(lines, name, error, unjudged=unjudged, done=done,
+                                                               not_done=not_done, seconds=seconds)])
+    info = interrupted_info(error, methods_done=done, methods_not_done=not_done, slos_not_judged=unjudged)
+    if args.json:
+        keep = [r for r in results if not verify or any(r.metric == v.metric for v in verdicts)]
+        print(render_json(name, keep, verdicts, {"system": scn.system if scn is not None else None,
+                                                 "file": str(args.scenario),
+                                                 "inputs": inputs.to_json() if inputs is not None else None,
+                                                 "exit_code": info["exit_code"], "skipped": skipped,
+                                                 "complete": False, "interrupted": info}))
+    elif verdicts:
+        from qosbound.report import console, slo_line
+
+        c = console()
+        c.print(f"[bold]{name}: incomplete[/] ({message_of(error)}); SLOs judged on {', '.join(done) or 'nothing'}"
+                f"{'; not run: ' + ', '.join(not_done) if not_done else ''}", highlight=False)
+        for v in verdicts:
+            if v.kind == "slo":
+                c.print(slo_line(v), highlight=False)
+        for t in unjudged:
+            c.print(f"[yellow]not judged[/] {t}", highlight=False)
 
 
 def cmd_verify(args) -> int:
@@ -244,6 +320,7 @@ def cmd_verify(args) -> int:
     from qosbound.verdicts import EXIT_DISAGREE, EXIT_OK, exit_code
 
     t0 = time.perf_counter()
+    _RUN["junit"] = args.junit  # from here on this command writes the report, incomplete or not
     if args.junit:  # refuse an unwritable report before the whole evaluation runs
         from pathlib import Path
 
@@ -255,12 +332,16 @@ def cmd_verify(args) -> int:
         from qosbound.batch import main as batch_main
 
         return batch_main(args, verify=True)
+    scn = inputs = None
     try:
         scn = _with_max_states(args, load(args.scenario))
         if not scn.slos:
             raise QosboundError(f"{args.scenario}: field 'slos': the scenario declares no SLOs to verify")
         inputs = understood(scn)
         system, results, slos, agree, seconds, skipped = _evaluate(args, scn)
+    except (Interrupted, interrupts.Stopped) as e:
+        _report_interrupted(args, scn, e, verify=True, seconds=time.perf_counter() - t0, inputs=inputs)
+        raise
     except QosboundError as e:
         from pathlib import Path
 
@@ -280,7 +361,7 @@ def cmd_verify(args) -> int:
                          "ok": code == EXIT_OK, "slos_hold": not any(v.failed for v in slos),
                          "slo_counts": slo_counts(slos),
                          "methods_agree": not any(v.disagrees for v in agree), "exit_code": code,
-                         "skipped": skipped}, curves_of=results)
+                         "skipped": skipped, "complete": True}, curves_of=results)
     write_pages(args, doc, "verify")
     if args.json:
         print(json.dumps(doc, indent=2, allow_nan=False))
@@ -318,9 +399,12 @@ def admit_document(name: str, res, inputs=None, search: dict | None = None) -> d
     """``admit --json`` for one scenario's answer (also a row of the batch form's document); ``inputs`` (the
     inputs as understood) and ``search`` (the parameter's kind, current value and range, SI) when known."""
     doc = {"scenario": name, "parameter": res.parameter, "direction": res.direction, "value": res.value,
-           "unit": res.unit, "method": res.method, "binding_slo": res.binding, "evaluations": res.evaluations,
-           "message": res.message, "notes": res.notes,
-           "history": [{"value": x, "margin": (m if m != float('-inf') else None)} for x, m in res.history]}
+           "unit": res.unit, "method": res.method, "decided_by": res.decided_by, "binding_slo": res.binding,
+           "estimate": res.estimate, "bound_value": res.bound_value, "bound_proofs": res.bound_proofs,
+           "infeasible": res.infeasible, "evaluations": res.evaluations,
+           "bound_evaluations": res.bound_evaluations, "message": res.message, "notes": res.notes,
+           "history": [{"value": x, "margin": (m if math.isfinite(m) else None)} for x, m in res.history],
+           "complete": True}
     if inputs is not None:
         doc["inputs"] = inputs.to_json()
     if search is not None:
@@ -347,7 +431,9 @@ def admit_search(scn, parameter: str, lo, hi) -> dict:
 def admit_lines(name: str, res, search: dict | None = None) -> list[str]:
     """The text answer of ``admit``: what was searched, then the value and what stops it -- the binding SLO, or
     the end of the range where every SLO still holds (then no SLO is called binding), or where the scenario
-    stops being valid."""
+    stops being valid --, what decided it (bounds, or the search method with the binding SLO's estimate and
+    interval at the answer), the bracket, and the value up to which bounds prove every SLO."""
+    from qosbound.admit import bracket_text
     from qosbound.units import format_quantity
 
     def q(x):
@@ -362,15 +448,54 @@ def admit_lines(name: str, res, search: dict | None = None) -> list[str]:
                    f"with every SLO holding{rng}, by {res.method}")
     if res.value is None:
         out.append(f"{name}: no value of {res.parameter} meets every SLO ({res.message}; method {res.method})")
-    elif res.binding:
-        out.append(f"{name}: {res.direction} {res.parameter} with every SLO holding = {q(res.value)} (method "
-                   f"{res.method}, binding SLO: {res.binding}, {res.evaluations} evaluations)"
-                   f"{'; ' + res.message if res.message else ''}")
-    else:
-        out.append(f"{name}: {res.direction} {res.parameter} with every SLO holding = {q(res.value)} (method "
-                   f"{res.method}, no SLO binds, {res.evaluations} evaluations)"
-                   f"{'; ' + res.message if res.message else ''}")
+        return out
+    stop = f"binding SLO: {res.binding}" if res.binding else "no SLO binds"
+    out.append(f"{name}: {res.direction} {res.parameter} with every SLO holding = {q(res.value)} (method "
+               f"{res.method}, {stop}, {res.evaluations} evaluations){'; ' + res.message if res.message else ''}")
+    e = res.estimate
+    if e:
+        val = format_quantity(e["value"], e["unit"])
+        iv = (f" [{format_quantity(e['low'], e['unit'])}, {format_quantity(e['high'], e['unit'])}] "
+              f"({e['kind']})" if "low" in e else f" ({e['kind']})")
+        reps = (f", {e['replications']} replications" + (f" of {e['packets_per_replication']:,} packets"
+                                                            if e.get("packets_per_replication") else "")
+                if e.get("replications") else "")
+        which = e["slo"] if res.binding else f"the tightest SLO, {e['slo']}"
+        by = "proved by bounds" if res.decided_by == "bound" else f"decided by {res.decided_by or res.method}"
+        out.append(f"{name}: {by}: at the answer {which}: {e['method']} {e['metric']} = {val}{iv}{reps}")
+    if res.infeasible is not None:
+        out.append(f"{name}: {bracket_text(res.direction, res.value, res.infeasible, res.unit)}")
+    if res.bound_value is not None:
+        proofs = "; ".join(f"{k} by {v}" for k, v in res.bound_proofs.items())
+        out.append(f"{name}: every SLO is proved by bounds at {res.parameter} = {q(res.bound_value)} ({proofs})")
     return out
+
+
+def interrupted_admit_document(name: str, part: dict, error) -> dict:
+    """``admit --json`` when a signal stopped the search: the bracket found so far, marked incomplete."""
+    from qosbound.incomplete import interrupted_info
+
+    part = part or {}
+    return {"scenario": name, "parameter": part.get("parameter"), "direction": part.get("direction"),
+            "value": None, "unit": part.get("unit"), "method": part.get("method"),
+            "bracket": {"feasible": part.get("feasible"), "infeasible": part.get("infeasible")},
+            "bound_value": part.get("bound_value"), "evaluations": part.get("evaluations", 0),
+            "history": [{"value": x, "margin": (m if math.isfinite(m) else None)}
+                        for x, m in part.get("history", [])],
+            "notes": part.get("notes", []), "complete": False, "interrupted": interrupted_info(error)}
+
+
+def interrupted_admit_line(name: str, part: dict, error) -> str:
+    """The text form: '... stopped by SIGTERM after 7 evaluations: feasible at >= 3200, infeasible at <= 12800'."""
+    from qosbound.admit import bracket_text
+    from qosbound.incomplete import signal_of
+
+    part = part or {}
+    if not part.get("parameter"):
+        return f"{name}: admission search stopped by {signal_of(error)} before any value was judged"
+    return (f"{name}: admission search over {part['parameter']} stopped by {signal_of(error)} after "
+            f"{part.get('evaluations', 0)} evaluations: "
+            f"{bracket_text(part['direction'], part.get('feasible'), part.get('infeasible'), part['unit'])}")
 
 
 def cmd_admit(args) -> int:
@@ -389,9 +514,19 @@ def cmd_admit(args) -> int:
     inputs, search = understood(scn), admit_search(scn, args.vary, lo, hi)
     if not args.json:  # the inputs as understood before the (long) search
         print("\n".join(inputs.lines()), flush=True)
-    with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
-        res = isolated(admit, scn, args.vary, direction=args.direction, method=args.method, lo=lo, hi=hi,
-                       what=f"admission search over {args.vary}", progress=prog)
+    prog = None
+    try:
+        with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
+            res = isolated(admit, scn, args.vary, direction=args.direction, method=args.method, lo=lo, hi=hi,
+                           what=f"admission search over {args.vary}", progress=prog)
+    except (Interrupted, interrupts.Stopped) as e:
+        part = getattr(e, "partial", None) or (prog.partial_value if prog is not None else None)
+        if args.json:
+            doc = interrupted_admit_document(scn.name, part, e)
+            print(json.dumps({**doc, "inputs": inputs.to_json(), "search": search}, indent=2, allow_nan=False))
+        else:
+            print(interrupted_admit_line(scn.name, part, e))
+        raise
     code = 0 if res.value is not None else 1
     doc = admit_document(scn.name, res, inputs, search)
     if args.json:
@@ -574,7 +709,8 @@ def build_parser() -> argparse.ArgumentParser:
         if scenario:
             sp.add_argument("scenario", help="scenario YAML file")
         sp.add_argument("--json", action="store_true", help="print the machine-readable form")
-        sp.add_argument("--quiet", action="store_true", help="no progress bar")
+        sp.add_argument("--quiet", action="store_true",
+                        help="no progress: no bar on a terminal, no plain progress lines elsewhere")
 
     def scenarios(sp):
         sp.add_argument("scenario", nargs="+", metavar="SCENARIO",
@@ -613,7 +749,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_verify)
 
     sp = add(sub, "admit", help="largest (or smallest) parameter value meeting every SLO",
-             description="Several scenarios (files, a folder, a glob) are one search each on the sweep's executor, "
+             description="The search judges each value on the proved bounds first (the closed forms: an upper bound "
+                         "below a limit proves the SLO) and finds the value up to which bounds prove every SLO; "
+                         "beyond it the search method runs, only where bounds leave an SLO undecided. On the "
+                         "simulator a value is replicated in looks (16, 32, ... replications, one plan "
+                         "simulation's packets at the cap) until the interval decides the SLO, and the bracket is "
+                         "refined to 0.5 %. The answer says what decided it: bounds, or the method with the "
+                         "binding SLO's estimate and interval at the answer. "
+                         "Several scenarios (files, a folder, a glob) are one search each on the sweep's executor, "
                          "summarised in one table (one row per scenario: the value, its method and binding SLO); a "
                          "file that cannot be loaded is a row with its one-line error and the others still run. The "
                          "batch exits with the most serious code: 70, then 2, 4, 1 (a scenario where no value meets "
@@ -693,10 +836,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _on_sigterm(signum, frame):
-    raise Interrupted("terminated", EXIT_TERMINATED)
-
-
 def _print_error(text: str) -> None:
     try:
         print(f"qosbound: {text}", file=sys.stderr)
@@ -705,8 +844,50 @@ def _print_error(text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import signal
+    """Run one command; its exit code (see the module docstring). SIGINT and SIGTERM end the run with 130 / 143
+    and one line, at any stage, once or repeated (:mod:`qosbound.interrupts`)."""
+    with interrupts.handling(program=argv is None):
+        try:
+            return _main(argv)
+        except (interrupts.Stopped, KeyboardInterrupt) as e:
+            code = interrupts.exit_code(EXIT_INTERRUPT if isinstance(e, KeyboardInterrupt) else e.exit_code)
+            if _RUN.get("junit") is None:  # stopped before verify took charge of its report
+                _early_junit(list(sys.argv[1:] if argv is None else argv), e)
+            _print_error(f"{'interrupted' if code == EXIT_INTERRUPT else 'terminated'} "
+                         f"({interrupts.signal_name(interrupts.received() or getattr(e, 'signum', None))})")
+            return code
+
+
+def _early_junit(argv: list[str], error) -> None:
+    """A signal before ``verify`` read its arguments (while the parser and its modules load): the JUnit report
+    asked for is still written, marked incomplete, for the scenario named first (best effort: the arguments
+    are not parsed yet)."""
+    if "verify" not in argv:
+        return
+    path = next((a.split("=", 1)[1] for a in argv if a.startswith("--junit=")), None)
+    if path is None and "--junit" in argv and argv.index("--junit") + 1 < len(argv):
+        path = argv[argv.index("--junit") + 1]
+    if not path:
+        return
+    rest = argv[argv.index("verify") + 1:]
+    takes = {"--junit", "--methods", "--max-states", "--workers", "--scheduler", "--max-memory"}
+    names = [a for i, a in enumerate(rest) if not a.startswith("-") and (i == 0 or rest[i - 1] not in takes)]
+    from pathlib import Path
+
+    from qosbound.incomplete import incomplete_suites
+    from qosbound.report import write_junit_batch
+
+    suite = Path(names[0]).stem if names else "qosbound"
+    try:
+        write_junit_batch(path, suite, [incomplete_suites(suite, error)])
+    except QosboundError:
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
     import traceback
+
+    _RUN["junit"] = None
 
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -714,11 +895,6 @@ def main(argv: list[str] | None = None) -> int:
     debug = bool(getattr(args, "debug", False))
     _RUN["debug"] = debug
     _RUN["max_memory"] = None
-    old_term = None
-    try:
-        old_term = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread
-        pass
     try:
         if getattr(args, "max_memory", None) is not None:
             _RUN["max_memory"] = _memory_arg(args.max_memory)
@@ -728,6 +904,9 @@ def main(argv: list[str] | None = None) -> int:
             args.scenario = resolve_scenario(args.scenario)
         _check_outputs(args)
         return int(args.func(args) or 0)
+    except Interrupted as e:
+        _print_error(str(e))
+        return interrupts.exit_code(e.exit_code)
     except QosboundError as e:
         if isinstance(e, ScenarioError) and e.file is None and isinstance(getattr(args, "scenario", None), str) \
                 and not (e.field or "").startswith("--"):
@@ -739,9 +918,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             _print_error(str(e))
         return e.exit_code
-    except KeyboardInterrupt:
-        _print_error("interrupted")
-        return EXIT_INTERRUPT
     except MemoryError:
         if debug:
             traceback.print_exc()
@@ -755,9 +931,6 @@ def main(argv: list[str] | None = None) -> int:
         _print_error(f"internal error: {e.__class__.__name__}: {e}"
                      + ("" if debug else " (rerun with --debug for the traceback)"))
         return EXIT_INTERNAL
-    finally:
-        if old_term is not None:
-            signal.signal(signal.SIGTERM, old_term)
 
 
 if __name__ == "__main__":  # pragma: no cover

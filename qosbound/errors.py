@@ -166,11 +166,15 @@ class InternalError(QosboundError):
 
 
 class Interrupted(QosboundError):
-    """The run was stopped by SIGINT (Ctrl-C, exit 130) or SIGTERM (exit 143)."""
+    """The run was stopped by SIGINT (Ctrl-C, exit 130) or SIGTERM (exit 143).
 
-    def __init__(self, message: str = "interrupted", exit_code: int = EXIT_INTERRUPT):
+    ``partial`` carries what the stopped work had done (the last value it reported, see
+    :class:`qosbound.progress.Progress`), for a report marked incomplete; None when nothing was reported."""
+
+    def __init__(self, message: str = "interrupted", exit_code: int = EXIT_INTERRUPT, partial=None):
         self.exit_code = exit_code
+        self.partial = partial
         super().__init__(message)
 
     def __reduce__(self):
-        return (Interrupted, (str(self), self.exit_code))
+        return (Interrupted, (str(self), self.exit_code, self.partial))

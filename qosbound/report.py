@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
@@ -363,13 +364,29 @@ def write_junit_batch(path: str, name: str, groups: list[list[str]]) -> None:
 
 
 def _write(path: str, text: str) -> None:
+    """Write the report whole or not at all (a signal during the write leaves no half of it): a temporary
+    file beside it, renamed over it; a special file (e.g. /dev/stdout) is written directly."""
     from qosbound.errors import QosboundError
 
+    tmp = None
     try:
-        with open(path, "w", encoding="utf-8") as f:
+        if os.path.exists(path) and not os.path.isfile(path):
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            return
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
+        os.replace(tmp, path)
+        tmp = None
     except OSError as e:
         raise QosboundError(f"--junit {path}: cannot write the report: {e.strerror or e}") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def render_markdown(results: list[Result], verdicts: list[Verdict]) -> str:

@@ -304,7 +304,7 @@ def run(args) -> int:
     """Entry point of ``qosbound validate``."""
     from rich.markup import escape
 
-    from qosbound.cli import engine_output_to_stderr, understood
+    from qosbound.cli import engine_output_to_stderr, isolated, understood
     from qosbound.progress import progress
     from qosbound.report import console, slo_summary
     from qosbound.scenario import load
@@ -317,7 +317,8 @@ def run(args) -> int:
         console().print(escape("\n".join(inputs.lines())), highlight=False)
     source = "simulate" if args.simulate else "ns3" if args.ns3 else "trace"
     with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
-        ctx = validate(scn, source, args.trace, prog)
+        # in a child (qosbound.isolate): a signal stops the simulator's threads or ns-3 at once
+        ctx = isolated(validate, scn, source, args.trace, what=f"validating {scn.name}", progress=prog)
     rows = _rows(ctx)
     plot_paths = _plots(ctx, scn, args.out) if args.out else []
     verdicts: list[Verdict] = ctx["verdicts"] + ctx["slo_verdicts"]

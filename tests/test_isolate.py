@@ -177,6 +177,72 @@ def test_a_memory_limited_model_check_is_a_resource_error(tmp_path):
     assert len(lines) == 1 and "out of memory" in lines[0] and "--max-memory" in lines[0]
 
 
+def _partial_then_signal(sig, target, progress):
+    """In the child: report what is done, then stop the test's process ``target`` with ``sig`` (as CI cancelling
+    the job would)."""
+    progress.partial({"done": ["closed-form"]})
+    os.kill(target, sig)
+    time.sleep(60)
+
+
+class _Keeper:
+    def __init__(self):
+        self.partial_value = None
+
+    def task(self, description, total=None):
+        return lambda n=1: None
+
+    def partial(self, value):
+        self.partial_value = value
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, EXIT_INTERRUPT), (signal.SIGTERM, EXIT_TERMINATED)])
+def test_a_signal_stops_the_child_and_the_error_carries_what_it_had_done(sig, code):
+    """The child's last partial value, sent before the signal, comes back on the Interrupted error (and to the
+    progress object), with the signal's exit code and name."""
+    from qosbound.errors import Interrupted
+
+    keep = _Keeper()
+    with pytest.raises(Interrupted) as e:
+        run_isolated(_partial_then_signal, sig, os.getpid(), what="work", progress=keep)
+    assert e.value.exit_code == code and e.value.partial == {"done": ["closed-form"]}
+    assert str(e.value) == f"{'interrupted' if code == 130 else 'terminated'} ({signal.Signals(sig).name}): work stopped"
+    assert keep.partial_value == {"done": ["closed-form"]}
+
+
+def test_a_second_signal_while_reaping_is_counted_and_the_child_is_reaped():
+    """The reaping hook sends a second SIGTERM while the parent waits for the killed child: no exception escapes
+    the reaping, the child is reaped (no zombie), the error is the first signal's."""
+    from qosbound import interrupts
+    from qosbound.errors import Interrupted
+    from qosbound.isolate import _fork_safe
+
+    if not _fork_safe():  # pragma: no cover - depends on what ran before in this test process
+        pytest.skip("numba's OpenMP threads run in this test process: the work runs here, with no child to reap "
+                    "(tests/test_signals.py reaps in a fresh process)")
+
+    reaped = []
+
+    def second(stage, pid=None, **info):
+        if stage == "reap":
+            reaped.append(pid)
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):
+                pass
+
+    interrupts.HOOKS.append(second)
+    try:
+        with interrupts.handling():
+            with pytest.raises(Interrupted) as e:
+                run_isolated(_partial_then_signal, signal.SIGTERM, os.getpid(), what="work", progress=_Keeper())
+            assert interrupts.count() == 2
+    finally:
+        interrupts.HOOKS.remove(second)
+    assert e.value.exit_code == EXIT_TERMINATED and len(reaped) == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(reaped[0], os.WNOHANG)  # already reaped
+
+
 def test_after_openmp_threads_started_here_the_work_still_runs():
     """numba's GNU OpenMP layer aborts a forked child once the parent has used it (a test session that ran a
     parallel simulation in-process): the work then runs in-process instead of dying."""

@@ -177,6 +177,79 @@ def test_junit_written_for_an_input_error(tmp_path, capsys):
     assert root.find("testsuite").get("failures") == "1" and case.get("time") is not None
 
 
+# ---- incomplete reports (a run stopped by a signal) -------------------------------------------------------------
+
+def _stop_at_the_simulator(monkeypatch):
+    """The pq_txq system sends this test's process SIGTERM when asked to simulate (in the engine's child,
+    after it reported the closed forms as done): a signal arriving at a known stage, in the test's own
+    process (which runs the command in-process when numba's threads already run here: it works alike)."""
+    import os
+    import signal
+    import time
+
+    from qosbound.systems import pq_txq
+
+    real = pq_txq.evaluate
+    me = os.getpid()
+
+    def evaluate(scn, methods, progress):
+        if "simulated" in methods:
+            os.kill(me, signal.SIGTERM)
+            time.sleep(60)
+        return real(scn, methods, progress)
+
+    monkeypatch.setattr(pq_txq, "evaluate", evaluate)
+
+
+def test_a_verify_stopped_by_sigterm_writes_what_it_judged_marked_incomplete(tmp_path, capsys, monkeypatch):
+    """Stopped in the simulator after the closed forms and the model: the JUnit report has the verdicts judged
+    so far as usual, and its .slo suite carries incomplete=true, the signal, the methods done and not done, an
+    error testcase naming the signal and a skipped testcase per SLO no finished method judged."""
+    _stop_at_the_simulator(monkeypatch)
+    raw = load_raw(FERRARI)
+    raw["slos"].append({"metric": "EF.delay.mean", "max": "50 ms", "method": "simulated"})
+    junit = tmp_path / "r.xml"
+    code = main(["verify", write(tmp_path, raw), "--junit", str(junit), "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 143 and err.strip().splitlines() == [
+        "qosbound: terminated (SIGTERM): evaluating ferrari2001 stopped"], err
+    assert "ferrari2001: incomplete" in out and "not judged" in out
+    root = ET.parse(junit).getroot()
+    slo = next(x for x in root.iter("testsuite") if x.get("name") == "ferrari2001.slo")
+    assert len(slo.findall("properties")) == 1  # the inputs as understood and the marks, in one element
+    props = {p.get("name"): p.get("value") for p in slo.find("properties").iter("property")}
+    assert {k: props[k] for k in ("incomplete", "signal", "methods_done", "methods_not_done")} == {
+        "incomplete": "true", "signal": "SIGTERM", "methods_done": "closed-form, model-checked",
+        "methods_not_done": "simulated"}
+    assert any(k.startswith("input.") for k in props)  # the inputs as understood, as in a finished report
+    cases = list(slo.iter("testcase"))
+    assert int(slo.get("tests")) == len(cases) and slo.get("errors") == "1"
+    (error,) = [c for c in cases if c.find("error") is not None]
+    assert error.get("name") == "interrupted by SIGTERM" and "SIGTERM" in error.find("error").get("message")
+    skipped = [c.get("name") for c in cases if c.find("skipped") is not None]
+    assert skipped == ["EF.delay.mean <= 50 ms [not judged]"] and slo.get("skipped") == "1"
+    judged = [c for c in cases if c.find("error") is None and c.find("skipped") is None]
+    assert judged and all("model-checked" in c.get("name") or "closed-form" in c.get("name") for c in judged)
+    assert root.find(".//testsuite[@name='ferrari2001.agreement']") is not None
+
+
+def test_a_stopped_verify_json_says_complete_false_and_what_was_done(tmp_path, capsys, monkeypatch):
+    _stop_at_the_simulator(monkeypatch)
+    code = main(["verify", str(FERRARI), "--json", "--quiet"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 143 and doc["complete"] is False and doc["exit_code"] == 143
+    i = doc["interrupted"]
+    assert (i["signal"], i["exit_code"], i["methods_done"], i["methods_not_done"]) == (
+        "SIGTERM", 143, ["closed-form", "model-checked"], ["simulated"])
+    assert {v["method"] for v in doc["slo_verdicts"]} <= {"closed-form", "model-checked"} and doc["slo_verdicts"]
+
+
+def test_a_finished_report_says_complete(tmp_path, capsys):
+    code = main(["verify", str(FERRARI), "--methods", FAST, "--json", "--quiet"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["complete"] is True and "interrupted" not in doc and code in (0, 1, 3)
+
+
 # ---- display ---------------------------------------------------------------------------------------------------
 
 def test_a_tiny_numerical_interval_is_not_printed_as_denormal_brackets():

@@ -40,7 +40,8 @@ def add_arguments(sp) -> None:
                                                         "and verdicts) instead of the summary")
     sp.add_argument("--html", metavar="FILE", help="also write one self-contained HTML page: the SLOs over the "
                                                    "grid and every metric's curves")
-    sp.add_argument("--quiet", action="store_true", help="no progress bar")
+    sp.add_argument("--quiet", action="store_true",
+                    help="no progress: no bar on a terminal, no plain progress lines elsewhere")
 
 
 def _workers(text) -> int:
@@ -64,7 +65,7 @@ def main(args) -> int:
     from qosbound.scenario import load
     from qosbound.sweep.run import document, exit_code, summary, write_plots, write_table
 
-    from qosbound.errors import ScenarioError
+    from qosbound.errors import Interrupted, ScenarioError
 
     workers = _workers(args.workers)
     check_output_dir(args.out, "--out")
@@ -83,7 +84,16 @@ def main(args) -> int:
             print(line)
         sys.stdout.flush()
     cache = Cache(None if args.no_cache else (args.cache or default_cache_dir()))
-    run(sw, cache=cache, workers=workers, scheduler=args.scheduler, show_progress=None if not args.quiet else False)
+    try:
+        run(sw, cache=cache, workers=workers, scheduler=args.scheduler,
+            show_progress=None if not args.quiet else False)
+    except Interrupted:
+        # the finished points are cached (unless --no-cache): the same command resumes from them
+        done = sum(k in sw.records for k in set(sw.keys))
+        print(f"{scn.name}: sweep stopped after {done} of {len(set(sw.keys))} points"
+              + ("" if args.no_cache else "; the finished points are cached: run the same command to resume")
+              + "; no table or plots written (incomplete)", file=sys.stderr if args.json else sys.stdout)
+        raise
     tables = write_table(sw, out)
     plots = [] if args.no_plots else write_plots(sw, out)
     doc = document(sw, inputs)

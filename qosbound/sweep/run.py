@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qosbound.errors import ScenarioError
+from qosbound import interrupts
+from qosbound.errors import Interrupted, ScenarioError
+from qosbound.progress import progress
 from qosbound.sweep.cache import Cache, point_key
 from qosbound.sweep.execute import run_dask, run_serial, with_seed
 from qosbound.sweep.grid import Axis, parse_vary, points, set_param
@@ -58,23 +59,6 @@ def prepare(scn, vary: list[str], methods: list[str] | None = None) -> Sweep:
     return Sweep(scn, axes, methods, grid, raws, keys)
 
 
-@contextlib.contextmanager
-def _bar(enabled: bool):
-    """A :class:`qosbound.progress.Progress` drawing points done, elapsed time and ETA on stderr."""
-    from qosbound.progress import QUIET, Progress
-
-    if not enabled:
-        yield QUIET
-        return
-    from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
-
-    with RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TextColumn("ETA"), TimeRemainingColumn(), console=Console(stderr=True), transient=True) as p:
-        yield Progress(p)
-
-
 def run(sw: Sweep, *, cache: Cache, workers: int = 1, scheduler: str | None = None, dask: bool | None = None,
         show_progress: bool | None = None, client=None) -> Sweep:
     """Fill ``sw.records``: cache hits first, then the missing points (each unique key once) on the executor.
@@ -103,16 +87,24 @@ def run(sw: Sweep, *, cache: Cache, workers: int = 1, scheduler: str | None = No
                 dask = False
     sw.executor = (f"the Dask cluster at {scheduler}" if scheduler else
                    f"{workers} Dask worker{'s' if workers != 1 else ''}" if dask else "this process")
-    if show_progress is None:
-        show_progress = sys.stderr.isatty()
     tasks = list(todo.items())
     if tasks:
-        with _bar(show_progress) as prog:
-            if dask:
-                got = run_dask(tasks, sw.scenario.path, sw.methods, cache, prog, workers=workers,
-                               scheduler=scheduler, client=client)
-            else:
-                got = run_serial(tasks, sw.scenario.path, sw.methods, cache, prog)
+        with progress(False if show_progress is False else None) as prog:
+            try:
+                if dask:
+                    got = run_dask(tasks, sw.scenario.path, sw.methods, cache, prog, workers=workers,
+                                   scheduler=scheduler, client=client)
+                else:
+                    got = run_serial(tasks, sw.scenario.path, sw.methods, cache, prog)
+            except (Interrupted, interrupts.Stopped) as e:
+                # the points that finished are kept (and cached): a rerun resumes from them
+                done = getattr(e, "partial", None) or prog.partial_value or {}
+                sw.records.update(done)
+                sw.computed += len(done)
+                sw.seconds = time.perf_counter() - t0
+                if isinstance(e, Interrupted):
+                    raise
+                raise interrupts.stopped("the sweep") from None
         sw.records.update(got)
         sw.computed += len(got)
     sw.seconds = time.perf_counter() - t0

@@ -327,9 +327,13 @@ def params(scn: Scenario) -> Params:
 
 
 #: The metrics with a fixed name and their kinds (the quantiles and CCDF points are named by the scenario);
-#: ``EF.delay.cobham_mean`` is an approximation reported beside the mean, not a metric a trace measures.
+#: ``EF.delay.cobham_mean`` is an approximation reported beside the mean, ``EF.loss.cbr_bound`` a bound reported
+#: beside the loss: not metrics a trace measures.
 _FIXED: dict[str, Kind] = {"EF.delay.mean": "time", "EF.delay.worst_case_mean": "time", "EF.delay.max": "time",
-                           "EF.loss": "probability", "EF.delay.cobham_mean": "time"}
+                           "EF.loss": "probability", "EF.delay.cobham_mean": "time",
+                           "EF.loss.cbr_bound": "probability"}
+#: Reported beside another metric (an approximation of it, or a bound on it), not a metric of their own.
+_BESIDE = ("EF.delay.cobham_mean", "EF.loss.cbr_bound")
 
 
 def stream_prefix(i: int) -> str:
@@ -350,7 +354,7 @@ _STREAM: dict[str, Kind] = {"delay.mean": "time", "loss": "probability"}
 def metric_names(scn: Scenario) -> list[str]:
     m = ["EF.delay.mean"] + [f"EF.delay.{quantile_name(q)}" for q in scn.metrics.quantiles]
     m += [ccdf_name("EF.delay", d) for d in scn.metrics.ccdf_at]
-    m += [n for n in _FIXED if n not in m and n != "EF.delay.cobham_mean"]
+    m += [n for n in _FIXED if n not in m and n not in _BESIDE]
     ef = scn.traffic.EF
     if ef.streams is not None or ef.calls is not None:
         m.append("EF.aggregation_degree")
