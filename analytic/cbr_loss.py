@@ -59,9 +59,10 @@ import sympy as sp
 from scipy import stats
 
 from qosbound.errors import ScenarioError
+from qosbound.results import Interval, Result
 
-__all__ = ["x", "S", "V", "T", "N", "K", "a_work_expr", "a_units_expr", "x_end_expr", "loss_bound", "applies",
-           "bound_text", "MAX_CELLS"]
+__all__ = ["x", "S", "V", "T", "N", "K", "a_work_expr", "a_units_expr", "x_end_expr", "loss_bound", "loss_result",
+           "applies", "bound_text", "MAX_CELLS"]
 
 x = sp.Symbol("x", nonnegative=True)  # s, time since the PQ backlog began
 S = sp.Symbol("S", positive=True)  # s, transmission time of one EF packet, 8 L / C
@@ -159,3 +160,15 @@ def loss_bound(p, txq_work: float) -> tuple[float, dict]:
     return total, {"calls": n, "period_s": T_s, "pq_cap": K_, "txq_work_s": float(txq_work), "x_end_s": x_end,
                    "cells": int(left.size), "largest_term": float(terms[worst]),
                    "largest_term_at_s": float(right[worst])}
+
+
+def loss_result(p, V: float, cls: str = "EF") -> Result:
+    """``<cls>.loss.cbr_bound``: :func:`loss_bound` as a result, an upper bound on ``<cls>.loss``."""
+    B, info = loss_bound(p, V)
+    note = (f"{info['calls']} CBR calls with independent uniform phases, period {info['period_s']:.6g} s, PQ of "
+            f"{info['pq_cap']} packets: union over {info['cells']} backlog lengths of binomial tails of the calls' "
+            "arrivals against the EF packets the TxQ has surely admitted; holds whatever best effort does")
+    return Result(f"{cls}.loss.cbr_bound", "closed-form", B, "1", Interval.upper_bound(B, note=note),
+                  {"formula": bound_text, "source": "qosbound.analytic.cbr_loss (derivation in its "
+                   "docstring; the binomial window count of Roberts & Virtamo 1991)", **info},
+                  bounds=(f"{cls}.loss",))

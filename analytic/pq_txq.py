@@ -263,7 +263,7 @@ def _closed_form_results(p) -> list[Result]:
     ))
 
     if cbr_loss.applies(p):
-        out.append(_cbr_loss_result(p, ef_bound.txq_work(p.Q_t, p.unit, p.C, L_max, phi)))
+        out.append(cbr_loss.loss_result(p, ef_bound.txq_work(p.Q_t, p.unit, p.C, L_max, phi)))
 
     s_be = p.be_sizes * 8.0 / p.C
     m1_be = float(np.dot(p.be_probs, s_be))
@@ -299,18 +299,6 @@ def _closed_form_results(p) -> list[Result]:
             {"formula": "A = 1 - l_max/L_BA", "source": "Ferrari et al. 2001, eq. (1)", "A": text,
              "l_max": max(r for r, _, _ in streams), "L_BA": p.ef_rate, "streams": len(streams)}))
     return out
-
-
-def _cbr_loss_result(p, V: float) -> Result:
-    """``EF.loss.cbr_bound``: the upper bound on ``EF.loss`` of :mod:`qosbound.analytic.cbr_loss`."""
-    B, info = cbr_loss.loss_bound(p, V)
-    note = (f"{info['calls']} CBR calls with independent uniform phases, period {info['period_s']:.6g} s, PQ of "
-            f"{info['pq_cap']} packets: union over {info['cells']} backlog lengths of binomial tails of the calls' "
-            "arrivals against the EF packets the TxQ has surely admitted; holds whatever best effort does")
-    return Result("EF.loss.cbr_bound", "closed-form", B, "1", Interval.upper_bound(B, note=note),
-                  {"formula": cbr_loss.bound_text, "source": "qosbound.analytic.cbr_loss (derivation in its "
-                   "docstring; the binomial window count of Roberts & Virtamo 1991)", **info},
-                  bounds=("EF.loss",))
 
 
 def _cobham_loaded(p, s_ef, m1_be, m2_be, Ek, Ek2, EL) -> Result:

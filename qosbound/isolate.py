@@ -78,7 +78,9 @@ def _looks_like_memory(exc: BaseException) -> bool:
     if isinstance(exc, MemoryError):
         return True
     text = str(exc)
-    return "bad_alloc" in text or "Cannot allocate memory" in text or "out of memory" in text.lower()
+    # "failed to map segment": the dynamic loader could not map a shared library (mmap refused under RLIMIT_AS)
+    return ("bad_alloc" in text or "Cannot allocate memory" in text or "out of memory" in text.lower()
+            or "failed to map segment" in text)
 
 
 class _ChildProgress:

@@ -13,17 +13,32 @@ import pytest
 
 from qosbound.errors import (EXIT_INTERRUPT, EXIT_TERMINATED, InternalError, ModelError, ResourceError,
                              ScenarioError)
-from qosbound.isolate import run_isolated
+from qosbound.isolate import _fork_safe, run_isolated
 from qosbound.results import Interval, Result
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def forks(request):
+    """True when this process can fork the engine's child. Once numba's OpenMP threads run here (a parallel
+    simulation earlier in the same test worker), :func:`run_isolated` computes in-process instead; the claims
+    about the child are then checked by running the test in a fresh interpreter, and the fixture gives False."""
+    if _fork_safe():
+        return True
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
+                           request.node.nodeid], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return False
 
 
 def _result(x):
     return [Result("EF.delay.mean", "closed-form", x, "s", Interval.exact(x), {"pid": os.getpid()})]
 
 
-def test_the_answer_comes_back_from_a_child_process():
+def test_the_answer_comes_back_from_a_child_process(forks):
+    if not forks:
+        return
     out = run_isolated(_result, 0.25, what="test")
     assert out[0].value == 0.25 and out[0].interval.low == 0.25
     assert out[0].provenance["pid"] != os.getpid()
@@ -33,7 +48,9 @@ def _raise(exc):
     raise exc
 
 
-def test_typed_errors_cross_the_process_boundary_with_their_fields():
+def test_typed_errors_cross_the_process_boundary_with_their_fields(forks):
+    if not forks:
+        return
     with pytest.raises(ScenarioError) as e:
         run_isolated(_raise, ScenarioError("too big", file="s.yaml", field="pq.capacity"), what="test")
     assert (e.value.file, e.value.field, e.value.problem) == ("s.yaml", "pq.capacity", "too big")
@@ -42,7 +59,9 @@ def test_typed_errors_cross_the_process_boundary_with_their_fields():
     assert e.value.exit_code == 4 and e.value.field == "methods.simulated.packets"
 
 
-def test_an_unexpected_exception_is_an_internal_error_with_the_traceback():
+def test_an_unexpected_exception_is_an_internal_error_with_the_traceback(forks):
+    if not forks:
+        return
     with pytest.raises(InternalError) as e:
         run_isolated(_raise, KeyError("oops"), what="evaluating x")
     assert e.value.exit_code == 70
@@ -50,7 +69,9 @@ def test_an_unexpected_exception_is_an_internal_error_with_the_traceback():
     assert "Traceback" in e.value.details and "_raise" in e.value.details
 
 
-def test_memory_error_and_bad_alloc_are_resource_errors():
+def test_memory_error_and_bad_alloc_are_resource_errors(forks):
+    if not forks:
+        return
     with pytest.raises(ResourceError):
         run_isolated(_raise, MemoryError(), what="test")
     with pytest.raises(ResourceError):
@@ -61,7 +82,9 @@ def _allocate(n):
     return len(bytearray(n))
 
 
-def test_an_address_space_limit_turns_a_runaway_allocation_into_a_resource_error():
+def test_an_address_space_limit_turns_a_runaway_allocation_into_a_resource_error(forks):
+    if not forks:
+        return
     limit = 1 << 30
     with pytest.raises(ResourceError, match="out of memory under the limit"):
         run_isolated(_allocate, 4 * limit, what="test", memory_limit=limit)
@@ -73,7 +96,9 @@ def _die(sig):
     time.sleep(10)
 
 
-def test_a_child_killed_by_a_signal_is_one_error_naming_it():
+def test_a_child_killed_by_a_signal_is_one_error_naming_it(forks):
+    if not forks:
+        return
     with pytest.raises(InternalError, match="crashed with SIGFPE"):
         run_isolated(_die, signal.SIGFPE, what="test")
     with pytest.raises(ModelError, match="SIGSEGV"):
@@ -100,7 +125,9 @@ class _Recorder:
         return adv
 
 
-def test_progress_is_relayed_to_the_parent():
+def test_progress_is_relayed_to_the_parent(forks):
+    if not forks:
+        return
     rec = _Recorder()
     assert run_isolated(_with_progress, 1000, what="test", progress=rec) == 1000
     assert rec.tasks == [("work", 1000)] and rec.done == 1000
@@ -210,16 +237,14 @@ def test_a_signal_stops_the_child_and_the_error_carries_what_it_had_done(sig, co
     assert keep.partial_value == {"done": ["closed-form"]}
 
 
-def test_a_second_signal_while_reaping_is_counted_and_the_child_is_reaped():
+def test_a_second_signal_while_reaping_is_counted_and_the_child_is_reaped(forks):
     """The reaping hook sends a second SIGTERM while the parent waits for the killed child: no exception escapes
     the reaping, the child is reaped (no zombie), the error is the first signal's."""
     from qosbound import interrupts
     from qosbound.errors import Interrupted
-    from qosbound.isolate import _fork_safe
 
-    if not _fork_safe():  # pragma: no cover - depends on what ran before in this test process
-        pytest.skip("numba's OpenMP threads run in this test process: the work runs here, with no child to reap "
-                    "(tests/test_signals.py reaps in a fresh process)")
+    if not forks:
+        return
 
     reaped = []
 

@@ -79,3 +79,35 @@ def test_a_policer_on_a_weighted_class_thins_its_queue_input():
     r = {x.metric: x for x in closed_form(port_of(scn))}
     assert r["d.loss"].value == pytest.approx(0.5, rel=1e-9)
     assert r["d.throughput"].value == pytest.approx(1e6, rel=1e-6)
+
+
+def _edge_raw():
+    from qosbound.scenario import load_raw
+
+    return load_raw(example("port_edge1g"))
+
+
+def test_unpoliced_cbr_calls_at_the_top_level_get_the_cbr_loss_bound():
+    """400 random-phase G.711 calls alone at the top level, with no policer: the derivation of
+    qosbound.analytic.cbr_loss covers them (only they enter the ring while they have a packet queued), so the
+    port reports voice.loss.cbr_bound, an upper bound on voice.loss."""
+    raw = _edge_raw()
+    del raw["classes"][0]["police"]
+    r = {x.metric: x for x in closed_form(port_of(build(raw)))}
+    b = r["voice.loss.cbr_bound"]
+    assert b.kind is Kind.UPPER_BOUND and b.bounds == ("voice.loss",)
+    assert 0.0 <= b.value <= 1.0 and b.provenance["calls"] == 400 and b.provenance["pq_cap"] == 64
+
+
+def test_the_cbr_loss_bound_is_not_claimed_outside_its_derivation():
+    """A policer on the calls (the shipped edge port), or a second class at the top level, takes the port
+    outside the derivation: no bound is reported."""
+    r = {x.metric for x in closed_form(port_of(load(example("port_edge1g"))))}
+    assert "voice.loss.cbr_bound" not in r
+    raw = _edge_raw()
+    del raw["classes"][0]["police"]
+    raw["classes"][1]["priority"] = 1
+    raw["classes"][1].pop("police")
+    raw["classes"][1]["traffic"] = {"rate": "2 Mbit/s", "size": "1200 B", "arrivals": "poisson"}
+    r = {x.metric for x in closed_form(port_of(build(raw)))}
+    assert not any(m.endswith("cbr_bound") for m in r)

@@ -26,12 +26,13 @@ import math
 
 import numpy as np
 
-from qosbound.analytic import ferrari, priority
+from qosbound.analytic import cbr_loss, ef_bound, ferrari, priority
 from qosbound.analytic.cbwfq import maxmin, service_rates
 from qosbound.analytic.markers import marker_fractions
 from qosbound.analytic.pq_txq import aggregation_degree_exact, txq_wait, txq_wait_loaded
 from qosbound.analytic.wred import Profile
 from qosbound.errors import ScenarioError
+from qosbound.params import Params
 from qosbound.results import Interval, Result
 from qosbound.systems.af.closed_form import solve_sized
 from qosbound.systems.af.inputs import ClassInput
@@ -447,7 +448,50 @@ def _weighted_results(port: Port, setting: str) -> list[Result]:
     return out
 
 
+def cbr_calls_params(port: Port) -> tuple[TrafficClass, Params] | None:
+    """The port as the PQ + TxQ system of :mod:`qosbound.analytic.cbr_loss`, when its derivation covers it: the
+    highest priority level is one class of identical CBR calls (one packet size, uniform random phases, no
+    policer or marker, tail drop at its queue limit ``K``), with ``rho < 1``. Whenever that class has a packet
+    queued only it enters the ring (strict priority), which is all the derivation asks of the rest of the port;
+    the rest enters only through the largest packet and the ring's fill fraction, as best effort does. None when
+    the port is not of that shape."""
+    if not port.levels:
+        return None
+    top = port.level(port.levels[0])
+    if len(top) != 1:
+        return None
+    c = top[0]
+    law = c.size_law()
+    if (c.police is not None or c.marker is not None or c.dropper.red or law is None or law.exponential
+            or len(set(law.sizes)) != 1):
+        return None
+    if any(s.kind != "cbr" or s.phase is not None for s in c.streams) or len({s.rate for s in c.streams}) != 1:
+        return None
+    others = [x.largest for x in port.active if x is not c]
+    if any(not math.isfinite(L) for L in others):
+        return None
+    L = float(law.sizes[0])
+    one = c.streams[0].rate
+    streams = tuple((one, "cbr", -1.0) for s in c.streams for _ in range(s.count))
+    p = Params(C=port.rate, Q_t=port.Q_t, unit=port.unit, pq_cap=c.queue_limit, ef_size=L, ef_rate=c.offered,
+               lam=c.packet_rate, arrivals="cbr" if len(streams) == 1 else "aggregate",
+               be_sizes=np.array(others or [L], dtype=float), be_probs=np.full(len(others or [L]), 1.0 / len(others or [L])),
+               burst=L, ef_streams=streams if len(streams) > 1 else ())
+    return (c, p) if cbr_loss.applies(p) else None
+
+
+def _cbr_loss_results(port: Port) -> list[Result]:
+    """``<class>.loss.cbr_bound`` of the top priority class where :func:`cbr_calls_params` applies."""
+    found = cbr_calls_params(port)
+    if found is None:
+        return []
+    c, p = found
+    V = ef_bound.txq_work(p.Q_t, p.unit, p.C, port.largest, port.phi)
+    return [cbr_loss.loss_result(p, float(V), cls=c.name)]
+
+
 def closed_form(port: Port, setting: str = "auto") -> list[Result]:
     """Every closed-form result of the port (module docstring)."""
-    return _bound_results(port) + _priority_means(port) + _weighted_results(port, setting)
+    return (_bound_results(port) + _priority_means(port) + _cbr_loss_results(port)
+            + _weighted_results(port, setting))
 
