@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from qosbound.errors import ScenarioError
-from qosbound.validation.port_kernels import NEVER, run_port
-from qosbound.validation.port_sim import PortConfig, _outputs
+from qosbound.validation.port_kernels import N_CS, N_G, run_port
+from qosbound.validation.port_sim import PortConfig
 from qosbound.validation.stats import seed_sequences
 
 __all__ = ["SourceSpec", "FlowSpec", "NetworkConfig", "FlowSample", "simulate", "generate", "POISSON", "CBR",
@@ -183,7 +183,10 @@ def _run_port(rng, cfg: PortConfig, t: np.ndarray, cls: np.ndarray, size: np.nda
     rows_max = n + extra
     tr = (np.zeros(rows_max, np.int64), np.zeros(rows_max, np.int64), np.zeros(rows_max), np.zeros(rows_max),
           np.full(rows_max, np.nan), np.zeros(rows_max, np.bool_))
-    out = _outputs(cfg.classes, 0)
+    m = cfg.classes
+    # a fed port keeps no delay statistics: its histograms are never written, so one bin each is enough
+    out = (np.zeros((m, N_CS)), np.zeros((m, 3, 2)), np.zeros((m, 1), np.int64), np.zeros((m, 1)), np.zeros((m, 1)),
+           np.zeros((m, 0), np.int64), np.zeros(N_G))
     args = list(cfg.args())
     # no sources: the feed is every arrival (src_cls .. src_off are the 13th to 19th arrays)
     args[12:19] = [_EMPTY_I, _EMPTY_I, _EMPTY_F, _EMPTY_I, _EMPTY_F, _EMPTY_F, _EMPTY_F]

@@ -197,7 +197,8 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
     after any departure at that instant (as source arrivals are). Trace rows ``0 .. n - 1`` are the fed packets
     in feed order (their departure, or their drop); the packets saturated classes hand the ring are appended
     after them, while ``now < sat_until`` (ticks) and rows remain (``max_rows``): then the saturated classes
-    leave the round as in trace mode. The run ends once the feed is exhausted and the port is empty."""
+    leave the round as in trace mode. The run ends once the feed is exhausted and the port is empty. A fed port
+    keeps no delay statistics (``cst``, ``hist``, ``above``): its trace rows are what the network reads."""
     m = cls_level.shape[0]
     nsrc = src_cls.shape[0]
     nlev = lvl_start.shape[0] - 1
@@ -549,7 +550,7 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                 size = q_size[j]
                 a_time = q_arr[j]
                 row = q_row[j]
-                meas = True if tracing else row == 1
+                meas = (True if tracing else row == 1) and not feeding  # a fed port's trace is its statistics
                 pr = q_prec[j]
                 q_head[c] += 1
                 if q_head[c] == qlimit[c]:

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 
 from qosbound.analytic.curves import ArrivalCurve, TokenBucket
 from qosbound.analytic.network_curves import fifo_residual, sfa_delay, shifted_burst
-from qosbound.systems.network.elements import Network
+from qosbound.systems.network.elements import Network, bulk
 from qosbound.systems.port.bounds import ClassBound, class_bounds
 
 __all__ = ["HopBound", "FlowBound", "NetworkBounds", "analyse"]
@@ -121,12 +121,23 @@ def _sum(buckets: list[TokenBucket | None]) -> TokenBucket | None:
     return TokenBucket(sum(x.burst for x in buckets), sum(x.rate for x in buckets))
 
 
+def _less(total: float, own: float) -> float:
+    """``total - own`` for a sum that includes ``own``, rounded up (a relative 1e-12 and never below 0): the
+    other flows' share is never understated by the subtraction's rounding."""
+    return max(total - own, 0.0) * (1.0 + 1e-12) + 1e-12 * abs(own)
+
+
 def _curve(x: TokenBucket | None) -> ArrivalCurve | None:
     return None if x is None else ArrivalCurve((x,))
 
 
 def analyse(net: Network) -> NetworkBounds:
     """TFA and SFA for every flow that is not saturated (module docstring)."""
+    with bulk():
+        return _analyse(net)
+
+
+def _analyse(net: Network) -> NetworkBounds:
     out = NetworkBounds()
     cur: dict[tuple[int, int], TokenBucket | None] = {}  # (flow, hop) -> the flow's bucket there
     for f in net.flows:
@@ -134,6 +145,10 @@ def analyse(net: Network) -> NetworkBounds:
         cur[(f.index, 0)] = None if (env is None or f.saturated) else env.long_term()
     hop_delay: dict[tuple[int, int], tuple[float, dict, str]] = {}
     loss_free: dict[tuple[str, str], bool] = {}
+    # per port and FIFO group (a priority level, or a weighted class): the flows' buckets summed, and how many
+    # flows have none -- so the cross traffic of one flow is the group less the flow (SFA)
+    groups: dict[tuple[str, tuple], list] = {}
+    group_of: dict[tuple[str, str], tuple] = {}
     for p in net.order:
         port = net.ports[p]
         members: dict[str, list] = {}
@@ -143,6 +158,18 @@ def analyse(net: Network) -> NetworkBounds:
                     if not port.cls(c).saturated}
         cb = class_bounds(port, arrivals)
         out.classes[p] = cb
+        for c, ms in members.items():
+            tc = port.cls(c)
+            key = ("level", tc.priority) if tc.priority is not None else ("class", c)
+            group_of[(p, c)] = key
+            g = groups.setdefault((p, key), [0.0, 0.0, 0])
+            for m in ms:
+                x = cur[m]
+                if x is None:
+                    g[2] += 1
+                else:
+                    g[0] += x.burst
+                    g[1] += x.rate
         for c, ms in members.items():
             b = cb.get(c)
             tc = port.cls(c)
@@ -182,11 +209,11 @@ def analyse(net: Network) -> NetworkBounds:
                 if b is None or b.service is None:
                     why_sfa = f"class {hop.cls} at {hop.port} has no service curve ({b.why if b else 'saturated'})"
                 else:
-                    tc = port.cls(hop.cls)
-                    same = [x.name for x in port.active if x.priority is not None and x.priority == tc.priority] \
-                        if tc.priority is not None else [hop.cls]
-                    cross = _sum([cur[(k, hh)] for k, hh in net.at[hop.port]
-                                  if k != f.index and net.flows[k].hops[hh].cls in same])
+                    burst, rate, missing = groups[(hop.port, group_of[(hop.port, hop.cls)])]
+                    own = cur[(f.index, h)]
+                    cross = None
+                    if missing - (own is None) == 0:
+                        cross = TokenBucket(_less(burst, own.burst if own else 0.0), _less(rate, own.rate if own else 0.0))
                     if cross is None:
                         why_sfa = f"a flow sharing class {hop.cls} at {hop.port} has no arrival curve there"
                     elif cross.rate >= b.service.rate:

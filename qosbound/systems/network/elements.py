@@ -11,8 +11,9 @@ packets what the simulation forwards). Every refusal is a ScenarioError naming t
 
 from __future__ import annotations
 
-import math
+import gc
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from qosbound.systems.port.schema import DEFAULT_CLASS
 from qosbound.systems.port.schema import Scenario as PortScenario
 from qosbound.systems.network.schema import Scenario, port_ends
 
-__all__ = ["Hop", "Flow", "Network", "network_of", "network", "PORT_FIELDS"]
+__all__ = ["Hop", "Flow", "Network", "network_of", "network", "bulk", "PORT_FIELDS"]
 
 #: The fields of a port file a network port keeps (its traffic, SLOs and methods belong to the port scenario).
 PORT_FIELDS = ("link", "txq", "classes", "scheduler", "shaper", "provenance", "assumed", "not_modelled")
@@ -209,6 +210,14 @@ def _feed_forward(scn, flows_ports: list[list[str]]) -> tuple[str, ...]:
     return tuple(order)
 
 
+def _saturated(f: Flow) -> dict:
+    """A saturated flow's traffic section, written back from its size law."""
+    law = f.sizes
+    if law.exponential:
+        return {"saturated": True, "size": f"{law.sizes[0]!r} B", "sizes": "exponential"}
+    return {"saturated": True, "sizes": [{"size": f"{s!r} B", "p": p} for s, p in zip(law.sizes, law.probs)]}
+
+
 def _stand_in(flows: list[Flow]) -> dict:
     """A class's traffic section for the port's own checks and weights: the flows' total rate, their sizes."""
     rate = sum(f.offered for f in flows)
@@ -222,8 +231,26 @@ def _stand_in(flows: list[Flow]) -> dict:
     return {"rate": rate, "sizes": [{"size": s, "p": p / tot} for s, p in zip(mix.sizes, mix.probs)]}
 
 
+@contextmanager
+def bulk():
+    """Pause the cyclic garbage collector while a large acyclic structure is built (thousands of ports and
+    flows: its collections of the young objects cost about as much as the building itself); restored after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def network_of(scn: Scenario) -> Network:
     """The :class:`Network` a validated scenario describes (module docstring)."""
+    with bulk():
+        return _network_of(scn)
+
+
+def _network_of(scn: Scenario) -> Network:
     specs, notes = _port_specs(scn)
     ends = {p: port_ends(p) for p in scn.ports}
     if scn.nodes is not None:
@@ -301,7 +328,7 @@ def network_of(scn: Scenario) -> Network:
                     raise _err(scn, f"flow {flows[sat_here[0]].name} is saturated at its first port {p}, so it must be "
                                f"alone in class {c['name']} there (the class also carries {others})",
                                f"flows.{sat_here[0]}.traffic")
-                c["traffic"] = scn.raw["flows"][sat_here[0]]["traffic"]
+                c["traffic"] = _saturated(flows[sat_here[0]])
             else:
                 fl = []
                 for k, h in members:
@@ -339,11 +366,11 @@ def network_of(scn: Scenario) -> Network:
             new.append(replace(c, streams=tuple(streams)))
         ports[p] = replace(port, classes=tuple(new))
     final = []
+    index = {p: {x.name: x.index for x in port.classes} for p, port in ports.items()}
     for k, f in enumerate(flows):
         hops = []
         for p, c, prec in hops_of[k]:
-            idx = next(x.index for x in ports[p].classes if x.name == c)
-            hops.append(Hop(p, c, idx, prec))
+            hops.append(Hop(p, c, index[p][c], prec))
         offered = f.offered if not f.saturated else float(ports[hops[0].port].rate)
         final.append(replace(f, hops=tuple(hops), offered=offered))
     return Network(scn.name, nodes, ports, order, tuple(final), at, tuple(notes))

@@ -152,4 +152,10 @@ class Scenario(ScenarioBase):
             if f.name in seen:
                 raise ValueError(f"flows: the name {f.name!r} is used twice")
             seen.add(f.name)
+        if all(isinstance(spec, dict) for spec in self.ports.values()):
+            # built now, so a bad port, route or class is refused when the file is loaded; a network reading port
+            # files is built on first use (their paths are relative to the file, known once it is loaded)
+            from qosbound.systems.network.elements import network_of  # the builder imports this schema
+
+            self._network = network_of(self)
         return self
