@@ -28,7 +28,12 @@ propagation delays.
 **SFA** (separated flow analysis, pay bursts only once): the flow's residual services concatenated (LBT Theorem
 1.4.6: ``(min R_h, sum T_h)``), the delay bound of its source curve through that one server (LBT Theorem 1.4.2:
 ``sum T_h + 8 e / min R_h``, ``e`` the source curve's burst against ``min R_h``), plus the propagation delays
-(:data:`sfa_delay_expr` with the sums done by the caller).
+(:data:`sfa_delay_expr` with the sums done by the caller) -- and one packet per hop after the first. A port's
+class guarantee is per packet (its last bit leaves by ``max_m (a_m + T + 8 sum_{j=m..n} L_j / R)``, a
+guaranteed-rate node), which is a rate-latency service element followed by a packetizer (LBT Theorem 2.1.3); a
+packetizer holds back at most one packet of the flow, ``L`` bytes (LBT Section 1.7), so between the ``K`` hops the
+``K - 1`` packetizers lower the concatenated service by ``(K - 1) L`` bytes: ``sum T_h + 8 (e + (K - 1) L) / min
+R_h``. (The last packetizer adds nothing: the delay runs to the last bit.)
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-__all__ = ["b", "r", "D", "R", "T", "b_x", "r_x", "e", "shifted_burst_expr", "fifo_residual_rate_expr",
+__all__ = ["b", "r", "D", "R", "T", "b_x", "r_x", "e", "K", "L", "shifted_burst_expr", "fifo_residual_rate_expr",
            "fifo_residual_latency_expr", "sfa_delay_expr", "shifted_burst", "fifo_residual", "sfa_delay"]
 
 b = sp.Symbol("b", nonnegative=True)  # bytes, a token bucket's depth
@@ -48,14 +53,16 @@ T = sp.Symbol("T", nonnegative=True)  # s, a service latency
 b_x = sp.Symbol("b_x", nonnegative=True)  # bytes, the other flows' burst in the FIFO aggregate
 r_x = sp.Symbol("r_x", nonnegative=True)  # bit/s, their rate (r_x < R)
 e = sp.Symbol("e", nonnegative=True)  # bytes, the flow's burst against the end-to-end rate
+K = sp.Symbol("K", positive=True, integer=True)  # hops
+L = sp.Symbol("L", positive=True)  # bytes, the flow's largest packet
 
 #: Depth of a token bucket after a hop of delay bound D, bytes (LBT Section 1.4.3).
 shifted_burst_expr = b + r * D / 8
 #: FIFO residual service of one flow in an aggregate (LBT Section 6.2.2), bit/s and s.
 fifo_residual_rate_expr = R - r_x
 fifo_residual_latency_expr = T + 8 * b_x / R
-#: SFA's end-to-end bound through the concatenated service (R, T) (LBT Theorems 1.4.6 and 1.4.2), s.
-sfa_delay_expr = T + 8 * e / R
+#: SFA's end-to-end bound through the concatenated service (R, T) of K hops (LBT Theorems 1.4.6, 1.4.2, 2.1.3), s.
+sfa_delay_expr = T + 8 * (e + (K - 1) * L) / R
 
 
 @lru_cache(maxsize=None)
@@ -63,7 +70,7 @@ def _fn(name: str):
     table = {"shifted": ((b, r, D), shifted_burst_expr),
              "res_rate": ((R, r_x), fifo_residual_rate_expr),
              "res_latency": ((T, b_x, R), fifo_residual_latency_expr),
-             "sfa": ((T, e, R), sfa_delay_expr)}
+             "sfa": ((T, e, R, K, L), sfa_delay_expr)}
     args, expr = table[name]
     return sp.lambdify(args, expr, "math")
 
@@ -79,6 +86,7 @@ def fifo_residual(rate: float, latency: float, cross_burst: float, cross_rate: f
     return float(_fn("res_rate")(rate, cross_rate)), float(_fn("res_latency")(latency, cross_burst, rate))
 
 
-def sfa_delay(latency: float, burst: float, rate: float) -> float:
-    """``T + 8 e / R``, s: the flow's delay bound through the concatenated service."""
-    return float(_fn("sfa")(latency, burst, rate))
+def sfa_delay(latency: float, burst: float, rate: float, hops: int, largest: float) -> float:
+    """``T + 8 (e + (K - 1) L) / R``, s: the flow's delay bound through the concatenated service of ``hops`` hops,
+    ``largest`` its largest packet."""
+    return float(_fn("sfa")(latency, burst, rate, hops, largest))

@@ -27,9 +27,14 @@ level above it without an arrival curve) gives the flow none.
 Le Corronc 2018, Chapter 7). At every hop the flow's class (its priority level) has the service ``(R, T)``
 above and is FIFO; the other flows in it have the token bucket ``(b_x, r_x)`` of TFA at that hop, so the flow
 alone has the FIFO residual service ``(R - r_x, T + 8 b_x / R)`` when ``r_x < R``. These concatenate into
-``(min R_h, sum T_h)``, and the flow's delay is at most ``sum T_h + 8 e / min R_h`` (``e`` its source
-bucket's burst against ``min R_h``) plus the propagation delays. It needs the flow's own envelope and a
-finite cross bucket at every hop.
+``(min R_h, sum T_h)``, and the flow's delay is at most ``sum T_h + 8 (e + (K - 1) L) / min R_h`` (``e`` its
+source bucket's burst against ``min R_h``, ``L`` its largest packet, ``K`` its hops) plus the propagation delays.
+The ``K - 1`` packets: a port's guarantee is per packet (the proofs of :mod:`qosbound.analytic.port` bound the
+last bit of a packet by ``s + T + 8 X / R``, ``X`` the bytes of its level or class arrived since ``s``, itself
+included -- a guaranteed-rate node), which is the service curve ``(R, T)`` followed by a packetizer (LBT Theorem
+2.1.3), and each packetizer but the last holds back at most one packet of the flow (LBT Section 1.7). The FIFO
+residual applies to the service element (FIFO, as the node is). It needs the flow's own envelope and a finite
+cross bucket at every hop.
 
 **Least delay** of a packet of the flow: the transmission of its smallest packet at every hop plus the
 propagation delays (a packet is on the wire ``8 L / C`` at each port) -- so ``max - min`` bounds the spread of
@@ -235,7 +240,7 @@ def _analyse(net: Network) -> NetworkBounds:
             if math.isinf(e):
                 why_sfa = f"the flow's rate is above its end-to-end residual rate {R_min:.6g} bit/s"
             else:
-                sfa = sfa_delay(T_sum, e, R_min) + prop
+                sfa = sfa_delay(T_sum, e, R_min, len(f.hops), f.largest) + prop
                 sfa_service = (R_min, T_sum)
         least = sum(h.transmission for h in hops) + prop
         out.flows[f.name] = FlowBound(f.name, tfa, sfa, least, tuple(hops), why_tfa, why_sfa, sfa_service)

@@ -26,8 +26,9 @@ CITE_TFA = ("total flow analysis: per-hop bounds of qosbound.analytic.port / qos
             "token buckets propagated (Le Boudec & Thiran, Network Calculus, 2001, Section 1.4.3; Schmitt & "
             "Zdarsky, The DISCO network calculator, 2006)")
 CITE_SFA = ("separated flow analysis: FIFO residual service per hop (Le Boudec & Thiran 2001, Section 6.2.2), "
-            "concatenated (Theorem 1.4.6), bursts paid once (Theorem 1.4.2); Bouillard, Boyer & Le Corronc, "
-            "Deterministic Network Calculus, 2018, Chapter 7")
+            "concatenated (Theorem 1.4.6) with one packet per hop after the first (Theorem 2.1.3, Section 1.7), "
+            "bursts paid once (Theorem 1.4.2); Bouillard, Boyer & Le Corronc, Deterministic Network Calculus, 2018, "
+            "Chapter 7")
 
 
 def _ms(x: float) -> str:
