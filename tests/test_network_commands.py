@@ -80,3 +80,32 @@ def test_admit_names_the_binding_port(tmp_path):
     assert doc["method"] == "simulated" and doc["value"] >= 30
     assert doc["binding_slo"].startswith("voip-ab.")
     assert any(n.startswith("binding port: ") and "->" in n for n in doc["notes"]), doc["notes"]
+
+
+def test_the_inputs_as_understood_show_every_port_and_flow():
+    """Every port's link, propagation and classes with the flows they carry, every flow's route; a saturated flow
+    downstream of its first port is counted at most at its first link's rate, and said so."""
+    from qosbound.scenario import load
+    from qosbound.systems.network import understood_inputs
+
+    items = {i.name: i for i in understood_inputs(load(WAN)).items}
+    assert items["ports.core-1->core-2.link.delay"].value == 0.01
+    assert items["flows.voip-ab.path"].value == "branch-a -> core-1 -> core-2 -> branch-b"
+    egress = items["ports.core-2->branch-b.classes.class-default"]
+    assert egress.value.startswith("DRR weight") and "at most 10 Mbit/s" in egress.value
+    assert "bulk-ab saturated upstream" in egress.note
+
+
+def test_a_sweep_over_a_network_gives_every_flow_at_every_point(tmp_path):
+    """sweep varies a flow's parameter by name; the table has a column per flow metric (the closed forms here)."""
+    import csv
+
+    out = tmp_path / "sw"
+    p = run("sweep", str(WAN), "--vary", "flows.voip-ab.traffic.calls=10,40", "--methods", "closed-form", "--out",
+            str(out), "--no-cache", "--no-plots", "--quiet")
+    assert p.returncode in (0, 1), p.stderr[-2000:]
+    rows = list(csv.DictReader(open(out / "sweep.csv")))  # one row per point, metric and method
+    got = {(r["flows.voip-ab.traffic.calls"], r["metric"]): float(r["value"]) for r in rows if r["value"]}
+    assert {m for _, m in got} >= {"voip-ab.delay.max", "voip-ab.delay.max_tfa", "core-web.delay.max",
+                                   "voip-ab.hop.core-2->branch-b.delay.max"}
+    assert got[("40", "voip-ab.delay.max_tfa")] > got[("10", "voip-ab.delay.max_tfa")]  # more calls, a larger bound

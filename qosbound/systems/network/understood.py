@@ -23,10 +23,16 @@ def understood_inputs(scn: Scenario) -> Inputs:
         e.text(f"ports.{p}.txq", "none" if port.ring is None else
                f"{port.ring.units} x {'packet' if port.ring.per_packet else f'{port.ring.unit:g} B'}")
         for c in port.active:
-            names = [net.flows[k].name for k, h in net.at[p] if net.flows[k].hops[h].cls == c.name]
+            here = [(net.flows[k], h) for k, h in net.at[p] if net.flows[k].hops[h].cls == c.name]
             place = f"level {c.priority}" if c.priority is not None else f"DRR weight {c.weight / 1e6:.6g} Mbit/s"
-            load = "saturated" if c.saturated else f"{c.offered / 1e6:.6g} Mbit/s ({100 * c.offered / port.rate:.3g} % of the link)"
-            e.text(f"ports.{p}.classes.{c.name}", f"{place}; {load}", note="flows " + ", ".join(names))
+            upstream = [f.name for f, h in here if f.saturated and h > 0]
+            load = "saturated" if c.saturated else (("at most " if upstream else "") +
+                                                     f"{c.offered / 1e6:.6g} Mbit/s ({100 * c.offered / port.rate:.3g} % "
+                                                     "of the link)")
+            note = "flows " + ", ".join(f.name for f, _ in here)
+            if upstream:
+                note += f"; {', '.join(upstream)} saturated upstream, counted at its first link's rate"
+            e.text(f"ports.{p}.classes.{c.name}", f"{place}; {load}", note=note)
     for f in net.flows:
         route = " -> ".join([f.hops[0].port.split("->")[0]] + [h.port.split("->")[1] for h in f.hops])
         classes = sorted({h.cls for h in f.hops})
