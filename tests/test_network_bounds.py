@@ -163,3 +163,20 @@ def test_no_loss_is_proved_only_where_the_queues_cannot_overflow():
     net = network(build(raw))
     samples, _ = simulate(network_config(net), 2.0, 2, 5)
     assert samples[0].lost.sum() > 0
+
+
+def test_an_unshaped_priority_flow_starves_the_bounds_below_it_and_the_report_says_why():
+    """Poisson voice in the core: the voice level is still bounded by its queue limit (TFA), SFA has no cross
+    bucket for voip-ab there, and class-default below it gets no bound -- each with its reason."""
+    from qosbound.systems.network.closed_form import closed_form
+
+    raw = load(example("network_wan")).raw
+    raw["flows"][1]["traffic"] = {"rate": "20 Mbit/s", "size": "200 B", "arrivals": "poisson"}
+    net = network(build(raw))
+    nb = analyse(net)
+    v, w = nb.flows["voip-ab"], nb.flows["core-web"]
+    assert math.isfinite(v.tfa) and math.isinf(v.sfa) and "no arrival curve" in v.why_sfa
+    assert math.isinf(w.best) and "priority level 1 (voice) has no arrival curve" in w.why_tfa
+    res = closed_form(net, nb)
+    assert not any(r.metric.startswith("core-web.") for r in res)
+    assert all("core-web.delay.*" in r.provenance["omitted"] for r in res)

@@ -51,13 +51,15 @@ def closed_form(net: Network, nb: NetworkBounds | None = None) -> list[Result]:
     """Every closed-form metric of every flow (module docstring)."""
     nb = nb or analyse(net)
     out: list[Result] = []
+    omitted = {f"{f.name}.delay.*": f"no bound: TFA: {fb.why_tfa}; SFA: {fb.why_sfa}" for f in net.flows
+               if (fb := nb.flows.get(f.name)) is not None and not math.isfinite(fb.best)}
     for f in net.flows:
         fb = nb.flows.get(f.name)
         if fb is None:
             continue
         n = f.name
         base = {"assumptions": ASSUMPTIONS, "tfa": fb.tfa, "sfa": fb.sfa, "binding_port": fb.binding,
-                "hops": _hops_json(fb)}
+                "hops": _hops_json(fb), **({"omitted": omitted} if omitted else {})}
         if math.isfinite(fb.best):
             cite = CITE_SFA if fb.analysis == "SFA" else CITE_TFA
             out.append(Result(f"{n}.delay.max", "closed-form", fb.best, "s", Interval.upper_bound(fb.best),
@@ -70,8 +72,6 @@ def closed_form(net: Network, nb: NetworkBounds | None = None) -> list[Result]:
                               dict(base, analysis=fb.analysis, least_delay=fb.least,
                                    source=f"{fb.analysis} bound {_ms(fb.best)} less the least delay {_ms(fb.least)} "
                                           "(transmissions of the smallest packet and the propagation delays)")))
-        else:
-            base["omitted"] = {f"{n}.delay.*": f"no bound: TFA: {fb.why_tfa}; SFA: {fb.why_sfa}"}
         if math.isfinite(fb.tfa):
             out.append(Result(f"{n}.delay.max_tfa", "closed-form", fb.tfa, "s", Interval.upper_bound(fb.tfa),
                               dict(base, analysis="TFA", source=CITE_TFA), bounds=(f"{n}.delay.max",)))
@@ -86,7 +86,7 @@ def closed_form(net: Network, nb: NetworkBounds | None = None) -> list[Result]:
                 continue
             causes = ", ".join(f"{k} {_ms(v)}" for k, v in h.parts.items())
             out.append(Result(f"{n}.hop.{h.port}.delay.max", "closed-form", h.delay, "s", Interval.upper_bound(h.delay),
-                              {"analysis": "TFA", "class": h.cls,
+                              {"analysis": "TFA", "class": h.cls, **({"omitted": omitted} if omitted else {}),
                                "source": f"class {h.cls}: {causes}; qosbound.analytic.port (proof in its docstring)"}))
         if fb.loss_free:
             out.append(Result(f"{n}.loss", "closed-form", 0.0, "1", Interval.upper_bound(0.0),
