@@ -180,3 +180,10 @@ def test_an_unshaped_priority_flow_starves_the_bounds_below_it_and_the_report_sa
     res = closed_form(net, nb)
     assert not any(r.metric.startswith("core-web.") for r in res)
     assert all("core-web.delay.*" in r.provenance["omitted"] for r in res)
+
+
+def test_bounds_hold_on_the_six_router_wan():
+    """Two priority levels (video policed), on-off video, routes by source and destination, a saturated backup."""
+    raw = load(example("network_wan_sites")).raw
+    checked, _ = _check_against_simulation(raw, 3.0, 4)
+    assert checked == 5
