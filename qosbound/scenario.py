@@ -222,6 +222,10 @@ class ScenarioBase(BaseModel):
         return copy.deepcopy(self._raw or {})
 
 
+#: PyYAML's safe loader, in C (libyaml, shipped in PyYAML's wheels) where present: the same safe semantics, about
+#: four times faster on a network of thousands of ports and flows (megabytes).
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 #: Largest scenario file read (bytes): scenarios are a few kB; this refuses /dev/zero or a misplaced trace.
 MAX_SCENARIO_BYTES = 4 * 2**20
 
@@ -243,7 +247,7 @@ def load_raw(path: str | Path) -> dict:
         line = data[:e.start].count(b"\n") + 1
         raise ScenarioError(f"line {line}: not UTF-8 text (byte 0x{data[e.start]:02x})", file=str(path)) from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=SAFE_LOADER)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -52,8 +52,20 @@ def _sum(curves: list[ArrivalCurve | None]) -> ArrivalCurve | None:
     return out
 
 
-def class_bounds(port: Port) -> dict[str, ClassBound]:
-    """Every class with traffic: its :class:`ClassBound` (module docstring)."""
+def class_bounds(port: Port, arrivals: dict[str, ArrivalCurve | None] | None = None) -> dict[str, ClassBound]:
+    """Every class with traffic: its :class:`ClassBound` (module docstring). ``arrivals`` replaces, for the
+    classes it names, the traffic's own envelope by the given curve (None: none) -- a network's port, whose
+    classes carry flows shaped upstream; a class's policer still adds its buckets."""
+    if arrivals:
+        def curve(c) -> ArrivalCurve | None:
+            if c.name not in arrivals:
+                return c.arrival_curve()
+            a = arrivals[c.name]
+            pol = c.police.passed() if c.police is not None else None
+            return pol if a is None else (a if pol is None else a.meet(pol))
+    else:
+        def curve(c) -> ArrivalCurve | None:
+            return c.arrival_curve()
     C = port.rate
     V, W_r = ring_terms(port)
     out: dict[str, ClassBound] = {}
@@ -61,14 +73,14 @@ def class_bounds(port: Port) -> dict[str, ClassBound]:
     starved = ""
     for k in port.levels:
         members = port.level(k)
-        alpha = _sum([c.arrival_curve() for c in members])
+        alpha = _sum([curve(c) for c in members])
         held = sum(c.held for c in members)
         if not starved and rho_hi >= C:
             starved = (f"the arrival curves of the priority levels above level {k} add up to {rho_hi:.6g} bit/s, the "
                        "whole link: they prove no rate left below them")
         if starved:
             for c in members:
-                out[c.name] = ClassBound(c.name, c.arrival_curve(), None, math.inf, held, why=starved)
+                out[c.name] = ClassBound(c.name, curve(c), None, math.inf, held, why=starved)
             continue
         R, T = nc.level_service(C, V, sigma_hi, rho_hi)
         e = alpha.excess(R) if alpha is not None else math.inf
@@ -77,7 +89,7 @@ def class_bounds(port: Port) -> dict[str, ClassBound]:
         parts = {"ring": 8.0 * V / R, "higher levels": 8.0 * sigma_hi / R, "own burst": 8.0 * own / R}
         backlog = held if alpha is None else min(held, alpha.at(D))
         for c in members:
-            out[c.name] = ClassBound(c.name, c.arrival_curve(), RateLatency(R, T), D, backlog, parts=parts,
+            out[c.name] = ClassBound(c.name, curve(c), RateLatency(R, T), D, backlog, parts=parts,
                                      formula="D_k = 8 (V + sigma_H + min(e_k, B_k + B_H)) / (C - rho_H)")
         if alpha is None:
             starved = (f"priority level {k} ({', '.join(c.name for c in members)}) has no arrival curve (neither "
@@ -95,7 +107,7 @@ def class_bounds(port: Port) -> dict[str, ClassBound]:
                    "rate left for the weighted classes")
     if starved:
         for c in weighted:
-            out[c.name] = ClassBound(c.name, c.arrival_curve(), None, math.inf, c.held, why=starved)
+            out[c.name] = ClassBound(c.name, curve(c), None, math.inf, c.held, why=starved)
         return out
     RW, TW = nc.weighted_aggregate(C, V, sigma_hi, rho_hi, held_hi)
     agg = RateLatency(RW, TW)
@@ -106,7 +118,7 @@ def class_bounds(port: Port) -> dict[str, ClassBound]:
             out[c.name] = ClassBound(c.name, None, None, math.inf, math.inf, why="a saturated class waits forever")
             continue
         s = drr_service(q, largest, i, agg)
-        alpha = c.arrival_curve()
+        alpha = curve(c)
         e = alpha.excess(s.rate) if alpha is not None else math.inf
         D = nc.weighted_delay(s.latency, s.rate, C, W_r, e, c.smallest, c.largest, c.queue_limit)
         service = RateLatency(s.rate, s.latency + W_r + 8.0 * c.largest / C)

@@ -26,7 +26,7 @@ from qosbound.systems.port.schema import Traffic as TrafficSpec
 from qosbound.systems.port.schema import TrafficClass as ClassSpec
 
 __all__ = ["SizeLaw", "Stream", "Policer", "Marker", "Dropper", "TrafficClass", "Ring", "Port", "port_of",
-           "EXP_MIN_BYTES", "COLOURS"]
+           "streams_of", "EXP_MIN_BYTES", "COLOURS"]
 
 #: Exponential sizes are drawn at least this many bytes (as the af simulator does) and at most the largest IP
 #: packet (:data:`qosbound.scenario.MAX_PACKET_BYTES`).
@@ -393,7 +393,8 @@ class Port:
         return quanta([c.weight for c in self.weighted], self.quantum)
 
 
-def _streams(t: TrafficSpec | None) -> tuple[Stream, ...]:
+def streams_of(t: TrafficSpec | None) -> tuple[Stream, ...]:
+    """The streams a validated traffic section describes (none for None)."""
     if t is None:
         return ()
     if t.is_saturated:
@@ -486,7 +487,7 @@ def port_of(scn: Scenario) -> Port:
         classes.append(TrafficClass(
             name=c.name, index=i, precedences=tuple(prec), priority=c.priority,
             weight=0.0 if c.priority is not None else weights[c.name], queue_limit=int(c.queue_limit),
-            dropper=_dropper(c, prec), police=_policer(c, prec), marker=_marker(c, prec), streams=_streams(t),
+            dropper=_dropper(c, prec), police=_policer(c, prec), marker=_marker(c, prec), streams=streams_of(t),
             mix=mix, implicit=implicit and c.name == DEFAULT_CLASS, spec=c))
     ring = None
     if scn.txq is not None:
