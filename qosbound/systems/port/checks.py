@@ -13,7 +13,7 @@ the intervals their kinds give, per class -- is the generic rule's, driven by ea
 from __future__ import annotations
 
 from qosbound.results import Result, Verdict
-from qosbound.systems.port import dscp
+from qosbound import dscp
 from qosbound.systems.port.elements import Port
 
 __all__ = ["agreements", "ordered_precedences"]

@@ -19,7 +19,7 @@ from qosbound.analytic.drr import quanta
 from qosbound.analytic.wred import Profile
 from qosbound.errors import ScenarioError
 from qosbound.scenario import MAX_PACKET_BYTES
-from qosbound.systems.port import dscp
+from qosbound import dscp
 from qosbound.systems.port.schema import (DEFAULT_CLASS, Scenario, parse_bandwidth, precedences,
                                           priority_reservation)
 from qosbound.systems.port.schema import Traffic as TrafficSpec

@@ -34,7 +34,7 @@ from qosbound.systems.af.schema import Marker as AFMarker
 from qosbound.systems.af.schema import Threshold, check_marker, check_threshold
 from qosbound.systems.base import (MAX_BURST, MAX_RATE, MAX_TIME, Link, MethodsBase, PacketSimOptions, Strict,
                                    check_range)
-from qosbound.systems.port import dscp
+from qosbound import dscp
 from qosbound.systems.pq_txq import BESize, EFStream
 from qosbound.systems.pq_txq import ModelOptions as PQModelOptions
 from qosbound.systems.pq_txq import TxQ
