@@ -128,7 +128,9 @@ def _prepare(file: str, args, *, verify: bool) -> tuple[Entry, dict | None]:
     from qosbound.scenario import get_path, load
 
     t0 = time.perf_counter()
-    entry = Entry(file=file, name=Path(file).stem)
+    # a port imported from a configuration is labelled FILE#INTERFACE (qosbound.configs_cli)
+    head, sep, tail = file.partition("#")
+    entry = Entry(file=file, name=f"{Path(head).name}#{tail}" if sep else Path(file).stem)
     try:
         scn = load(file)
         entry.name, entry.system = scn.name, scn.system
@@ -206,7 +208,9 @@ def _unique_suites(entries: list[Entry]) -> None:
     names = Counter(e.name for e in entries)
     taken: set[str] = set()
     for e in entries:
-        base = e.name if names[e.name] == 1 else f"{e.name}@{Path(e.file).stem}"
+        # a port imported from a configuration is labelled FILE#INTERFACE: the configuration's file name tells it
+        stem = Path(e.file.split("#", 1)[0]).name if "#" in e.file else Path(e.file).stem
+        base = e.name if names[e.name] == 1 else f"{e.name}@{stem}"
         name, k = base, 1
         while name in taken:
             k += 1
@@ -368,13 +372,15 @@ def render_table(entries: list[Entry], where: str, seconds: float, code: int, ou
             f"evaluated; exit {code}", highlight=False, soft_wrap=True)
 
 
-def write_junit(path: str, entries: list[Entry]) -> None:
+def write_junit(path: str, entries: list[Entry], per_slo: bool = False) -> None:
     """One JUnit report: each scenario's suites (``NAME.slo``, ``NAME.agreement``, ``NAME.methods``) or, when
-    it could not be evaluated, ``NAME.input`` with one failing testcase; NAME is unique in the batch."""
+    it could not be evaluated, ``NAME.input`` with one failing testcase; NAME is unique in the batch.
+    ``per_slo``: one testcase per SLO (its methods' verdicts in it) instead of one per verdict."""
     from qosbound.report import junit_error_suite, junit_suites, write_junit_batch
 
     groups = [junit_error_suite(e.suite, e.error, e.wall) if e.error is not None
-              else junit_suites(e.suite, e.slos + e.agreements, e.seconds, e.skipped, e.inputs) for e in entries]
+              else junit_suites(e.suite, e.slos + e.agreements, e.seconds, e.skipped, e.inputs, per_slo=per_slo)
+              for e in entries]
     write_junit_batch(path, "qosbound", groups)
 
 
@@ -400,7 +406,7 @@ def main(args, *, verify: bool) -> int:
     code = batch_exit_code(e.exit_code for e in entries)
     seconds = time.perf_counter() - t0
     if verify and getattr(args, "junit", None):
-        write_junit(args.junit, entries)
+        write_junit(args.junit, entries, per_slo=getattr(args, "per_slo", False))
     from qosbound.cli import _RUN
 
     if _RUN.get("debug"):

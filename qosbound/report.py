@@ -149,6 +149,8 @@ def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdic
     prev = None
     for r in rows:
         src = str(r.provenance.get("source", r.provenance.get("formula", "")))
+        if r.provenance.get("config"):  # an imported port: the configuration lines of the class first
+            src = f"config {r.provenance['config']}; {src}"
         if r.estimates:
             src = f"estimates {r.estimates}; {src}"
         if r.bounds:
@@ -273,13 +275,47 @@ def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str
     return [head] + props + cases + ["  </testsuite>"]
 
 
+def _slo_suite(name: str, slos: list[Verdict], seconds: dict[str, float], properties) -> list[str]:
+    """One <testsuite> with a <testcase> per SLO (not per method): it fails when a verdict on the SLO fails, its
+    message lists every method's verdict; the methods' time is shared out evenly over the testcases, so the
+    times add up to the evaluation's."""
+    outcomes = slo_outcomes(slos)
+    total = sum(seconds.values())
+    each = total / len(outcomes) if outcomes else 0.0
+    names: dict[str, int] = {}
+    cases = []
+    failures = 0
+    for title, status, vs in outcomes:
+        k = names.get(title, 0) + 1
+        names[title] = k
+        case = title if k == 1 else f"{title} #{k}"
+        msg = "; ".join(f"{v.method}: {_message(v)}" for v in vs)
+        props = [("metric", vs[0].metric), ("status", status), ("methods", ", ".join(v.method for v in vs))]
+        cases.append(f'    <testcase classname={quoteattr(name)} name={quoteattr(case)} time="{each:.3f}">')
+        cases.append("      <properties>" + "".join(f"<property name={quoteattr(a)} value={quoteattr(b)}/>"
+                                                    for a, b in props) + "</properties>")
+        if status in ("violated", "missing"):
+            failures += 1
+            cases.append(f"      <failure message={quoteattr(msg)} type={quoteattr(status)}>{escape(msg)}</failure>")
+        else:
+            cases.append(f"      <system-out>{escape(msg)}</system-out>")
+        cases.append("    </testcase>")
+    head = (f'  <testsuite name={quoteattr(name)} tests="{len(outcomes)}" failures="{failures}" errors="0" '
+            f'skipped="0" time="{total:.3f}">')
+    props = (["    <properties>"] + [f"      <property name={quoteattr(a)} value={quoteattr(b)}/>" for a, b in properties]
+             + ["    </properties>"]) if properties else []
+    return [head] + props + cases + ["  </testsuite>"]
+
+
 def junit_suites(suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None,
-                 skipped: dict[str, str] | None = None, inputs=None) -> list[str]:
-    """The <testsuite> elements of one scenario (see :func:`write_junit`), as lines."""
+                 skipped: dict[str, str] | None = None, inputs=None, per_slo: bool = False) -> list[str]:
+    """The <testsuite> elements of one scenario (see :func:`write_junit`), as lines; ``per_slo``: the SLO suite
+    has one testcase per SLO (:func:`_slo_suite`), as ``verify`` on router configurations writes it."""
     seconds = seconds or {}
     slos, agree = split(verdicts)
     props = inputs.properties() if inputs is not None else []
-    lines = _suite(f"{suite}.slo", f"{suite}.slo", slos, seconds, lambda v: v.failed, props)
+    lines = (_slo_suite(f"{suite}.slo", slos, seconds, props) if per_slo else
+             _suite(f"{suite}.slo", f"{suite}.slo", slos, seconds, lambda v: v.failed, props))
     lines += _suite(f"{suite}.agreement", f"{suite}.agreement", agree, seconds, lambda v: v.disagrees)
     if skipped:
         name = quoteattr(f"{suite}.methods")
@@ -292,7 +328,7 @@ def junit_suites(suite: str, verdicts: list[Verdict], seconds: dict[str, float] 
 
 
 def write_junit(path: str, suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None,
-                skipped: dict[str, str] | None = None, inputs=None) -> None:
+                skipped: dict[str, str] | None = None, inputs=None, per_slo: bool = False) -> None:
     """JUnit XML with two test suites: ``<suite>.slo`` (its ``<properties>`` the inputs as understood,
     ``input.<field>``; a failure per SLO verdict that does not hold) and
     ``<suite>.agreement`` (a failure per pair of methods that disagree). Every verdict is one testcase whose
@@ -300,7 +336,7 @@ def write_junit(path: str, suite: str, verdicts: list[Verdict], seconds: dict[st
     judges (``seconds``: per method). A method skipped on a budget is a ``<skipped>`` testcase of a third suite,
     ``<suite>.methods``, with the reason."""
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<testsuites name={quoteattr(suite)}>"]
-    lines += junit_suites(suite, verdicts, seconds, skipped, inputs)
+    lines += junit_suites(suite, verdicts, seconds, skipped, inputs, per_slo=per_slo)
     lines.append("</testsuites>")
     _write(path, "\n".join(lines) + "\n")
 

@@ -29,7 +29,7 @@ from qosbound.units import Kind, parse_quantity
 __all__ = [
     "ScenarioBase", "SLO", "refuse_lax_bool", "Time", "Rate", "Size", "PacketSize", "Probability", "PositiveInt",
     "load_raw", "build", "load", "set_path", "get_path", "value_text", "in_form", "QuantityKind", "field_kind",
-    "parameter_kind", "path_parts", "resolve_path", "metric_head",
+    "parameter_kind", "path_parts", "resolve_path", "register_virtual",
 ]
 
 
@@ -226,10 +226,26 @@ class ScenarioBase(BaseModel):
 MAX_SCENARIO_BYTES = 4 * 2**20
 
 
+#: Scenarios built in memory under a label (a port imported from a router configuration: ``FILE#INTERFACE``),
+#: read by :func:`load_raw` as if a file held them; a label may hold the error that stops its import instead.
+_VIRTUAL: dict[str, dict | Exception] = {}
+
+
+def register_virtual(label: str, raw: dict | Exception) -> None:
+    """Make ``load_raw(label)`` return a copy of ``raw`` (or raise it, for an error)."""
+    _VIRTUAL[label] = raw
+
+
 def load_raw(path: str | Path) -> dict:
-    """Read a YAML scenario safely; errors name the file. Only regular files up to 4 MiB are read."""
+    """Read a YAML scenario safely; errors name the file. Only regular files up to 4 MiB are read (and the
+    scenarios registered in memory by :func:`register_virtual`)."""
     from qosbound.inputs import check_input_file
 
+    held = _VIRTUAL.get(str(path))
+    if isinstance(held, Exception):
+        raise held
+    if held is not None:
+        return copy.deepcopy(held)
     p = Path(path)
     check_input_file(p, "scenario file", lambda problem: ScenarioError(problem, file=str(path)),
                      max_bytes=MAX_SCENARIO_BYTES)

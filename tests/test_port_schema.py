@@ -199,7 +199,8 @@ def test_a_wrong_dscp_and_an_unknown_field_are_refused():
 
 def test_reserved_importer_fields_load_and_change_no_number():
     """provenance, assumed platform defaults, not-modelled notes and classification by qos-group are accepted
-    (for configuration importers) and leave the port as it was; a parent shaper is refused at evaluation."""
+    (for configuration importers) and leave the port as it was; a parent shaper changes the bounds
+    (tests/test_port_shaper.py) and is refused by the simulator."""
     from qosbound.progress import QUIET
     from qosbound.systems import get_system
 
@@ -210,9 +211,9 @@ def test_reserved_importer_fields_load_and_change_no_number():
     raw["not_modelled"] = [{"item": "set cos 5", "where": "edge.cfg:44", "effect": "marking only"}]
     raw["classes"][1]["match"] = {"qos_group": [3], "exp": [4]}
     assert port_of(build(raw)) == plain
-    raw["shaper"] = {"rate": "500 Mbit/s", "bc": "10 kB", "tc": "4 ms"}
-    with pytest.raises(ScenarioError, match="shaper is not modelled") as e:
-        get_system("port").evaluate(build(raw), ["closed-form"], QUIET)
+    raw["shaper"] = {"rate": "1 Gbit/s", "bc": "500 kB", "tc": "4 ms"}
+    with pytest.raises(ScenarioError, match="does not model a parent shaper") as e:
+        get_system("port").evaluate(build(raw), ["simulated"], QUIET)
     assert e.value.field == "shaper"
 
 

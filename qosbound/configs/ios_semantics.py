@@ -22,7 +22,7 @@ What each construct becomes (docs/configs.md lists them all):
   colour's action ``drop``, ``transmit`` or ``set-dscp DSCP`` (``set-dscp-transmit``); other markings noted.
 * Parent ``shape average`` over a child ``service-policy`` -> the child's server: ``link.rate`` is the shaper's
   CIR (the child's percentages are of it) and the shaper is a rate-latency server with latency Tc = Bc / CIR
-  (``origin.shaper``). A third level is refused.
+  (the scenario's ``shaper``). A third level is refused.
 * ``set`` in an output policy, ``fair-queue`` and the other constructs that do not change the port's queueing
   -> "not modelled" notes with their effect.
 """

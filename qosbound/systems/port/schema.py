@@ -44,7 +44,7 @@ from qosbound import dscp
 from qosbound.systems.pq_txq import BESize, EFStream
 from qosbound.systems.pq_txq import ModelOptions as PQModelOptions
 from qosbound.systems.pq_txq import TxQ
-from qosbound.units import parse_quantity
+from qosbound.units import format_exact, parse_quantity
 
 __all__ = ["PortLink", "Ring", "Action", "Police", "Marker", "Dropper", "Traffic", "Match", "TrafficClass",
            "Scheduler", "Shaper", "NotModelled", "Metrics", "ClosedFormOptions", "ModelOptions", "SimOptions",
@@ -376,11 +376,16 @@ class Scheduler(Strict):
 
 
 class Shaper(Strict):
-    """Reserved: a parent shaper (``shape average`` with a child policy) as the port's server."""
+    """A parent shaper (``shape average`` over a child policy, a root ``tbf`` or htb class, a Junos
+    ``shaping-rate``) as the port's server: the scheduler is served at ``link.rate`` -- the shaper's rate -- by a
+    rate-latency server of latency ``Tc = Bc / rate`` (Cisco's interval shaper sends Bc per interval Tc). The
+    bounds take it as a port at the shaper's rate holding ``bc`` more bytes of work
+    (:mod:`qosbound.analytic.port`, the shaper); the simulator and the chains do not model it and refuse."""
 
-    rate: Rate = Field(description="shaped rate, bit/s")
-    bc: Size | None = Field(default=None, description="committed burst per interval, bytes")
-    tc: Time | None = Field(default=None, description="shaping interval, s")
+    rate: Rate | None = Field(default=None, description="shaped rate, bit/s: the port's link.rate (the child's "
+                              "percentages are of it); default link.rate")
+    bc: Size | None = Field(default=None, description="committed burst per interval, bytes (default rate x tc)")
+    tc: Time | None = Field(default=None, description="shaping interval, s (= bc / rate)")
 
 
 class NotModelled(Strict):
@@ -468,7 +473,8 @@ class Scenario(ScenarioBase):
     classes: list[TrafficClass] = Field(description="the classes, in the policy's order; class-default is added "
                                         "when not declared")
     scheduler: Scheduler = Field(default_factory=Scheduler)
-    shaper: Shaper | None = Field(default=None, description="reserved: a parent shaper (not modelled yet)")
+    shaper: Shaper | None = Field(default=None, description="a parent shaper serving the classes at link.rate "
+                                  "with a burst bc (closed forms only)")
     provenance: dict[str, str] = Field(default_factory=dict, description="reserved: field path -> file:line")
     assumed: dict[str, str] = Field(default_factory=dict, description="reserved: field path -> the platform "
                                     "default assumed there")
@@ -573,9 +579,42 @@ def check_port(scn: Scenario) -> None:
         raise ScenarioError(f"bandwidths mix the forms {', '.join(sorted(forms))}: a port uses one form (rates, "
                             "'N %', or 'remaining N %'), as routers require", field="classes")
     _check_ranges(scn)
+    _check_shaper(scn)
     levels = sorted({c.priority for c in scn.classes if c.priority is not None})
     _check_rates(scn, forms.pop() if forms else None, levels)
     _check_times(scn)
+
+
+def shaper_burst(scn: Scenario) -> float:
+    """The parent shaper's burst Bc, bytes: ``bc``, else ``rate x tc``; 0 without a shaper."""
+    sh = scn.shaper
+    if sh is None:
+        return 0.0
+    if sh.bc is not None:
+        return float(sh.bc)
+    return float(scn.link.rate) * float(sh.tc) / 8.0
+
+
+def _check_shaper(scn: Scenario) -> None:
+    """The shaper's rate is the port's (``link.rate``: the child policy's percentages are of it), its burst is
+    given by ``bc`` or ``tc``, and the two agree when both are (within 1 %, as configurations round them)."""
+    sh = scn.shaper
+    if sh is None:
+        return
+    C = float(scn.link.rate)
+    if sh.rate is not None and abs(float(sh.rate) - C) > 1e-9 * C:
+        raise ScenarioError(f"the shaper's rate ({format_exact(float(sh.rate), 'rate')}) differs from link.rate "
+                            f"({format_exact(C, 'rate')}): link.rate is the rate the shaper serves the classes at (the "
+                            "interface's own rate does not enter the port)", field="shaper.rate")
+    if sh.bc is None and sh.tc is None:
+        raise ScenarioError("give the shaper's burst: bc (bytes per interval) or tc (the interval)", field="shaper")
+    if sh.bc is not None:
+        check_range(sh.bc, 1.0, MAX_BURST, "shaper burst", "B", "shaper.bc")
+        if sh.tc is not None and abs(8.0 * float(sh.bc) / C - float(sh.tc)) > 0.01 * float(sh.tc):
+            raise ScenarioError(f"bc = {sh.bc:g} B at {format_exact(C, 'rate')} is an interval of "
+                                f"{8.0 * float(sh.bc) / C:.6g} s, not tc = {sh.tc:g} s", field="shaper.tc")
+    else:
+        check_range(sh.tc, None, MAX_TIME, "shaping interval", "s", "shaper.tc")
 
 
 #: The smallest packet a port takes, bytes (an exponential size law is drawn at least this large).
