@@ -102,7 +102,8 @@ import sympy as sp
 
 from qosbound.analytic import ef_bound
 
-__all__ = ["C", "V", "b_S", "shaped_work_expr", "shaped_work", "sigma_H", "rho_H", "e_k", "B_k", "B_H", "level_latency_expr", "level_delay_expr",
+__all__ = ["C", "V", "b_S", "shaped_work_expr", "shaped_work", "sigma_H", "rho_H", "e_k", "B_k", "B_H",
+           "level_latency_expr", "level_delay_expr",
            "sigma_P", "rho_P", "B_P", "weighted_latency_expr", "ring_sojourn_expr", "R_i", "T_i", "L", "L_i_max",
            "Q_i", "W_r", "weighted_delay_ac_expr", "weighted_delay_ql_expr", "ring_work", "level_delay",
            "level_service", "weighted_aggregate", "weighted_delay"]

@@ -9,7 +9,8 @@ kbit/s`` on a weighted one), then times the command a CI job runs, end to end in
 
 (import, one scenario per port, the closed forms, the SLO verdicts, the JUnit report of one testcase per SLO per
 port). It prints the wall time, its share of the 30 s budget, the CPU time (user + system, the command and the
-child it evaluates in: what the run costs on an idle core; the machine's load average is printed beside it), the ports and testcases, and the verdicts' counts
+child it evaluates in: what the run costs on an idle core; the machine's load average is printed beside it),
+the ports and testcases, and the verdicts' counts
 (the timing does not depend on them: a failing SLO costs what a holding one does). The SLO file is built from an
 untimed import of the same files (to know which class is a priority class). ``--out DIR`` keeps the files.
 """

@@ -175,7 +175,8 @@ def diff_ports(old: list[ImportedPort], new: list[ImportedPort], spec: SLOSpec, 
             after = _value(sn.results, m, meth) if sn else "-"
             if before != after:
                 d.answers.append((m, meth, before, after))
-        names = list((so.slos if so else {}).keys()) + [n for n in (sn.slos if sn else {}) if not so or n not in so.slos]
+        names = list((so.slos if so else {}).keys())
+        names += [n for n in (sn.slos if sn else {}) if n not in names]
         for n in names:
             before = so.slos[n][0] if so and n in so.slos else "absent"
             after = sn.slos[n][0] if sn and n in sn.slos else "absent"

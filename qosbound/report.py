@@ -302,7 +302,8 @@ def _slo_suite(name: str, slos: list[Verdict], seconds: dict[str, float], proper
         cases.append("    </testcase>")
     head = (f'  <testsuite name={quoteattr(name)} tests="{len(outcomes)}" failures="{failures}" errors="0" '
             f'skipped="0" time="{total:.3f}">')
-    props = (["    <properties>"] + [f"      <property name={quoteattr(a)} value={quoteattr(b)}/>" for a, b in properties]
+    props = (["    <properties>"]
+             + [f"      <property name={quoteattr(a)} value={quoteattr(b)}/>" for a, b in properties]
              + ["    </properties>"]) if properties else []
     return [head] + props + cases + ["  </testsuite>"]
 

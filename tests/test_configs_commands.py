@@ -39,9 +39,9 @@ def _slos(tmp_path, text: str):
 
 
 def test_plan_on_an_ios_xe_file_prints_every_class_with_its_configuration_lines():
-    """The issue's first 'done': plan on a 1 Gbit/s IOS XE port (default traffic); each class's answers carry the lines of its
-    class-map and its policy-map class (VOICE: class-map line 5, match line 6, policy class line 20, priority
-    line 21, the interface's service-policy line 61)."""
+    """The issue's first 'done': plan on a 1 Gbit/s IOS XE port (default traffic); each class's answers carry the
+    lines of its class-map and its policy-map class (VOICE: policy class line 20 first, then class-map line 5,
+    match line 6, priority line 21, ...)."""
     proc = run("plan", WAN, "--methods", "closed-form", "--json")
     assert proc.returncode in (0, 1), proc.stderr
     doc = json.loads(proc.stdout)
