@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from qosbound.analytic.curves import ArrivalCurve
 from qosbound.errors import ScenarioError
 from qosbound.scenario import _loc, _problem, load_raw
-from qosbound.systems.port import dscp as dscp_names
+from qosbound import dscp as dscp_names
 from qosbound.systems.port.elements import Port, SizeLaw, Stream, port_of, streams_of
 from qosbound.systems.port.schema import DEFAULT_CLASS
 from qosbound.systems.port.schema import Scenario as PortScenario

@@ -39,7 +39,8 @@ class ClassBound:
 
 
 def ring_terms(port: Port) -> tuple[float, float]:
-    """(V bytes, W_r s): the most work the ring holds, and the ring's work ahead of an admitted packet."""
+    """(V bytes, W_r s): the most work the ring holds, and the ring's work ahead of an admitted packet (a parent
+    shaper's burst is added to ``V`` by :func:`class_bounds`)."""
     return nc.ring_work(port.Q_t, port.unit, port.rate, port.largest, port.phi)
 
 
@@ -67,7 +68,8 @@ def class_bounds(port: Port, arrivals: dict[str, ArrivalCurve | None] | None = N
         def curve(c) -> ArrivalCurve | None:
             return c.arrival_curve()
     C = port.rate
-    V, W_r = ring_terms(port)
+    V_ring, W_r = ring_terms(port)
+    V = nc.shaped_work(V_ring, port.shaper_burst)  # a parent shaper's burst adds to the ring's work
     out: dict[str, ClassBound] = {}
     sigma_hi, rho_hi, held_hi = 0.0, 0.0, 0.0
     starved = ""
@@ -86,7 +88,9 @@ def class_bounds(port: Port, arrivals: dict[str, ArrivalCurve | None] | None = N
         e = alpha.excess(R) if alpha is not None else math.inf
         D = nc.level_delay(C, V, sigma_hi, rho_hi, e, held, held_hi)
         own = min(e, held + held_hi)
-        parts = {"ring": 8.0 * V / R, "higher levels": 8.0 * sigma_hi / R, "own burst": 8.0 * own / R}
+        parts = {"ring": 8.0 * V_ring / R, "higher levels": 8.0 * sigma_hi / R, "own burst": 8.0 * own / R}
+        if port.shaper_burst:
+            parts["shaper"] = 8.0 * port.shaper_burst / R
         backlog = held if alpha is None else min(held, alpha.at(D))
         for c in members:
             out[c.name] = ClassBound(c.name, curve(c), RateLatency(R, T), D, backlog, parts=parts,
@@ -123,8 +127,11 @@ def class_bounds(port: Port, arrivals: dict[str, ArrivalCurve | None] | None = N
         D = nc.weighted_delay(s.latency, s.rate, C, W_r, e, c.smallest, c.largest, c.queue_limit)
         service = RateLatency(s.rate, s.latency + W_r + 8.0 * c.largest / C)
         backlog = c.held if alpha is None else min(c.held, alpha.at(D))
-        parts = {"ring": 8.0 * V / RW + W_r + 8.0 * c.largest / C, "priority levels": 8.0 * (sigma_hi + held_hi) / RW,
+        parts = {"ring": 8.0 * V_ring / RW + W_r + 8.0 * c.largest / C,
+                 "priority levels": 8.0 * (sigma_hi + held_hi) / RW,
                  "DRR round": s.latency - TW, "own burst": D - s.latency - W_r - 8.0 * c.largest / C}
+        if port.shaper_burst:
+            parts["shaper"] = 8.0 * port.shaper_burst / RW
         out[c.name] = ClassBound(c.name, alpha, service, D, backlog, parts=parts,
                                  formula="D_i = T_i + W_r + min(8 (e_i - L_min)/R_i + 8 L_min/C, "
                                          "8 (Q_i - 1) L_i/R_i + 8 L_i/C), (R_i, T_i) of DRR over (R_W, T_W)")
