@@ -254,10 +254,10 @@ def run(args) -> int:
     sw, tcp_checked, files = tcp_section(quick, getattr(args, "out", None))
     checked = ([yellow_claim(mk)] if mk else []) + claims(loads) + tcp_checked
     if getattr(args, "json", False):
-        print(json.dumps(C.document("koehler1999", checked, trtcm=mk, avg_packets=AVG_POINTS, droppers=curves,
+        print(json.dumps(C.report_document(C.evaluate("koehler1999", checked), trtcm=mk, avg_packets=AVG_POINTS, droppers=curves,
                                     loads=loads, tcp=sw, assumptions=_assumptions(), figures=files), indent=2,
                          allow_nan=False))
-        return C.exit_code(checked)
+        return C.evaluate("koehler1999", checked).exit_code()
     print("Koehler & Schaefer 1999, Table 4 trTCM (CIR 2, PIR 3 Mbit/s): colour fractions green/yellow/red")
     for r in mk:
         c, s = r["cbr"], r["poisson_simulated"]
@@ -275,5 +275,5 @@ def run(args) -> int:
     for f in files:
         print(f"  wrote {f}")
     print()
-    C.print_table("Claims of Koehler & Schaefer 1999 (sections 3, 4.1, 4.2) checked by qosbound", checked)
-    return C.exit_code(checked)
+    C.print_report("Claims of Koehler & Schaefer 1999 (sections 3, 4.1, 4.2) checked by qosbound", C.evaluate("koehler1999", checked))
+    return C.evaluate("koehler1999", checked).exit_code()
