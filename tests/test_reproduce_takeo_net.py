@@ -80,3 +80,24 @@ def test_the_html_rows_name_the_untested_cause_when_not_met():
     row = N._order_claim(res, 0, "html.time5k", "x", "y", "case3", "s", cid="fig3-transfer-case3-largest",
                          finding=N._NO_HANDSHAKE)
     assert row.verdict == C.NOT_MET and "handshake" in row.evidence
+
+
+def _two_delays(spread0, spread4, hw=0.01, n=10):
+    metrics = [m for m, _ in N.SHRINK_QUANTITIES]
+    res = {}
+    for m, spread in ((0, spread0), (4, spread4)):
+        for c in N.CASES:    # cases 2, 3 and 4 above the others by ``spread``
+            res[(c, m)] = {k: (1.0 + spread * (c in ("case2", "case3", "case4")), hw, n) for k in metrics}
+    return res
+
+
+def test_differences_shrinking_with_the_delay_is_a_one_sided_test():
+    """Section V (ii): the cases' spread at m = 4 below that at m = 0 is reproduced when the test resolves it; a
+    spread that grows (as qosbound's data show for some quantities) is NOT MET, as is one that stays put."""
+    shrink = N.shrink_claims(_two_delays(0.5, 0.1), 0, 4)
+    assert len(shrink) == 3 + len(N.SHRINK_QUANTITIES) and all(c.verdict == C.REPRODUCED for c in shrink)
+    assert all(c.p_value < 1e-6 for c in shrink)
+    grow = N.shrink_claims(_two_delays(0.1, 0.5), 0, 4)
+    assert all(c.verdict == C.NOT_MET and "grows" in c.evidence for c in grow)
+    same = N.shrink_claims(_two_delays(0.3, 0.3), 0, 4)
+    assert all(c.verdict == C.NOT_MET for c in same)

@@ -256,7 +256,7 @@ class Dumbbell:
     init_cwnd: float = 10.0
     rwnd: int = 512  # segments
     min_rto: float = 0.2
-    delack: float = 0.2  # s
+    delack: float = 0.2  # s; 0: no delayed ACKs (every in-order segment acknowledged at once)
     sack_blocks: int = 4  # 4 fit the option space without timestamps
     ssthresh_rule: str = "rfc"  # or "ns3": halve the pipe at every reduction (qosbound.validation.tcp)
     files: tuple = (-1,)  # segments per flow (-1: bulk); one value: all flows

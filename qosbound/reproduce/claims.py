@@ -387,7 +387,9 @@ def evaluate(paper, rows: list[Claim]) -> Evaluation:
             j.verdict = CLAIM_FINDING
             j.reason = f"cause: {f['cause']} (tested: {', '.join(h.spec.id for h in hyp)} reproduced) | {j.reason}"
         else:
-            j.reason += (f" | the named cause ({f['cause']}) is untested: "
+            tested = any(h.verdict == CLAIM_NOT_MET for h in hyp)
+            j.reason += (f" | the named cause ({f['cause']}) is "
+                         + ("not supported by its test: " if tested else "untested: ")
                          + ", ".join(f"{h.spec.id} {h.verdict}" for h in hyp))
     unlisted = [r for r in rows if id(r) not in used]
     return Evaluation(cf.paper, cf.title, cf.family_level, [judged[s.id] for s in cf.claims], unlisted, list(rows))

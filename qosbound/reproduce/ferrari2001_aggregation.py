@@ -115,3 +115,18 @@ def aggregation_claim(rows: list[dict] | None = None):
 
 #: Table III's smallest step between consecutive aggregation degrees (s): the difference the power refers to.
 STEP_EFFECT = 4.0e-4
+
+
+def level_claim(rows: list[dict]):
+    """One claim row: Table III's level, the simulated mean EF delay at A = 0 (the port alone, 300 kbit/s CBR)
+    against the paper's 16.75 ms (the claims file's tolerance judges it)."""
+    from qosbound.reproduce import claims as C
+
+    r0 = next(r for r in rows if r["A"] == "0")
+    return C.judge("mean EF delay at A = 0 (Table III's level)", "section V, Table III", "16.75 ms",
+                   f"{r0['mean'] * 1e3:.3f} +- {r0['se'] * 1e3:.3f} ms (the port alone; A = 5/6: "
+                   f"{next(r for r in rows if r['A'] == '5/6')['mean'] * 1e3:.3f} ms)",
+                   abs(r0["mean"] - 0.01675) <= 0.002, "|simulated mean - paper| <= 2 ms at A = 0",
+                   failure=("the port alone gives about a third of the paper's delay: the paper's one-way delay "
+                            "includes the test bed's path (its other hops), which the W_m hypotheses test"),
+                   paper_value=0.01675, value=r0["mean"], unit="s", se=r0["se"], dof=r0["replications"] - 1)

@@ -221,11 +221,16 @@ def tcp_sweep(quick: bool, seed: int = TCP_SEED) -> dict:
 
 
 def tcp_section(quick: bool, out: str | None) -> tuple[dict, list, list[str]]:
-    """Sections 4.1-4.2: the sweep, its claims and (with ``out``) the figures."""
+    """Sections 4.1-4.2: the sweep, its claims, the delayed-ACK sensitivity run (Two-Bit DS at the sweep's loads
+    and smallest RTT, delayed ACKs off) and (with ``out``) the figures."""
     from qosbound.reproduce import koehler1999_tcp as K
 
     sw = tcp_sweep(quick)
-    return sw, K.claims(sw), (K.plots(out, sw) if out else [])
+    s = TCP_QUICK if quick else TCP_FULL
+    alt = K.no_delack(s["loads"], min(s["rtts"]), s["warmup"] + s["window"], s["warmup"], s["reps"], seed=TCP_SEED,
+                      copies=s["copies"])
+    sw["no_delack"] = alt
+    return sw, K.claims(sw) + [K.no_delack_claim(sw, alt)], (K.plots(out, sw) if out else [])
 
 
 def _print_tcp(sw: dict) -> None:
@@ -236,8 +241,16 @@ def _print_tcp(sw: dict) -> None:
           f"{sw['warmup_s']:g} s), {2 * sw['copies']} connections per combination and run, {sw['packets']} packets")
     for a in K.ASSUMPTIONS:
         print(f"  ASSUMPTION: {a}")
+    _print_tcp_points(sw)
+
+
+def _print_tcp_points(sw: dict) -> None:
+    from qosbound.reproduce import koehler1999_tcp as K
+
     for sc in K.SCENARIOS:
         pts = [p for p in sw["points"] if p["scenario"] == sc]
+        if not pts:
+            continue
         print(f"  {'Two-Bit DS (Premium + RIO)' if sc == 'twobit' else 'one AF class (trTCM + n-RED)'}")
         print("    load  RTT  " + "".join(f"{K.label(sc, i):>16}" for i in range(9)) + "   loss")
         for p in pts:
@@ -272,6 +285,9 @@ def run(args) -> int:
         print(f"  {r['load_percent']:>3d} % ({r['bandwidth_mbit_s']:>5} Mbit/s)  fixed average {cf:<28} simulated {sm}")
     if sw is not None:
         _print_tcp(sw)
+        if sw.get("no_delack"):
+            print("  sensitivity: Two-Bit DS with delayed ACKs off (every segment acknowledged, ns-2's default sink)")
+            _print_tcp_points(sw["no_delack"])
     for f in files:
         print(f"  wrote {f}")
     print()

@@ -137,6 +137,7 @@ def run(args) -> int:
     checked += N.net_claims(net, 0, setup.replications)
     if max(setup.ms) > 0:
         checked += N.net_claims(net, max(setup.ms), setup.replications)
+        checked += N.shrink_claims(net, 0, max(setup.ms), setup.replications)
     if getattr(args, "json", False):
         cases = [{"case": k[0], "m": k[1], **{m: {"mean": _num(v[0]), "half_width_95": _num(v[1])}
                                               for m, v in d.items()}} for k, d in net.items()]

@@ -36,7 +36,8 @@ import numpy as np
 
 from qosbound.reproduce import claims as C
 
-__all__ = ["CASES", "FILES", "Setup", "network", "run_case", "measure", "net_claims", "print_results", "figure"]
+__all__ = ["CASES", "FILES", "Setup", "network", "run_case", "measure", "net_claims", "shrink_claims", "print_results",
+           "figure"]
 
 # Table V: (class, drop precedence) of each flow per case; classes 1..4 are AF1..AF4.
 CASES = {
@@ -268,6 +269,67 @@ def net_claims(res: dict, m: int = 0, reps: int | None = None) -> list[C.Claim]:
         _order_claim(res, m, "video1.frame_rate", "video 1 MU rate largest in case 3" + tag, "Fig. 7", "case3",
                      "1/s", cid="fig7-mu-rate-case3-largest", **kw),
     ]
+
+
+def _stat(res, case, m, metric, reps):
+    from qosbound.validation.stats import two_sided_t
+
+    v = res[(case, m)][metric]
+    n = int(v[2]) if len(v) > 2 else int(reps or 1)
+    se = v[1] / two_sided_t(0.95, n - 1) if n > 1 and math.isfinite(v[1]) else 0.0
+    return float(v[0]), float(se), n
+
+
+def _spread(res, m, metric, reps, groups=None):
+    """(spread, its standard error): the range of the cases' means (max - min; the standard error of the
+    difference of the two extreme cases, which neglects that they were chosen as the extremes), or with
+    ``groups`` = (named cases, sign) the named cases' mean minus the others' mean."""
+    st = {c: _stat(res, c, m, metric, reps) for c in CASES}
+    if groups is None:
+        hi = max(st, key=lambda c: st[c][0])
+        lo = min(st, key=lambda c: st[c][0])
+        return st[hi][0] - st[lo][0], math.hypot(st[hi][1], st[lo][1])
+    named, sign = groups
+    others = [c for c in CASES if c not in named]
+    a = np.mean([st[c][0] for c in named])
+    b = np.mean([st[c][0] for c in others])
+    se_a = math.sqrt(sum(st[c][1] ** 2 for c in named)) / len(named)
+    se_b = math.sqrt(sum(st[c][1] ** 2 for c in others)) / len(others)
+    return sign * (a - b), math.hypot(se_a, se_b)
+
+
+#: The quantities section V (ii) says the AFCP effect shrinks for, with the row text's names.
+SHRINK_QUANTITIES = (("html.throughput", "HTML throughput"), ("html.time5k", "5125-byte HTML transfer time"),
+                     ("voice1.jitter", "voice 1 jitter"), ("video1.jitter", "video 1 jitter"),
+                     ("video1.frame_rate", "video 1 MU rate"))
+
+
+def shrink_claims(res: dict, m0: int, m1: int, reps: int | None = None) -> list[C.Claim]:
+    """Section IV's and V (ii)'s "the differences between the cases shrink as the additional delay grows": per
+    quantity, the spread between the cases at ``m1`` minus at ``m0``, one-sided test that it is below 0 (normal
+    approximation on the cases' standard errors)."""
+    from qosbound.reproduce import rules as R
+
+    out = []
+
+    def row(text, source, metric, groups=None):
+        s0, e0 = _spread(res, m0, metric, reps, groups)
+        s1, e1 = _spread(res, m1, metric, reps, groups)
+        t = R.one_sided(s1 - s0, math.hypot(e0, e1), None, 0.0, "<")
+        return C.judge(text, source, "smaller at the larger delay", f"m = {m0}: {s0:.4g}, m = {m1}: {s1:.4g} "
+                       f"(p = {t.p:.3g})", t.p <= 0.05, f"spread at m = {m1} minus at m = {m0} below 0: one-sided test",
+                       failure=f"the spread {'grows' if s1 > s0 else 'is not resolved smaller'} (m = {m0}: {s0:.4g}, "
+                               f"m = {m1}: {s1:.4g})", p_value=t.p, test=t.what, value=s1 - s0)
+
+    out.append(row(f"HTML throughput: the cases' range shrinks from m = {m0} to {m1}", "Fig. 4", "html.throughput"))
+    out.append(row(f"voice 1 jitter: cases 2 and 4 against the others, the gap shrinks from m = {m0} to {m1}",
+                   "Fig. 5", "voice1.jitter", (("case2", "case4"), 1.0)))
+    out.append(row(f"video 1 MU rate: case 3 against the others, the gap shrinks from m = {m0} to {m1}", "Fig. 7",
+                   "video1.frame_rate", (("case3",), 1.0)))
+    for metric, name in SHRINK_QUANTITIES:
+        out.append(row(f"section V (ii): the cases' range of {name} shrinks from m = {m0} to {m1}",
+                       "section V (ii)", metric))
+    return out
 
 
 def print_results(res: dict) -> None:
