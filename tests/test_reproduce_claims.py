@@ -150,8 +150,11 @@ def test_koehler1999_quick_run_verdicts(capsys):
     assert by["af13-acks-halve"]["verdict"] == C.CLAIM_NOT_MET and by["af13-acks-halve"]["p_value"] > 0.5
     judged = [c for c in doc["claims"] if c["verdict"] != C.NOT_ATTEMPTED]
     # "at higher loads the ACKs get less important": AP/AB is larger at 140 % than at 100 %, contradicted
+    # ... and with Linux's RTO floor instead of ns-2's the gain is larger still: neither explains it
     assert {c["id"] for c in judged if c["verdict"] == C.CLAIM_NOT_MET} == {
-        "ap-vs-ab-gain", "af13-acks-halve", "delayed-acks-explain-ap-ab", "acks-matter-less-at-high-load"}
+        "ap-vs-ab-gain", "af13-acks-halve", "delayed-acks-explain-ap-ab", "acks-matter-less-at-high-load",
+        "rto-floor-sensitivity"}
+    assert by["rto-floor-sensitivity"]["rows"][0]["value"] > 3.8
     assert "contradicted" in by["acks-matter-less-at-high-load"]["reason"]
     assert by["be-lower-at-high-congestion"]["verdict"] == C.CLAIM_REPRODUCED
     assert doc["multiple_testing"]["tests"] == 5
