@@ -61,7 +61,6 @@ FIGURES = {
                            "hops) against the paper's measurements.", 1.0),
     ],
     "takeo2003": [
-        ("takeo2003_wred", "The WRED drop curves of Takeo \\& Tasaka's router (Table~I).", 0.6),
         ("takeo2003_cases", "The six cases of Table~V simulated as a network, against the additional delay "
                             "(Figs.~3--7 in the paper's form).", 1.0),
     ],
@@ -142,7 +141,7 @@ def versions() -> dict[str, str]:
         except (OSError, subprocess.SubprocessError, IndexError):
             out["prism"] = "not runnable"
     commit = _git("rev-parse", "--short=12", "HEAD") or "unknown"
-    dirty = _git("status", "--porcelain", "--untracked-files=no")
+    dirty = _git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!paper/build")
     out["commit"] = commit + ("+local changes" if dirty else "")
     return out
 
@@ -153,8 +152,9 @@ def run(out: Path, quick: bool) -> None:
     data = out / "data"
     data.mkdir(exist_ok=True)
     mode = ["--quick"] if quick else []
+    # the versions and the commit before any output is written (full mode rewrites committed files)
     log = {"mode": "quick" if quick else "full", "started": _dt.datetime.now(_dt.timezone.utc).isoformat(
-        timespec="seconds"), "commands": []}
+        timespec="seconds"), "versions": versions(), "commands": []}
     for paper, _, _ in PAPERS:
         folder = out / paper
         if folder.exists() and not quick:  # full mode regenerates the committed folder from scratch
@@ -176,7 +176,6 @@ def run(out: Path, quick: bool) -> None:
     code, seconds = _qosbound(args, data / "validate_ns3.json")
     log["commands"].append({"name": "validate_ns3", "command": _shown(args, out), "exit_code": code,
                             "seconds": round(seconds, 1)})
-    log["versions"] = versions()
     (data / "run.json").write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
     if not quick:
         for paper, _, authors in PAPERS:
@@ -438,7 +437,7 @@ def _figure_block(figs: list[tuple[Path, str, str, float]], paper: str) -> str:
             groups.append([f])
     out = []
     for group in groups:
-        out.append(r"\begin{figure}[tbp]\centering")
+        out.append(r"\begin{figure}[htbp]\centering")
         for png, caption, stem, width in group:
             out += [f"\\begin{{minipage}}[t]{{{width}\\linewidth}}\\centering",
                     f"\\includegraphics[width=\\linewidth]{{{png.resolve().as_posix()}}}",
@@ -672,18 +671,18 @@ def _benchmarks(o: Out) -> None:
         parts = [p.strip() for p in line.strip().strip("|").split(" | ")]
         if len(parts) != 4:
             continue
-        name, cmd, figure, target = (p.replace("`", "") for p in parts)
-        rows.append(f"{tex(name)} & \\texttt{{{tex(cmd)}}} & {tex(figure)} & {tex(target)} \\\\")
+        name, cmd, figure, target = (re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", p).replace("`", "") for p in parts)
+        cmd = cmd.replace("python benchmarks/", "")
+        rows.append(f"{tex(name)}\\newline \\texttt{{{tex(cmd)}}} & {tex(figure)} & {tex(target)} \\\\")
         cells += [name, figure]
     if not rows:
         raise SystemExit("generate.py: docs/benchmarks.md has no benchmark table")
-    lat = [r"\begin{scriptsize}", r"\begin{longtable}{@{}P{0.13\linewidth}P{0.17\linewidth}P{0.50\linewidth}"
-           r"P{0.14\linewidth}@{}}",
-           r"\caption{Performance as recorded in \texttt{docs/benchmarks.md}: each figure with the command that "
-           r"measures it (ratios are measured side by side in one run; times on a shared 2-core machine).}"
-           r"\label{tab:bench}\\",
-           r"\toprule benchmark & command & figure & target \\ \midrule \endfirsthead",
-           r"\toprule benchmark & command & figure & target \\ \midrule \endhead",
+    lat = [r"\begin{scriptsize}", r"\begin{longtable}{@{}P{0.23\linewidth}P{0.59\linewidth}P{0.12\linewidth}@{}}",
+           r"\caption{Performance as recorded in \texttt{docs/benchmarks.md}: each figure with the script of "
+           r"\texttt{benchmarks/} that measures it (ratios are measured side by side in one run; times on a shared "
+           r"2-core machine).}\label{tab:bench}\\",
+           r"\toprule benchmark (script) & figure & target \\ \midrule \endfirsthead",
+           r"\toprule benchmark (script) & figure & target \\ \midrule \endhead",
            r"\bottomrule \endlastfoot", *rows, r"\end{longtable}", r"\end{scriptsize}"]
     o.table("bench", "\n".join(lat) + "\n", cells)
     o.integer("QBbenchRows", len(rows))
