@@ -164,7 +164,8 @@ def validate(scn, source: str, trace_spec: str | None = None, progress=None):
     observed = [r for r in observed if r.metric in names]
     verdicts = compare(ref_report, observed)
     slo = [v for v in judge_slos(system, scn, observed) if v.status != "missing"]
-    return {"system": system, "reference": ref_report, "reference_all": reference, "observed": observed,
+    # no module objects here: the dict crosses the process boundary of qosbound.isolate (pickled)
+    return {"reference": ref_report, "reference_all": reference, "observed": observed,
             "verdicts": verdicts, "slo_verdicts": slo, "trace": t, "info": info, "method": method,
             "observed_plot": obs_plot,
             "notes": notes, "grid": grid, "metrics": names}
@@ -229,12 +230,13 @@ def _slo_marks(scn, system, cls: str) -> list[tuple[str, float | None, float | N
 
 
 def _plots(ctx, scn, out_dir) -> list[str]:
+    from qosbound.systems import get_system
     from qosbound.validation import plots
     from qosbound.validation.compare import _colour, delays
     from qosbound.units import parse_quantity
 
     t = ctx["trace"]
-    system = ctx["system"]
+    system = get_system(scn.system)
     paths: list[str] = []
     classes = []
     for r in ctx["reference_all"] + ctx["observed"]:
