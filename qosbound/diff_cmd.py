@@ -25,6 +25,7 @@ from qosbound.configs import import_configs
 from qosbound.configs.imported import ImportedPort
 from qosbound.configs.slos import SLOSpec, check_all_used, load_slos, slos_for
 from qosbound.errors import QosboundError
+from qosbound.pages import write_html
 from qosbound.units import format_quantity
 
 __all__ = ["add_arguments", "run", "PortDiff", "diff_ports", "markdown"]
@@ -45,6 +46,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--methods", default="closed-form", help="comma-separated methods (default: closed-form)")
     parser.add_argument("--out", metavar="FILE", help="also write the Markdown summary to FILE")
     parser.add_argument("--json", action="store_true", help="print the machine-readable form instead")
+    parser.add_argument("--html", metavar="FILE", help="also write one self-contained HTML page of the diff to FILE")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -283,16 +285,18 @@ def run(args) -> int:
     broken = [n for d in diffs for n in d.breaks]
     refused = [s.error for d in diffs for s in (d.old, d.new) if s and s.error]
     code = 2 if refused else 1 if broken else 0
+    doc = {"old": old_label, "new": new_label, "methods": methods, "exit_code": code,
+           "ports": [{"port": d.key, "new_only": d.old is None, "removed": d.new is None,
+                      "changes": [dict(zip(("field", "before", "after", "line"), c)) for c in d.changes],
+                      "slo_changes": [dict(zip(("slo", "before", "after"), c)) for c in d.slo_changes],
+                      "broken": d.breaks,
+                      "answers": [dict(zip(("metric", "method", "before", "after"), c)) for c in d.answers],
+                      "refused": [s.error for s in (d.old, d.new) if s and s.error]}
+                     for d in diffs]}
+    if args.html:
+        write_html(args.html, doc, "diff", source=f"{old_label} -> {new_label}")
     if args.json:
-        print(json.dumps({"old": old_label, "new": new_label, "methods": methods, "exit_code": code,
-                          "ports": [{"port": d.key, "changes": [dict(zip(("field", "before", "after", "line"), c))
-                                                                for c in d.changes],
-                                     "slo_changes": [dict(zip(("slo", "before", "after"), c)) for c in d.slo_changes],
-                                     "broken": d.breaks,
-                                     "answers": [dict(zip(("metric", "method", "before", "after"), c))
-                                                 for c in d.answers],
-                                     "refused": [s.error for s in (d.old, d.new) if s and s.error]}
-                                    for d in diffs]}, indent=2))
+        print(json.dumps(doc, indent=2))
     else:
         print(text, end="")
     return code

@@ -93,3 +93,14 @@ def test_two_git_revisions_of_a_folder(tmp_path):
     assert "| `classes.class-default.bandwidth` | 25 % | 15 % | HEAD:wan.cfg:44 |" in proc.stdout
     bad = run("--git", "HEAD~1", "nosuchrev", "configs", cwd=repo)
     assert bad.returncode == 2 and "nosuchrev" in one_line(bad.stderr)
+
+
+def test_the_diff_is_also_a_page(tmp_path):
+    """--html writes the diff as one self-contained page: the port, the changed field and its line."""
+    old, new = _two_folders(tmp_path)
+    page = tmp_path / "diff.html"
+    proc = run(old, new, "--traffic", tmp_path / "traffic.yaml", "--slos", tmp_path / "slos.yaml", "--html", page)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "wan-edge-01 GigabitEthernet0/0/2" in html
+    assert "classes.VOICE.police.cir" in html and f"{new / 'wan.cfg'}:21" in html
