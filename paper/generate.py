@@ -169,7 +169,7 @@ def run(out: Path, quick: bool) -> None:
         args = ["plan", scenario, "--json", "--quiet"]
         print(f"qosbound {' '.join(args)}", flush=True)
         code, seconds = _qosbound(args, data / f"plan_{name}.json")
-        log["commands"].append({"name": f"plan_{name}", "command": " ".join(args), "exit_code": code,
+        log["commands"].append({"name": f"plan_{name}", "command": _shown(args, out), "exit_code": code,
                                 "seconds": round(seconds, 1)})
     args = ["validate", NS3_SCENARIO, "--ns3", "--json", "--quiet", "--out", str(data / "ns3")]
     print(f"qosbound {' '.join(args)}", flush=True)
@@ -411,7 +411,9 @@ def _claims(o: Out, data: Path, paper: str, key: str, authors: str) -> str:
            r"\toprule claim (where) & paper & qosbound & verdict \\ \midrule \endhead",
            r"\bottomrule \endlastfoot", *body, r"\end{longtable}", r"\end{footnotesize}"]
     if findings:
-        lat += [r"\begin{small}", f"\\paragraph{{Findings of {tex(paper)}.}}",
+        # no hyphenation, no page break inside an item: the test reads the evidence back word for word
+        lat += [r"\begin{small}\raggedright\hyphenpenalty=10000\exhyphenpenalty=10000\interlinepenalty=10000",
+                f"\\paragraph{{Findings of {tex(paper)}.}}",
                 r"\begin{description}[leftmargin=1.2em,style=nextline]"]
         for i, r in findings:
             lat.append(f"\\item[{{[{i}]}} {tex(r.claim)}] {tex(r.evidence)}")
