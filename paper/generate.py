@@ -494,7 +494,7 @@ def _plan_table(o: Out, doc: dict, name: str, caption: str) -> None:
         cells += [m["metric"], _sci_plain(v)] + ([ivs] if ivs else [])
         rows.append(" & ".join([f"\\texttt{{{tex(row[0])}}}", tex(row[1]), tex(row[2]),
                                 _sci_tex(v), tex(ivs), tex(unit)]) + r" \\")
-    lat = [r"\begin{table}[tbp]\centering\footnotesize", f"\\caption{{{caption}}}\\label{{tab:plan-{name}}}",
+    lat = [r"\begin{table}[htbp]\centering\footnotesize", f"\\caption{{{caption}}}\\label{{tab:plan-{name}}}",
            r"\begin{tabular}{@{}lllrll@{}}", r"\toprule metric & method & kind & value & 95\,\% interval & unit \\",
            r"\midrule", *rows, r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     o.table(f"plan-{name}", "\n".join(lat) + "\n", cells)
@@ -622,7 +622,7 @@ def _ns3(o: Out, data: Path) -> None:
         cells += [_sci_plain(c) if i in (1, 3) else c for i, c in enumerate(row) if c]
         rows.append(f"\\texttt{{{tex(row[0])}}} & " + " & ".join(
             _sci_tex(c) if i in (1, 3) else tex(c) for i, c in enumerate(row[1:], start=1)) + r" \\")
-    lat = [r"\begin{table}[tbp]\centering\footnotesize",
+    lat = [r"\begin{table}[htbp]\centering\footnotesize",
            r"\caption{ns-3 against the model: \texttt{qosbound validate examples/ns3\_matched.yaml --ns3}. "
            r"Model: the exact chain on Storm; bounds: the closed forms (eq.~(7), the maximum-delay bound); "
            r"ns-3: its trace, batch means with 95\,\% intervals.}\label{tab:ns3}",
@@ -690,10 +690,22 @@ def _benchmarks(o: Out) -> None:
     o.integer("QBbenchRows", len(rows))
 
 
+def _constants(o: Out) -> None:
+    """The constants of the methods the text quotes, read from the code that uses them."""
+    sys.path.insert(0, str(ROOT))
+    from qosbound.agreement import FAMILY_CONFIDENCE
+    from qosbound.models.pq_txq_ring import POISSON_TAIL
+
+    e = round(math.log10(POISSON_TAIL))
+    o.macro("QBPoissonTail", f"$10^{{{e}}}$", f"10{e}")
+    o.number("QBFamilyError", 100 * (1 - FAMILY_CONFIDENCE), "%", digits=2)
+
+
 def make_tex(data: Path, gen: Path) -> Out:
     """Write every generated LaTeX input for the outputs under ``data`` into ``gen``."""
     gen.mkdir(parents=True, exist_ok=True)
     o = Out(gen)
+    _constants(o)
     _runs(o, data)
     _plans(o, data)
     _ns3(o, data)
