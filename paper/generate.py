@@ -72,7 +72,6 @@ FIGURES = {
     "qstp2008": [
         ("qstp2008_fig4", "Fig.~4 of Jourjon et al.: the studied flow's throughput (TCP, TFRC, gTFRC) against "
                           "15 TCP flows.", 1.0),
-        ("qstp2008_fig5", "Fig.~5: the studied flow's throughput against the number of competing flows.", 1.0),
         ("qstp2008_fig7", "Fig.~7: the CBQ test bed, the studied flow against UDP.", 0.8),
     ],
     "tsq": [

@@ -130,7 +130,7 @@ def has_every_section_and_the_theorem(built):
     assert "Theorem 1 (ring bound)" in text and "Proof." in text
     pages = int(re.search(r"Pages:\s+(\d+)", subprocess.run(["pdfinfo", str(built["pdf"])], capture_output=True,
                                                              text=True).stdout).group(1))
-    assert 10 <= pages <= 22, pages
+    assert 10 <= pages <= 20, pages  # the usual length of a full paper
 
 
 def has_no_undefined_reference_or_citation(built):
