@@ -72,7 +72,6 @@ FIGURES = {
     "qstp2008": [
         ("qstp2008_fig4", "Fig.~4 of Jourjon et al.: the studied flow's throughput (TCP, TFRC, gTFRC) against "
                           "15 TCP flows.", 1.0),
-        ("qstp2008_fig5", "Fig.~5: the studied flow's throughput against the number of competing flows.", 1.0),
         ("qstp2008_fig7", "Fig.~7: the CBQ test bed, the studied flow against UDP.", 0.8),
     ],
     "tsq": [
@@ -169,7 +168,7 @@ def run(out: Path, quick: bool) -> None:
         args = ["plan", scenario, "--json", "--quiet"]
         print(f"qosbound {' '.join(args)}", flush=True)
         code, seconds = _qosbound(args, data / f"plan_{name}.json")
-        log["commands"].append({"name": f"plan_{name}", "command": " ".join(args), "exit_code": code,
+        log["commands"].append({"name": f"plan_{name}", "command": _shown(args, out), "exit_code": code,
                                 "seconds": round(seconds, 1)})
     args = ["validate", NS3_SCENARIO, "--ns3", "--json", "--quiet", "--out", str(data / "ns3")]
     print(f"qosbound {' '.join(args)}", flush=True)
@@ -411,7 +410,9 @@ def _claims(o: Out, data: Path, paper: str, key: str, authors: str) -> str:
            r"\toprule claim (where) & paper & qosbound & verdict \\ \midrule \endhead",
            r"\bottomrule \endlastfoot", *body, r"\end{longtable}", r"\end{footnotesize}"]
     if findings:
-        lat += [r"\begin{small}", f"\\paragraph{{Findings of {tex(paper)}.}}",
+        # no hyphenation, no page break inside an item: the test reads the evidence back word for word
+        lat += [r"\begin{small}\raggedright\hyphenpenalty=10000\exhyphenpenalty=10000\interlinepenalty=10000",
+                f"\\paragraph{{Findings of {tex(paper)}.}}",
                 r"\begin{description}[leftmargin=1.2em,style=nextline]"]
         for i, r in findings:
             lat.append(f"\\item[{{[{i}]}} {tex(r.claim)}] {tex(r.evidence)}")
@@ -492,7 +493,7 @@ def _plan_table(o: Out, doc: dict, name: str, caption: str) -> None:
         cells += [m["metric"], _sci_plain(v)] + ([ivs] if ivs else [])
         rows.append(" & ".join([f"\\texttt{{{tex(row[0])}}}", tex(row[1]), tex(row[2]),
                                 _sci_tex(v), tex(ivs), tex(unit)]) + r" \\")
-    lat = [r"\begin{table}[tbp]\centering\footnotesize", f"\\caption{{{caption}}}\\label{{tab:plan-{name}}}",
+    lat = [r"\begin{table}[htbp]\centering\footnotesize", f"\\caption{{{caption}}}\\label{{tab:plan-{name}}}",
            r"\begin{tabular}{@{}lllrll@{}}", r"\toprule metric & method & kind & value & 95\,\% interval & unit \\",
            r"\midrule", *rows, r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     o.table(f"plan-{name}", "\n".join(lat) + "\n", cells)
@@ -620,7 +621,7 @@ def _ns3(o: Out, data: Path) -> None:
         cells += [_sci_plain(c) if i in (1, 3) else c for i, c in enumerate(row) if c]
         rows.append(f"\\texttt{{{tex(row[0])}}} & " + " & ".join(
             _sci_tex(c) if i in (1, 3) else tex(c) for i, c in enumerate(row[1:], start=1)) + r" \\")
-    lat = [r"\begin{table}[tbp]\centering\footnotesize",
+    lat = [r"\begin{table}[htbp]\centering\footnotesize",
            r"\caption{ns-3 against the model: \texttt{qosbound validate examples/ns3\_matched.yaml --ns3}. "
            r"Model: the exact chain on Storm; bounds: the closed forms (eq.~(7), the maximum-delay bound); "
            r"ns-3: its trace, batch means with 95\,\% intervals.}\label{tab:ns3}",
@@ -688,10 +689,22 @@ def _benchmarks(o: Out) -> None:
     o.integer("QBbenchRows", len(rows))
 
 
+def _constants(o: Out) -> None:
+    """The constants of the methods the text quotes, read from the code that uses them."""
+    sys.path.insert(0, str(ROOT))
+    from qosbound.agreement import FAMILY_CONFIDENCE
+    from qosbound.models.pq_txq_ring import POISSON_TAIL
+
+    e = round(math.log10(POISSON_TAIL))
+    o.macro("QBPoissonTail", f"$10^{{{e}}}$", f"10{e}")
+    o.number("QBFamilyError", 100 * (1 - FAMILY_CONFIDENCE), "%", digits=2)
+
+
 def make_tex(data: Path, gen: Path) -> Out:
     """Write every generated LaTeX input for the outputs under ``data`` into ``gen``."""
     gen.mkdir(parents=True, exist_ok=True)
     o = Out(gen)
+    _constants(o)
     _runs(o, data)
     _plans(o, data)
     _ns3(o, data)
