@@ -92,8 +92,9 @@ def test_the_inputs_as_understood_show_every_port_and_flow():
     assert items["ports.core-1->core-2.link.delay"].value == 0.01
     assert items["flows.voip-ab.path"].value == "branch-a -> core-1 -> core-2 -> branch-b"
     egress = items["ports.core-2->branch-b.classes.class-default"]
-    assert egress.value.startswith("DRR weight") and "at most 10 Mbit/s" in egress.value
-    assert "bulk-ab saturated upstream" in egress.note
+    assert egress.value.startswith("DRR 7.6 Mbit/s") and "at most 10 Mbit/s" in egress.value
+    assert egress.note == "bulk-ab at its first link's rate"
+    assert items["ports.core-1->core-2.classes.voice"].note == "2 flows"
 
 
 def test_a_sweep_over_a_network_gives_every_flow_at_every_point(tmp_path):

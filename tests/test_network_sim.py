@@ -113,3 +113,23 @@ def test_a_saturated_flow_fills_its_first_link_and_is_forwarded():
     thr = 8 * s.bytes / s.window
     assert np.all(np.abs(thr - 7.6e6) < 0.05e6), thr
     assert s.lost.sum() == 0
+
+
+def test_a_run_above_its_packet_hop_budget_is_refused_before_it_starts():
+    """The budget's estimate is the packet-hops a run makes (within 10 %, on a short run of the WAN); the WAN for
+    1000 s x 8 replications, about 3.5e8 packet-hops, is refused above a budget of 1e8, naming the duration,
+    before anything is simulated."""
+    from qosbound.errors import ResourceError
+    from qosbound.progress import QUIET
+    from qosbound.systems.network.simulated import packet_hops, simulated
+
+    raw = load(example("network_wan")).raw
+    raw["methods"] = {"simulated": {"duration": "1000 s", "max_packet_hops": 1e8}}
+    scn = build(raw)
+    net = network(scn)
+    _, hops = simulate(network_config(net), 2.0, 2, seed=1)
+    assert packet_hops(net, 2.0) * 2 == pytest.approx(hops, rel=0.10)
+    assert packet_hops(net, 1000.0) * 8 > 1e8
+    with pytest.raises(ResourceError) as e:
+        simulated(net, scn.methods.simulated, [0.99], QUIET)
+    assert e.value.field == "methods.simulated.duration"

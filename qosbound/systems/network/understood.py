@@ -24,14 +24,14 @@ def understood_inputs(scn: Scenario) -> Inputs:
                f"{port.ring.units} x {'packet' if port.ring.per_packet else f'{port.ring.unit:g} B'}")
         for c in port.active:
             here = [(net.flows[k], h) for k, h in net.at[p] if net.flows[k].hops[h].cls == c.name]
-            place = f"level {c.priority}" if c.priority is not None else f"DRR weight {c.weight / 1e6:.6g} Mbit/s"
+            place = f"level {c.priority}" if c.priority is not None else f"DRR {c.weight / 1e6:.6g} Mbit/s"
             upstream = [f.name for f, h in here if f.saturated and h > 0]
             load = "saturated" if c.saturated else (("at most " if upstream else "") +
-                                                     f"{c.offered / 1e6:.6g} Mbit/s ({100 * c.offered / port.rate:.3g} % "
-                                                     "of the link)")
-            note = "flows " + ", ".join(f.name for f, _ in here)
+                                                     f"{c.offered / 1e6:.6g} Mbit/s ({100 * c.offered / port.rate:.3g} %)")
+            note = here[0][0].name if len(here) == 1 else f"{len(here)} flows"
             if upstream:
-                note += f"; {', '.join(upstream)} saturated upstream, counted at its first link's rate"
+                said = f"{upstream[0]}{' etc.' if len(upstream) > 1 else ''} at its first link's rate"
+                note = said if len(here) == 1 else f"{note}; {said}"
             e.text(f"ports.{p}.classes.{c.name}", f"{place}; {load}", note=note)
     for f in net.flows:
         route = " -> ".join([f.hops[0].port.split("->")[0]] + [h.port.split("->")[1] for h in f.hops])
