@@ -265,6 +265,13 @@ def load_raw(path: str | Path) -> dict:
     try:
         data = yaml.load(text, Loader=SAFE_LOADER)
     except yaml.YAMLError as e:
+        if SAFE_LOADER is not yaml.SafeLoader:
+            # libyaml's marks can point past the end of the text ("line 2" of a one-line file); the pure-Python
+            # parser's message names the place where the problem is: read it again with that one to say so
+            try:
+                yaml.load(text, Loader=yaml.SafeLoader)
+            except yaml.YAMLError as pure:
+                e = pure
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(e, "problem", None) or "invalid YAML"
