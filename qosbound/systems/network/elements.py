@@ -61,13 +61,7 @@ class Flow:
     def envelope(self) -> ArrivalCurve | None:
         """The flow's arrival curve at its first port (its streams' envelopes summed), or None (Poisson,
         saturated)."""
-        out = None
-        for s in self.streams:
-            a = s.envelope()
-            if a is None:
-                return None
-            out = a if out is None else out + a
-        return out
+        return ArrivalCurve.total(s.envelope() for s in self.streams)
 
     @property
     def largest(self) -> float:

@@ -44,15 +44,6 @@ def ring_terms(port: Port) -> tuple[float, float]:
     return nc.ring_work(port.Q_t, port.unit, port.rate, port.largest, port.phi)
 
 
-def _sum(curves: list[ArrivalCurve | None]) -> ArrivalCurve | None:
-    out = None
-    for a in curves:
-        if a is None:
-            return None
-        out = a if out is None else out + a
-    return out
-
-
 def class_bounds(port: Port, arrivals: dict[str, ArrivalCurve | None] | None = None) -> dict[str, ClassBound]:
     """Every class with traffic: its :class:`ClassBound` (module docstring). ``arrivals`` replaces, for the
     classes it names, the traffic's own envelope by the given curve (None: none) -- a network's port, whose
@@ -75,7 +66,7 @@ def class_bounds(port: Port, arrivals: dict[str, ArrivalCurve | None] | None = N
     starved = ""
     for k in port.levels:
         members = port.level(k)
-        alpha = _sum([curve(c) for c in members])
+        alpha = ArrivalCurve.total([curve(c) for c in members])
         held = sum(c.held for c in members)
         if not starved and rho_hi >= C:
             starved = (f"the arrival curves of the priority levels above level {k} add up to {rho_hi:.6g} bit/s, the "

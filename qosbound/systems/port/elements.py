@@ -277,13 +277,7 @@ class TrafficClass:
 
     def envelope(self) -> ArrivalCurve | None:
         """The traffic's own arrival curve (every stream constrained: their sum), or None."""
-        out = None
-        for s in self.streams:
-            e = s.envelope()
-            if e is None:
-                return None
-            out = e if out is None else out + e
-        return out
+        return ArrivalCurve.total(s.envelope() for s in self.streams)
 
     def arrival_curve(self) -> ArrivalCurve | None:
         """The arrival curve of the packets entering the class queue: the traffic's envelope and the buckets its
