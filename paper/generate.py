@@ -96,6 +96,11 @@ def _qosbound(args: list[str], stdout: Path) -> tuple[int, float]:
         proc = subprocess.run([sys.executable, "-m", "qosbound", *args], stdout=f, stderr=subprocess.PIPE,
                               text=True, cwd=str(ROOT))
     seconds = time.monotonic() - t0
+    # the files the command wrote under the repository are named from its root (no machine's path committed)
+    text = stdout.read_text(encoding="utf-8")
+    root = json.dumps(str(ROOT) + os.sep)[1:-1]
+    if root in text:
+        stdout.write_text(text.replace(root, ""), encoding="utf-8")
     # 0 and 1 are answers (1: a claim NOT MET, an SLO violated): the paper shows them; anything else is a failure
     if proc.returncode not in (0, 1):
         raise SystemExit(f"generate.py: qosbound {' '.join(args)} exited {proc.returncode}:\n"
