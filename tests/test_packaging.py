@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.import_graph import modules
+
 ROOT = Path(__file__).resolve().parents[1]
 SUBPACKAGES = ["qosbound", "qosbound.models", "qosbound.analytic", "qosbound.validation", "qosbound.systems",
                "qosbound.reproduce"]
@@ -222,3 +224,90 @@ def test_installed_wheel_runs_every_reproduce_and_plan_from_any_directory(wheel,
     assert list(work.iterdir()) == [] or all(p.name.startswith(".") for p in work.iterdir())
     assert not failures, "\n".join(failures)
     print(f"installed-wheel run: {time.monotonic() - t0:.0f} s")
+
+
+# --- One import mechanism for every way the project is used -------------------------------------------------
+#
+# The design keeps models/, analytic/ and validation/ at the top level beside qosbound/ and maps them into the
+# qosbound namespace in three ways that must agree: pyproject.toml's package-dir for a wheel (the folders are
+# copied inside qosbound/), the same mapping through setuptools' editable finder, and, for a source checkout
+# first on sys.path (the README's test command runs the tests from the checkout after `pip install .`), the
+# __path__ entry qosbound/__init__.py adds when the folders sit beside it. Each set-up imports every module
+# of the package, and each module must come from that set-up's copy.
+
+IMPORT_EVERY_MODULE = (
+    "import importlib, json, sys; names = json.loads(sys.argv[1]); "
+    "print(json.dumps({n: importlib.import_module(n).__file__ for n in names}))")
+
+
+def _every_module() -> list[str]:
+    """Every module of the package, read from the checkout (entry points that run on import left out)."""
+    return [m for m in modules(ROOT) if not m.endswith("__main__")]
+
+
+def _assert_every_module_from(proc: subprocess.CompletedProcess, copy: Path, names: list[str]) -> None:
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    files = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert sorted(files) == sorted(names)
+    elsewhere = {n: f for n, f in files.items() if not str(Path(f).resolve()).startswith(str(copy.resolve()))}
+    assert elsewhere == {}
+
+
+def _outer_dependencies_without_qosbound(folder: Path) -> Path:
+    """One folder of links to everything in the outer site-packages but qosbound itself (a regular or editable
+    install of it there would shadow the copy under test: setuptools' editable finder comes after sys.path)."""
+    folder.mkdir()
+    for site in _outer_site_packages():
+        for entry in Path(site).iterdir():
+            name = entry.name.lower()
+            if name.startswith(("qosbound", "__editable__.qosbound", "__editable___qosbound")) or \
+                    name.endswith(".pth") or (folder / entry.name).exists():
+                continue
+            (folder / entry.name).symlink_to(entry)
+    return folder
+
+
+def test_every_module_imports_from_the_checkout_first_on_the_path():
+    """The README's test set-up: whatever is installed, Python started in the checkout imports the checkout."""
+    names = _every_module()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["MPLBACKEND"] = "Agg"
+    proc = subprocess.run([sys.executable, "-c", IMPORT_EVERY_MODULE, json.dumps(names)], capture_output=True,
+                          text=True, cwd=str(ROOT), env=env, timeout=900)
+    _assert_every_module_from(proc, ROOT, names)
+
+
+@pytest.mark.slow
+def test_every_module_imports_from_an_editable_install(tmp_path):
+    """`pip install -e .` of a copy of the checkout, used from another directory, imports every module from the
+    copy -- the mapped folders included."""
+    src = tmp_path / "src" / "qosbound"
+    shutil.copytree(ROOT, src, ignore=BUILD_IGNORE)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True, env=_venv_env(venv)).stdout.strip()
+    deps = _outer_dependencies_without_qosbound(tmp_path / "deps")
+    (Path(site) / "_qosbound_test_outer_env.pth").write_text(f"{deps}\n")
+    proc = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "-q", "-e", str(src)],
+                          capture_output=True, text=True, env=_venv_env(venv), timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names = _every_module()
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    proc = subprocess.run([str(py), "-c", IMPORT_EVERY_MODULE, json.dumps(names)], capture_output=True, text=True,
+                          cwd=str(work), env=_venv_env(venv), timeout=900)
+    _assert_every_module_from(proc, src, names)
+
+
+def test_every_module_imports_from_a_wheel_used_elsewhere(wheel, tmp_path):
+    """The wheel unpacked alone on sys.path (no checkout) holds and imports every module of the package."""
+    zipfile.ZipFile(wheel).extractall(tmp_path / "wheel")
+    names = _every_module()
+    code = f"import sys; sys.path.insert(0, {str(tmp_path / 'wheel')!r}); " + IMPORT_EVERY_MODULE
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["MPLBACKEND"] = "Agg"
+    proc = subprocess.run([sys.executable, "-c", code, json.dumps(names)], capture_output=True, text=True,
+                          cwd=str(tmp_path), env=env, timeout=900)
+    _assert_every_module_from(proc, tmp_path / "wheel", names)
