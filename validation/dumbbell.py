@@ -120,6 +120,7 @@ from qosbound.validation import tfrc_sender as TF
 from qosbound.validation.droppers import MODES
 from qosbound.validation.dumbbell_loop import PKT, run
 from qosbound.validation.markers import KINDS, new_state
+from qosbound.validation.trace import make_table
 
 __all__ = ["Queue", "Marker", "Class", "Udp", "Tfrc", "Dumbbell", "FlowStats", "ClassStats", "UdpStats", "TfrcStats",
            "PacketTrace", "RunResult", "simulate", "replicate", "HEADER", "UDP_KINDS"]
@@ -455,8 +456,6 @@ class PacketTrace:
         """The packets that reached the bottleneck as a pyarrow Table in the one trace schema
         (:mod:`qosbound.validation.trace`); ``class_names`` maps (direction, class index) to a name (default: "BE"
         for a FIFO, the index otherwise)."""
-        from qosbound.validation.trace import make_table  # pyarrow is imported only for a table
-
         seen = np.isfinite(self.arrival)
         names = class_names or {}
         cls = np.array([names.get((int(d), int(k)), "BE" if k < 0 else str(int(k)))

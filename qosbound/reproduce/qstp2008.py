@@ -40,7 +40,11 @@ from pathlib import Path
 
 import numpy as np
 
+from qosbound.progress import progress
 from qosbound.reproduce import claims as C
+from qosbound.validation.plots import save
+from qosbound.validation.qstp_sim import QstpConfig, jitter, replicate
+from qosbound.validation.stats import t_quantile, two_sided_t
 
 __all__ = ["run", "results", "sweep", "fig4", "fig7", "claims", "CASES", "TFRC_FINDING", "PACKET_SIZE",
            "PROTOCOLS", "settings", "MARGIN"]
@@ -90,8 +94,6 @@ def settings(quick: bool) -> dict:
 
 
 def _summary(runs, g) -> dict:
-    from qosbound.validation.stats import t_quantile
-
     thr = np.array([r.throughput for r in runs])
     k = len(thr)
     sd = float(thr.std(ddof=1)) if k > 1 else 0.0
@@ -115,8 +117,6 @@ def _summary(runs, g) -> dict:
 
 def sweep(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
     """Fig. 5 / 6: rows of (protocol, n) at g = 400 kbit/s with the throughput's mean, std, min/max (bit/s, SI)."""
-    from qosbound.validation.qstp_sim import QstpConfig, replicate
-
     st = settings(quick)
     g, g_agg = CASES[0]
     rows = []
@@ -135,8 +135,6 @@ def sweep(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
 def fig4(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
     """Fig. 4: g = 500 kbit/s against 15 TCP flows marked at 300 kbit/s, per protocol: the replications' summary
     and the first replication's throughput per second (bit/s) over the whole run."""
-    from qosbound.validation.qstp_sim import QstpConfig, replicate
-
     st = settings(quick)
     g, g_agg = CASES[1]
     rows = []
@@ -155,9 +153,6 @@ def fig4(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
 def fig7(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
     """Fig. 7: CBQ (300 kbit/s pipe, borrow mode) against a UDP flow, TCP and QSTP (gTFRC, g = 300 kbit/s): the
     throughput during the congestion [60, 120] s, the jitter, and the first replication's series."""
-    from qosbound.validation.qstp_sim import QstpConfig, jitter, replicate
-    from qosbound.validation.stats import two_sided_t
-
     st = settings(quick)
     t0, t1 = FIG7_CONGESTION
     rows = []
@@ -212,8 +207,6 @@ CLAMP_CASE = (800e3, 150e3)
 def clamp(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
     """TFRC and gTFRC at :data:`CLAMP_CASE` against 15 TCP flows: the replications' summary per protocol (with
     ``lower_95``, the one-sided 95 % lower bound of the mean)."""
-    from qosbound.validation.qstp_sim import QstpConfig, replicate
-
     st = settings(quick)
     g, g_agg = CLAMP_CASE
     rows = []
@@ -364,12 +357,11 @@ def claims(res: dict) -> list[C.Claim]:
 
 
 def _plot(res: dict, out: Path) -> list[str]:
+    # matplotlib is costly to import and needed only with --out
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from qosbound.validation.plots import save
 
     out.mkdir(parents=True, exist_ok=True)
     files = []
@@ -449,8 +441,6 @@ def _json_safe(res: dict) -> dict:
 
 
 def run(args) -> int:
-    from qosbound.progress import progress
-
     quick = bool(getattr(args, "quick", False))
     st = settings(quick)
     total = len(PROTOCOLS) * (1 + len(st["n_values"])) + 2 + 2
