@@ -42,6 +42,7 @@ import numpy as np
 
 from qosbound.progress import progress
 from qosbound.reproduce import claims as C
+from qosbound.units import format_quantity
 from qosbound.validation.plots import save
 from qosbound.validation.qstp_sim import QstpConfig, jitter, replicate
 from qosbound.validation.stats import t_quantile, two_sided_t
@@ -229,14 +230,19 @@ def results(quick: bool = True, seed: int = 2008, progress=None) -> dict:
 
 
 def _kbit(x):
-    return C._fmt(x, "bit/s")
+    return format_quantity(x, "bit/s", 4)
 
 
 def claims(res: dict) -> list[C.Claim]:
-    """The claim rows of Figs. 4-7 from :func:`results`."""
+    """The claim rows of Figs. 4-7 from :func:`results`, in the figures' order."""
+    return (_fig4_claims(res) + _fig5_claims(res) + _equation_claims(res) + _clamp_claims(res) + _fig6_claims(res)
+            + _fig7_claims(res))
+
+
+def _fig4_claims(res: dict) -> list[C.Claim]:
+    """Fig. 4: each protocol's flow against 15 TCP flows reaches (gTFRC) or misses (TCP, TFRC) g."""
     out = []
     miss4 = f"misses g: the one-sided 95 % upper bound of the mean is below (1 - {MARGIN:g}) g"
-    # ---- Fig. 4 ----
     for r in res["fig4"]:
         g = r["target"]
         iv = C.interval(0.0, r["upper_95"], "one-sided 95% CI")
@@ -259,7 +265,12 @@ def claims(res: dict) -> list[C.Claim]:
             got += f"; TFRC equation at its simulated p and R: {_kbit(pred) if pred else '-'}"
             out.append(C.judge(claim, src, f"below g = {_kbit(g)}", got, not misses, miss4,
                                finding=TFRC_FINDING, **nums))
-    # ---- Fig. 5 ----
+    return out
+
+
+def _fig5_claims(res: dict) -> list[C.Claim]:
+    """Fig. 5: over the aggregate sizes, gTFRC holds g and TCP and TFRC miss it."""
+    out = []
     rows = res["fig5"]
     g = rows[0]["target"]
     for proto in PROTOCOLS:
@@ -291,7 +302,13 @@ def claims(res: dict) -> list[C.Claim]:
             got += f"; TFRC equation there: {_kbit(pred) if pred else '-'}"
             out.append(C.judge(f"TFRC misses g = {_kbit(g)} against 1..20 TCP flows", src, f"below g = {_kbit(g)}",
                                got, not misses, miss_rule, finding=TFRC_FINDING, **nums))
-    # ---- the project's hypothesis behind the TFRC finding: TFRC follows its equation, which exceeds g ----
+    return out
+
+
+def _equation_claims(res: dict) -> list[C.Claim]:
+    """qosbound's hypothesis behind the TFRC finding: TFRC follows its equation, which exceeds g."""
+    out = []
+    rows = res["fig5"]
     tf = [r for r in res["fig4"] + rows if r["protocol"] == "tfrc" and r.get("predicted_mean")]
     if tf:
         ratio = sum(r["throughput_mean"] for r in tf) / sum(r["predicted_mean"] for r in tf)
@@ -304,7 +321,12 @@ def claims(res: dict) -> list[C.Claim]:
             "measured / equation (summed over TFRC's rows of Figs. 4-5) within [0.85, 1.15], and the equation above "
             "g in half of the rows or more", failure="TFRC does not follow its equation, or the equation gives "
             "less than g", value=ratio, unit=""))
-    # ---- the sensitivity run where gTFRC's clamp binds (the paper's contrast, exercised) ----
+    return out
+
+
+def _clamp_claims(res: dict) -> list[C.Claim]:
+    """The sensitivity run where gTFRC's clamp binds (the paper's contrast, exercised)."""
+    out = []
     if res.get("clamp"):
         cl = {r["protocol"]: r for r in res["clamp"]}
         t, q = cl["tfrc"], cl["gtfrc"]
@@ -321,7 +343,13 @@ def claims(res: dict) -> list[C.Claim]:
                 "bound below 0.95 g; gTFRC's one-sided 95 % lower bound at or above 0.95 g",
             failure=("the clamp does not bind here" if not binds else "the contrast is not shown"),
             paper_value=g, value=q["throughput_mean"], unit="bit/s"))
-    # ---- Fig. 6 ----
+    return out
+
+
+def _fig6_claims(res: dict) -> list[C.Claim]:
+    """Fig. 6: TCP's throughput spread over replications is the largest."""
+    out = []
+    rows = res["fig5"]
     sd = {p: float(np.sqrt(np.mean([r["throughput_std"] ** 2 for r in rows if r["protocol"] == p])))
           for p in PROTOCOLS}
     ok = sd["tcp"] > sd["tfrc"] and sd["tcp"] > sd["gtfrc"]
@@ -331,7 +359,12 @@ def claims(res: dict) -> list[C.Claim]:
                        "TCP's standard deviation over replications (root mean square over the aggregate sizes) "
                        "exceeds TFRC's and gTFRC's", failure="TCP's spread is not the largest",
                        paper_value=None, value=sd["tcp"], unit="bit/s"))
-    # ---- Fig. 7 ----
+    return out
+
+
+def _fig7_claims(res: dict) -> list[C.Claim]:
+    """Fig. 7: under CBQ both flows keep their pipe, and QSTP's jitter is lower than TCP's."""
+    out = []
     f7 = {r["protocol"]: r for r in res["fig7"]}
     for proto in ("tcp", "gtfrc"):
         r = f7[proto]
@@ -354,6 +387,7 @@ def claims(res: dict) -> list[C.Claim]:
                        "delays|, RFC 3393) do not overlap, QSTP's below", failure="QSTP's jitter is not lower",
                        value=jq[0], unit="s", interval=C.interval(jq[1], jq[2], "95% CI")))
     return out
+
 
 
 def _plot(res: dict, out: Path) -> list[str]:
