@@ -309,8 +309,14 @@ def _kernel():
         push(heap, ctr, t + back[f], 4, pid, f)
 
     @numba.njit(cache=False)
-    def run(C, duration, kind, rate, size, hint, rtt0, lat, nbits, tsq, a, b, hz, q_ref, q_max, cap, seed,
-            S, SB, TS, RB, ing, fwd, back, delack, start_spread, pool, Q, H):
+    def run(net, flows, pi, tcp, tfrc):
+        # the arguments, grouped: the bottleneck and the run; per-flow arrays; the PI controller; the TCP ends
+        # (state, path delays, delayed ACKs, start spread, ACK pool); the TFRC senders' state
+        C, duration, lat, nbits, tsq, cap, seed = net
+        kind, rate, size, hint, rtt0 = flows
+        a, b, hz, q_ref, q_max = pi
+        S, SB, TS, RB, ing, fwd, back, delack, start_spread, pool = tcp
+        Q, H = tfrc
         np.random.seed(seed)
         F = kind.shape[0]
         kw, ks, pr, lc, rc, nb, sb, pay, free, st = new_tree(q_max + 1)
@@ -569,10 +575,12 @@ def simulate(cfg: SimConfig, seed: int = 1) -> SimOutput:
             np.arange(npool)[::-1].copy(), np.array([npool], np.int64))
     # every flow has a row of TFRC state; the TFRC flows use theirs (sender feedback model, X_max = the flow's rate)
     Q, H = TF.new_state(size.astype(float), np.zeros(len(flows)), rate / 8.0, rtt0, ["sender"] * len(flows))
-    out = _kernel()(float(cfg.capacity), float(cfg.duration), kind, rate, size, hint, rtt0, float(cfg.latency),
-                    int(cfg.bits), bool(cfg.tsq), float(pi.a), float(pi.b), float(pi.hz), float(pi.q_ref),
-                    int(pi.q_max), cap, int(seed), S, SB, TS, RB, ing, fwd, back, float(cfg.tcp_delack),
-                    float(cfg.tcp_start_spread), pool, Q, H)
+    out = _kernel()((float(cfg.capacity), float(cfg.duration), float(cfg.latency), int(cfg.bits), bool(cfg.tsq), cap,
+                     int(seed)),
+                    (kind, rate, size, hint, rtt0),
+                    (float(pi.a), float(pi.b), float(pi.hz), float(pi.q_ref), int(pi.q_max)),
+                    (S, SB, TS, RB, ing, fwd, back, float(cfg.tcp_delack), float(cfg.tcp_start_spread), pool),
+                    (Q, H))
     fl, arr, dep, drop, td, qi, pp, p_tr, q_tr, t_end = out
     counters = None
     if tcp.any():
