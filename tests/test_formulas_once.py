@@ -182,7 +182,7 @@ def test_tsq_simulator_runs_the_shared_tfrc_sender():
     """The TSQ simulator has no TFRC sender of its own: its kernel calls the shared one (no equation, loss history
     or rate rule is written in validation/tsq_sim.py)."""
     src = inspect.getsource(tsq_sim)
-    assert "F_.rate_due" in src and "F_.on_drop" in src and "F_.rtt_sample" in src
+    assert "TF.rate_due" in src and "TF.on_drop" in src and "TF.rtt_sample" in src
     assert "tfrc_expr" not in src and "mean_loss_interval" not in src and "lambdify" not in src
 
 

@@ -305,8 +305,8 @@ def _grow(rec):
 
 @njit(cache=True, error_model="numpy")
 def run(seed, fp, ip, tcp, mk, qp, sch, udp, tfrc, out):
-    """Run the dumbbell (arrays built by :func:`qosbound.validation.dumbbell.simulate`). ``fp`` = (delay, rate,
-    rev_rate, delack, loss, ack_loss, duration, w0, w1, utx, think, data_size, header); ``ip`` = (sack_blocks,
+    """Run the dumbbell (arrays built by :func:`qosbound.validation.dumbbell_arrays.kernel_inputs`). ``fp`` = (delay,
+    rate, rev_rate, delack, loss, ack_loss, duration, w0, w1, utx, think, data_size, header); ``ip`` = (sack_blocks,
     marker_aware, pool, ulim, sharing, ccap, fifo_cap, heap_cap, record). Returns (packets, heap events, error code
     (0 none, 1 packet pool exhausted, 2 event heap full, 3 open-loop delay record full), open-loop delay records,
     packet record)."""

@@ -60,6 +60,7 @@ from qosbound.analytic.tfrc import tfrc_rate
 from qosbound.validation.dumbbell import Class, Dumbbell, Marker, Queue, Tfrc, Udp
 from qosbound.validation.dumbbell import simulate as run_dumbbell
 from qosbound.validation.stats import replication_rngs
+from qosbound.validation.trace import make_table
 
 __all__ = ["QstpConfig", "RunStats", "dumbbell", "simulate", "replicate", "jitter", "PROTOCOLS", "TCP_HEADER",
            "FEEDBACK_SIZE"]
@@ -249,8 +250,6 @@ def jitter(delays: np.ndarray, t0: float, t1: float) -> float:
 def _trace_table(tr, studied_tcp: bool):
     """Every data packet at the bottleneck in arrival order, named as the paper's flows: "flow0" the studied flow,
     "tcp<i>" (i >= 1) the aggregate's, "udp" the UDP source; class "AF1"."""
-    from qosbound.validation.trace import make_table  # pyarrow is imported only for a trace
-
     seen = np.isfinite(tr.arrival)
     order = np.argsort(tr.arrival[seen], kind="stable")
     src = tr.source[seen][order]

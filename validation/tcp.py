@@ -78,7 +78,7 @@ from numba import njit
 
 __all__ = ["NFIELDS", "new_state", "send_batch", "on_ack", "on_timeout", "on_data", "build_sack",
            "timer_to_arm", "on_timer", "delack_start", "delack_due", "delack_arm", "delack_fire", "ack_sent",
-           "integrate_srtt", "close_window",
+           "integrate_srtt", "close_window", "rtt_sample",
            "SACKED", "LOST", "RXT", "DUPTHRESH"]
 
 SACKED = 1
@@ -271,7 +271,9 @@ def rto_of(S, f):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _rtt_sample(S, f, r, now):
+def rtt_sample(S, f, r, now):
+    """An RTT sample ``r`` (s) at ``now``: SRTT and RTTVAR as RFC 6298 section 2 updates them (the first sample
+    replaces the seed taken from the base RTT)."""
     integrate_srtt(S, f, now)
     if S[f, N_SAMPLES] == 0:
         # the first real sample replaces the seed taken from the base RTT
@@ -308,7 +310,7 @@ def on_ack(S, SB, TS, f, now, ack, sack, nsack, cand):
                 clean = False
             SB[f, k] = 0
         if clean:
-            _rtt_sample(S, f, now - TS[f, last], now)
+            rtt_sample(S, f, now - TS[f, last], now)
         S[f, UNA] = ack
         S[f, DUP] = 0
         S[f, BACKOFF] = 0

@@ -53,13 +53,19 @@ the estimate and what to do, a run above :data:`MEMORY_BUDGET` bytes.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import numba
 import numpy as np
 
+from qosbound.analytic import tsq as A
 from qosbound.errors import ScenarioError
-from qosbound.validation.pi_aqm import PIParams
+from qosbound.validation import tcp as T
+from qosbound.validation import tfrc_sender as TF
+from qosbound.validation.pi_aqm import PIParams, pi_kernel
+from qosbound.validation.trace import make_table
 
 __all__ = ["Flow", "SimConfig", "SimOutput", "simulate", "to_trace", "treap_kernels", "flow_stats", "estimate",
            "check_budget", "MEMORY_BUDGET", "BYTES_PER_PACKET", "BYTES_PER_SAMPLE"]
@@ -140,8 +146,6 @@ class SimOutput:
 @lru_cache(maxsize=1)
 def treap_kernels():
     """numba treap over parallel arrays: ``(new_tree, insert, pop_min, bytes_before)``."""
-    import numba
-
     @numba.njit(cache=True)
     def new_tree(cap):
         # one row per node (columns are strided views), so a node's fields share cache lines
@@ -256,15 +260,6 @@ def treap_kernels():
 
 @lru_cache(maxsize=1)
 def _kernel():
-    import heapq
-
-    import numba
-
-    from qosbound.analytic import tsq as A
-    from qosbound.validation import tcp as T
-    from qosbound.validation import tfrc_sender as F_
-    from qosbound.validation.pi_aqm import pi_kernel
-
     new_tree, insert, pop_min, bytes_before = treap_kernels()
     wfun, pfun, _ = A.numba_functions()
     pistep = pi_kernel()
@@ -314,8 +309,14 @@ def _kernel():
         push(heap, ctr, t + back[f], 4, pid, f)
 
     @numba.njit(cache=False)
-    def run(C, duration, kind, rate, size, hint, rtt0, lat, nbits, tsq, a, b, hz, q_ref, q_max, cap, seed,
-            S, SB, TS, RB, ing, fwd, back, delack, start_spread, pool, Q, H):
+    def run(net, flows, pi, tcp, tfrc):
+        # the arguments, grouped: the bottleneck and the run; per-flow arrays; the PI controller; the TCP ends
+        # (state, path delays, delayed ACKs, start spread, ACK pool); the TFRC senders' state
+        C, duration, lat, nbits, tsq, cap, seed = net
+        kind, rate, size, hint, rtt0 = flows
+        a, b, hz, q_ref, q_max = pi
+        S, SB, TS, RB, ing, fwd, back, delack, start_spread, pool = tcp
+        Q, H = tfrc
         np.random.seed(seed)
         F = kind.shape[0]
         kw, ks, pr, lc, rc, nb, sb, pay, free, st = new_tree(q_max + 1)
@@ -351,8 +352,8 @@ def _kernel():
                 if kind[f] == 0:
                     X[f] = rate[f]
                 else:
-                    F_.start(Q, f, 0.0)
-                    X[f] = 8.0 * Q[f, F_.X]
+                    TF.start(Q, f, 0.0)
+                    X[f] = 8.0 * Q[f, TF.X]
                 ht[f] = np.random.random() * 8.0 * size[f] / X[f]
             hf[f] = f
         for i in range((F - 2) // 2, -1, -1):
@@ -382,7 +383,7 @@ def _kernel():
                     qd = tx_end - o_arr[pid]
                     g = o_flow[pid]
                     if kind[g] == 1:
-                        F_.rtt_sample(Q, g, rtt0[g] + qd + nbytes * 8.0 / C)
+                        TF.rtt_sample(Q, g, rtt0[g] + qd + nbytes * 8.0 / C)
                     tx_end = tx_end + nbytes * 8.0 / C
                     cur = pid
                     busy = True
@@ -470,25 +471,25 @@ def _kernel():
             o_pp[n] = pp
             o_seq[n] = seq
             if kind[f] == 1:
-                F_.on_send(Q, f, t)
+                TF.on_send(Q, f, t)
             if st[2] >= q_max or np.random.random() < pp:
                 o_drop[n] = True
                 if kind[f] == 1:
-                    F_.on_drop(Q, H, f, t)
-                    X[f] = 8.0 * Q[f, F_.X]
+                    TF.on_drop(Q, H, f, t)
+                    X[f] = 8.0 * Q[f, TF.X]
             elif not busy:
                 busy = True
                 cur = n
                 tx_end = t + s * 8.0 / C
                 if kind[f] == 1:
-                    F_.rtt_sample(Q, f, rtt0[f] + s * 8.0 / C)
+                    TF.rtt_sample(Q, f, rtt0[f] + s * 8.0 / C)
             else:
                 insert(kw, ks, pr, lc, rc, nb, sb, pay, free, st, w, n, s, n, path)
             n += 1
             if not from_ht:
                 continue
-            if kind[f] == 1 and F_.rate_due(Q, H, f, t):
-                X[f] = 8.0 * Q[f, F_.X]
+            if kind[f] == 1 and TF.rate_due(Q, H, f, t):
+                X[f] = 8.0 * Q[f, TF.X]
             ht[0] = t + 8.0 * s / X[f] * (0.5 + np.random.random())
             sift_down(ht, hf, 0)
         return (o_flow[:n], o_arr[:n], o_dep[:n], o_drop[:n], o_td[:n], o_qi[:n], o_pp[:n], p_tr[:k_s],
@@ -554,8 +555,6 @@ def simulate(cfg: SimConfig, seed: int = 1) -> SimOutput:
     Refuses (ScenarioError) a run whose estimated memory exceeds :data:`MEMORY_BUDGET` (see :func:`estimate`).
     """
     check_budget(cfg)
-    from qosbound.validation import tcp as T
-    from qosbound.validation import tfrc_sender as F
 
     flows = cfg.flows
     kind = np.array([KINDS.index(f.kind) for f in flows], dtype=np.int64)
@@ -575,11 +574,13 @@ def simulate(cfg: SimConfig, seed: int = 1) -> SimOutput:
     pool = (np.zeros(npool, np.int64), np.zeros(npool, np.int64), np.zeros((npool, 8), np.int64),
             np.arange(npool)[::-1].copy(), np.array([npool], np.int64))
     # every flow has a row of TFRC state; the TFRC flows use theirs (sender feedback model, X_max = the flow's rate)
-    Q, H = F.new_state(size.astype(float), np.zeros(len(flows)), rate / 8.0, rtt0, ["sender"] * len(flows))
-    out = _kernel()(float(cfg.capacity), float(cfg.duration), kind, rate, size, hint, rtt0, float(cfg.latency),
-                    int(cfg.bits), bool(cfg.tsq), float(pi.a), float(pi.b), float(pi.hz), float(pi.q_ref),
-                    int(pi.q_max), cap, int(seed), S, SB, TS, RB, ing, fwd, back, float(cfg.tcp_delack),
-                    float(cfg.tcp_start_spread), pool, Q, H)
+    Q, H = TF.new_state(size.astype(float), np.zeros(len(flows)), rate / 8.0, rtt0, ["sender"] * len(flows))
+    out = _kernel()((float(cfg.capacity), float(cfg.duration), float(cfg.latency), int(cfg.bits), bool(cfg.tsq), cap,
+                     int(seed)),
+                    (kind, rate, size, hint, rtt0),
+                    (float(pi.a), float(pi.b), float(pi.hz), float(pi.q_ref), int(pi.q_max)),
+                    (S, SB, TS, RB, ing, fwd, back, float(cfg.tcp_delack), float(cfg.tcp_start_spread), pool),
+                    (Q, H))
     fl, arr, dep, drop, td, qi, pp, p_tr, q_tr, t_end = out
     counters = None
     if tcp.any():
@@ -595,8 +596,6 @@ def simulate(cfg: SimConfig, seed: int = 1) -> SimOutput:
 
 def to_trace(out: SimOutput, cls: str = "BE"):
     """The run as a table in the one trace schema (:mod:`qosbound.validation.trace`)."""
-    from qosbound.validation.trace import make_table
-
     names = np.asarray(out.names, dtype=object)[out.flow]
     return make_table(flow=names, cls=cls, size=out.size, arrival=out.arrival, departure=out.departure,
                       dropped=out.dropped, hint=out.hint)

@@ -40,7 +40,12 @@ from pathlib import Path
 
 import numpy as np
 
+from qosbound.progress import progress
 from qosbound.reproduce import claims as C
+from qosbound.units import format_quantity
+from qosbound.validation.plots import save
+from qosbound.validation.qstp_sim import QstpConfig, jitter, replicate
+from qosbound.validation.stats import t_quantile, two_sided_t
 
 __all__ = ["run", "results", "sweep", "fig4", "fig7", "claims", "CASES", "TFRC_FINDING", "PACKET_SIZE",
            "PROTOCOLS", "settings", "MARGIN"]
@@ -90,8 +95,6 @@ def settings(quick: bool) -> dict:
 
 
 def _summary(runs, g) -> dict:
-    from qosbound.validation.stats import t_quantile
-
     thr = np.array([r.throughput for r in runs])
     k = len(thr)
     sd = float(thr.std(ddof=1)) if k > 1 else 0.0
@@ -115,8 +118,6 @@ def _summary(runs, g) -> dict:
 
 def sweep(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
     """Fig. 5 / 6: rows of (protocol, n) at g = 400 kbit/s with the throughput's mean, std, min/max (bit/s, SI)."""
-    from qosbound.validation.qstp_sim import QstpConfig, replicate
-
     st = settings(quick)
     g, g_agg = CASES[0]
     rows = []
@@ -135,8 +136,6 @@ def sweep(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
 def fig4(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
     """Fig. 4: g = 500 kbit/s against 15 TCP flows marked at 300 kbit/s, per protocol: the replications' summary
     and the first replication's throughput per second (bit/s) over the whole run."""
-    from qosbound.validation.qstp_sim import QstpConfig, replicate
-
     st = settings(quick)
     g, g_agg = CASES[1]
     rows = []
@@ -155,9 +154,6 @@ def fig4(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
 def fig7(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
     """Fig. 7: CBQ (300 kbit/s pipe, borrow mode) against a UDP flow, TCP and QSTP (gTFRC, g = 300 kbit/s): the
     throughput during the congestion [60, 120] s, the jitter, and the first replication's series."""
-    from qosbound.validation.qstp_sim import QstpConfig, jitter, replicate
-    from qosbound.validation.stats import two_sided_t
-
     st = settings(quick)
     t0, t1 = FIG7_CONGESTION
     rows = []
@@ -212,8 +208,6 @@ CLAMP_CASE = (800e3, 150e3)
 def clamp(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
     """TFRC and gTFRC at :data:`CLAMP_CASE` against 15 TCP flows: the replications' summary per protocol (with
     ``lower_95``, the one-sided 95 % lower bound of the mean)."""
-    from qosbound.validation.qstp_sim import QstpConfig, replicate
-
     st = settings(quick)
     g, g_agg = CLAMP_CASE
     rows = []
@@ -236,14 +230,19 @@ def results(quick: bool = True, seed: int = 2008, progress=None) -> dict:
 
 
 def _kbit(x):
-    return C._fmt(x, "bit/s")
+    return format_quantity(x, "bit/s", 4)
 
 
 def claims(res: dict) -> list[C.Claim]:
-    """The claim rows of Figs. 4-7 from :func:`results`."""
+    """The claim rows of Figs. 4-7 from :func:`results`, in the figures' order."""
+    return (_fig4_claims(res) + _fig5_claims(res) + _equation_claims(res) + _clamp_claims(res) + _fig6_claims(res)
+            + _fig7_claims(res))
+
+
+def _fig4_claims(res: dict) -> list[C.Claim]:
+    """Fig. 4: each protocol's flow against 15 TCP flows reaches (gTFRC) or misses (TCP, TFRC) g."""
     out = []
     miss4 = f"misses g: the one-sided 95 % upper bound of the mean is below (1 - {MARGIN:g}) g"
-    # ---- Fig. 4 ----
     for r in res["fig4"]:
         g = r["target"]
         iv = C.interval(0.0, r["upper_95"], "one-sided 95% CI")
@@ -266,7 +265,12 @@ def claims(res: dict) -> list[C.Claim]:
             got += f"; TFRC equation at its simulated p and R: {_kbit(pred) if pred else '-'}"
             out.append(C.judge(claim, src, f"below g = {_kbit(g)}", got, not misses, miss4,
                                finding=TFRC_FINDING, **nums))
-    # ---- Fig. 5 ----
+    return out
+
+
+def _fig5_claims(res: dict) -> list[C.Claim]:
+    """Fig. 5: over the aggregate sizes, gTFRC holds g and TCP and TFRC miss it."""
+    out = []
     rows = res["fig5"]
     g = rows[0]["target"]
     for proto in PROTOCOLS:
@@ -298,7 +302,13 @@ def claims(res: dict) -> list[C.Claim]:
             got += f"; TFRC equation there: {_kbit(pred) if pred else '-'}"
             out.append(C.judge(f"TFRC misses g = {_kbit(g)} against 1..20 TCP flows", src, f"below g = {_kbit(g)}",
                                got, not misses, miss_rule, finding=TFRC_FINDING, **nums))
-    # ---- the project's hypothesis behind the TFRC finding: TFRC follows its equation, which exceeds g ----
+    return out
+
+
+def _equation_claims(res: dict) -> list[C.Claim]:
+    """qosbound's hypothesis behind the TFRC finding: TFRC follows its equation, which exceeds g."""
+    out = []
+    rows = res["fig5"]
     tf = [r for r in res["fig4"] + rows if r["protocol"] == "tfrc" and r.get("predicted_mean")]
     if tf:
         ratio = sum(r["throughput_mean"] for r in tf) / sum(r["predicted_mean"] for r in tf)
@@ -311,7 +321,12 @@ def claims(res: dict) -> list[C.Claim]:
             "measured / equation (summed over TFRC's rows of Figs. 4-5) within [0.85, 1.15], and the equation above "
             "g in half of the rows or more", failure="TFRC does not follow its equation, or the equation gives "
             "less than g", value=ratio, unit=""))
-    # ---- the sensitivity run where gTFRC's clamp binds (the paper's contrast, exercised) ----
+    return out
+
+
+def _clamp_claims(res: dict) -> list[C.Claim]:
+    """The sensitivity run where gTFRC's clamp binds (the paper's contrast, exercised)."""
+    out = []
     if res.get("clamp"):
         cl = {r["protocol"]: r for r in res["clamp"]}
         t, q = cl["tfrc"], cl["gtfrc"]
@@ -328,7 +343,13 @@ def claims(res: dict) -> list[C.Claim]:
                 "bound below 0.95 g; gTFRC's one-sided 95 % lower bound at or above 0.95 g",
             failure=("the clamp does not bind here" if not binds else "the contrast is not shown"),
             paper_value=g, value=q["throughput_mean"], unit="bit/s"))
-    # ---- Fig. 6 ----
+    return out
+
+
+def _fig6_claims(res: dict) -> list[C.Claim]:
+    """Fig. 6: TCP's throughput spread over replications is the largest."""
+    out = []
+    rows = res["fig5"]
     sd = {p: float(np.sqrt(np.mean([r["throughput_std"] ** 2 for r in rows if r["protocol"] == p])))
           for p in PROTOCOLS}
     ok = sd["tcp"] > sd["tfrc"] and sd["tcp"] > sd["gtfrc"]
@@ -338,7 +359,12 @@ def claims(res: dict) -> list[C.Claim]:
                        "TCP's standard deviation over replications (root mean square over the aggregate sizes) "
                        "exceeds TFRC's and gTFRC's", failure="TCP's spread is not the largest",
                        paper_value=None, value=sd["tcp"], unit="bit/s"))
-    # ---- Fig. 7 ----
+    return out
+
+
+def _fig7_claims(res: dict) -> list[C.Claim]:
+    """Fig. 7: under CBQ both flows keep their pipe, and QSTP's jitter is lower than TCP's."""
+    out = []
     f7 = {r["protocol"]: r for r in res["fig7"]}
     for proto in ("tcp", "gtfrc"):
         r = f7[proto]
@@ -363,13 +389,13 @@ def claims(res: dict) -> list[C.Claim]:
     return out
 
 
+
 def _plot(res: dict, out: Path) -> list[str]:
+    # matplotlib is costly to import and needed only with --out
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from qosbound.validation.plots import save
 
     out.mkdir(parents=True, exist_ok=True)
     files = []
@@ -449,8 +475,6 @@ def _json_safe(res: dict) -> dict:
 
 
 def run(args) -> int:
-    from qosbound.progress import progress
-
     quick = bool(getattr(args, "quick", False))
     st = settings(quick)
     total = len(PROTOCOLS) * (1 + len(st["n_values"])) + 2 + 2

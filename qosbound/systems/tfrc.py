@@ -35,7 +35,8 @@ from qosbound.systems.base import (MAX_BURST, MAX_RATE, MAX_TIME, MIN_RATE, Meth
                                    check_range, default_methods)
 from qosbound.systems.capabilities import generic_admit, no_models, no_ns3, no_plot_delays
 from qosbound.understood import Echo, Inputs
-from qosbound.units import Kind
+from qosbound.units import Kind, format_quantity
+from qosbound.validation.stats import replication_rngs, t_interval
 from qosbound.verdicts import default_slo_limit
 
 __all__ = ["Scenario", "evaluate", "metric_names", "metric_kind", "slo_limit", "agreements", "default_methods",
@@ -250,6 +251,7 @@ def _closed_form(scn: Scenario) -> list[Result]:
 
 
 def _closed_form_flow(scn: Scenario, only: str) -> list[Result]:
+    # costly (SymPy closed forms, about 1 s): loaded when a TFRC scenario is evaluated, not when systems load
     from qosbound.analytic import tfrc as T
 
     out = []
@@ -300,6 +302,7 @@ def _closed_form_flow(scn: Scenario, only: str) -> list[Result]:
 
 
 def _config(scn: Scenario, f: Flow):
+    # costly (the dumbbell's numba kernels and the TFRC equation, about 2 s): loaded only to simulate
     from qosbound.validation.qstp_sim import QstpConfig
 
     net, opt = scn.network, scn.methods.simulated or SimOptions()
@@ -313,8 +316,8 @@ def _config(scn: Scenario, f: Flow):
 
 
 def _simulated(scn: Scenario, progress) -> list[Result]:
+    # costly (the dumbbell's numba kernels and the TFRC equation, about 2 s): loaded only to simulate
     from qosbound.validation.qstp_sim import replicate
-    from qosbound.validation.stats import t_interval
 
     opt = scn.methods.simulated
     net = scn.network
@@ -365,9 +368,6 @@ def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
     scenario's confidence) of the gap contains 0. The closed-form rate at the declared p and R is compared with
     the simulated rate by :func:`qosbound.agreement.agreements` (an approximation), and whether gTFRC holds its
     target is an SLO (``{metric: flow.rate, min: target}``), not a check between methods."""
-    from qosbound.units import format_quantity
-    from qosbound.validation.stats import t_interval
-
     out = []
     conf = scn.methods.simulated.confidence if scn.methods.simulated is not None else 0.95
     for r in results:
@@ -397,11 +397,11 @@ def simulate_trace(scn: Scenario, packets: int, seed: int):
     """The studied flows' packets at the bottleneck, one simulated test bed per flow, as one trace
     (``qosbound validate --simulate``); ``packets`` is not used (runs are timed). Competing TCP packets are
     left out: the metrics concern the studied flows."""
+    # optional and costly: pyarrow, and the dumbbell's numba kernels (about 2 s), loaded only for a trace
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from qosbound.validation.qstp_sim import simulate
-    from qosbound.validation.stats import replication_rngs
 
     if scn.network is None:
         raise ScenarioError("simulation needs a 'network' section", field="network")

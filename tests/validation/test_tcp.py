@@ -92,11 +92,11 @@ def test_the_rto_floor_rule(rto_floor, expected):
     under both."""
     S, SB, TS, RB, cand, out = _state(base_rtt=0.1, rto_floor=rto_floor)
     for k in range(60):
-        T._rtt_sample(S, 0, 0.1, float(k))
+        T.rtt_sample(S, 0, 0.1, float(k))
     assert S[0, T.SRTT] == pytest.approx(0.1) and S[0, T.RTTVAR] < 1e-3
     assert S[0, T.RTO] == pytest.approx(expected, abs=2e-3)
     S[0, T.RTTVAR] = 0.1
-    T._rtt_sample(S, 0, 0.1, 61.0)
+    T.rtt_sample(S, 0, 0.1, 61.0)
     assert S[0, T.RTO] == pytest.approx(0.1 + 4 * 0.075, abs=1e-9)
 
 

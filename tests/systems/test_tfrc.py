@@ -17,7 +17,7 @@ from qosbound.scenario import build, load, load_raw
 from qosbound.systems import tfrc as S
 from qosbound.verdicts import judge_slos
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "qstp_gtfrc.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "qstp_gtfrc.yaml"
 
 
 @pytest.fixture
