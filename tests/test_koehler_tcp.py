@@ -15,6 +15,7 @@ import numpy as np
 from qosbound.reproduce import claims as C
 from qosbound.reproduce import koehler1999 as KK
 from qosbound.reproduce import koehler1999_tcp as K
+from qosbound.reproduce import koehler1999_tcp_claims as KC
 
 
 def test_network_keeps_each_nodes_class_mix_and_observes_every_combination():
@@ -56,7 +57,7 @@ def test_claims_follow_the_numbers():
     """AP 2.4 x AB reproduces the paper's 'up to 140 % above'; AP 8 x AB is a documented finding (stronger than the
     paper); AP below AB is NOT MET."""
     def first(r):
-        return K.claims(_fake_sweep(r))[0]
+        return KC.claims(_fake_sweep(r))[0]
 
     assert first(2.4).verdict == C.REPRODUCED
     big = first(8.0)
@@ -93,8 +94,8 @@ def test_quick_reproduce_prints_every_claim_and_draws_the_figures(monkeypatch, c
 def test_the_delayed_ack_hypothesis_is_judged_on_its_sensitivity_run():
     """Without delayed ACKs an AP/AB of 2.4 (140 % above) supports the hypothesis; 8 (700 % above) refutes it,
     and the row says so."""
-    assert K.no_delack_claim(_fake_sweep(8.0), _fake_sweep(2.4)).verdict == C.REPRODUCED
-    bad = K.no_delack_claim(_fake_sweep(8.0), _fake_sweep(8.0))
+    assert KC.no_delack_claim(_fake_sweep(8.0), _fake_sweep(2.4)).verdict == C.REPRODUCED
+    bad = KC.no_delack_claim(_fake_sweep(8.0), _fake_sweep(8.0))
     assert bad.verdict == C.NOT_MET and "does not explain" in bad.evidence
 
 
