@@ -24,7 +24,7 @@ One YAML file per paper, shipped in the package (``qosbound/data/claims/<paper>.
 
 A rule changes only with a dated entry in the file's ``changelog`` (``date``, ``why`` and ``rules``: the
 :func:`fingerprint` of every claim the entry adds or changes). :func:`unrecorded` lists the claims whose rule
-differs from the fingerprint last recorded for them; ``tests/test_claims_files.py`` fails on any.
+differs from the fingerprint last recorded for them; ``tests/reproduce/test_claimsfile.py`` fails on any.
 """
 
 from __future__ import annotations
