@@ -31,20 +31,19 @@ from __future__ import annotations
 
 import math
 
-from qosbound.configs.defaults import default, default_field
 from qosbound import dscp
+from qosbound.configs.defaults import default, default_field
 from qosbound.configs.formatting import rate_text
-from qosbound.configs.ios_ast import (Burst, ClassMap, Interface, IosConfig, Match, PoliceCmd, PolicyClass,
-                                      PolicyMap, Rate, WredCmd)
-from qosbound.configs.port import Bandwidth, Dropper, Police, Port, QueueClass, Shaper, Threshold
+from qosbound.configs.ios_ast import Interface, IosConfig, PolicyClass, PolicyMap
+from qosbound.configs.ios_actions import CommandReader
+from qosbound.configs.ios_classify import QUEUEING, Classifier
+from qosbound.configs.port import Bandwidth, Police, Port, QueueClass, Shaper
 from qosbound.configs.source import Source
 from qosbound.configs.traffic import TrafficSpec
 from qosbound.configs.values import Default, Field, given
-from qosbound.errors import ConfigError, ConfigRefused
+from qosbound.errors import ConfigError
 
 __all__ = ["ios_ports", "interface_rate"]
-
-_QUEUEING = ("priority", "bandwidth", "queue_limit", "wred", "fair_queue", "shape")
 
 #: Constructs read but not modelled, with their effect on what the answers prove.
 _NOT_MODELLED = {
@@ -92,316 +91,15 @@ def interface_rate(itf: Interface, cfg: IosConfig, traffic: TrafficSpec) -> Fiel
     return None
 
 
-class _Semantics:
+class _Semantics(CommandReader):
+    """The ports of one configuration: each interface's output policy resolved into a port's classes."""
+
     def __init__(self, cfg: IosConfig, traffic: TrafficSpec):
         self.cfg = cfg
         self.family = cfg.dialect
         self.traffic = traffic
-        self.groups: dict[tuple[str, str], tuple[set[int], list[Source], list[Default]]] = {}
-        self.input_notes: list[tuple[Source, str, str]] = []
-        self._ingress()
-
-    # -------------------------------------------------------------------------------------- classification
-
-    def error(self, src: Source, construct: str, problem: str, refused: bool = False) -> ConfigError:
-        cls = ConfigRefused if refused else ConfigError
-        return cls(problem, file=src.file, line=src.line, construct=construct)
-
-    def criterion(self, m: Match, notes: list, depth: int = 0) -> tuple[set[int] | None, list[Source], list[Default]]:
-        """The DSCPs one match criterion selects (None: not expressible by DSCP), its lines, its assumptions."""
-        src = [m.source]
-        if m.kind == "dscp":
-            out = set()
-            for v in m.values:
-                d = dscp.parse(v)
-                if d is None:
-                    raise self.error(m.source, m.text, f"'{v}' is not a DSCP")
-                out.add(d)
-            return out, src, []
-        if m.kind == "precedence":
-            out = set()
-            for v in m.values:
-                p = dscp.precedence_value(v)
-                if p is None:
-                    raise self.error(m.source, m.text, f"'{v}' is not an IP precedence (0-7)")
-                out.update(dscp.precedence_dscps(p))
-            return out, src, []
-        if m.kind in ("mpls-exp", "cos"):
-            out = set()
-            for v in m.values:
-                if not (v.isdigit() and 0 <= int(v) <= 7):
-                    raise self.error(m.source, m.text, f"'{v}' is not an {'EXP' if m.kind == 'mpls-exp' else 'CoS'} "
-                                                       "value (0-7)")
-                out.update(dscp.precedence_dscps(int(v)))
-            return out, src, [default(self.family, "exp_from_precedence")]
-        if m.kind in ("qos-group", "traffic-class"):
-            out, lines, defs = set(), list(src), []
-            for v in m.values:
-                hit = self.groups.get((m.kind, v))
-                if hit is None:
-                    notes.append((m.source, m.text, f"matches {m.kind} {v}, which no input policy of this "
-                                                    "configuration sets: it selects no DSCP (give the class's "
-                                                    "traffic by name in a traffic file)"))
-                    continue
-                out.update(hit[0])
-                lines += hit[1]
-                defs += [d for d in hit[2] if d not in defs]
-            return out, lines, defs
-        if m.kind == "any":
-            return set(dscp.ALL), src, []
-        if m.kind == "class-map":
-            if depth > 8 or not m.values:
-                raise self.error(m.source, m.text, "nested class-maps too deep (a cycle?)")
-            cm = self.cfg.class_maps.get(m.values[0])
-            if cm is None:
-                raise self.error(m.source, m.text, f"class-map {m.values[0]} is not defined")
-            d, lines, defs = self.class_map(cm, notes, depth + 1)
-            return d, [*src, *lines], defs
-        what = {"access-group": "an access-list match (addresses, ports)", "protocol": "an NBAR protocol match",
-                "discard-class": "a discard-class match"}.get(m.kind, "a criterion other than DSCP")
-        notes.append((m.source, m.text, f"not modelled: {what}; the port classifies by DSCP only (give the class's "
-                                        "traffic by name in a traffic file)"))
-        return None, src, []
-
-    def class_map(self, cm: ClassMap, notes: list, depth: int = 0) -> tuple[set[int], list[Source], list[Default]]:
-        """The DSCPs a class-map selects, the lines that decided it and the defaults assumed."""
-        sets, lines, defs = [], [cm.source], []
-        for m in cm.matches:
-            d, ls, ds = self.criterion(m, notes, depth)
-            lines += ls
-            defs += [x for x in ds if x not in defs]
-            if d is not None and m.negate:
-                d = set(dscp.ALL) - d
-            elif d is None and m.negate:
-                continue
-            sets.append(d)
-        for text, s in cm.other:
-            notes.append((s, text, f"ignored: unknown command in class-map {cm.name}"))
-        known = [s for s in sets if s is not None]
-        if cm.kind == "match-any":
-            out = set().union(*known) if known else set()
-        else:
-            out = set(dscp.ALL)
-            for s in known:
-                out &= s
-            if not known:
-                out = set()
-            if len(known) < len(sets) and known:
-                notes.append((cm.source, f"class-map match-all {cm.name}",
-                              "not modelled: the criteria other than DSCP narrow the class further; the port takes "
-                              "every packet of its DSCPs"))
-        return out, lines, defs
-
-    def match_values(self, cm: ClassMap, qc: QueueClass, depth: int = 0) -> None:
-        """The class's classification by precedence, EXP / traffic-class, CoS or qos-group (the port's
-        ``match``), with the lines."""
-        kinds = {"precedence": "precedence", "mpls-exp": "exp", "traffic-class": "exp", "cos": "cos",
-                 "qos-group": "qos_group"}
-        for m in cm.matches:
-            if m.kind == "class-map" and m.values and depth < 8 and m.values[0] in self.cfg.class_maps:
-                self.match_values(self.cfg.class_maps[m.values[0]], qc, depth + 1)
-            elif m.kind in kinds and not m.negate:
-                vals = {dscp.precedence_value(v) if m.kind == "precedence" else (int(v) if v.isdigit() else None)
-                        for v in m.values}
-                vals.discard(None)
-                if vals:
-                    qc.match.setdefault(kinds[m.kind], set()).update(vals)
-                    qc.match_sources.append(m.source)
-
-    def _ingress(self) -> None:
-        """qos-group / traffic-class values the input policies set, with the DSCPs they set them for."""
-        for itf in self.cfg.interfaces:
-            for att in itf.policies:
-                if att.direction != "input":
-                    continue
-                pm = self.cfg.policy_maps.get(att.policy)
-                if pm is None:
-                    self.input_notes.append((att.source, f"service-policy input {att.policy}",
-                                             f"policy-map {att.policy} is not defined: the input policy is ignored"))
-                    continue
-                claimed: set[int] = set()
-                for pc in pm.classes:
-                    notes: list = []
-                    defs: list = []
-                    if pc.name == "class-default":
-                        dscps, lines = set(dscp.ALL) - claimed, [pc.source]
-                    else:
-                        cm = self.cfg.class_maps.get(pc.name)
-                        if cm is None:
-                            self.input_notes.append((pc.source, f"class {pc.name}", f"class-map {pc.name} is not "
-                                                     f"defined: class ignored in input policy {pm.name}"))
-                            continue
-                        d, lines, defs = self.class_map(cm, notes)
-                        dscps = d - claimed
-                    claimed |= dscps
-                    for s in pc.sets:
-                        if s.what in ("qos-group", "traffic-class"):
-                            key = (s.what, s.value)
-                            old = self.groups.get(key, (set(), [], []))
-                            self.groups[key] = (old[0] | dscps, old[1] + lines + [s.source],
-                                                old[2] + [x for x in defs if x not in old[2]])
-                        elif s.what in ("dscp", "precedence"):
-                            self.input_notes.append((s.source, s.text,
-                                                     f"input marking on {itf.name}: the output classes see the new "
-                                                     "value; traffic given by DSCP is taken as seen at the output"))
-                        else:
-                            self.input_notes.append((s.source, s.text, f"ignored: input marking on {itf.name} "
-                                                                       "(marking only, no effect on DSCP queueing)"))
-                    for p in pc.police:
-                        self.input_notes.append((p.source, p.text,
-                                                 f"not modelled: input policer on {itf.name} (class {pc.name}); what "
-                                                 "it lets through is not used to limit the output classes' offered "
-                                                 "traffic (taken from the traffic file or the defaults: conservative)"))
-                    for k in _QUEUEING:
-                        if getattr(pc, k):
-                            self.input_notes.append((pc.source, f"class {pc.name}",
-                                                     f"not modelled: queueing in input policy {pm.name} on "
-                                                     f"{itf.name}"))
-                            break
-
-    # -------------------------------------------------------------------------------------- quantities
-
-    def rate(self, r: Rate, base: Field | None, src: Source, text: str) -> Field:
-        if r.kind == "bps":
-            return given(r.value, src)
-        if r.kind == "percent":
-            if base is None:
-                raise self.error(src, text, "a percentage of an interface whose rate is unknown: give the "
-                                            "interface's rate in a traffic file")
-            return base.derive(base.value * r.value / 100.0, f"{r.value:g} % of {rate_text(base.value)}",
-                               given(r.value, src))
-        raise self.error(src, text, f"a rate in {r.kind} cannot be expressed in bit/s", refused=True)
-
-    def nbytes(self, b: Burst, rate: Field, src: Source, text: str) -> Field:
-        if b.kind == "bytes":
-            return given(b.value, src)
-        if b.kind == "bits":
-            return given(b.value / 8.0, src, how="bits / 8")
-        if b.kind in ("ms", "us"):
-            t = b.value * (1e-3 if b.kind == "ms" else 1e-6)
-            return rate.derive(rate.value * t / 8.0, f"{b.value:g} {b.kind} at {rate_text(rate.value)}",
-                               given(b.value, src))
-        if b.kind == "packets":
-            size = default_field(self.family, "packet_size")
-            return size.derive(b.value * size.value, f"{b.value:g} packets of {size.value} B", given(b.value, src))
-        raise self.error(src, text, f"cannot read a size in {b.kind}")
-
-    def packets(self, b: Burst, rate: Field | None, src: Source, text: str) -> Field:
-        """A queue or threshold size as a packet count (the port model counts packets)."""
-        if b.kind == "packets" and self.family != "ios-xr":
-            return given(b.value, src)
-        size = default_field(self.family, "packet_size")
-        if b.kind == "packets":  # IOS XR keeps byte queues: N packets are N x 256 B
-            xr = default_field(self.family, "packet_bytes")
-            nb = xr.derive(b.value * xr.value, f"{b.value:g} packets of {xr.value} B (IOS XR)", given(b.value, src))
-        else:
-            if b.kind in ("ms", "us") and rate is None:
-                raise self.error(src, text, "a time at an unknown rate: give the interface's rate in a traffic file")
-            nb = self.nbytes(b, rate, src, text) if rate is not None else self.nbytes(b, given(0.0, src), src, text)
-        n = max(1, math.floor(nb.value / size.value))
-        return nb.derive(n, f"{nb.value:g} B as {size.value} B packets", size)
-
-    # -------------------------------------------------------------------------------------- policers
-
-    def policer(self, p: PoliceCmd, base: Field | None, port: Port, cname: str) -> Police:
-        """The port's policer for a ``police`` command: its buckets (two-colour; srTCM with be or a violate
-        action; trTCM with pir) and each colour's action (``drop``, ``transmit``, ``set-dscp DSCP``)."""
-        src = p.source
-        if p.cir is None:
-            raise self.error(src, p.text, "policer without a rate")
-        cir = self.rate(p.cir, base, src, p.text)
-        if p.bc is not None:
-            cbs = self.nbytes(p.bc, cir, src, p.text)
-        else:
-            d = default(self.family, "police_bc_time")
-            cbs = Field(max(1500.0, cir.value * d.value / 8.0), (), d, f"{d.value:g} s of {rate_text(cir.value)}, "
-                        "at least 1500 B", (cir,))
-        pir = self.rate(p.pir, base, src, p.text) if p.pir is not None else None
-        be = self.nbytes(p.be, pir or cir, src, p.text) if p.be is not None else None
-        for text, s in p.other:
-            port.note(s, text, "not modelled: colour-aware policing (the policer is taken colour-blind)"
-                      if text.lower().startswith(("conform-color", "exceed-color")) else "ignored: unknown command")
-        police = Police(cir, cbs)
-        if pir is not None:
-            police.pir = pir
-            police.pbs = be if be is not None else Field(cbs.value, (), Default(
-                self.family, "police_be", "bc", "Cisco police: be defaults to bc"), "be = bc", (cbs,))
-        elif be is not None or p.violate:
-            police.ebs = be if be is not None else Field(cbs.value, (), Default(
-                self.family, "police_be", "bc", "Cisco police: be defaults to bc"), "be = bc", (cbs,))
-        for colour in ("conform", "exceed", "violate"):
-            acts = getattr(p, colour)
-            if not acts:
-                continue
-            setattr(police, colour, self.action(acts, port, cname))
-        if police.pir is None and police.ebs is None:
-            police.violate = None
-        return police
-
-    def action(self, acts, port: Port, cname: str) -> Field:
-        """One colour's action in the port's terms; markings of other fields are noted (marking only)."""
-        kinds = [a.kind for a in acts]
-        lines = tuple(a.source for a in acts)
-        if "drop" in kinds:
-            return given("drop", *lines)
-        for a in acts:
-            if a.kind == "set-dscp":
-                d = dscp.parse(a.value or "")
-                if d is None:
-                    raise self.error(a.source, a.text, f"'{a.value}' is not a DSCP")
-                return given(f"set-dscp {dscp.name(d)}", *lines)
-        for a in acts:
-            if a.kind != "transmit":
-                port.note(a.source, a.text, "ignored: marking only (the port queues by DSCP); taken as transmit")
-        return given("transmit", *lines)
-
-    # -------------------------------------------------------------------------------------- WRED
-
-    def dropper(self, w: WredCmd, keys: list[int], rate: Field | None, port: Port) -> Dropper:
-        fam = self.family
-        if w.ecn is not None:
-            port.note(w.ecn, "random-detect ecn", "not modelled: ECN marking; drops are counted as if no flow were "
-                                                  "ECN-capable (loss over-estimated for ECN flows)")
-        basis = w.basis
-        if basis in ("discard-class",):
-            port.note(w.source, w.text, "approximated: WRED by discard-class; every packet is taken with "
-                                        "discard-class 0 (input markings of discard-class are not modelled)")
-        th = {}
-        mpd_default = default_field(fam, "wred_mark_denominator")
-        for d in keys:
-            def applies(v: str) -> bool:
-                if v == "*":
-                    return True
-                if basis == "dscp":
-                    return dscp.parse(v) == d
-                if basis == "precedence":
-                    return dscp.precedence_value(v) == d >> 3
-                if basis in ("exp", "cos"):
-                    return v.isdigit() and int(v) == d >> 3
-                return v.isdigit() and int(v) == 0
-            hits = [t for t in w.thresholds if applies(t.value)]
-            if hits:
-                t = hits[-1]
-                lo = self.packets(t.min_th, rate, t.source, t.text)
-                hi = self.packets(t.max_th, rate, t.source, t.text)
-                pd = given(t.mpd, t.source) if t.mpd is not None else mpd_default
-            else:
-                if basis == "dscp":
-                    tab = default(fam, "wred_dscp")
-                    name = dscp.name(d)
-                    row = tab.value.get(name)
-                    if row is None:
-                        tab = default(fam, "wred_precedence")
-                        row = tab.value[d >> 3]
-                else:
-                    tab = default(fam, "wred_precedence")
-                    row = tab.value[d >> 3]
-                lo = Field(row[0], (w.source,), tab, f"default for {dscp.name(d)}")
-                hi = Field(row[1], (w.source,), tab, f"default for {dscp.name(d)}")
-                pd = mpd_default
-            th[dscp.name(d)] = Threshold(lo, hi, pd)
-        exp = given(w.exponent[0], w.exponent[1]) if w.exponent else default_field(fam, "wred_exponent")
-        return Dropper(given("wred", w.source), th, exponent=exp)
+        self.classifier = Classifier(cfg)
+        self.input_notes = self.classifier.input_notes
 
     # -------------------------------------------------------------------------------------- policies
 
@@ -415,7 +113,7 @@ class _Semantics:
         if not parents:
             shaped = [c for c in pm.classes if c.shape is not None]
             if len(shaped) == 1 and shaped[0].name == "class-default" and \
-                    not any(getattr(c, k) for c in pm.classes if c is not shaped[0] for k in _QUEUEING):
+                    not any(getattr(c, k) for c in pm.classes if c is not shaped[0] for k in QUEUEING):
                 return pm, shaped[0]  # a port shaper over one FIFO queue
             return pm, None
         if len(parents) > 1:
@@ -423,7 +121,7 @@ class _Semantics:
                              "several child policies under one parent (a per-class hierarchy): the port model has "
                              "one scheduler under one shaper", refused=True)
         pc = parents[0]
-        others = [c for c in pm.classes if c is not pc and any(getattr(c, k) for k in _QUEUEING)]
+        others = [c for c in pm.classes if c is not pc and any(getattr(c, k) for k in QUEUEING)]
         if others:
             raise self.error(others[0].source, f"class {others[0].name}",
                              f"parent policy {pm.name} queues in class {others[0].name} besides the shaped class "
@@ -520,6 +218,8 @@ class _Semantics:
                                        f"drains it at the shaper's rate (ring blocking over-estimated: conservative)")
 
     def classes(self, port: Port, pm: PolicyMap, base: Field, parent: PolicyClass | None) -> None:
+        """The port's classes from policy ``pm`` (served at ``base``): each queueing class with its matches,
+        priority, policer, bandwidth, queue and dropper; an implicit class-default; the reservations checked."""
         fam = self.family
         claimed: set[int] = set()
         out: list[QueueClass] = []
@@ -528,119 +228,14 @@ class _Semantics:
         forms: dict[str, tuple[str, Source]] = {}
         reserved: list[tuple[float, Source, str]] = []
         for pc in pm.classes:
-            queueing = any(getattr(pc, k) for k in _QUEUEING) or pc.name == "class-default"
-            if pc.name == "class-default":
-                qc = QueueClass("class-default", pc.source)
-                qc.matches.append(("everything no other class takes", pc.source))
-            else:
-                cm = self.cfg.class_maps.get(pc.name)
-                if cm is None:
-                    raise self.error(pc.source, f"class {pc.name}", f"class-map {pc.name} is not defined")
-                dscps, lines, defs = self.class_map(cm, notes)
-                taken = dscps & claimed
-                if taken:
-                    notes.append((pc.source, f"class {pc.name}", f"DSCPs {', '.join(dscp.name(d) for d in sorted(taken))}"
-                                  " are taken by an earlier class (MQC is first-match)"))
-                mine = dscps - claimed
-                if not queueing:
-                    notes.append((pc.source, f"class {pc.name}", "no queueing action: its packets share "
-                                  "class-default's queue (its policers and markings are listed)"))
-                    for p in pc.police:
-                        notes.append((p.source, p.text, f"not modelled: policer of class {pc.name}, which has no queue "
-                                                        "of its own"))
-                    for s in pc.sets:
-                        notes.append((s.source, s.text, "ignored: marking only (output policy)"))
-                    continue
-                claimed |= mine
-                qc = QueueClass(pc.name, pc.source)
-                qc.dscp = _dscp_field(mine, lines, defs)
-                qc.matches += [(m.text, m.source) for m in cm.matches]
-                self.match_values(cm, qc)
-            # priority and its policer
-            if pc.priority is not None:
-                pr = pc.priority
-                qc.priority = given(pr.level or 1, pr.source)
-                if pc.bandwidth is not None:
-                    raise self.error(pc.bandwidth.source, pc.bandwidth.text, "bandwidth in a priority class "
-                                                                            "(IOS accepts one of the two)")
-                if pr.rate is not None:
-                    cir = self.rate(pr.rate, base, pr.source, pr.text)
-                    if pr.burst is not None:
-                        cbs = given(pr.burst.value, pr.source)
-                    else:
-                        d = default(fam, "priority_burst_time")
-                        cbs = Field(cir.value * d.value / 8.0, (), d, f"{d.value:g} s of {rate_text(cir.value)}",
-                                    (cir,))
-                    qc.police = Police(cir, cbs, conditional=given(True, pr.source,
-                                                                   how="priority's policer acts under congestion"))
-                    reserved.append((cir.value, pr.source, pr.text))
-            polices = list(pc.police)
-            if len(polices) > 1:
-                for p in polices[1:]:
-                    notes.append((p.source, p.text, "not modelled: a second policer in the class"))
-            if polices:
-                police = self.policer(polices[0], base, port, qc.name)
-                if qc.priority is not None and qc.police is not None:
-                    notes.append((polices[0].source, polices[0].text, "the explicit policer replaces priority's "
-                                  "congestion-time policer"))
-                    reserved = [r for r in reserved if r[1] != pc.priority.source]
-                if qc.priority is not None:
-                    police.conditional = given(False, polices[0].source, how="an explicit police is always active")
-                    reserved.append((police.cir.value, polices[0].source, polices[0].text))
-                qc.police = police
-                qc.rate_cap = police.drop_rate()
-            # bandwidth
-            if pc.bandwidth is not None:
-                b = pc.bandwidth
-                form = {"rate": "rate", "percent": "percent", "remaining-percent": "remaining",
-                        "remaining-ratio": "remaining"}[b.kind]
-                for other_form, (osrc_text, osrc) in forms.items():
-                    if other_form != form:
-                        raise self.error(b.source, b.text, f"mixes bandwidth forms in policy {pm.name}: "
-                                                           f"'{osrc_text}' at line {osrc.line} is another form "
-                                                           "(one form per policy)")
-                forms.setdefault(form, (b.text, b.source))
-                if b.kind == "rate":
-                    qc.bandwidth = given(Bandwidth("rate", b.value), b.source)
-                    reserved.append((b.value, b.source, b.text))
-                elif b.kind == "percent":
-                    qc.bandwidth = given(Bandwidth("percent", b.value), b.source)
-                    reserved.append((base.value * b.value / 100.0, b.source, b.text))
-                elif b.kind == "remaining-percent":
-                    qc.bandwidth = given(Bandwidth("remaining", b.value), b.source)
-                else:
-                    ratios[qc.name] = given(b.value, b.source)
-            elif qc.priority is None:
-                ratios.setdefault(qc.name, None)
-            # queue
-            guaranteed = self._guaranteed(qc, base)
-            if pc.queue_limit is not None:
-                q = pc.queue_limit
-                qc.queue_limit = self.packets(q.size, guaranteed, q.source, q.text)
-                if q.size.kind != "packets":
-                    notes.append((q.source, q.text, "approximated: a byte or time queue limit counted in full-size "
-                                                    "packets (with smaller packets the router's queue holds more)"))
-            else:
-                qc.queue_limit = self._default_queue(qc, base, guaranteed)
-            if pc.wred is not None:
-                # class-default's traffic is taken as unmarked (DF): its drop precedence
-                keys = [dscp.parse(n) for n in qc.dscp.value] if qc.dscp is not None else [0]
-                if not keys:
-                    notes.append((pc.wred.source, pc.wred.text, "ignored: WRED in a class that matches no DSCP"))
-                else:
-                    qc.dropper = self.dropper(pc.wred, keys, guaranteed, port)
-            if pc.fair_queue is not None:
-                notes.append((pc.fair_queue, "fair-queue", "not modelled: per-flow fair queueing inside the class; "
-                              "the class is one FIFO queue (a light flow's delay is over-estimated)"))
-            if pc.shape is not None and pc is not parent:
-                notes.append((pc.shape.source, pc.shape.text, f"not modelled: a per-class shaper in class {qc.name}: "
-                              "the router serves it no faster than the shaper, the port model may serve it faster "
-                              "(its bounds are then not upper bounds)"))
-            for s in pc.sets:
-                notes.append((s.source, s.text, "ignored: marking only (output policy)"))
-            for text, s, effect in pc.other:
-                word = text.split()[0].lower()
-                notes.append((s, text, effect or _NOT_MODELLED.get(word, "ignored: unknown command")))
+            qc = self._matched(pc, claimed, notes)
+            if qc is None:
+                continue
+            self._priority(qc, pc, base, reserved)
+            self._policers(qc, pc, base, port, notes, reserved)
+            self._bandwidth(qc, pc, pm, base, forms, ratios, reserved)
+            self._queue(qc, pc, base, port, notes)
+            self._class_notes(qc, pc, parent, notes)
             out.append(qc)
         if not any(c.is_default for c in out):
             qc = QueueClass("class-default", pm.source)
@@ -651,6 +246,150 @@ class _Semantics:
                                                              "with the platform's defaults"))
             out.append(qc)
         self._ratios(out, ratios, fam)
+        self._check_reserved(port, pm, base, reserved)
+        prio = sorted((c for c in out if c.priority is not None), key=lambda c: c.priority.value)
+        rest = [c for c in out if c.priority is None and not c.is_default]
+        port.classes = prio + rest + [c for c in out if c.is_default]
+        for s, text, effect in notes:
+            port.note(s, text, effect)
+
+    def _matched(self, pc: PolicyClass, claimed: set[int], notes: list) -> QueueClass | None:
+        """The class of ``pc`` with what it matches: the DSCPs of its class-map no earlier class took (added to
+        ``claimed``); None for a class without a queueing action (its packets stay in class-default)."""
+        queueing = any(getattr(pc, k) for k in QUEUEING) or pc.name == "class-default"
+        if pc.name == "class-default":
+            qc = QueueClass("class-default", pc.source)
+            qc.matches.append(("everything no other class takes", pc.source))
+            return qc
+        cm = self.cfg.class_maps.get(pc.name)
+        if cm is None:
+            raise self.error(pc.source, f"class {pc.name}", f"class-map {pc.name} is not defined")
+        dscps, lines, defs = self.classifier.class_map(cm, notes)
+        taken = dscps & claimed
+        if taken:
+            notes.append((pc.source, f"class {pc.name}", f"DSCPs {', '.join(dscp.name(d) for d in sorted(taken))}"
+                          " are taken by an earlier class (MQC is first-match)"))
+        mine = dscps - claimed
+        if not queueing:
+            notes.append((pc.source, f"class {pc.name}", "no queueing action: its packets share "
+                          "class-default's queue (its policers and markings are listed)"))
+            for p in pc.police:
+                notes.append((p.source, p.text, f"not modelled: policer of class {pc.name}, which has no queue "
+                                                "of its own"))
+            for s in pc.sets:
+                notes.append((s.source, s.text, "ignored: marking only (output policy)"))
+            return None
+        claimed |= mine
+        qc = QueueClass(pc.name, pc.source)
+        qc.dscp = _dscp_field(mine, lines, defs)
+        qc.matches += [(m.text, m.source) for m in cm.matches]
+        self.classifier.match_values(cm, qc)
+        return qc
+
+    def _priority(self, qc: QueueClass, pc: PolicyClass, base: Field, reserved: list) -> None:
+        """``priority [level] [rate]``: the class's level and, with a rate, its congestion-time policer."""
+        if pc.priority is None:
+            return
+        pr = pc.priority
+        qc.priority = given(pr.level or 1, pr.source)
+        if pc.bandwidth is not None:
+            raise self.error(pc.bandwidth.source, pc.bandwidth.text, "bandwidth in a priority class "
+                                                                    "(IOS accepts one of the two)")
+        if pr.rate is not None:
+            cir = self.rate(pr.rate, base, pr.source, pr.text)
+            if pr.burst is not None:
+                cbs = given(pr.burst.value, pr.source)
+            else:
+                d = default(self.family, "priority_burst_time")
+                cbs = Field(cir.value * d.value / 8.0, (), d, f"{d.value:g} s of {rate_text(cir.value)}",
+                            (cir,))
+            qc.police = Police(cir, cbs, conditional=given(True, pr.source,
+                                                           how="priority's policer acts under congestion"))
+            reserved.append((cir.value, pr.source, pr.text))
+
+    def _policers(self, qc: QueueClass, pc: PolicyClass, base: Field, port: Port, notes: list,
+                  reserved: list) -> None:
+        """An explicit ``police`` (the first; a second is noted): always active, replacing priority's."""
+        polices = list(pc.police)
+        if len(polices) > 1:
+            for p in polices[1:]:
+                notes.append((p.source, p.text, "not modelled: a second policer in the class"))
+        if polices:
+            police = self.policer(polices[0], base, port, qc.name)
+            if qc.priority is not None and qc.police is not None:
+                notes.append((polices[0].source, polices[0].text, "the explicit policer replaces priority's "
+                              "congestion-time policer"))
+                reserved[:] = [r for r in reserved if r[1] != pc.priority.source]
+            if qc.priority is not None:
+                police.conditional = given(False, polices[0].source, how="an explicit police is always active")
+                reserved.append((police.cir.value, polices[0].source, polices[0].text))
+            qc.police = police
+            qc.rate_cap = police.drop_rate()
+
+    def _bandwidth(self, qc: QueueClass, pc: PolicyClass, pm: PolicyMap, base: Field, forms: dict, ratios: dict,
+                   reserved: list) -> None:
+        """``bandwidth`` in one form per policy (rate, percent or remaining); remaining ratios are resolved
+        later (:meth:`_ratios`)."""
+        if pc.bandwidth is not None:
+            b = pc.bandwidth
+            form = {"rate": "rate", "percent": "percent", "remaining-percent": "remaining",
+                    "remaining-ratio": "remaining"}[b.kind]
+            for other_form, (osrc_text, osrc) in forms.items():
+                if other_form != form:
+                    raise self.error(b.source, b.text, f"mixes bandwidth forms in policy {pm.name}: "
+                                                       f"'{osrc_text}' at line {osrc.line} is another form "
+                                                       "(one form per policy)")
+            forms.setdefault(form, (b.text, b.source))
+            if b.kind == "rate":
+                qc.bandwidth = given(Bandwidth("rate", b.value), b.source)
+                reserved.append((b.value, b.source, b.text))
+            elif b.kind == "percent":
+                qc.bandwidth = given(Bandwidth("percent", b.value), b.source)
+                reserved.append((base.value * b.value / 100.0, b.source, b.text))
+            elif b.kind == "remaining-percent":
+                qc.bandwidth = given(Bandwidth("remaining", b.value), b.source)
+            else:
+                ratios[qc.name] = given(b.value, b.source)
+        elif qc.priority is None:
+            ratios.setdefault(qc.name, None)
+
+    def _queue(self, qc: QueueClass, pc: PolicyClass, base: Field, port: Port, notes: list) -> None:
+        """The class's queue limit (``queue-limit`` in packets, else the platform's default) and WRED dropper."""
+        guaranteed = self._guaranteed(qc, base)
+        if pc.queue_limit is not None:
+            q = pc.queue_limit
+            qc.queue_limit = self.packets(q.size, guaranteed, q.source, q.text)
+            if q.size.kind != "packets":
+                notes.append((q.source, q.text, "approximated: a byte or time queue limit counted in full-size "
+                                                "packets (with smaller packets the router's queue holds more)"))
+        else:
+            qc.queue_limit = self._default_queue(qc, base, guaranteed)
+        if pc.wred is not None:
+            # class-default's traffic is taken as unmarked (DF): its drop precedence
+            keys = [dscp.parse(n) for n in qc.dscp.value] if qc.dscp is not None else [0]
+            if not keys:
+                notes.append((pc.wred.source, pc.wred.text, "ignored: WRED in a class that matches no DSCP"))
+            else:
+                qc.dropper = self.dropper(pc.wred, keys, guaranteed, port)
+
+    def _class_notes(self, qc: QueueClass, pc: PolicyClass, parent: PolicyClass | None, notes: list) -> None:
+        """The class's commands that do not change its queueing: fair-queue, a per-class shaper, markings, others."""
+        if pc.fair_queue is not None:
+            notes.append((pc.fair_queue, "fair-queue", "not modelled: per-flow fair queueing inside the class; "
+                          "the class is one FIFO queue (a light flow's delay is over-estimated)"))
+        if pc.shape is not None and pc is not parent:
+            notes.append((pc.shape.source, pc.shape.text, f"not modelled: a per-class shaper in class {qc.name}: "
+                          "the router serves it no faster than the shaper, the port model may serve it faster "
+                          "(its bounds are then not upper bounds)"))
+        for s in pc.sets:
+            notes.append((s.source, s.text, "ignored: marking only (output policy)"))
+        for text, s, effect in pc.other:
+            word = text.split()[0].lower()
+            notes.append((s, text, effect or _NOT_MODELLED.get(word, "ignored: unknown command")))
+
+    def _check_reserved(self, port: Port, pm: PolicyMap, base: Field, reserved: list) -> None:
+        """Refuse priority and bandwidth reservations above the port's rate, and remaining percentages above
+        100 %."""
         total = sum(r[0] for r in reserved)
         if total > base.value * (1 + 1e-9):
             lines = ", ".join(f"line {r[1].line} ({r[2]})" for r in reserved)
@@ -664,11 +403,6 @@ class _Semantics:
             lines = ", ".join(f"line {s.line} ({t})" for _, s, t in rem)
             raise self.error(rem[-1][1], rem[-1][2], f"bandwidth remaining percentages add up to "
                              f"{sum(a for a, _, _ in rem):g} % (at most 100 %): {lines}")
-        prio = sorted((c for c in out if c.priority is not None), key=lambda c: c.priority.value)
-        rest = [c for c in out if c.priority is None and not c.is_default]
-        port.classes = prio + rest + [c for c in out if c.is_default]
-        for s, text, effect in notes:
-            port.note(s, text, effect)
 
     def _ratios(self, out: list[QueueClass], ratios: dict[str, Field | None], fam: str) -> None:
         """``bandwidth remaining ratio`` -> ``remaining N %`` over the classes that share the excess."""

@@ -93,6 +93,7 @@ class _Cos:
                 self.notes.append((src, " ".join(p), "not modelled: configuration groups are not expanded"))
 
     def cos(self, p: tuple[str, ...], src: Source) -> None:
+        """One ``class-of-service`` statement (``p`` without that word), filed by the object it configures."""
         text = "class-of-service " + " ".join(p)
         head = p[0]
         if head == "forwarding-classes" and len(p) >= 3:
@@ -101,56 +102,11 @@ class _Cos:
             elif p[1] == "queue" and len(p) >= 4:
                 self.fcs[p[3]] = (int(p[2]), src)
         elif head == "classifiers" and len(p) >= 8 and p[3] == "forwarding-class":
-            # classifiers TYPE NAME forwarding-class FC loss-priority LP code-points CP
-            kind, name, fc = p[1], p[2], p[4]
-            lp = p[6] if p[5] == "loss-priority" else "low"
-            if "code-points" in p:
-                cp = p[p.index("code-points") + 1] if p.index("code-points") + 1 < len(p) else None
-                if cp is not None:
-                    self.classifiers.setdefault((kind, name), []).append((fc, lp, cp, src))
+            self.classifier(p, src)
         elif head == "schedulers" and len(p) >= 3:
-            sch = self.schedulers.setdefault(p[1], {"source": src, "dpm": [], "other": []})
-            k = p[2]
-            if k == "transmit-rate" and len(p) >= 4:
-                if p[3] == "percent" and len(p) >= 5:
-                    sch["transmit"] = ("percent", float(p[4]), src, p[5:])
-                elif p[3] == "remainder":
-                    sch["transmit"] = ("remainder", None, src, p[4:])
-                else:
-                    r = junos_rate(p[3])
-                    if r is None:
-                        raise ConfigError(f"cannot read the rate '{p[3]}'", file=src.file, line=src.line,
-                                          construct=text)
-                    sch["transmit"] = ("rate", r, src, p[4:])
-            elif k == "buffer-size" and len(p) >= 4:
-                if p[3] == "percent" and len(p) >= 5:
-                    sch["buffer"] = ("percent", float(p[4]), src)
-                elif p[3] == "temporal" and len(p) >= 5:
-                    sch["buffer"] = ("temporal", float(junos_rate(p[4]) or 0), src)
-                elif p[3] == "remainder":
-                    sch["buffer"] = ("remainder", None, src)
-            elif k == "priority" and len(p) >= 4:
-                sch["priority"] = (p[3], src)
-            elif k == "drop-profile-map" and "drop-profile" in p:
-                lp = p[p.index("loss-priority") + 1] if "loss-priority" in p else "any"
-                proto = p[p.index("protocol") + 1] if "protocol" in p else "any"
-                sch["dpm"].append((lp, proto, p[p.index("drop-profile") + 1], src))
-            elif k in ("excess-rate", "excess-priority", "shaping-rate", "adjust-minimum", "ecn"):
-                sch["other"].append((text, src))
-            else:
-                sch["other"].append((text, src))
+            self.scheduler(p, src, text)
         elif head == "drop-profiles" and len(p) >= 4:
-            dp = self.profiles.setdefault(p[1], {"source": src, "interpolate": False, "fill": [], "prob": []})
-            q = p[2:]
-            if q[0] == "interpolate":
-                dp["interpolate"] = True
-                q = q[1:]
-            if len(q) >= 2 and q[0] == "fill-level":
-                dp["fill"].append((float(q[1]), src))
-                if len(q) >= 4 and q[2] == "drop-probability":
-                    dp["prob"].append((float(q[3]), src))
-            elif len(q) >= 2 and q[0] == "drop-probability":
-                dp["prob"].append((float(q[1]), src))
+            self.drop_profile(p, src)
         elif head == "scheduler-maps" and len(p) >= 6 and p[2] == "forwarding-class" and p[4] == "scheduler":
             self.smaps.setdefault(p[1], []).append((p[3], p[5], src))
         elif head == "traffic-control-profiles" and len(p) >= 4:
@@ -158,23 +114,81 @@ class _Cos:
             if p[2] in ("scheduler-map", "shaping-rate", "guaranteed-rate"):
                 t[p[2]] = (p[3:], src)
         elif head == "interfaces" and len(p) >= 3:
-            name = p[1]
-            rest = p[2:]
-            if rest[0] == "unit" and len(rest) >= 3:
-                name, rest = f"{p[1]}.{rest[1]}", rest[2:]
-            it = self.itfs.setdefault(name, {"source": src, "classifiers": []})
-            if rest[0] in ("scheduler-map", "output-traffic-control-profile", "shaping-rate") and len(rest) >= 2:
-                it[rest[0]] = (rest[1:], src)
-            elif rest[0] == "classifiers" and len(rest) >= 3:
-                it["classifiers"].append((rest[1], rest[2], src))
-            elif rest[0] in ("rewrite-rules", "forwarding-class", "loss-priority-maps"):
-                pass
-            else:
-                self.notes.append((src, text, "ignored: interface class-of-service statement not modelled"))
+            self.interface(p, src, text)
         elif head in ("rewrite-rules", "host-outbound-traffic", "code-point-aliases", "system-defaults"):
             pass
         else:
             self.notes.append((src, text, "ignored: not a queueing statement"))
+
+    def classifier(self, p: tuple[str, ...], src: Source) -> None:
+        """``classifiers TYPE NAME forwarding-class FC loss-priority LP code-points CP``."""
+        kind, name, fc = p[1], p[2], p[4]
+        lp = p[6] if p[5] == "loss-priority" else "low"
+        if "code-points" in p:
+            cp = p[p.index("code-points") + 1] if p.index("code-points") + 1 < len(p) else None
+            if cp is not None:
+                self.classifiers.setdefault((kind, name), []).append((fc, lp, cp, src))
+
+    def scheduler(self, p: tuple[str, ...], src: Source, text: str) -> None:
+        """``schedulers NAME ...``: transmit rate, buffer size, priority, drop-profile map; the rest kept as text."""
+        sch = self.schedulers.setdefault(p[1], {"source": src, "dpm": [], "other": []})
+        k = p[2]
+        if k == "transmit-rate" and len(p) >= 4:
+            if p[3] == "percent" and len(p) >= 5:
+                sch["transmit"] = ("percent", float(p[4]), src, p[5:])
+            elif p[3] == "remainder":
+                sch["transmit"] = ("remainder", None, src, p[4:])
+            else:
+                r = junos_rate(p[3])
+                if r is None:
+                    raise ConfigError(f"cannot read the rate '{p[3]}'", file=src.file, line=src.line,
+                                      construct=text)
+                sch["transmit"] = ("rate", r, src, p[4:])
+        elif k == "buffer-size" and len(p) >= 4:
+            if p[3] == "percent" and len(p) >= 5:
+                sch["buffer"] = ("percent", float(p[4]), src)
+            elif p[3] == "temporal" and len(p) >= 5:
+                sch["buffer"] = ("temporal", float(junos_rate(p[4]) or 0), src)
+            elif p[3] == "remainder":
+                sch["buffer"] = ("remainder", None, src)
+        elif k == "priority" and len(p) >= 4:
+            sch["priority"] = (p[3], src)
+        elif k == "drop-profile-map" and "drop-profile" in p:
+            lp = p[p.index("loss-priority") + 1] if "loss-priority" in p else "any"
+            proto = p[p.index("protocol") + 1] if "protocol" in p else "any"
+            sch["dpm"].append((lp, proto, p[p.index("drop-profile") + 1], src))
+        else:  # excess-rate, excess-priority, shaping-rate, adjust-minimum, ecn, ...
+            sch["other"].append((text, src))
+
+    def drop_profile(self, p: tuple[str, ...], src: Source) -> None:
+        """``drop-profiles NAME [interpolate] fill-level F drop-probability P``."""
+        dp = self.profiles.setdefault(p[1], {"source": src, "interpolate": False, "fill": [], "prob": []})
+        q = p[2:]
+        if q[0] == "interpolate":
+            dp["interpolate"] = True
+            q = q[1:]
+        if len(q) >= 2 and q[0] == "fill-level":
+            dp["fill"].append((float(q[1]), src))
+            if len(q) >= 4 and q[2] == "drop-probability":
+                dp["prob"].append((float(q[3]), src))
+        elif len(q) >= 2 and q[0] == "drop-probability":
+            dp["prob"].append((float(q[1]), src))
+
+    def interface(self, p: tuple[str, ...], src: Source, text: str) -> None:
+        """``interfaces NAME [unit N] ...``: the scheduler map, traffic-control profile, shaping rate, classifiers."""
+        name = p[1]
+        rest = p[2:]
+        if rest[0] == "unit" and len(rest) >= 3:
+            name, rest = f"{p[1]}.{rest[1]}", rest[2:]
+        it = self.itfs.setdefault(name, {"source": src, "classifiers": []})
+        if rest[0] in ("scheduler-map", "output-traffic-control-profile", "shaping-rate") and len(rest) >= 2:
+            it[rest[0]] = (rest[1:], src)
+        elif rest[0] == "classifiers" and len(rest) >= 3:
+            it["classifiers"].append((rest[1], rest[2], src))
+        elif rest[0] in ("rewrite-rules", "forwarding-class", "loss-priority-maps"):
+            pass
+        else:
+            self.notes.append((src, text, "ignored: interface class-of-service statement not modelled"))
 
 
 class _Ports:
@@ -245,10 +259,56 @@ class _Ports:
         return port
 
     def build(self, port: Port, name: str, mname: str, msrc: Source, shaping) -> None:
+        """The classes of ``port`` from scheduler map ``mname``: its rate, one class per forwarding class the map
+        schedules (matches, service, queue, dropper), the bandwidth shares, and a class-default."""
         cos = self.cos
         entries = cos.smaps.get(mname)
         if entries is None:
             raise self.err(msrc, f"scheduler-map {mname}", f"scheduler-map {mname} is not defined")
+        self.rate(port, name, msrc, shaping)
+        base = port.link_rate
+        dscp_map, dflt_cls = self.classification(name)
+        fc_queue = {fc: q for fc, (q, _) in cos.fcs.items()}
+        for fc, q in default("junos", "forwarding_classes").value.items():
+            fc_queue.setdefault(fc, q)
+        default_fc = next((fc for fc, q in fc_queue.items() if q == 0), "best-effort")
+        classes: list[QueueClass] = []
+        percents: list[tuple[float, Source, str]] = []
+        remainders: list[QueueClass] = []
+        for fc, sname, esrc in entries:
+            sch = cos.schedulers.get(sname)
+            if sch is None:
+                raise self.err(esrc, f"scheduler {sname}", f"scheduler {sname} is not defined")
+            is_default = fc == default_fc
+            qc = QueueClass("class-default" if is_default else fc, esrc)
+            mine = self.matches(port, qc, fc, esrc, is_default, dscp_map, dflt_cls)
+            tr, rate_f = self.service(port, qc, fc, sname, sch, base, percents, remainders)
+            for text, osrc in sch["other"]:
+                port.note(osrc, text, "not modelled: " + ("excess-bandwidth sharing" if "excess" in text else
+                                                          "scheduler statement"))
+            qc.queue_limit = self.queue(sch, rate_f, base, tr, qc)
+            self.dropper(port, qc, sch, mine if not is_default else [0], dscp_map, fc)
+            classes.append(qc)
+        self.shares(classes, percents, remainders, base)
+        if not any(c.is_default for c in classes):
+            qc = QueueClass("class-default", msrc)
+            qc.matches.append((f"forwarding class {default_fc} (no scheduler in {mname})", msrc))
+            qc.queue_limit = default_field("junos", "delay_buffer").derive(1, "no buffer: 1 packet")
+            port.note(msrc, f"scheduler-map {mname}", f"forwarding class {default_fc} (unclassified packets) has no "
+                                                      "scheduler in the map: modelled as a class-default with the "
+                                                      "unreserved rate")
+            qc.queue_limit = self.queue({}, None, base, ("remainder", None, None, []), qc)
+            classes.append(qc)
+        prio = sorted((c for c in classes if c.priority is not None), key=lambda c: c.priority.value)
+        port.classes = prio + [c for c in classes if c.priority is None and not c.is_default] + \
+            [c for c in classes if c.is_default]
+        for s, text, eff in cos.notes:
+            port.note(s, text, eff)
+
+    def rate(self, port: Port, name: str, msrc: Source, shaping) -> None:
+        """The port's rate: its shaping rate (a shaper on the physical rate), else the physical rate (the traffic
+        file's, the interface's speed, or the nominal rate its name gives)."""
+        cos = self.cos
         phys = self.traffic.link_rate(self.host, name)
         if phys is None:
             phys_name = name.split(".")[0]
@@ -284,98 +344,91 @@ class _Ports:
         else:
             raise self.err(msrc, f"interfaces {name}", f"the rate of {name} is unknown (no speed, no shaping-rate, "
                                                        "its name gives none): give it in a traffic file")
-        base = port.link_rate
-        dscp_map, dflt_cls = self.classification(name)
-        fc_queue = {fc: q for fc, (q, _) in cos.fcs.items()}
-        for fc, q in default("junos", "forwarding_classes").value.items():
-            fc_queue.setdefault(fc, q)
-        default_fc = next((fc for fc, q in fc_queue.items() if q == 0), "best-effort")
-        classes: list[QueueClass] = []
-        percents: list[tuple[float, Source, str]] = []
-        remainders: list[QueueClass] = []
-        rates: list[tuple[float, Source, str]] = []
-        for fc, sname, esrc in entries:
-            sch = cos.schedulers.get(sname)
-            if sch is None:
-                raise self.err(esrc, f"scheduler {sname}", f"scheduler {sname} is not defined")
-            is_default = fc == default_fc
-            qc = QueueClass("class-default" if is_default else fc, esrc)
-            mine = sorted(d for d, (f, _, _) in dscp_map.items() if f == fc)
-            srcs = sorted({s for d, (f, _, s) in dscp_map.items() if f == fc and s is not None})
-            if is_default:
-                qc.matches.append((f"forwarding class {fc}: every packet no classifier entry names", esrc))
-                port.note(esrc, f"forwarding-class {fc}", "is the port's class-default (it takes unclassified "
-                                                          "packets)")
-            else:
-                assumed = dflt_cls.default if dflt_cls else (
-                    default("junos", "exp_from_precedence") if fc in self.by_precedence else None)
-                qc.dscp = Field([dscp.name(d) for d in mine], tuple(srcs) or (esrc,), assumed)
-                for kind, vals in self.by_precedence.get(fc, {}).items():
-                    qc.match.setdefault(kind, set()).update(vals)
-                    qc.match_sources += list(srcs)
-                qc.matches.append((f"forwarding class {fc}", esrc))
-                if not mine:
-                    port.note(esrc, f"forwarding-class {fc}", "no classifier in use maps a code point to it: it "
-                                                              "receives no DSCP (give its traffic by name)")
-            pr = sch.get("priority")
-            tr = sch.get("transmit")
-            if tr is None:
-                d = default("junos", "transmit_rate_remainder")
-                tr = ("remainder", None, None, [])
-                port.note(sch["source"], f"scheduler {sname}", "no transmit-rate: shares the remainder "
-                                                               f"({d.citation})")
-            kind, val, tsrc, extra = tr
-            rate_f = None
+
+    def matches(self, port: Port, qc: QueueClass, fc: str, esrc: Source, is_default: bool, dscp_map: dict,
+                dflt_cls: Field | None) -> list[int]:
+        """What ``qc`` (forwarding class ``fc``) matches: its DSCPs from the classifiers in use (or every
+        unclassified packet for the class-default); returns those DSCPs."""
+        mine = sorted(d for d, (f, _, _) in dscp_map.items() if f == fc)
+        srcs = sorted({s for d, (f, _, s) in dscp_map.items() if f == fc and s is not None})
+        if is_default:
+            qc.matches.append((f"forwarding class {fc}: every packet no classifier entry names", esrc))
+            port.note(esrc, f"forwarding-class {fc}", "is the port's class-default (it takes unclassified "
+                                                      "packets)")
+        else:
+            assumed = dflt_cls.default if dflt_cls else (
+                default("junos", "exp_from_precedence") if fc in self.by_precedence else None)
+            qc.dscp = Field([dscp.name(d) for d in mine], tuple(srcs) or (esrc,), assumed)
+            for kind, vals in self.by_precedence.get(fc, {}).items():
+                qc.match.setdefault(kind, set()).update(vals)
+                qc.match_sources += list(srcs)
+            qc.matches.append((f"forwarding class {fc}", esrc))
+            if not mine:
+                port.note(esrc, f"forwarding-class {fc}", "no classifier in use maps a code point to it: it "
+                                                          "receives no DSCP (give its traffic by name)")
+        return mine
+
+    def service(self, port: Port, qc: QueueClass, fc: str, sname: str, sch: dict, base: Field,
+                percents: list, remainders: list) -> tuple[tuple, Field | None]:
+        """How scheduler ``sname`` serves ``qc``: strict or high priority (with its policer), or a bandwidth class
+        (percent, rate or remainder); appends to ``percents`` and ``remainders``; returns (transmit, its rate)."""
+        pr = sch.get("priority")
+        tr = sch.get("transmit")
+        if tr is None:
+            d = default("junos", "transmit_rate_remainder")
+            tr = ("remainder", None, None, [])
+            port.note(sch["source"], f"scheduler {sname}", "no transmit-rate: shares the remainder "
+                                                           f"({d.citation})")
+        kind, val, tsrc, extra = tr
+        rate_f = None
+        if kind == "percent":
+            rate_f = base.derive(base.value * val / 100, f"{val:g} % of {rate_text(base.value)}",
+                                 given(val, tsrc))
+        elif kind == "rate":
+            rate_f = given(val, tsrc)
+        level = pr[0] if pr else "low"
+        if level in ("strict-high", "high"):
+            qc.priority = given(1 if level == "strict-high" else 2, pr[1])
+            if rate_f is not None and (level == "high" or any(x in ("exact", "rate-limit") for x in extra)):
+                d = default("junos", "rate_limit_burst_time")
+                cbs = Field(rate_f.value * d.value / 8.0, (), d, "10 ms of the rate", (rate_f,))
+                cond = level == "high" and not any(x in ("exact", "rate-limit") for x in extra)
+                qc.police = Police(rate_f, cbs, conditional=given(cond, tsrc))
+                qc.rate_cap = rate_f
+                if cond:
+                    port.note(pr[1], f"priority high ({fc})", "approximated: a high-priority queue above its "
+                              "transmit rate is served in the excess region (not dropped); modelled as a "
+                              "congestion-time policer at the transmit rate")
+                if any(x == "exact" for x in extra):
+                    port.note(tsrc, "transmit-rate exact", "approximated: exact shapes (queues) rather than "
+                                                           "polices; the output is bounded alike")
+            if rate_f is not None:
+                percents.append((rate_f.value / base.value * 100, tsrc, f"transmit-rate ({fc})"))
+        else:
+            if pr is not None and level != "low":
+                port.note(pr[1], f"priority {level} ({fc})", "not modelled: the order of medium/low queues in "
+                          "the guaranteed region; served as a bandwidth class with its transmit rate")
             if kind == "percent":
-                rate_f = base.derive(base.value * val / 100, f"{val:g} % of {rate_text(base.value)}",
-                                     given(val, tsrc))
+                qc.bandwidth = given(Bandwidth("percent", val), tsrc)
+                percents.append((val, tsrc, f"transmit-rate percent {val:g} ({fc})"))
             elif kind == "rate":
-                rate_f = given(val, tsrc)
-            level = pr[0] if pr else "low"
-            if level in ("strict-high", "high"):
-                qc.priority = given(1 if level == "strict-high" else 2, pr[1])
-                if rate_f is not None and (level == "high" or any(x in ("exact", "rate-limit") for x in extra)):
-                    d = default("junos", "rate_limit_burst_time")
-                    cbs = Field(rate_f.value * d.value / 8.0, (), d, "10 ms of the rate", (rate_f,))
-                    cond = level == "high" and not any(x in ("exact", "rate-limit") for x in extra)
-                    qc.police = Police(rate_f, cbs, conditional=given(cond, tsrc))
-                    qc.rate_cap = rate_f
-                    if cond:
-                        port.note(pr[1], f"priority high ({fc})", "approximated: a high-priority queue above its "
-                                  "transmit rate is served in the excess region (not dropped); modelled as a "
-                                  "congestion-time policer at the transmit rate")
-                    if any(x == "exact" for x in extra):
-                        port.note(tsrc, "transmit-rate exact", "approximated: exact shapes (queues) rather than "
-                                                               "polices; the output is bounded alike")
-                if rate_f is not None:
-                    percents.append((rate_f.value / base.value * 100, tsrc, f"transmit-rate ({fc})"))
+                qc.bandwidth = given(Bandwidth("rate", val), tsrc)
+                percents.append((val / base.value * 100, tsrc, f"transmit-rate ({fc})"))
             else:
-                if pr is not None and level != "low":
-                    port.note(pr[1], f"priority {level} ({fc})", "not modelled: the order of medium/low queues in "
-                              "the guaranteed region; served as a bandwidth class with its transmit rate")
-                if kind == "percent":
-                    qc.bandwidth = given(Bandwidth("percent", val), tsrc)
-                    percents.append((val, tsrc, f"transmit-rate percent {val:g} ({fc})"))
-                elif kind == "rate":
-                    qc.bandwidth = given(Bandwidth("rate", val), tsrc)
-                    rates.append((val, tsrc, f"transmit-rate ({fc})"))
-                    percents.append((val / base.value * 100, tsrc, f"transmit-rate ({fc})"))
-                else:
-                    remainders.append(qc)
-                if any(x in ("exact", "rate-limit") for x in extra) and rate_f is not None:
-                    d = default("junos", "rate_limit_burst_time")
-                    qc.police = Police(rate_f, Field(rate_f.value * d.value / 8.0, (), d, "10 ms of the rate",
-                                                     (rate_f,)))
-                    qc.rate_cap = rate_f
-                    if "exact" in extra:
-                        port.note(tsrc, "transmit-rate exact", f"approximated: {fc} is shaped to its transmit rate "
-                                  "(queued, not dropped); modelled as a policer at that rate")
-            for text, osrc in sch["other"]:
-                port.note(osrc, text, "not modelled: " + ("excess-bandwidth sharing" if "excess" in text else
-                                                          "scheduler statement"))
-            qc.queue_limit = self.queue(sch, rate_f, base, tr, qc)
-            self.dropper(port, qc, sch, mine if not is_default else [0], dscp_map, fc)
-            classes.append(qc)
+                remainders.append(qc)
+            if any(x in ("exact", "rate-limit") for x in extra) and rate_f is not None:
+                d = default("junos", "rate_limit_burst_time")
+                qc.police = Police(rate_f, Field(rate_f.value * d.value / 8.0, (), d, "10 ms of the rate",
+                                                 (rate_f,)))
+                qc.rate_cap = rate_f
+                if "exact" in extra:
+                    port.note(tsrc, "transmit-rate exact", f"approximated: {fc} is shaped to its transmit rate "
+                              "(queued, not dropped); modelled as a policer at that rate")
+        return tr, rate_f
+
+    def shares(self, classes: list[QueueClass], percents: list, remainders: list[QueueClass], base: Field) -> None:
+        """Refuse transmit rates above 100 %; split the rest among the remainder classes; percent and absolute
+        rates together become rates of the port."""
         total = sum(p for p, _, _ in percents)
         if total > 100 + 1e-9:
             lines = ", ".join(f"line {s.line} ({t})" for _, s, t in percents)
@@ -394,20 +447,6 @@ class _Ports:
                     pct = c.bandwidth.value.amount
                     c.bandwidth = c.bandwidth.derive(Bandwidth("rate", base.value * pct / 100),
                                                      f"{pct:g} % of {rate_text(base.value)}", base)
-        if not any(c.is_default for c in classes):
-            qc = QueueClass("class-default", msrc)
-            qc.matches.append((f"forwarding class {default_fc} (no scheduler in {mname})", msrc))
-            qc.queue_limit = default_field("junos", "delay_buffer").derive(1, "no buffer: 1 packet")
-            port.note(msrc, f"scheduler-map {mname}", f"forwarding class {default_fc} (unclassified packets) has no "
-                                                      "scheduler in the map: modelled as a class-default with the "
-                                                      "unreserved rate")
-            qc.queue_limit = self.queue({}, None, base, ("remainder", None, None, []), qc)
-            classes.append(qc)
-        prio = sorted((c for c in classes if c.priority is not None), key=lambda c: c.priority.value)
-        port.classes = prio + [c for c in classes if c.priority is None and not c.is_default] + \
-            [c for c in classes if c.is_default]
-        for s, text, eff in cos.notes:
-            port.note(s, text, eff)
 
     def queue(self, sch: dict, rate_f: Field | None, base: Field, tr, qc: QueueClass) -> Field:
         size = default_field("junos", "packet_size")

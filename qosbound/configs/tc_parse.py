@@ -151,50 +151,17 @@ def parse_tc_script(cfg: ConfigText) -> TcConfig:
         m = _TC.search(stripped)
         if not m:
             continue
-        src = cfg.at(line)
-        cmd = m.group(1)
-
-        def sub(v):
-            name = v.group(1) or v.group(3)
-            if name in env:
-                return env[name]
-            if v.group(2) is not None:
-                return v.group(2)
-            raise ConfigError(f"uses ${name}, which the script does not set by a plain assignment (loops, functions "
-                              "and arguments are not run)", file=cfg.file, line=line, construct=stripped)
-
-        cmd = _VAR.sub(sub, cmd)
-        try:
-            words = shlex.split(cmd, comments=False)
-        except ValueError:
-            raise ConfigError("unbalanced quotes", file=cfg.file, line=line, construct=stripped) from None
+        words = _words(m.group(1), env, cfg.file, line, stripped)
         while words and words[0].startswith("-"):
             words = words[1:]
         if len(words) < 2:
             continue
         obj, verb = words[0], words[1]
-        rest = words[2:]
         if verb in ("show", "list", "ls", "get"):
             continue
         if verb not in ("add", "replace", "change", "del", "delete", "append", "link"):
             raise ConfigError(f"unknown tc verb '{verb}'", file=cfg.file, line=line, construct=stripped)
-        attrs: dict[str, str] = {}
-        i = 0
-        keywords = _FILTER_KEYWORDS if obj == "filter" else _KEYWORDS
-        while i < len(rest) and rest[i] in keywords:
-            k = rest[i]
-            if k == "root":
-                attrs["parent"] = "root"
-                i += 1
-            elif k == "estimator":
-                i += 3
-            elif i + 1 < len(rest):
-                attrs[k] = rest[i + 1]
-                i += 2
-            else:
-                i += 1
-        kind = rest[i] if i < len(rest) else ""
-        opts = rest[i + 1:]
+        attrs, kind, opts = _attributes(obj, words[2:])
         dev = attrs.get("dev", "")
         if not dev:
             raise ConfigError("a tc command without 'dev'", file=cfg.file, line=line, construct=stripped)
@@ -204,35 +171,15 @@ def parse_tc_script(cfg: ConfigText) -> TcConfig:
                 out.classes = [c for c in out.classes if c.dev != dev]
                 out.filters = [f for f in out.filters if f.dev != dev]
             continue
+        src = cfg.at(line)
         if obj == "qdisc":
-            if kind in ("ingress", "clsact") or attrs.get("parent") in ("ffff:", "ffff:fff1"):
-                out.notes.append(f"{src}: {stripped}: not modelled: ingress traffic control (policing on input)")
-                continue
-            q = TcQdisc(dev, kind, attrs.get("handle", "0:"), attrs.get("parent", "root"),
-                        _options(kind, opts, src, stripped, cfg.file), src, stripped)
-            if verb == "change":
-                prev = next((x for x in out.qdiscs if x.dev == dev and x.major == q.major and x.kind == kind), None)
-                if prev is not None:
-                    if kind == "gred" and "DP" in q.options:
-                        prev.options.setdefault("_dps", []).append((q.options, src))
-                    else:
-                        prev.options.update(q.options)
-                    continue
-            if verb == "replace":
-                out.qdiscs = [x for x in out.qdiscs if not (x.dev == dev and x.parent == q.parent)]
-            out.qdiscs.append(q)
+            _qdisc(out, verb, dev, attrs, kind, opts, src, stripped, cfg.file)
         elif obj == "class":
             cid = attrs.get("classid", "")
             if not cid:
                 raise ConfigError("a tc class without a classid", file=cfg.file, line=line, construct=stripped)
-            c = TcClass(dev, kind, cid, attrs.get("parent", ""), _options(kind, opts, src, stripped, cfg.file), src,
-                        stripped)
-            if verb in ("change", "replace"):
-                prev = next((x for x in out.classes if x.dev == dev and x.classid == cid), None)
-                if prev is not None:
-                    prev.options.update(c.options)
-                    continue
-            out.classes.append(c)
+            _class(out, verb, TcClass(dev, kind, cid, attrs.get("parent", ""),
+                                      _options(kind, opts, src, stripped, cfg.file), src, stripped))
         elif obj == "filter":
             prio = attrs.get("prio") or attrs.get("pref") or "0"
             matches, flowid = _u32(opts, src, stripped, cfg.file) if kind == "u32" else ([], None)
@@ -242,6 +189,78 @@ def parse_tc_script(cfg: ConfigText) -> TcConfig:
             out.filters.append(TcFilter(dev, attrs.get("parent", "root"), int(prio) if prio.isdigit() else 0, kind,
                                         flowid, src, stripped, matches))
     return out
+
+
+def _words(cmd: str, env: dict[str, str], file: str, line: int, stripped: str) -> list[str]:
+    """The words of one tc command, its ``$VAR`` / ``${VAR:-default}`` expanded from the script's plain
+    assignments."""
+    def sub(v):
+        name = v.group(1) or v.group(3)
+        if name in env:
+            return env[name]
+        if v.group(2) is not None:
+            return v.group(2)
+        raise ConfigError(f"uses ${name}, which the script does not set by a plain assignment (loops, functions "
+                          "and arguments are not run)", file=file, line=line, construct=stripped)
+
+    cmd = _VAR.sub(sub, cmd)
+    try:
+        return shlex.split(cmd, comments=False)
+    except ValueError:
+        raise ConfigError("unbalanced quotes", file=file, line=line, construct=stripped) from None
+
+
+def _attributes(obj: str, rest: list[str]) -> tuple[dict[str, str], str, list[str]]:
+    """(the keyword attributes -- dev, parent, handle, classid, ...; the kind; its options) of a tc command's
+    words after the verb."""
+    attrs: dict[str, str] = {}
+    i = 0
+    keywords = _FILTER_KEYWORDS if obj == "filter" else _KEYWORDS
+    while i < len(rest) and rest[i] in keywords:
+        k = rest[i]
+        if k == "root":
+            attrs["parent"] = "root"
+            i += 1
+        elif k == "estimator":
+            i += 3
+        elif i + 1 < len(rest):
+            attrs[k] = rest[i + 1]
+            i += 2
+        else:
+            i += 1
+    return attrs, rest[i] if i < len(rest) else "", rest[i + 1:]
+
+
+def _qdisc(out: TcConfig, verb: str, dev: str, attrs: dict[str, str], kind: str, opts: list[str], src: Source,
+           stripped: str, file: str) -> None:
+    """A qdisc command: added, replacing its parent's, or (``change``) merged into the one it names; ingress
+    qdiscs are noted as not modelled."""
+    if kind in ("ingress", "clsact") or attrs.get("parent") in ("ffff:", "ffff:fff1"):
+        out.notes.append(f"{src}: {stripped}: not modelled: ingress traffic control (policing on input)")
+        return
+    q = TcQdisc(dev, kind, attrs.get("handle", "0:"), attrs.get("parent", "root"),
+                _options(kind, opts, src, stripped, file), src, stripped)
+    if verb == "change":
+        prev = next((x for x in out.qdiscs if x.dev == dev and x.major == q.major and x.kind == kind), None)
+        if prev is not None:
+            if kind == "gred" and "DP" in q.options:
+                prev.options.setdefault("_dps", []).append((q.options, src))
+            else:
+                prev.options.update(q.options)
+            return
+    if verb == "replace":
+        out.qdiscs = [x for x in out.qdiscs if not (x.dev == dev and x.parent == q.parent)]
+    out.qdiscs.append(q)
+
+
+def _class(out: TcConfig, verb: str, c: TcClass) -> None:
+    """A class command: added, or (``change``, ``replace``) merged into the class of the same id."""
+    if verb in ("change", "replace"):
+        prev = next((x for x in out.classes if x.dev == c.dev and x.classid == c.classid), None)
+        if prev is not None:
+            prev.options.update(c.options)
+            return
+    out.classes.append(c)
 
 
 # ---------------------------------------------------------------------------------------------- tc -j JSON

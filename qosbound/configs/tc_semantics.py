@@ -260,7 +260,38 @@ class _Device:
     # ------------------------------------------------------------------------------------------------ htb
 
     def htb(self, port: Port, q: TcQdisc, phys: Field | None) -> None:
+        """An htb tree of two levels: its root class shapes the port (:meth:`htb_shaper`), each leaf class is a
+        bandwidth class (:meth:`htb_class`); unclassified packets make a class-default when no leaf takes them."""
         self.notes = []
+        leaves = self.htb_shaper(port, q, phys)
+        base = port.link_rate
+        ids = [c.classid.lower() for c in leaves]
+        fmap, flines = self.dscp_map(q.major, ids)
+        dflt = q.options.get("default")
+        dflt_id = f"{q.major}:{dflt:x}" if isinstance(dflt, int) and dflt else None
+        classes, reserved = [], 0.0
+        for leaf in leaves:
+            classes.append(self.htb_class(port, leaf, dflt_id, fmap, flines, base))
+            reserved += leaf.options["rate"]
+        if reserved > base.value * (1 + 1e-9):
+            raise _err(leaves[-1].source, leaves[-1].text, f"the htb classes' rates add up to {rate_text(reserved)}, "
+                                                          f"more than the parent's {rate_text(base.value)}")
+        if dflt_id is None or dflt_id not in ids:
+            qc = QueueClass("class-default", q.source)
+            qc.matches.append(("packets no filter classifies", q.source))
+            qc.queue_limit = default_field("linux", "txqueuelen", how="htb's direct queue")
+            classes.append(qc)
+            self.notes.append((q.source, q.text, "unclassified packets bypass the htb classes (htb's direct queue, "
+                                                 "sent unshaped): modelled as class-default sharing the unreserved "
+                                                 "rate"))
+        classes.sort(key=lambda c: c.is_default)
+        port.classes = classes
+        for s, text, eff in self.notes:
+            port.note(s, text, eff)
+
+    def htb_shaper(self, port: Port, q: TcQdisc, phys: Field | None) -> list[TcClass]:
+        """The htb root class as the port's shaper (the lower rate under a tbf) and the port's rate; returns the
+        leaf classes (the root itself when it has none). Several roots or a third level are refused."""
         tops = self.children(f"{q.major}:")
         if not tops:
             raise _err(q.source, q.text, "an htb qdisc without classes")
@@ -298,53 +329,35 @@ class _Device:
             port.link_rate = phys
         else:
             raise _err(q.source, q.text, f"the rate of {self.dev} is unknown: give it in a traffic file")
-        base = port.link_rate
-        ids = [c.classid.lower() for c in leaves]
-        fmap, flines = self.dscp_map(q.major, ids)
-        dflt = q.options.get("default")
-        dflt_id = f"{q.major}:{dflt:x}" if isinstance(dflt, int) and dflt else None
-        classes, reserved = [], 0.0
-        for leaf in leaves:
-            o = leaf.options
-            cid = leaf.classid.lower()
-            is_default = cid == dflt_id
-            name = "class-default" if is_default else "htb_" + cid.replace(":", "_")
-            qc = QueueClass(name, leaf.source)
-            mine = sorted(d for d, t in fmap.items() if t == cid)
-            if not is_default:
-                qc.dscp = Field([dscp.name(d) for d in mine], tuple(sorted(set(flines.get(cid, [leaf.source])))))
-            qc.matches.append((f"htb class {leaf.classid}" + (" (the qdisc's default)" if is_default else ""),
-                               leaf.source))
-            if "rate" not in o:
-                raise _err(leaf.source, leaf.text, "an htb class without rate")
-            qc.bandwidth = given(Bandwidth("rate", o["rate"]), leaf.source)
-            reserved += o["rate"]
-            if "ceil" in o and o["ceil"] < base.value * (1 - 1e-9):
-                self.notes.append((leaf.source, leaf.text, f"not modelled: ceil {rate_text(o['ceil'])} caps the "
-                                   "class below the parent's rate; the port model may serve it faster (its bounds are "
-                                   "then not upper bounds)"))
-            if "prio" in o:
-                self.notes.append((leaf.source, leaf.text, f"not modelled: htb prio {o['prio']} orders the borrowing "
-                                   "of spare rate; the port shares spare rate by the classes' rates"))
-            child = self.child_qdisc(leaf.classid)
-            keys = mine if not is_default else sorted(set(dscp.ALL) - set(fmap))
-            self.leaf(port, qc, child, [0] if is_default else (keys or [0]))
-            classes.append(qc)
-        if reserved > base.value * (1 + 1e-9):
-            raise _err(leaves[-1].source, leaves[-1].text, f"the htb classes' rates add up to {rate_text(reserved)}, "
-                                                          f"more than the parent's {rate_text(base.value)}")
-        if dflt_id is None or dflt_id not in ids:
-            qc = QueueClass("class-default", q.source)
-            qc.matches.append(("packets no filter classifies", q.source))
-            qc.queue_limit = default_field("linux", "txqueuelen", how="htb's direct queue")
-            classes.append(qc)
-            self.notes.append((q.source, q.text, "unclassified packets bypass the htb classes (htb's direct queue, "
-                                                 "sent unshaped): modelled as class-default sharing the unreserved "
-                                                 "rate"))
-        classes.sort(key=lambda c: c.is_default)
-        port.classes = classes
-        for s, text, eff in self.notes:
-            port.note(s, text, eff)
+        return leaves
+
+    def htb_class(self, port: Port, leaf: TcClass, dflt_id: str | None, fmap: dict[int, str],
+                  flines: dict[str, list[Source]], base: Field) -> QueueClass:
+        """One htb leaf class: its DSCPs (from the filters), its rate as its bandwidth, its leaf qdisc."""
+        o = leaf.options
+        cid = leaf.classid.lower()
+        is_default = cid == dflt_id
+        name = "class-default" if is_default else "htb_" + cid.replace(":", "_")
+        qc = QueueClass(name, leaf.source)
+        mine = sorted(d for d, t in fmap.items() if t == cid)
+        if not is_default:
+            qc.dscp = Field([dscp.name(d) for d in mine], tuple(sorted(set(flines.get(cid, [leaf.source])))))
+        qc.matches.append((f"htb class {leaf.classid}" + (" (the qdisc's default)" if is_default else ""),
+                           leaf.source))
+        if "rate" not in o:
+            raise _err(leaf.source, leaf.text, "an htb class without rate")
+        qc.bandwidth = given(Bandwidth("rate", o["rate"]), leaf.source)
+        if "ceil" in o and o["ceil"] < base.value * (1 - 1e-9):
+            self.notes.append((leaf.source, leaf.text, f"not modelled: ceil {rate_text(o['ceil'])} caps the "
+                               "class below the parent's rate; the port model may serve it faster (its bounds are "
+                               "then not upper bounds)"))
+        if "prio" in o:
+            self.notes.append((leaf.source, leaf.text, f"not modelled: htb prio {o['prio']} orders the borrowing "
+                               "of spare rate; the port shares spare rate by the classes' rates"))
+        child = self.child_qdisc(leaf.classid)
+        keys = mine if not is_default else sorted(set(dscp.ALL) - set(fmap))
+        self.leaf(port, qc, child, [0] if is_default else (keys or [0]))
+        return qc
 
     # ------------------------------------------------------------------------------------------------ leaves
 

@@ -26,10 +26,17 @@ returns the exit code: 1 when any claim is NOT MET, else 0.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass
 
-__all__ = ["curve_lines", "Claim", "REPRODUCED", "FINDING", "NOT_MET", "VERDICTS", "EXIT_MET", "EXIT_NOT_MET",
+from qosbound import report as reporting
+from qosbound.reproduce import claimsfile as F
+from qosbound.reproduce import rules as R
+from qosbound.reproduce.claimsfile import KINDS, RULE_TYPES, fingerprint
+from qosbound.units import format_quantity
+
+__all__ = ["curve_lines", "fmt", "Claim", "REPRODUCED", "FINDING", "NOT_MET", "VERDICTS", "EXIT_MET", "EXIT_NOT_MET",
            "judge", "compare", "interval", "exit_code", "print_table", "document", "summary", "CLAIM_VERDICTS",
            "CLAIM_REPRODUCED", "CLAIM_NOT_MET", "CLAIM_FINDING", "NOT_ATTEMPTED", "Judged", "Evaluation", "evaluate",
            "report", "report_document", "print_report"]
@@ -113,7 +120,7 @@ def compare(claim: str, source: str, paper_value: float, value: float, tolerance
     show = shown_unit if shown_unit is not None else unit
 
     def txt(x: float, d: int = digits) -> str:
-        return f"{x * scale:.{d}f} {show}".rstrip() if shown_unit is not None else _fmt(x, unit, d)
+        return f"{x * scale:.{d}f} {show}".rstrip() if shown_unit is not None else fmt(x, unit, d)
 
     rule = rule or f"|qosbound - paper| <= {tolerance * scale:g} {show}".rstrip()
     shown_paper = txt(paper_value, digits if paper_digits is None else paper_digits)
@@ -126,17 +133,19 @@ def interval(low: float, high: float, kind: str) -> dict:
     return {"low": float(low), "high": float(high), "kind": kind}
 
 
-def _fmt(x: float | None, unit: str, digits: int = 4) -> str:
-    from qosbound.units import format_quantity
-
+def fmt(x: float | None, unit: str, digits: int = 4) -> str:
+    """``x`` with its unit, ``digits`` significant digits (:func:`qosbound.units.format_quantity`)."""
     return format_quantity(x, unit, digits)
+
+
+_fmt = fmt  # the former private name, still used by qstp2008
 
 
 def with_interval(value: float, unit: str, iv: dict | None, digits: int = 4) -> str:
     """``'404.5 kbit/s [401.2 kbit/s, 407.8 kbit/s] 95% CI'``."""
-    s = _fmt(value, unit, digits)
+    s = fmt(value, unit, digits)
     if iv:
-        s += f" [{_fmt(iv['low'], unit, digits)}, {_fmt(iv['high'], unit, digits)}] {iv['kind']}"
+        s += f" [{fmt(iv['low'], unit, digits)}, {fmt(iv['high'], unit, digits)}] {iv['kind']}"
     return s
 
 
@@ -160,10 +169,8 @@ def curve_lines(curves: dict, points, width: int) -> list[str]:
 
 def print_table(title: str, claims: list[Claim], file=None) -> None:
     """Print ``claim | paper | qosbound | verdict``, then the rules and findings as numbered notes."""
-    from rich.markup import escape
+    from rich.markup import escape  # rich: a costly import, needed only for the terminal table
     from rich.table import Table
-
-    from qosbound.report import console
 
     notes: list[str] = []
 
@@ -184,7 +191,7 @@ def print_table(title: str, claims: list[Claim], file=None) -> None:
         style = {REPRODUCED: "green", FINDING: "yellow", NOT_MET: "bold red"}[c.verdict]
         t.add_row(escape(f"{c.claim} ({c.source})"), escape(c.paper), escape(c.qosbound),
                   f"[{style}]{escape(c.verdict)}[/{style}] {escape(refs)}")
-    con = console(file)
+    con = reporting.console(file)
     con.print(t)
     for i, text in enumerate(notes, 1):
         con.print(f"  [{i}] {text}", highlight=False, markup=False)
@@ -232,8 +239,6 @@ class Judged:
     test: str = ""
 
     def to_dict(self) -> dict:
-        from qosbound.reproduce.claimsfile import fingerprint
-
         sp = self.spec
         return {"id": sp.id, "kind": sp.kind, "where": sp.where, "claim": sp.claim, "quantity": sp.quantity,
                 "paper_value": sp.paper_value, "rule": sp.rule.as_dict(), "combine": sp.combine,
@@ -260,8 +265,6 @@ class Evaluation:
     rows: list[Claim] = None        #: every result row of the run, in its order
 
     def counts(self) -> dict[str, dict[str, int]]:
-        from qosbound.reproduce.claimsfile import KINDS
-
         return {k: {v: sum(j.spec.kind == k and j.verdict == v for j in self.claims) for v in CLAIM_VERDICTS}
                 for k in KINDS}
 
@@ -288,8 +291,6 @@ class Evaluation:
 
 def _row_meets(spec, row: Claim) -> tuple[bool, float | None, str, float | None]:
     """(met by the claim's rule, p-value, test, power) of one result row."""
-    from qosbound.reproduce import rules as R
-
     rule = spec.rule
     v = row.value
     if rule.type == "tolerance" and v is not None and math.isfinite(v):
@@ -322,9 +323,6 @@ def _row_meets(spec, row: Claim) -> tuple[bool, float | None, str, float | None]
 def evaluate(paper, rows: list[Claim]) -> Evaluation:
     """The claims of ``paper``'s claims file (a name, or a loaded
     :class:`~qosbound.reproduce.claimsfile.ClaimsFile`) judged on ``rows`` (see the module docstring)."""
-    from qosbound.reproduce import claimsfile as F
-    from qosbound.reproduce import rules as R
-
     cf = F.load(paper) if isinstance(paper, str) else paper
     judged: dict[str, Judged] = {}
     raw: dict[str, tuple[bool, list]] = {}
@@ -397,8 +395,6 @@ def evaluate(paper, rows: list[Claim]) -> Evaluation:
 
 def report_document(ev: Evaluation, **extra) -> dict:
     """The ``--json`` document (its shape: ``docs/results.md``)."""
-    from qosbound.reproduce.claimsfile import KINDS, RULE_TYPES
-
     return {"paper": ev.paper, "title": ev.title, "claims_file": f"qosbound/data/claims/{ev.paper}.yaml",
             "claims": [j.to_dict() for j in ev.claims], "result_rows": [r.to_dict() for r in ev.rows],
             "unlisted_rows": [r.to_dict() for r in ev.unlisted],
@@ -412,13 +408,10 @@ def report_document(ev: Evaluation, **extra) -> dict:
 def print_report(title: str, ev: Evaluation, file=None) -> None:
     """One table per kind of claim -- one row per claim, its result rows beneath it -- then the notes, the
     multiple-testing statement and the summary."""
-    from rich.markup import escape
+    from rich.markup import escape  # rich: a costly import, needed only for the terminal table
     from rich.table import Table
 
-    from qosbound.reproduce.claimsfile import KINDS
-    from qosbound.report import console
-
-    con = console(file)
+    con = reporting.console(file)
     notes: list[str] = []
 
     def note(text: str) -> str:
@@ -472,8 +465,6 @@ def print_report(title: str, ev: Evaluation, file=None) -> None:
 def report(paper: str, title: str, rows: list[Claim], as_json: bool, **extra) -> int:
     """Judge ``rows`` against ``paper``'s claims file, print the report (text or ``--json``), return the exit
     code."""
-    import json
-
     ev = evaluate(paper, rows)
     if as_json:
         print(json.dumps(report_document(ev, **extra), indent=2, allow_nan=False, default=_json_default))

@@ -24,7 +24,7 @@ One YAML file per paper, shipped in the package (``qosbound/data/claims/<paper>.
 
 A rule changes only with a dated entry in the file's ``changelog`` (``date``, ``why`` and ``rules``: the
 :func:`fingerprint` of every claim the entry adds or changes). :func:`unrecorded` lists the claims whose rule
-differs from the fingerprint last recorded for them; ``tests/test_claims_files.py`` fails on any.
+differs from the fingerprint last recorded for them; ``tests/reproduce/test_claimsfile.py`` fails on any.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import datetime
 import hashlib
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -237,8 +238,6 @@ def unrecorded(cf: ClaimsFile) -> list[str]:
 def main(argv=None) -> int:
     """``python -m qosbound.reproduce.claimsfile [PAPER ...]``: the fingerprints a new changelog entry must record
     (``id: fingerprint`` of every claim whose rule differs from the last recorded one); exit 1 when any."""
-    import sys
-
     names = list(argv if argv is not None else sys.argv[1:]) or papers()
     pending = 0
     for paper in names:

@@ -39,8 +39,20 @@ import json
 import math
 from pathlib import Path
 
+from qosbound import report as reporting
 from qosbound.analytic import ef_bound, ferrari
+from qosbound.models.pq_txq import delay_distribution, render
 from qosbound.reproduce import claims as C
+from qosbound.reproduce import ferrari2001_path as paths
+from qosbound.reproduce.ferrari2001_aggregation import aggregation_claim, level_claim, table_iii_means
+from qosbound.scenario import build, load
+from qosbound.shipped import example_path
+from qosbound.shipped import reference as shipped_reference
+from qosbound.sweep import Cache, default_cache_dir, prepare, table_rows
+from qosbound.sweep import run as run_sweep
+from qosbound.sweep.run import write_table
+from qosbound.systems.pq_txq import params
+from qosbound.validation.plots import save
 
 __all__ = ["reference", "table_iv_rows", "claims", "run", "COLUMNS", "fig3", "fig3_payloads", "fig3_claims", "HEADER_BYTES",
            "FIG3_GRANULE"]
@@ -57,10 +69,6 @@ COLUMNS: list[tuple[str, str]] = [
 
 def model_means(K: int, setup: dict) -> dict[str, float]:
     """Exact mean EF delay (us) of the PQ + TxQ DTMC on Storm for the test bed with K-unit BE packets."""
-    from qosbound.models.pq_txq import delay_distribution, render
-    from qosbound.scenario import build
-    from qosbound.systems.pq_txq import params
-
     out = {}
     for arrivals in ("cbr", "poisson"):
         raw = {"name": f"ferrari2001-K{K}", "system": "pq_txq", "link": {"rate": setup["link_rate"]},
@@ -76,8 +84,6 @@ def model_means(K: int, setup: dict) -> dict[str, float]:
 
 def reference() -> dict:
     """The paper's set-up and Table IV, from ``qosbound/data/ferrari2001.yaml``."""
-    from qosbound.shipped import reference as shipped_reference
-
     return shipped_reference("ferrari2001")
 
 
@@ -122,8 +128,6 @@ def claims(rows: list[dict], ref: dict) -> list[C.Claim]:
                            "section VI, Table IV", f"W_m = {r['W_m']:.2f} us (measured)", f"W = {r['W']:.2f} us",
                            r["W"] >= r["W_m"], "W >= W_m", paper_value=r["W_m"], value=r["W"], unit="us",
                            failure="the recomputed worst case lies below the measurement"))
-    from qosbound.reproduce.ferrari2001_aggregation import aggregation_claim, level_claim, table_iii_means
-
     agg = table_iii_means()  # Table III by simulation (about 10 CPU-seconds)
     out += [aggregation_claim(agg), level_claim(agg)]  # its direction and its level
     return out
@@ -164,9 +168,6 @@ def fig3_payloads(quick: bool = False) -> list[int]:
 def _fig3_scenario(quick: bool):
     """The test bed of Fig. 3 from the shipped ``ferrari2001`` example: one CBR EF flow of 300 kbit/s in
     128-B packets (Table I), saturated BE of one size, Q_t = 5 units of 512 B, PQ of 10 packets."""
-    from qosbound.scenario import build, load
-    from qosbound.shipped import example_path
-
     path = example_path("ferrari2001")
     raw = copy.deepcopy(load(path).raw)
     raw["name"] = "ferrari2001-fig3"
@@ -188,8 +189,6 @@ def fig3(quick: bool = False, methods: list[str] | None = None, cache_dir=None, 
 
     ``cache_dir``: the sweep cache's folder (None: no cache). A point whose model is refused (above the state
     budget, or invalid) keeps its other methods' values; its model entry is None and its reason is kept."""
-    from qosbound.sweep import Cache, prepare, run, table_rows
-
     payloads = fig3_payloads(quick)
     methods = list(methods or ["model-checked", "simulated", "closed-form"])
     scn = _fig3_scenario(quick)
@@ -201,7 +200,7 @@ def fig3(quick: bool = False, methods: list[str] | None = None, cache_dir=None, 
     groups = [[m] for m in methods if m == "model-checked"] + [[m for m in methods if m != "model-checked"]]
     for group in (g for g in groups if g):
         sw = prepare(scn, [f"traffic.BE.size={sizes}"], group)
-        run(sw, cache=Cache(cache_dir), workers=1, show_progress=show_progress)
+        run_sweep(sw, cache=Cache(cache_dir), workers=1, show_progress=show_progress)
         sweeps["+".join(group)] = sw
         col = sw.axes[0].column
         for r in table_rows(sw):
@@ -369,7 +368,7 @@ def _fig3_note(fig: dict) -> str:
 
 def _fig3_plot(fig: dict, out: Path) -> list[Path]:
     """Fig. 3-1 redrawn: mean EF one-way delay (ms) against the BE payload (bytes), PNG and SVG."""
-    import matplotlib
+    import matplotlib  # matplotlib: a costly import, needed only when figures are drawn
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -408,8 +407,6 @@ def _fig3_plot(fig: dict, out: Path) -> list[Path]:
     ax.legend(fontsize=7, loc="upper left")
     f.text(0.01, 0.01, _fig3_note(fig), fontsize=6, wrap=True)
     f.tight_layout(rect=(0, 0.05, 1, 1))
-    from qosbound.validation.plots import save
-
     return [Path(x) for x in save(f, out, "ferrari2001_fig3")]
 
 
@@ -440,8 +437,6 @@ def _write(out: Path, rows: list[dict]) -> None:
 
 def _write_fig3(out: Path, fig: dict, fig_rows: list[dict]) -> list[Path]:
     """Fig. 3 as PNG and SVG, its rows as CSV (microseconds) and each method's sweep table."""
-    from qosbound.sweep.run import write_table
-
     files = _fig3_plot(fig, out)
     with open(out / "ferrari2001_fig3.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=list(fig_rows[0]))
@@ -463,13 +458,9 @@ def run(args) -> int:
     rows = table_iv_rows()
     ok = all(r["match"] for r in rows)
     ref = reference()
-    from qosbound.sweep import default_cache_dir
-
     # The full figure's points are kept in the sweep cache (a rerun draws it at once); --quick stores nothing.
     fig = fig3(quick, cache_dir=None if quick else default_cache_dir(),
                show_progress=False if (as_json or getattr(args, "quiet", False)) else None)
-    from qosbound.reproduce import ferrari2001_path as paths
-
     wm = paths.predictions(quick)  # W_m against paths of several hops (issue: the measured mean above the model)
     checked = claims(rows, ref) + fig3_claims(fig) + paths.path_claims(wm)
     fig_rows = _fig3_rows(fig)
@@ -490,9 +481,14 @@ def run(args) -> int:
                          indent=2, allow_nan=False))
         return C.evaluate("ferrari2001", checked).exit_code()
 
-    from rich.table import Table
+    _print_text(rows, ok, ref, fig, fig_rows, wm, quick)
+    C.print_report("Claims of Ferrari, Pau & Raffaelli 2001 checked by qosbound", C.evaluate("ferrari2001", checked))
+    return C.evaluate("ferrari2001", checked).exit_code()
 
-    from qosbound.report import console
+
+def _print_text(rows: list[dict], ok: bool, ref: dict, fig: dict, fig_rows: list[dict], wm: dict, quick: bool) -> None:
+    """The terminal form of Table IV, Fig. 3-1 and the W_m paths (the claims report follows it)."""
+    from rich.table import Table  # rich: a costly import, needed only for the terminal tables
 
     s = ref["setup"]
     t = Table(title=f"Ferrari, Pau & Raffaelli 2001, Table IV (microseconds): eq. (7) with rho = {s['rho']:g}, "
@@ -504,7 +500,7 @@ def run(args) -> int:
     for r in rows:
         cells = [f"{r[key]:+.4f}" if key.endswith("_diff") else f"{r[key]:.2f}" for key, _ in COLUMNS]
         t.add_row(str(r["K"]), *cells, "yes" if r["match"] else "NO")
-    c = console()
+    c = reporting.console()
     c.print(t)
     c.print(f"W = W_pq + W_t = (k/(1-rho) + Q_t + k - 1) T_u; paper values truncated to 0.01 us, tolerance "
             f"{ref['tolerance_us']} us. W_m is the paper's measured one-way mean, which includes delays outside "
@@ -539,5 +535,4 @@ def run(args) -> int:
         c.print("  " + line, highlight=False, markup=False)
     c.print(paths.note(wm) + f". A path fits: {paths.RULE}.", highlight=False, markup=False)
     c.print()
-    C.print_report("Claims of Ferrari, Pau & Raffaelli 2001 checked by qosbound", C.evaluate("ferrari2001", checked))
-    return C.evaluate("ferrari2001", checked).exit_code()
+

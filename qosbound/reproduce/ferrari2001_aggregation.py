@@ -21,7 +21,15 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from qosbound.analytic.pq_txq import aggregation_degree_exact
+from qosbound.errors import InternalError
+from qosbound.reproduce import claims as C
+from qosbound.reproduce import rules as R
+from qosbound.scenario import build
+from qosbound.systems.pq_txq import params
+from qosbound.validation.pq_txq_kernels import SS_DELAYS, SS_SUM
+from qosbound.validation.pq_txq_sim import S_DELAYS, S_SUM, run_replications
+from qosbound.validation.stats import t_quantile
 
 __all__ = ["COMPOSITIONS", "table_iii_means", "increase", "aggregation_claim"]
 
@@ -33,9 +41,6 @@ _BE = [{"size": "40 B", "p": 7 / 12}, {"size": "576 B", "p": 4 / 12}, {"size": "
 
 
 def _params(rates: list[float]):
-    from qosbound.scenario import build
-    from qosbound.systems.pq_txq import params
-
     raw = {"name": "ferrari2001-table-iii", "system": "pq_txq", "link": {"rate": "2 Mbps"},
            "txq": {"units": 5, "unit_size": "512 B"}, "pq": {"capacity": 10},
            "traffic": {"EF": {"streams": [{"rate": f"{r:g} kbit/s", "size": "128 B", "arrivals": "cbr"}
@@ -47,11 +52,6 @@ def _params(rates: list[float]):
 def table_iii_means(replications: int = 384, packets: int = 4000, seed: int = 2001) -> list[dict]:
     """Per composition: A (exact, eq. (1)), the mean EF delay of the aggregate and of the reference stream
     (the first, the largest), s, with their standard errors over ``replications`` replications."""
-    from qosbound.analytic.pq_txq import aggregation_degree_exact
-    from qosbound.errors import InternalError
-    from qosbound.validation.pq_txq_kernels import SS_DELAYS, SS_SUM
-    from qosbound.validation.pq_txq_sim import S_DELAYS, S_SUM, run_replications
-
     rows = []
     for i, (label, rates) in enumerate(COMPOSITIONS):
         A, text = aggregation_degree_exact([r * 1e3 for r in rates])
@@ -69,8 +69,6 @@ def table_iii_means(replications: int = 384, packets: int = 4000, seed: int = 20
 
 def increase(lo: dict, hi: dict, checks: int, confidence: float = 0.99) -> tuple[bool, float, float]:
     """(significant, difference, its lower confidence limit), s: is ``hi``'s mean above ``lo``'s?"""
-    from qosbound.validation.stats import t_quantile
-
     d = hi["mean"] - lo["mean"]
     se = math.hypot(lo["se"], hi["se"])
     dof = min(lo["replications"], hi["replications"]) - 1
@@ -80,8 +78,6 @@ def increase(lo: dict, hi: dict, checks: int, confidence: float = 0.99) -> tuple
 
 def aggregation_claim(rows: list[dict] | None = None):
     """One claim row for ``reproduce ferrari2001``: Table III's direction, by simulation."""
-    from qosbound.reproduce import claims as C
-
     rows = rows or table_iii_means()
     by = {r["A"]: r for r in rows}
     pairs = [("0", "1/3"), ("1/3", "2/3"), ("0", "5/6")]
@@ -99,8 +95,6 @@ def aggregation_claim(rows: list[dict] | None = None):
                    "uniformly phased CBR streams leave out")
     # the claims file's test: every adjacent step up in A raises the mean (one-sided Welch, intersection-union),
     # the power stated at Table III's smallest step (0.4 ms)
-    from qosbound.reproduce import rules as R
-
     steps = [("0", "1/3"), ("1/3", "2/3"), ("2/3", "5/6")]
     iut = R.intersection_union([R.difference((by[b]["mean"], by[b]["se"], by[b]["replications"]),
                                              (by[a]["mean"], by[a]["se"], by[a]["replications"]), ">",
@@ -120,8 +114,6 @@ STEP_EFFECT = 4.0e-4
 def level_claim(rows: list[dict]):
     """One claim row: Table III's level, the simulated mean EF delay at A = 0 (the port alone, 300 kbit/s CBR)
     against the paper's 16.75 ms (the claims file's tolerance judges it)."""
-    from qosbound.reproduce import claims as C
-
     r0 = next(r for r in rows if r["A"] == "0")
     return C.judge("mean EF delay at A = 0 (Table III's level)", "section V, Table III", "16.75 ms",
                    f"{r0['mean'] * 1e3:.3f} +- {r0['se'] * 1e3:.3f} ms (the port alone; A = 5/6: "

@@ -24,10 +24,18 @@ tenfold); best effort offered to the C7200 is 2.4 Mbit/s ("> 2000" kbit/s, Table
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from qosbound.reproduce import claims as C
+from qosbound.scenario import build
+from qosbound.shipped import reference
+from qosbound.systems.pq_txq import params
+from qosbound.validation.path_sim import Hop, PreTraffic, run_path
+from qosbound.validation.plots import save
 
 __all__ = ["Hypothesis", "hypotheses", "predictions", "fit", "path_claims", "plot", "FIT_TOLERANCE",
            "MAX_OFFSET", "RULE", "RUNS", "ETHERNET", "BE_OFFERED"]
@@ -69,8 +77,6 @@ class Hypothesis:
 
 
 def hypotheses() -> list[Hypothesis]:
-    from qosbound.validation.path_sim import Hop, PreTraffic
-
     two_mbit = 2e6
     eth = ETHERNET
     return [
@@ -112,9 +118,6 @@ def hypotheses() -> list[Hypothesis]:
 
 def _params(K: int, setup: dict, Q_t: int | None = None, unit: float | None = None, atm: bool = False,
             sizes: dict | None = None):
-    from qosbound.scenario import build
-    from qosbound.systems.pq_txq import params
-
     unit = float(unit or setup["unit_size"])
     be, ef, rate = K * float(setup["unit_size"]), float(setup["ef_size"]), setup["rho"] * setup["link_rate"]
     be = float((sizes or {}).get(K, be))
@@ -130,10 +133,7 @@ def _params(K: int, setup: dict, Q_t: int | None = None, unit: float | None = No
 
 def predictions(quick: bool = False, seed: int = 2001, only: list[Hypothesis] | None = None) -> dict:
     """Per hypothesis and K, the simulated mean EF end-to-end delay (s) with its 95 % CI and components."""
-    from qosbound.reproduce.ferrari2001 import reference
-    from qosbound.validation.path_sim import run_path
-
-    ref = reference()
+    ref = reference("ferrari2001")  # the paper's set-up and Table IV (as ferrari2001.reference())
     setup = ref["setup"]
     ef_packets, reps = RUNS[bool(quick)]
     out = {"quick": bool(quick), "ef_packets": ef_packets, "replications": reps, "seed": seed,
@@ -231,12 +231,10 @@ def note(pred: dict) -> str:
 
 def plot(pred: dict, out) -> list:
     """W(K) of every path with its CI against the measured W_m (PNG and SVG, ``ferrari2001_wm``)."""
-    import matplotlib
+    import matplotlib  # matplotlib: a costly import, needed only when figures are drawn
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from qosbound.validation.plots import save
 
     f, ax = plt.subplots(figsize=(10.5, 5.0))
     for i, row in enumerate(pred["rows"]):
@@ -277,10 +275,6 @@ def document(pred: dict) -> dict:
 def main(argv=None) -> int:
     """``python -m qosbound.reproduce.ferrari2001_path [--quick] [--out DIR]``: the W_m table, its claim rows
     and (with ``--out``) the figure and JSON, without the rest of ``reproduce ferrari2001``."""
-    import argparse
-    import json
-    from pathlib import Path
-
     ap = argparse.ArgumentParser(prog="python -m qosbound.reproduce.ferrari2001_path")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out")

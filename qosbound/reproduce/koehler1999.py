@@ -18,7 +18,7 @@ edge node at its access rate (a documented finding: about 10 %, not 30 %); and f
 paper, on the drops of (3) by each method: the n-RED queue orders the drop
 precedences (AF11 dropped least, then AF12, then AF13) at every load, and as
 the load grows the highest precedence pays for it (AF13's drop rises with the
-load); and the TCP claims of sections 4.1-4.2 (:func:`qosbound.reproduce.koehler1999_tcp.claims`). A simulated value is judged against its confidence interval: a claim
+load); and the TCP claims of sections 4.1-4.2 (:func:`qosbound.reproduce.koehler1999_tcp_claims.claims`). A simulated value is judged against its confidence interval: a claim
 fails only on a difference the interval resolves. Exit 0 when every claim is
 met, 1 otherwise.
 """
@@ -30,7 +30,18 @@ from pathlib import Path
 
 import numpy as np
 
+from qosbound.analytic.markers import cbr_fractions
+from qosbound.analytic.wred import drop_prob
+from qosbound.progress import QUIET
 from qosbound.reproduce import claims as C
+from qosbound.reproduce import koehler1999_tcp as K
+from qosbound.reproduce import koehler1999_tcp_claims as KC
+from qosbound.reproduce.koehler1999_tcp import ASSUMPTIONS
+from qosbound.scenario import build, load
+from qosbound.shipped import example_path
+from qosbound.shipped import reference as shipped_reference
+from qosbound.systems import af
+from qosbound.validation.markers import mark_stream, new_state
 
 __all__ = ["reference", "marker_rows", "dropper_curves", "load_rows", "claims", "yellow_claim", "run"]
 
@@ -38,16 +49,11 @@ AVG_POINTS = [30, 40, 45, 50, 55, 60, 65, 70]
 
 
 def reference() -> dict:
-    from qosbound.shipped import reference as shipped_reference
-
     return shipped_reference("koehler1999")
 
 
 def marker_rows(quick: bool = False) -> list[dict]:
     """trTCM (Table 4) fractions per offered rate: CBR closed form and simulated Poisson."""
-    from qosbound.analytic.markers import cbr_fractions
-    from qosbound.validation.markers import mark_stream, new_state
-
     t = reference()["table_4"]
     cir, pir, cbs, pbs = float(t["cir_bit_s"]), float(t["pir_bit_s"]), float(t["cbs_bytes"]), float(t["pbs_bytes"])
     size = float(reference()["mtu_bytes"])
@@ -65,8 +71,6 @@ def marker_rows(quick: bool = False) -> list[dict]:
 
 def dropper_curves() -> dict:
     """Drop probability vs average (packets) for Table 5's RIO and Table 6's n-RED parameters."""
-    from qosbound.analytic.wred import drop_prob
-
     ref = reference()
     out = {}
     for table, keys in (("table_5", ("in", "out")), ("table_6", ("green", "yellow", "red"))):
@@ -78,17 +82,11 @@ def dropper_curves() -> dict:
 
 
 def _example_path() -> Path:
-    from qosbound.shipped import example_path
-
     return example_path("koehler1999")
 
 
 def load_rows(quick: bool = False) -> list[dict]:
     """Per-precedence drops of the example at the loads of Table 2 (closed form and simulation)."""
-    from qosbound.progress import QUIET
-    from qosbound.scenario import build, load
-    from qosbound.systems import af
-
     scn = load(_example_path())
     ref = reference()["table_2"]
     rows = []
@@ -206,15 +204,11 @@ TCP_SEED = 1999
 
 
 def _assumptions() -> list[str]:
-    from qosbound.reproduce.koehler1999_tcp import ASSUMPTIONS
-
     return ASSUMPTIONS
 
 
 def tcp_sweep(quick: bool, seed: int = TCP_SEED) -> dict:
     """The goodput sweep of sections 4.1-4.2 with the quick or the full settings."""
-    from qosbound.reproduce import koehler1999_tcp as K
-
     s = TCP_QUICK if quick else TCP_FULL
     return K.sweep(s["loads"], s["rtts"], s["warmup"] + s["window"], s["warmup"], s["reps"], seed=seed,
                    copies=s["copies"])
@@ -223,8 +217,6 @@ def tcp_sweep(quick: bool, seed: int = TCP_SEED) -> dict:
 def tcp_section(quick: bool, out: str | None) -> tuple[dict, list, list[str]]:
     """Sections 4.1-4.2: the sweep, its claims, the delayed-ACK sensitivity run (Two-Bit DS at the sweep's loads
     and smallest RTT, delayed ACKs off) and (with ``out``) the figures."""
-    from qosbound.reproduce import koehler1999_tcp as K
-
     sw = tcp_sweep(quick)
     s = TCP_QUICK if quick else TCP_FULL
     alt = K.no_delack(s["loads"], min(s["rtts"]), s["warmup"] + s["window"], s["warmup"], s["reps"], seed=TCP_SEED,
@@ -235,13 +227,11 @@ def tcp_section(quick: bool, out: str | None) -> tuple[dict, list, list[str]]:
     linux = K.no_delack(s["loads"], min(s["rtts"]), s["warmup"] + s["window"], s["warmup"], s["reps"], seed=TCP_SEED,
                         copies=s["copies"], rto_floor="rttvar")
     sw["no_delack_linux_rto"] = linux
-    return sw, K.claims(sw) + [K.no_delack_claim(sw, alt), K.no_delack_claim(sw, linux, "rttvar")], \
+    return sw, KC.claims(sw) + [KC.no_delack_claim(sw, alt), KC.no_delack_claim(sw, linux, "rttvar")], \
         (K.plots(out, sw) if out else [])
 
 
 def _print_tcp(sw: dict) -> None:
-    from qosbound.reproduce import koehler1999_tcp as K
-
     print(f"\nSections 4.1-4.2: goodput (kbit/s, mean [95 % CI half-width]) of one connection by data/ACK class; "
           f"{sw['replications']} replications of {sw['duration_s'] - sw['warmup_s']:g} s (after "
           f"{sw['warmup_s']:g} s), {2 * sw['copies']} connections per combination and run, {sw['packets']} packets")
@@ -251,8 +241,6 @@ def _print_tcp(sw: dict) -> None:
 
 
 def _print_tcp_points(sw: dict) -> None:
-    from qosbound.reproduce import koehler1999_tcp as K
-
     for sc in K.SCENARIOS:
         pts = [p for p in sw["points"] if p["scenario"] == sc]
         if not pts:

@@ -46,7 +46,7 @@ class Test:
 def power(effect: float, se: float, dof: float | None, alpha: float) -> float:
     """Power of the one-sided t test at level ``alpha`` against a true difference ``effect`` (> 0 in the claimed
     direction), with standard error ``se`` and ``dof`` degrees of freedom."""
-    from scipy import stats
+    from scipy import stats  # scipy: a costly import, loaded only when a statistic is computed
 
     if not se > 0:
         return 1.0 if effect > 0 else 0.0
@@ -58,7 +58,7 @@ def power(effect: float, se: float, dof: float | None, alpha: float) -> float:
 
 
 def _sf(t: float, dof: float | None) -> float:
-    from scipy import stats
+    from scipy import stats  # scipy: a costly import, loaded only when a statistic is computed
 
     return float(stats.norm.sf(t) if dof is None else stats.t.sf(t, dof))
 
@@ -130,7 +130,7 @@ def se_from_interval(value: float, low: float, high: float, confidence: float = 
 def spearman_power(rho: float, n: int, alpha: float) -> float:
     """Power of the one-sided Spearman test at level ``alpha`` against a true rank correlation ``rho`` (> 0 in the
     claimed direction) with ``n`` points: ``Phi(atanh(rho) / sqrt(1.06 / (n - 3)) - z_(1-alpha))``."""
-    from scipy import stats
+    from scipy import stats  # scipy: a costly import, loaded only when a statistic is computed
 
     if n <= 3:
         return 0.0

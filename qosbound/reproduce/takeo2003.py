@@ -28,7 +28,17 @@ from pathlib import Path
 
 import numpy as np
 
+from qosbound.analytic.cbwfq import allocate
+from qosbound.analytic.red_queue import fixed_average, instantaneous
+from qosbound.analytic.wred import drop_prob
+from qosbound.progress import QUIET
 from qosbound.reproduce import claims as C
+from qosbound.reproduce import takeo2003_net as N
+from qosbound.scenario import build, load
+from qosbound.shipped import example_path
+from qosbound.shipped import reference as shipped_reference
+from qosbound.systems import af
+from qosbound.validation.plots import save
 
 __all__ = ["reference", "curves", "allocations", "approximations", "claims", "run"]
 
@@ -37,15 +47,11 @@ AVG_POINTS = [0, 8, 16, 20, 24, 28, 32, 36, 40, 44, 48, 56]
 
 def reference() -> dict:
     """Table I and Table V as recorded in ``qosbound/data/takeo2003.yaml``."""
-    from qosbound.shipped import reference as shipped_reference
-
     return shipped_reference("takeo2003")
 
 
 def curves(points=AVG_POINTS) -> dict[str, list[float]]:
     """Drop probability per precedence (drop1..drop3) at the given averages (packets)."""
-    from qosbound.analytic.wred import drop_prob
-
     t = reference()["table_I"]
     return {k: [float(x) for x in drop_prob(np.asarray(points, float), v["min_th"], v["max_th"], t["P_d"])]
             for k, v in t["thresholds_packets"].items()}
@@ -53,8 +59,6 @@ def curves(points=AVG_POINTS) -> dict[str, list[float]]:
 
 def allocations() -> list[dict]:
     """Per case: allocated kbit/s per class, the printed values, and whether they match."""
-    from qosbound.analytic.cbwfq import allocate
-
     ref = reference()
     bw = ref["table_I"]["bandwidth_kbit_s"]
     names = list(bw)
@@ -71,17 +75,9 @@ def allocations() -> list[dict]:
 
 def approximations(quick: bool = False) -> dict:
     """Class AF3 of the example (case 1): drops by alpha -> 1, fixed average, Storm and the simulated EWMA."""
-    from qosbound.progress import QUIET
-    from qosbound.scenario import load
-    from qosbound.systems import af
-
-    from qosbound.shipped import example_path
-
     p = example_path("takeo2003")
     scn = load(p)
     ci = next(c for c in af.class_inputs(scn) if c.name == "AF3")
-    from qosbound.analytic.red_queue import fixed_average, instantaneous
-
     inst = instantaneous(ci.lam, ci.mu, ci.K, ci.profile)
     fixed = fixed_average(ci.lam, ci.mu, ci.K, ci.profile)
     raw = scn.raw
@@ -92,8 +88,6 @@ def approximations(quick: bool = False) -> dict:
     raw["slos"] = []
     raw["methods"]["simulated"] = {"packets": 100_000 if quick else 1_000_000, "replications": 4 if quick else 8,
                                    "seed": 2003}
-    from qosbound.scenario import build
-
     alone = build(raw, str(p))
     sim = {r.metric: r for r in af.evaluate(alone, ["simulated"], QUIET)}
     out = {"service_rate_bit_s": ci.mu * 8 * ci.size, "offered_bit_s": float(ci.lam.sum() * 8 * ci.size),
@@ -130,8 +124,6 @@ def run(args) -> int:
     approx = approximations(quick)
     ok = all(r["ok"] for r in alloc)
     checked = claims(alloc)
-    from qosbound.reproduce import takeo2003_net as N
-
     setup = N.Setup.quick() if quick else N.Setup()
     net = N.measure(setup)
     checked += N.net_claims(net, 0, setup.replications)
@@ -177,8 +169,6 @@ def run(args) -> int:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        from qosbound.analytic.wred import drop_prob
-
         Path(out).mkdir(parents=True, exist_ok=True)
         xs = np.linspace(0, 60, 601)
         t = reference()["table_I"]
@@ -190,8 +180,6 @@ def run(args) -> int:
         ax.set_title("Table I WRED, P_d = 3")
         ax.legend()
         fig.tight_layout()
-        from qosbound.validation.plots import save
-
         save(fig, out, "takeo2003_wred")
         N.figure(net, out)
     return C.evaluate("takeo2003", checked).exit_code()

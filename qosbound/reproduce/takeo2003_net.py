@@ -35,6 +35,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from qosbound.reproduce import claims as C
+from qosbound.reproduce import rules as R
+from qosbound.reproduce.claimsfile import load as load_claims
+from qosbound.validation.dumbbell import Class, Dumbbell, Queue, Udp, simulate
+from qosbound.validation.plots import save
+from qosbound.validation.stats import two_sided_t
 
 __all__ = ["CASES", "FILES", "Setup", "network", "run_case", "measure", "net_claims", "shrink_claims", "print_results",
            "figure"]
@@ -81,8 +86,6 @@ class Setup:
 
 
 def _classes():
-    from qosbound.validation.dumbbell import Class, Queue
-
     q = Queue(limit=64, mode="wred", min_th=(24, 16, 8), max_th=(48, 40, 32), max_p=(1 / 3,) * 3, alpha=2.0 ** -9,
               mean_size=1502.0)
     return tuple(Class(f"AF{i + 1}", q, weight=b / BANDWIDTH[0]) for i, b in enumerate(BANDWIDTH))
@@ -91,8 +94,6 @@ def _classes():
 def network(case: str, m: int, setup: Setup, rng: np.random.Generator):
     """The dumbbell of one case at additional delay ``m``: web chains first (flows), then the streams (sources
     voice 1, voice 2, video 1 x3, video 2 x3, load)."""
-    from qosbound.validation.dumbbell import Dumbbell, Udp
-
     spec = CASES[case]
     sizes = np.array([s for s, _ in FILES])
     probs = np.array([p for _, p in FILES])
@@ -142,8 +143,6 @@ def _frames(parts, window):
 
 def run_case(case: str, m: int, setup: Setup, seed: int) -> dict:
     """One replication of one case: the measured quantities (SI units)."""
-    from qosbound.validation.dumbbell import simulate
-
     rng = np.random.default_rng(seed)
     net = network(case, m, setup, rng)
     r = simulate(net, seed)
@@ -170,8 +169,6 @@ def run_case(case: str, m: int, setup: Setup, seed: int) -> dict:
 
 
 def _ci(xs):
-    from qosbound.validation.stats import two_sided_t
-
     xs = np.asarray([x for x in xs if math.isfinite(x)], float)
     if xs.size == 0:
         return math.nan, math.nan
@@ -195,9 +192,7 @@ def measure(setup: Setup, seed: int | None = None) -> dict:
 
 def _rule(cid: str):
     """The rule of claim ``cid`` in the claims file (level and the effect the power refers to)."""
-    from qosbound.reproduce.claimsfile import load
-
-    return load("takeo2003").by_id()[cid].rule
+    return load_claims("takeo2003").by_id()[cid].rule
 
 
 def _order_claim(res, m, metric, text, source, best, unit, *, largest=True, cid=None, reps=None, finding=""):
@@ -208,9 +203,6 @@ def _order_claim(res, m, metric, text, source, best, unit, *, largest=True, cid=
     ``effect`` times the named case's mean (the claims file's ``effect``). ``res[(case, m)][metric]`` is
     (mean, 95 % t half-width) or (mean, half-width, replications); ``reps`` gives the replications when the
     entries do not."""
-    from qosbound.reproduce import rules as R
-    from qosbound.validation.stats import two_sided_t
-
     rule = _rule(cid) if cid else None
     alpha = float(rule.level) if rule else 0.05
     rel = float(rule.effect) if rule and rule.effect is not None else 0.2
@@ -229,7 +221,7 @@ def _order_claim(res, m, metric, text, source, best, unit, *, largest=True, cid=
                           names=(b, c)) for b in best for c in others]
     t = R.intersection_union(tests)
     ok = t.p <= alpha
-    shown = ", ".join(f"{c[-1]}: {C._fmt(vals[c][0], unit, 3)}" for c in CASES)
+    shown = ", ".join(f"{c[-1]}: {C.fmt(vals[c][0], unit, 3)}" for c in CASES)
     pw = "" if t.power is None else f"; power {100 * t.power:.0f} % at a {100 * rel:g} % difference"
     rule_text = (f"m = {m}: {' and '.join(best)} {'above' if largest else 'below'} every other case: one-sided "
                  f"Welch tests on the replication means (intersection-union), p <= {alpha:g} before Holm")
@@ -272,8 +264,6 @@ def net_claims(res: dict, m: int = 0, reps: int | None = None) -> list[C.Claim]:
 
 
 def _stat(res, case, m, metric, reps):
-    from qosbound.validation.stats import two_sided_t
-
     v = res[(case, m)][metric]
     n = int(v[2]) if len(v) > 2 else int(reps or 1)
     se = v[1] / two_sided_t(0.95, n - 1) if n > 1 and math.isfinite(v[1]) else 0.0
@@ -308,8 +298,6 @@ def shrink_claims(res: dict, m0: int, m1: int, reps: int | None = None) -> list[
     """Section IV's and V (ii)'s "the differences between the cases shrink as the additional delay grows": per
     quantity, the spread between the cases at ``m1`` minus at ``m0``, one-sided test that it is below 0 (normal
     approximation on the cases' standard errors)."""
-    from qosbound.reproduce import rules as R
-
     out = []
 
     def row(text, source, metric, groups=None):
@@ -355,12 +343,10 @@ def print_results(res: dict) -> None:
 def figure(res: dict, out) -> None:
     """Figs. 3-7 in the paper's form: each measured quantity against the average additional delay, one line
     per case."""
-    import matplotlib
+    import matplotlib  # matplotlib: a costly import, needed only when figures are drawn
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from qosbound.validation.plots import save
 
     ms = sorted({k[1] for k in res})
     x = [1e3 * float(np.mean(CLIENT_DELAYS[m])) for m in ms]

@@ -39,7 +39,7 @@ def test_reproduce_quick_shape(capsys, tmp_path):
     cap = out["cap_region"][0]["cap_min_drop"]
     assert cap[-1] == pytest.approx(1.0) and np.all(np.diff(cap) > 0)
     # the delay CDFs of Figures 8 and 11 rest on enough packets, hint 1 included
-    from qosbound.reproduce.tsq import CDF_MIN_PACKETS
+    from qosbound.reproduce.tsq_figures import CDF_MIN_PACKETS
 
     assert min(out["audio"]["cdf_packets"].values()) >= CDF_MIN_PACKETS
     assert [r["audio_flows"] for r in out["mixed"]] == [1, 25, 50, 75] == [r["audio_flows"] for r in out["udp_mix"]]
@@ -57,7 +57,7 @@ def test_reproduce_quick_shape(capsys, tmp_path):
 
 def test_argmax_by_seed_counts_each_replications_optimum():
     """The optimum hint seed by seed: replication r of every hint is one seed; ties go to the higher hint."""
-    from qosbound.reproduce.tsq import argmax_by_seed
+    from qosbound.reproduce.tsq_experiments import argmax_by_seed
 
     rows = [{"hint": 5, "quality_reps": [0.9, 0.5, 0.7]}, {"hint": 6, "quality_reps": [0.8, 0.6, 0.7]},
             {"hint": 7, "quality_reps": [0.1, 0.61, 0.2]}]
@@ -105,7 +105,7 @@ def test_best_hint_claim_reproduced_found_or_not_met():
     within NEAR_OPTIMUM hints) it is NOT MET."""
     from qosbound.analytic.tsq import reference_data
     from qosbound.reproduce import claims as C
-    from qosbound.reproduce.tsq import claims
+    from qosbound.reproduce.tsq_claims import claims
 
     data = reference_data()
 

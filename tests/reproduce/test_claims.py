@@ -169,7 +169,8 @@ def _koehler_loads(af13):
 
 
 def test_koehler1999_judges_section_4_2(monkeypatch, capsys):
-    monkeypatch.setattr(koehler1999, "tcp_section", lambda quick, out: (None, [], []))  # tests/test_koehler_tcp.py
+    # the TCP section: tests/reproduce/test_koehler1999_tcp.py
+    monkeypatch.setattr(koehler1999, "tcp_section", lambda quick, out: (None, [], []))
     monkeypatch.setattr(koehler1999, "marker_rows", lambda quick=False: [])
     monkeypatch.setattr(koehler1999, "load_rows", lambda quick=False: _koehler_loads([0.0, 0.05, 0.4]))
     code, doc = _json(capsys, "koehler1999", "--quick")

@@ -1,4 +1,5 @@
-"""Linux tc: its units (kbps is kilobytes per second), scripts and tc -j JSON, and their meaning in the port."""
+"""The queueing meaning of Linux tc configurations (qosbound.configs.tc_semantics): htb, prio, tbf, red and
+gred trees as ports, and what is refused."""
 
 from __future__ import annotations
 
@@ -6,30 +7,11 @@ import pytest
 
 from qosbound.configs import import_configs, load_configs
 from qosbound.configs.tc_semantics import _red_wlog
-from qosbound.configs.tc_units import TcUnitError, tc_json_rate, tc_quantity
 from qosbound.errors import ConfigError, ConfigRefused
 from tests.configs_helpers import CONFIG_EXAMPLES, MALFORMED, cls, ports
 
+
 TRAFFIC = CONFIG_EXAMPLES / "traffic" / "home-prio-tbf.yaml"
-
-
-@pytest.mark.parametrize("text, kind, value", [
-    ("5mbit", "rate", 5e6), ("5Mbit", "rate", 5e6), ("100kbps", "rate", 800e3), ("1mbps", "rate", 8e6),
-    ("2000", "rate", 2000.0), ("1gbit", "rate", 1e9), ("1kibit", "rate", 1024.0),
-    ("1540", "size", 1540.0), ("10kb", "size", 10240.0), ("32k", "size", 32768.0), ("1mb", "size", 1048576.0),
-    ("8kbit", "size", 1024.0), ("50ms", "time", 0.05), ("20", "time", 2e-5), ("1s", "time", 1.0),
-])
-def test_tc_units_as_tc_reads_them(text, kind, value):
-    assert tc_quantity(text, kind) == pytest.approx(value, rel=1e-12)
-
-
-def test_tc_units_refuse_what_tc_would_refuse():
-    for text, kind in (("5 furlongs", "rate"), ("fast", "rate"), ("10xb", "size"), ("", "time")):
-        with pytest.raises(TcUnitError):
-            tc_quantity(text, kind)
-    assert tc_json_rate(250000) == 2e6  # tc -j prints bytes per second
-    with pytest.raises(TcUnitError):
-        tc_json_rate("250000")
 
 
 def test_htb_red_home_gateway_script():
@@ -58,26 +40,6 @@ def test_red_ewma_weight_follows_the_burst_rule():
     assert 55 + 1 - 30 <= (1 - (1 - weight) ** 55) / weight
     looser = 2.0 ** -(w - 1)
     assert not 55 + 1 - 30 <= (1 - (1 - looser) ** 55) / looser
-
-
-def test_script_and_json_dump_give_the_same_port():
-    """home-htb-red.json is what tc -j prints for the script (no filters: the DSCP lists differ only there)."""
-    [s] = load_configs([CONFIG_EXAMPLES / "home-htb-red.sh"])
-    [j] = load_configs([CONFIG_EXAMPLES / "home-htb-red.json"])
-    for name in ("htb_1_10", "htb_1_20", "class-default"):
-        a, b = dict(cls(s, name)), dict(cls(j, name))
-        for c in (a, b):
-            c.pop("dscp", None)
-            c.pop("traffic", None)
-        if "dropper" in a:
-            a["dropper"].pop("exponent")
-            b["dropper"].pop("exponent")
-            # the JSON dump has no avpkt: thresholds are in full-size packets there
-            assert b["dropper"]["thresholds"]["DF"]["min_th"] == 20  # 30000 B / 1500 B
-            a.pop("dropper"), b.pop("dropper")
-            a.pop("queue_limit"), b.pop("queue_limit")
-        assert a == b, name
-    assert s.scenario["link"] == j.scenario["link"]
 
 
 def test_the_kernels_default_roots_are_not_ports():
@@ -135,30 +97,12 @@ def test_sfq_in_a_leaf_is_refused(tmp_path):
                         "tc qdisc add dev eth0 parent 1:10 handle 10: sfq perturb 10\n", "gw.sh")
 
 
-def test_unset_shell_variables_and_unknown_rates_are_errors(tmp_path):
-    with pytest.raises(ConfigError, match=r"unset-variable.sh:3.*\$WAN"):
-        load_configs([MALFORMED / "unset-variable.sh"])
-    with pytest.raises(ConfigError, match="rate of eth0 is unknown"):
-        ports(tmp_path, "tc qdisc add dev eth0 root handle 1: pfifo limit 100\n", "gw.sh")
-
-
 def test_htb_rates_over_the_parent_are_an_error(tmp_path):
     with pytest.raises(ConfigError, match="add up to 15 Mbit/s, more than the parent's 10 Mbit/s"):
         ports(tmp_path, "tc qdisc add dev eth0 root handle 1: htb default 20\n"
                         "tc class add dev eth0 parent 1: classid 1:1 htb rate 10mbit\n"
                         "tc class add dev eth0 parent 1:1 classid 1:10 htb rate 10mbit\n"
                         "tc class add dev eth0 parent 1:1 classid 1:20 htb rate 5mbit\n", "gw.sh")
-
-
-def test_continuations_comments_and_del_root(tmp_path):
-    [p] = ports(tmp_path, "#!/bin/sh\nDEV=eth0  # the uplink\ntc qdisc add dev $DEV root handle 9: pfifo limit 5\n"
-                          "tc qdisc del dev ${DEV} root\n"
-                          "tc qdisc add dev $DEV root handle 1: tbf rate 4mbit \\\n   burst 10kb latency 20ms\n",
-                "gw.sh")
-    assert p.scenario["link"] == {"rate": "4 Mbit/s"}
-    # limit = rate x latency + burst = 10000 + 10240 B = 13 full-size packets
-    assert cls(p, "class-default")["queue_limit"] == 13
-    assert p.provenance["link.rate"].endswith("gw.sh:5")
 
 
 def test_gred_virtual_queues_give_one_threshold_set_per_dscp(tmp_path):

@@ -90,8 +90,8 @@ def test_a_malformed_claims_file_is_one_clear_error(text, field):
 
 def test_the_shrink_effect_of_the_file_is_the_code_s():
     """The power of Koehler's "differences shrink" tests is computed at the code's SHRINK_EFFECT."""
-    from qosbound.reproduce import koehler1999_tcp
+    from qosbound.reproduce import koehler1999_tcp_claims
 
     by = F.load("koehler1999").by_id()
     assert by["twobit-differences-shrink"].rule.effect == by["af-differences-shrink"].rule.effect == \
-        koehler1999_tcp.SHRINK_EFFECT
+        koehler1999_tcp_claims.SHRINK_EFFECT

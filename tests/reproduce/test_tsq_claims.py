@@ -22,10 +22,10 @@ def _mix(values, spread=1e-4, reps=4):
 def test_above_one_at_every_mix_is_reproduced_flat_is_the_finding_and_a_real_loss_is_not_met():
     """Figure 16's "normalised quality above 1 at every mix": resolved above 1 everywhere is reproduced; a mix not
     resolved above 1 (but not below it either) is the documented finding; a mix resolved 5 % below 1 is NOT MET."""
-    from qosbound.reproduce.tsq import FILE_FLAT_FINDING, _above_one
+    from qosbound.reproduce.tsq_claims import FILE_FLAT_FINDING, above_one
 
     def verdict(values):
-        return _above_one("x", "s", _mix(values), "file_quality", True, flat=FILE_FLAT_FINDING).verdict
+        return above_one("x", "s", _mix(values), "file_quality", True, flat=FILE_FLAT_FINDING).verdict
 
     assert verdict([1.01, 1.02, 1.01, 1.01]) == C.REPRODUCED
     assert verdict([1.01, 1.02, 1.01, 1.0]) == C.FINDING
@@ -35,10 +35,10 @@ def test_above_one_at_every_mix_is_reproduced_flat_is_the_finding_and_a_real_los
 def test_falling_normalised_quality_reproduced_or_flat_finding():
     """"Normalised quality decreases as the share grows": a resolved fall is reproduced; none, with no mix resolved
     below 1, is the documented finding; a mix resolved below 1 is NOT MET."""
-    from qosbound.reproduce.tsq import FILE_FLAT_FINDING, _decreasing
+    from qosbound.reproduce.tsq_claims import FILE_FLAT_FINDING, decreasing
 
     def verdict(values):
-        return _decreasing("x", "s", _mix(values), "file_quality", flat=FILE_FLAT_FINDING).verdict
+        return decreasing("x", "s", _mix(values), "file_quality", flat=FILE_FLAT_FINDING).verdict
 
     assert verdict([1.04, 1.03, 1.02, 1.01]) == C.REPRODUCED
     assert verdict([1.001, 1.003, 1.002, 1.003]) == C.FINDING
@@ -58,7 +58,7 @@ def test_optimum_is_judged_on_the_spread_over_seeds():
     """The best hint at 6: reproduced when 6 lies within the interquartile range of the seeds' optima even if the
     mean peaks elsewhere; a finding when that range lies within 3 hints of 6 but not at it, even with one seed in
     the tail; NOT MET when the range reaches farther."""
-    from qosbound.reproduce.tsq import optimum_claim
+    from qosbound.reproduce.tsq_claims import optimum_claim
 
     assert optimum_claim("audio", _hint_rows(7, [5, 7, 7]), 6, "s", "cause").verdict == C.REPRODUCED
     assert optimum_claim("audio", _hint_rows(4, [3, 4, 4]), 6, "s", "cause").verdict == C.FINDING

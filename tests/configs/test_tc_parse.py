@@ -1,0 +1,48 @@
+"""tc scripts and tc -j dumps read into commands (qosbound.configs.tc_parse): variables, continuations,
+comments, ``del root``, and a script and its JSON dump giving the same port."""
+
+from __future__ import annotations
+
+import pytest
+
+from qosbound.configs import load_configs
+from qosbound.errors import ConfigError
+from tests.configs_helpers import CONFIG_EXAMPLES, MALFORMED, cls, ports
+
+
+def test_script_and_json_dump_give_the_same_port():
+    """home-htb-red.json is what tc -j prints for the script (no filters: the DSCP lists differ only there)."""
+    [s] = load_configs([CONFIG_EXAMPLES / "home-htb-red.sh"])
+    [j] = load_configs([CONFIG_EXAMPLES / "home-htb-red.json"])
+    for name in ("htb_1_10", "htb_1_20", "class-default"):
+        a, b = dict(cls(s, name)), dict(cls(j, name))
+        for c in (a, b):
+            c.pop("dscp", None)
+            c.pop("traffic", None)
+        if "dropper" in a:
+            a["dropper"].pop("exponent")
+            b["dropper"].pop("exponent")
+            # the JSON dump has no avpkt: thresholds are in full-size packets there
+            assert b["dropper"]["thresholds"]["DF"]["min_th"] == 20  # 30000 B / 1500 B
+            a.pop("dropper"), b.pop("dropper")
+            a.pop("queue_limit"), b.pop("queue_limit")
+        assert a == b, name
+    assert s.scenario["link"] == j.scenario["link"]
+
+
+def test_unset_shell_variables_and_unknown_rates_are_errors(tmp_path):
+    with pytest.raises(ConfigError, match=r"unset-variable.sh:3.*\$WAN"):
+        load_configs([MALFORMED / "unset-variable.sh"])
+    with pytest.raises(ConfigError, match="rate of eth0 is unknown"):
+        ports(tmp_path, "tc qdisc add dev eth0 root handle 1: pfifo limit 100\n", "gw.sh")
+
+
+def test_continuations_comments_and_del_root(tmp_path):
+    [p] = ports(tmp_path, "#!/bin/sh\nDEV=eth0  # the uplink\ntc qdisc add dev $DEV root handle 9: pfifo limit 5\n"
+                          "tc qdisc del dev ${DEV} root\n"
+                          "tc qdisc add dev $DEV root handle 1: tbf rate 4mbit \\\n   burst 10kb latency 20ms\n",
+                "gw.sh")
+    assert p.scenario["link"] == {"rate": "4 Mbit/s"}
+    # limit = rate x latency + burst = 10000 + 10240 B = 13 full-size packets
+    assert cls(p, "class-default")["queue_limit"] == 13
+    assert p.provenance["link.rate"].endswith("gw.sh:5")
