@@ -28,8 +28,7 @@ LOWER = {
 }
 
 #: Command modules (the CLI and what it composes) that the system layer must never import.
-COMMANDS = {"qosbound.cli", "qosbound.commands", "qosbound.reproduce", "qosbound.model_cmd", "qosbound.validate_cmd",
-            "qosbound.tfrc_cli", "qosbound.__main__"}
+COMMANDS = {"qosbound.cli", "qosbound.commands", "qosbound.reproduce", "qosbound.__main__"}
 
 
 def _modules(folder: Path, package: str):
