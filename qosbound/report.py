@@ -8,6 +8,7 @@ import sys
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from qosbound.errors import QosboundError
 from qosbound.pages.anchors import scenario_anchor, section_anchor, slo_anchor
 from qosbound.results import METHODS, Kind, Result, Verdict
 from qosbound.units import format_quantity
@@ -405,8 +406,6 @@ def write_junit_batch(path: str, name: str, groups: list[list[str]]) -> None:
 def _write(path: str, text: str) -> None:
     """Write the report whole or not at all (a signal during the write leaves no half of it): a temporary
     file beside it, renamed over it; a special file (e.g. /dev/stdout) is written directly."""
-    from qosbound.errors import QosboundError
-
     tmp = None
     try:
         if os.path.exists(path) and not os.path.isfile(path):
