@@ -2,8 +2,8 @@
 
 OLD and NEW are two folders (or files) of router configurations, or, with ``--git``, two revisions of a folder in
 the git repository of the current directory (``qosbound diff --git main HEAD configs/``). Both sides are imported
-with the same traffic and SLO files (:mod:`qosbound.commands.router_configs`'s rules) and evaluated by the same methods (the
-closed forms unless ``--methods`` says otherwise). Per port (matched by host and interface) and class it reports
+with the same traffic and SLO files (:mod:`qosbound.commands.router_configs`'s rules) and evaluated by the same
+methods (the closed forms unless ``--methods`` says otherwise). Per port (matched by host and interface) and class it reports
 what changed in the configuration -- each field with its value before and after and the line that sets it now --,
 the answers before and after, and every SLO whose state changed. The report is Markdown, fit for a merge-request
 comment (``--out FILE`` also writes it to a file).
