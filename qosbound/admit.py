@@ -50,7 +50,8 @@ from dataclasses import dataclass, field
 from qosbound.errors import SKIPPABLE, ScenarioError
 from qosbound.progress import QUIET, report_partial, report_status
 from qosbound.results import Kind
-from qosbound.scenario import build, get_path, in_form, parameter_kind, set_path, value_text
+from qosbound.parameter_path import get_path, set_path
+from qosbound.scenario import build, in_form, parameter_kind, value_text
 from qosbound.systems import get_system
 from qosbound.units import SI_UNIT, format_quantity, parse_quantity
 from qosbound.verdicts import judge_slo
@@ -82,10 +83,10 @@ class AdmitResult:
     bound_evaluations: int = 0  # evaluations on the closed forms alone
 
 
-_KIND_OF_UNIT = {"rate": "bit/s", "time": "s", "size": "B", "probability": "1", "count": "1"}
+UNIT_OF_KIND = {"rate": "bit/s", "time": "s", "size": "B", "probability": "1", "count": "1"}
 
 
-def _kind_of(value, raw: dict | None = None, path: str | None = None) -> str:
+def value_kind(value, raw: dict | None = None, path: str | None = None) -> str:
     """The parameter's kind: from the scenario's schema when ``raw`` and ``path`` name it (a rate stays a rate
     when the file gives it as a bare number), else guessed from the value."""
     if isinstance(value, bool):
@@ -104,7 +105,8 @@ def _kind_of(value, raw: dict | None = None, path: str | None = None) -> str:
     raise ScenarioError(f"cannot vary '{value}': not a number or a quantity with units")
 
 
-def _parse_bound(text, kind: str, flag: str) -> float:
+def parse_bound(text, kind: str, flag: str) -> float:
+    """A search bound (``--min``/``--max``, a sweep's range end) in SI units: a count bare, else with its unit."""
     if kind == "count":
         try:
             x = float(text)
@@ -143,15 +145,15 @@ def search_range(scn, parameter: str, lo_text, hi_text, direction: str = "larges
     """Read ``--min`` / ``--max`` in the units of the varied parameter ("100 kbit/s", "5 ms"; a bare number only
     for a count or a probability) and check the range: finite, ``min < max``, inside the parameter's domain."""
     current = value_text(get_path(scn.raw, parameter))
-    kind = _kind_of(current, scn.raw, parameter)
-    lo = _parse_bound(lo_text, kind, "--min") if lo_text is not None else None
-    hi = _parse_bound(hi_text, kind, "--max") if hi_text is not None else None
+    kind = value_kind(current, scn.raw, parameter)
+    lo = parse_bound(lo_text, kind, "--min") if lo_text is not None else None
+    hi = parse_bound(hi_text, kind, "--max") if hi_text is not None else None
     positive = kind in ("rate", "time", "size")
     for x, flag in ((lo, "--min"), (hi, "--max")):
         if x is None:
             continue
         if positive and x <= 0:
-            raise ScenarioError(f"must be positive: {parameter} is a {kind}, got {x:g} {_KIND_OF_UNIT[kind]}",
+            raise ScenarioError(f"must be positive: {parameter} is a {kind}, got {x:g} {UNIT_OF_KIND[kind]}",
                                 field=flag)
         if kind == "probability" and not 0 <= x <= 1:
             raise ScenarioError(f"must lie in [0, 1]: {parameter} is a probability, got {x:g}", field=flag)
@@ -369,8 +371,8 @@ class _Search:
         self.raw = scn.raw
         self.written = get_path(self.raw, parameter)
         current = value_text(self.written)
-        self.kind = _kind_of(current, self.raw, parameter)
-        self.unit = _KIND_OF_UNIT[self.kind]
+        self.kind = value_kind(current, self.raw, parameter)
+        self.unit = UNIT_OF_KIND[self.kind]
         self.x0 = parse_quantity(current, self.kind) if self.kind != "count" else float(current)
         self.integer = isinstance(current, int) and not isinstance(current, bool) and self.kind == "count"
         self.methods = system.default_methods(scn)
@@ -680,7 +682,7 @@ class _Search:
         elif math.isfinite(fb) and fa > 0:
             # brentq needs a sign change; where the margin is exactly 0 over a stretch (an SLO met with equality,
             # e.g. gTFRC's rate pinned at its target) it would stop at the bracket's end, so bisect on feasibility.
-            from scipy.optimize import brentq
+            from scipy.optimize import brentq  # costly (SciPy's root finders): only on a bracket to refine
 
             try:
                 best = brentq(self.margin, a, b, rtol=self.rtol, maxiter=self.max_evals)
@@ -726,7 +728,7 @@ class _Search:
         return f"{message}; the tightest there: {name} ({100 * margin:.3g} % of its limit to spare)"
 
     def _bisect(self, a, b, rtol) -> float:
-        return _bisect(self.margin, a, b, rtol(a), self.max_evals)
+        return bisect_root(self.margin, a, b, rtol(a), self.max_evals)
 
     def _final(self, best: float, message: str, edge: bool = False) -> AdmitResult:
         """The answer at ``best``: the binding SLO (the one that fails at the nearest infeasible value evaluated
@@ -764,7 +766,7 @@ class _Search:
                             infeasible=nearest if nearest is not None else None)
 
 
-def _bisect(f, a, b, rtol, max_evals):
+def bisect_root(f, a, b, rtol, max_evals):
     """Bisection on feasibility (``f(x) >= 0``) between a feasible ``a`` and an infeasible ``b``, down to ``rtol``
     relative; the last feasible point."""
     for _ in range(max_evals):

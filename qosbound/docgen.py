@@ -30,6 +30,11 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from qosbound import cli
+from qosbound.scenario import ScenarioBase
+from qosbound.systems import SYSTEMS, get_system
+from qosbound.units import format_quantity
+
 __all__ = ["schema_markdown", "cli_markdown", "pages", "undescribed_fields", "main", "TYPE_ALIASES"]
 
 #: The named field types of the scenario schema: how each reads in the reference, its SI unit (a bare number
@@ -180,8 +185,6 @@ def _validators(model: type[BaseModel]):
 @lru_cache(maxsize=None)
 def _alias_names() -> dict[int, str]:
     """id(validator metadata) -> alias name, for the Annotated aliases the schema modules define or import."""
-    from qosbound.systems import SYSTEMS, get_system
-
     modules = {sys.modules["qosbound.scenario"] if "qosbound.scenario" in sys.modules else None}
     for name in SYSTEMS:
         mod = get_system(name)
@@ -276,8 +279,6 @@ def _value(v, unit: str) -> str:
     if isinstance(v, bool):
         return f"`{str(v).lower()}`"
     if isinstance(v, (int, float)) and unit in ("s", "bit/s", "B") and math.isfinite(v):
-        from qosbound.units import format_quantity
-
         return f"`{format_quantity(float(v), unit, digits=6)}`"
     if isinstance(v, float):
         return f"`{v:g}`"
@@ -369,9 +370,6 @@ def _section_markdown(title: str, anchor: str, model: type[BaseModel], path: str
 
 def schema_markdown(missing: list[str] | None = None) -> str:
     """The scenario schema reference of every system, from the pydantic models."""
-    from qosbound.scenario import ScenarioBase
-    from qosbound.systems import SYSTEMS, get_system
-
     missing = [] if missing is None else missing
     anchors: dict[type, str] = {}
     out = ["# Scenario schema reference", "",
@@ -419,8 +417,6 @@ def undescribed_fields() -> list[str]:
 # ---- the CLI page -------------------------------------------------------------------------------------------
 
 def _parser() -> argparse.ArgumentParser:
-    from qosbound import cli
-
     build = getattr(cli, "build_parser", None)
     if build is None:
         raise RuntimeError("qosbound.cli has no build_parser(): point qosbound.docgen._parser at the function "

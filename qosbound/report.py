@@ -8,6 +8,7 @@ import sys
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from qosbound.errors import QosboundError
 from qosbound.pages.anchors import scenario_anchor, section_anchor, slo_anchor
 from qosbound.results import METHODS, Kind, Result, Verdict
 from qosbound.units import format_quantity
@@ -18,7 +19,7 @@ __all__ = ["render_text", "render_json", "json_document", "write_junit", "write_
 
 
 def console(file=None):
-    from rich.console import Console
+    from rich.console import Console  # costly at start-up (rich): loaded when a report prints, not for --help
 
     return Console(file=file or sys.stdout, soft_wrap=False, width=160 if not (file or sys.stdout).isatty() else None)
 
@@ -130,8 +131,8 @@ def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdic
                 title: str | None = None, skipped: dict[str, str] | None = None, inputs=None) -> None:
     """The report of ``plan``: the inputs as understood, the results table, notes, the SLO verdicts and the
     agreement checks."""
-    from rich.markup import escape as escape_markup
-    from rich.table import Table
+    from rich.markup import escape as escape_markup  # costly at start-up (rich), as in console()
+    from rich.table import Table  # costly at start-up (rich), as in console()
 
     c = console(out)
     for line in inputs_block(inputs):
@@ -217,7 +218,7 @@ def render_json(scenario: Any, results: list[Result], verdicts: list[Verdict], e
 def slo_line(v: Verdict) -> str:
     """One SLO verdict as ``verify`` prints it (rich markup): 'ok   NAME (method [kind]: value, limit L)' or
     'FAIL NAME: violated by X (...)'; 'WARN' when a confidence interval straddles the limit."""
-    from rich.markup import escape as escape_markup
+    from rich.markup import escape as escape_markup  # costly at start-up (rich), as in console()
 
     kind = escape_markup(f" [{v.result_kind}]") if v.result_kind else ""
     detail = f" - {escape_markup(v.detail)}" if v.detail else ""
@@ -231,7 +232,7 @@ def slo_line(v: Verdict) -> str:
 
 def agreement_line(v: Verdict) -> str:
     """One agreement verdict as ``verify`` prints it (rich markup): 'agree', 'approximate' or 'DISAGREE'."""
-    from rich.markup import escape as escape_markup
+    from rich.markup import escape as escape_markup  # costly at start-up (rich), as in console()
 
     tag = {"agree": "[green]agree[/]     ", "approximate": "[yellow]approximate[/]",
            "disagree": "[bold red]DISAGREE[/]  "}.get(v.status, v.status)
@@ -405,8 +406,6 @@ def write_junit_batch(path: str, name: str, groups: list[list[str]]) -> None:
 def _write(path: str, text: str) -> None:
     """Write the report whole or not at all (a signal during the write leaves no half of it): a temporary
     file beside it, renamed over it; a special file (e.g. /dev/stdout) is written directly."""
-    from qosbound.errors import QosboundError
-
     tmp = None
     try:
         if os.path.exists(path) and not os.path.isfile(path):

@@ -24,6 +24,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationE
                       model_validator)
 
 from qosbound.errors import ScenarioError
+from qosbound.parameter_path import get_path, path_parts, resolve_path, set_path
 from qosbound.units import Kind, parse_quantity
 
 __all__ = [
@@ -377,90 +378,6 @@ def load(path: str | Path):
     return build(load_raw(path), str(path))
 
 
-def path_parts(dotted: str) -> list[str]:
-    """The segments of a dotted parameter path: split at dots, a segment in double or single quotes taken whole
-    (``classes."VOICE.RTP".police.cir`` -> ``['classes', 'VOICE.RTP', 'police', 'cir']``). Unquoted names with
-    dots are joined again by :func:`resolve_path` against the scenario's own names."""
-    parts: list[str] = []
-    i, n = 0, len(dotted)
-    while i <= n:
-        if i < n and dotted[i] in "\"'":
-            q = dotted[i]
-            j = dotted.find(q, i + 1)
-            if j < 0 or (j + 1 < n and dotted[j + 1] != "."):
-                raise ScenarioError(f"'{dotted}': a quoted segment is closed by {q} and followed by '.' or the end",
-                                    field=dotted)
-            parts.append(dotted[i + 1:j])
-            i = j + 2
-            continue
-        j = dotted.find(".", i)
-        j = n if j < 0 else j
-        parts.append(dotted[i:j])
-        i = j + 1
-    if any(p == "" for p in parts):
-        raise ScenarioError(f"'{dotted}': an empty segment in the parameter path", field=dotted)
-    return parts
-
-
-def _named(item, name: str) -> bool:
-    return isinstance(item, dict) and str(item.get("name")) == name
-
-
-def resolve_path(raw: dict, dotted: str) -> list[str]:
-    """The segments of ``dotted`` as they address ``raw``: a mapping's key, or a list's element by its index or
-    its ``name`` -- a name with dots (``classes.VOICE.RTP.police.cir``) is the longest run of segments that
-    names an element, so a class named ``VOICE.RTP`` is found whether or not its name is quoted."""
-    parts = path_parts(dotted)
-    out: list[str] = []
-    cur = raw
-    i = 0
-    while i < len(parts):
-        part = parts[i]
-        if isinstance(cur, dict) and part in cur:
-            out.append(part)
-            cur = cur[part]
-            i += 1
-            continue
-        if isinstance(cur, list):
-            hit = None
-            for j in range(len(parts), i + 1, -1):  # the longest run of segments that names an element
-                name = ".".join(parts[i:j])
-                hit = next((item for item in cur if _named(item, name)), None)
-                if hit is not None:
-                    out.append(name)
-                    cur = hit
-                    i = j
-                    break
-            if hit is not None:
-                continue
-            if part.isdigit() and int(part) < len(cur):  # an index, as before names with dots were read
-                out.append(part)
-                cur = cur[int(part)]
-                i += 1
-                continue
-            hit = next((item for item in cur if _named(item, part)), None)
-            if hit is not None:
-                out.append(part)
-                cur = hit
-                i += 1
-                continue
-        raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted)
-    return out
-
-
-def _child(cur, part: str, dotted: str):
-    """One step of a resolved parameter path: a mapping's key, or a list's element by its ``name`` or index."""
-    if isinstance(cur, dict) and part in cur:
-        return cur[part]
-    if isinstance(cur, list):
-        if part.isdigit() and int(part) < len(cur):
-            return cur[int(part)]
-        for item in cur:
-            if _named(item, part):
-                return item
-    raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted)
-
-
 def _members(tp, metadata=()) -> list[tuple[Any, tuple]]:
     """(type, metadata) of each member of a union, with Annotated metadata collected."""
     origin = typing.get_origin(tp)
@@ -526,32 +443,6 @@ def parameter_kind(raw: dict, dotted: str) -> str | None:
     except ScenarioError:
         parts = path_parts(dotted)
     return field_kind(get_system(name).Scenario, parts)
-
-
-def get_path(raw: dict, dotted: str):
-    """The value at a dotted parameter path; a list element is addressed by its index or by its ``name``
-    (``classes.voice.police.cir``, ``traffic.BE.sizes.0.size``; a name with dots as written, or quoted:
-    :func:`resolve_path`)."""
-    cur = raw
-    for part in resolve_path(raw, dotted):
-        cur = _child(cur, part, dotted)
-    return cur
-
-
-def set_path(raw: dict, dotted: str, value) -> dict:
-    """Return a copy of ``raw`` with the dotted parameter (as :func:`get_path` addresses it) replaced."""
-    out = copy.deepcopy(raw)
-    parts = resolve_path(raw, dotted)
-    cur = out
-    for part in parts[:-1]:
-        cur = _child(cur, part, dotted)
-    last = parts[-1]
-    target = _child(cur, last, dotted)  # the parameter exists
-    if isinstance(cur, dict):
-        cur[last] = value
-    else:
-        cur[next(i for i, x in enumerate(cur) if x is target)] = value
-    return out
 
 
 _FORM = re.compile(r"^\s*(remaining\s+)?([^%]*\S)\s*%\s*$", re.I)

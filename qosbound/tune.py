@@ -31,12 +31,21 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from qosbound.admit import _KIND_OF_UNIT, worst_margin
-from qosbound.errors import ScenarioError
-from qosbound.scenario import value_text
-from qosbound.sweep.grid import MAX_POINTS, Axis, get_param, parse_vary
+import numpy as np
 
-__all__ = ["Objective", "Point", "TuneResult", "parse_axis", "parse_slo", "tune", "add_arguments", "main"]
+from qosbound.admit import UNIT_OF_KIND, bisect_root, value_kind, worst_margin
+from qosbound.commands.common import engine_output_to_stderr
+from qosbound.commands.context import RunContext
+from qosbound.errors import ScenarioError
+from qosbound.parameter_path import get_path
+from qosbound.scenario import build, value_text
+from qosbound.sweep import Cache, prepare, run
+from qosbound.sweep.execute import evaluate_point
+from qosbound.sweep.grid import Axis, MAX_POINTS, parse_vary, set_param
+from qosbound.systems import get_system
+from qosbound.units import SI_UNIT, format_quantity
+
+__all__ = ["Objective", "Point", "TuneResult", "lines", "parse_axis", "parse_slo", "to_json", "tune"]
 
 FLAG = "--vary"
 #: Normalised margin under which an SLO counts as binding at the optimum.
@@ -132,19 +141,16 @@ def _coarse(axis: Axis, n: int) -> Axis:
 
 def _objective(scn, system, target: str, sense: str, method: str | None, methods: list[str]) -> Objective:
     try:
-        get_param(scn.raw, target)
+        get_path(scn.raw, target)
         is_param = True
     except ScenarioError:
         is_param = False
     if is_param:
-        from qosbound.admit import _kind_of
-
-        kind = _kind_of(value_text(get_param(scn.raw, target)), scn.raw, target)
-        return Objective(target, sense, True, None, _KIND_OF_UNIT[kind])
+        kind = value_kind(value_text(get_path(scn.raw, target)), scn.raw, target)
+        return Objective(target, sense, True, None, UNIT_OF_KIND[kind])
     if target not in system.metric_names(scn):
         raise ScenarioError(f"'{target}' is neither a parameter of the scenario nor one of its metrics "
                             f"({', '.join(system.metric_names(scn)[:6])}, ...)", field=f"--{sense}")
-    from qosbound.units import SI_UNIT
 
     return Objective(target, sense, False, method, SI_UNIT.get(system.metric_kind(target), "1"))
 
@@ -176,11 +182,11 @@ def _score(rec: dict, values: tuple, axes: list[Axis], obj: Objective, methods: 
 
 def tune(scn, vary: list[str], *, maximise: str | None = None, minimise: str | None = None,
          method: str | None = None, slos: list[str] = (), coarse: int = 5, cache=None, workers: int = 1,
-         scheduler: str | None = None, show_progress: bool | None = False, max_evals: int = 60) -> TuneResult:
-    """The best feasible setting of the ``vary`` axes for the objective (see the module docstring)."""
-    from qosbound.scenario import build
-    from qosbound.sweep import Cache, prepare, run
-    from qosbound.systems import get_system
+         scheduler: str | None = None, show_progress: bool | None = False, max_evals: int = 60,
+         context: RunContext | None = None) -> TuneResult:
+    """The best feasible setting of the ``vary`` axes for the objective (see the module docstring). ``context``:
+    the command's run context (the memory limit of the engine work's children; default: none)."""
+    context = context or RunContext()
 
     if (maximise is None) == (minimise is None):
         raise ScenarioError("give one objective: --maximise TARGET or --minimise TARGET", field="--maximise")
@@ -226,7 +232,7 @@ def tune(scn, vary: list[str], *, maximise: str | None = None, minimise: str | N
              for a in grid_axes]
     sw = prepare(scn, specs, methods)
     run(sw, cache=cache if cache is not None else Cache(None), workers=workers, scheduler=scheduler,
-        show_progress=show_progress)
+        show_progress=show_progress, context=context)
     seen: dict[tuple, Point] = {}
     for values, key in zip(sw.points, sw.keys):
         seen[tuple(values)] = _score(sw.records[key], tuple(values), axes, obj, methods, scn.path)
@@ -246,11 +252,9 @@ def tune(scn, vary: list[str], *, maximise: str | None = None, minimise: str | N
     refined = ""
     evals = 0
     if best is not None and any(continuous):
-        from qosbound.cli import engine_output_to_stderr, isolated
-
         with engine_output_to_stderr():  # engine work in a child, as plan and admit run it
-            refined, evals, added = isolated(_refine, scn, axes, continuous, best, obj, methods, dict(seen),
-                                             max_evals, what="the SciPy refinement of tune")
+            refined, evals, added = context.isolated(_refine, scn, axes, continuous, best, obj, methods, dict(seen),
+                                                     max_evals, what="the SciPy refinement of tune")
         seen.update(added)
         best = best_of(seen.values())
     res = _report(scn, axes, continuous, obj, best, seen, grid_points + evals, grid_points, refined)
@@ -262,11 +266,7 @@ def _refine(scn, axes, continuous, start: Point, obj: Objective, methods, seen: 
             max_evals: int) -> tuple[str, int, dict]:
     """SLSQP over the continuous axes (scaled to [0, 1]) from ``start``: what it did, how many points it evaluated
     and those points ({values: Point})."""
-    import numpy as np
-    from scipy.optimize import minimize
-
-    from qosbound.sweep.execute import evaluate_point
-    from qosbound.sweep.grid import set_param
+    from scipy.optimize import minimize  # costly (SciPy's optimisers): only when tune refines
 
     added: dict[tuple, Point] = {}
     free = [i for i, c in enumerate(continuous) if c]
@@ -319,10 +319,7 @@ def _polish(axes, free, obj: Objective, seen: dict, point, lo, hi, xtol: float =
     """From the best feasible point, find the feasibility boundary on the segment to each rejected point that is
     better on the objective and differs only in continuous axes (brentq on the smallest normalised margin where
     it is finite at both ends, as ``admit`` does; bisection on feasibility otherwise). The number of segments."""
-    import numpy as np
-    from scipy.optimize import brentq
-
-    from qosbound.admit import _bisect
+    from scipy.optimize import brentq  # costly, as in _refine
 
     feasible = [p for p in seen.values() if p.status == "feasible"]
     if not feasible:
@@ -353,11 +350,11 @@ def _polish(axes, free, obj: Objective, seen: dict, point, lo, hi, xtol: float =
                 if margin(t) < 0:
                     t = max(0.0, t - 2 * xtol)
                     if margin(t) < 0:
-                        _bisect(margin, 0.0, t, xtol, 40)
+                        bisect_root(margin, 0.0, t, xtol, 40)
                 continue
             except (ValueError, RuntimeError):
                 pass
-        _bisect(margin, 0.0, 1.0, xtol, 40)
+        bisect_root(margin, 0.0, 1.0, xtol, 40)
     return done
 
 
@@ -414,35 +411,7 @@ def _report(scn, axes, continuous, obj, best, seen, evaluations, grid_points, re
 # ---------------------------------------------------------------------------------------------------- the command
 
 
-def add_arguments(sp) -> None:
-    """The ``tune`` sub-command's options."""
-    sp.add_argument("scenario", help="scenario YAML file")
-    sp.add_argument("--vary", action="append", required=True, metavar="PARAM=SPEC",
-                    help="a dotted parameter and its range: LO..HI (a real parameter: refined by SciPy; an integer "
-                         "one: every integer), LO..HI:N, LO..HI:N:log or a,b,c (a grid); repeat for several")
-    g = sp.add_mutually_exclusive_group(required=True)
-    g.add_argument("--maximise", "--maximize", metavar="TARGET",
-                   help="a varied parameter (traffic.EF.rate) or a metric (AF1.throughput) to make as large as "
-                        "every SLO allows")
-    g.add_argument("--minimise", "--minimize", metavar="TARGET", help="a varied parameter or a metric to minimise")
-    sp.add_argument("--method", help="the method that computes the objective and the SLOs (default: closed-form "
-                                     "when enabled); the closed form also judges SLOs this method cannot")
-    sp.add_argument("--slo", action="append", default=[], metavar="METRIC<=LIMIT",
-                    help="an extra SLO constraint (METRIC<=LIMIT or METRIC>=LIMIT; a time, rate or size limit with "
-                         "its unit, e.g. 'EF.delay.p99<=2 ms', a probability bare); repeat for several")
-    sp.add_argument("--coarse", default="5", metavar="N",
-                    help="grid points per continuous axis in the first stage (default 5)")
-    sp.add_argument("--cache", metavar="DIR", default=None,
-                    help="keep the grid's points in this folder (the sweep's cache; default: none)")
-    sp.add_argument("--workers", default="1", metavar="N", help="local Dask worker processes for the grid")
-    sp.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler for the grid")
-    sp.add_argument("--json", action="store_true", help="print the machine-readable form")
-    sp.add_argument("--quiet", action="store_true", help="no progress bar")
-
-
 def _fmt(v, unit: str) -> str:
-    from qosbound.units import format_quantity
-
     if isinstance(v, int):
         return f"{v}" + (f" {unit}" if unit != "1" else "")
     return format_quantity(v, unit, digits=6) if unit != "1" else f"{v:.6g}"
@@ -544,31 +513,3 @@ def lines(res: TuneResult) -> list[str]:
         for p in res.neighbours:
             out.append(f"  nearest rejected: {_at(res.axes, p.values)}: {p.reason}")
     return out
-
-
-def main(args) -> int:
-    """The ``tune`` command: 0 a feasible optimum, 1 nothing feasible, 2 bad input."""
-    import json
-
-    from qosbound.cli import understood
-    from qosbound.scenario import load
-    from qosbound.sweep import Cache, _workers
-
-    try:
-        coarse = int(args.coarse)
-    except ValueError:
-        raise ScenarioError(f"expected a number of points, got '{args.coarse}'", field="--coarse") from None
-    workers = _workers(args.workers)
-    scn = load(args.scenario)
-    inputs = understood(scn)
-    if not args.json:  # the inputs as understood, before the search
-        print("\n".join(inputs.lines()), flush=True)
-    res = tune(scn, args.vary, maximise=args.maximise, minimise=args.minimise, method=args.method, slos=args.slo,
-               coarse=coarse, cache=Cache(args.cache), workers=workers, scheduler=args.scheduler,
-               show_progress=None if not args.quiet else False)
-    if args.json:
-        print(json.dumps({**to_json(res), "inputs": inputs.to_json()}, indent=2, allow_nan=False))
-    else:
-        for line in lines(res):
-            print(line)
-    return 0 if res.best is not None else 1

@@ -55,10 +55,26 @@ def announce(stage: str, fn):
     return wrapper
 
 
+def everywhere(module, name: str, stage: str) -> None:
+    """Wrap ``module.name`` with the stage's hook, in that module and in every loaded module that imported it by
+    name (``from module import name`` binds the original when the importer loads)."""
+    original = getattr(module, name)
+    wrapped = announce(stage, original)
+    for m in list(sys.modules.values()):
+        if m is not None and getattr(m, name, None) is original:
+            setattr(m, name, wrapped)
+
+
 def install() -> None:
     import qosbound.admit as admit
-    import qosbound.batch as batch
-    import qosbound.batch_admit as batch_admit
+    import qosbound.commands.admit  # noqa: F401 - every command module that binds a hooked function by name
+    import qosbound.commands.batch as batch
+    import qosbound.commands.batch_admit as batch_admit
+    import qosbound.commands.plan  # noqa: F401
+    import qosbound.commands.sweep  # noqa: F401
+    import qosbound.commands.tune  # noqa: F401
+    import qosbound.commands.validate  # noqa: F401
+    import qosbound.commands.verify  # noqa: F401
     import qosbound.scenario as scenario
     import qosbound.sweep.cache as cache
     import qosbound.sweep.execute as execute
@@ -66,12 +82,12 @@ def install() -> None:
     import qosbound.validation.pq_txq_sim as sim
     from qosbound import interrupts
 
-    scenario.load = announce("load", scenario.load)
-    sim.simulate_batch = announce("simulate", sim.simulate_batch)
-    plots.save = announce("plot", plots.save)
-    batch.evaluate_scenario = announce("evaluate", batch.evaluate_scenario)
-    batch_admit.evaluate_admission = announce("evaluate", batch_admit.evaluate_admission)
-    execute.evaluate_point = announce("evaluate", execute.evaluate_point)
+    everywhere(scenario, "load", "load")
+    everywhere(sim, "simulate_batch", "simulate")
+    everywhere(plots, "save", "plot")
+    everywhere(batch, "evaluate_scenario", "evaluate")
+    everywhere(batch_admit, "evaluate_admission", "evaluate")
+    everywhere(execute, "evaluate_point", "evaluate")
     admit._Search.point = announce("admit", admit._Search.point)
     original_put = cache.Cache.put
 

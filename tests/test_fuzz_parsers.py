@@ -229,7 +229,7 @@ def _is_batch_command(argv) -> bool:
     import contextlib
     import io
 
-    from qosbound.batch import is_batch
+    from qosbound.commands.batch import is_batch
     from qosbound.cli import build_parser
 
     try:

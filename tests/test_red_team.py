@@ -77,7 +77,7 @@ def test_an_output_that_cannot_be_created_names_the_path_before_any_work(capsys,
 
 def test_the_output_probe_leaves_nothing_behind(tmp_path, capsys, monkeypatch):
     """Checking `--out a/b/c` creates the missing folders to see that it can, then removes them again."""
-    from qosbound.model_cmd import check_output_dir
+    from qosbound.commands.common import check_output_dir
 
     check_output_dir(str(tmp_path / "a" / "b" / "c"))
     assert list(tmp_path.iterdir()) == []

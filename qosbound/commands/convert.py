@@ -17,16 +17,11 @@ from qosbound.errors import ScenarioError
 from qosbound.shipped import resolve_scenario
 from qosbound.systems.port.convert import convert
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["run"]
 
 
-def add_arguments(sp) -> None:
-    sp.add_argument("scenario", help="a pq_txq or af scenario YAML file (or a shipped example's name)")
-    sp.add_argument("--out", default=None, metavar="DIR", help="folder for the port scenarios (default: standard "
-                                                               "output)")
-
-
-def run(args) -> int:
+def run(args, context) -> int:
+    """``convert``: 0 (``context``: the run's context, unused: the conversion runs no engine)."""
     path = resolve_scenario(args.scenario)
     ports, notes = convert(path)
     for n in notes:

@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 
 from qosbound.errors import QosboundError
+from qosbound.pages import markdown
 
 __all__ = ["render_html", "write_html", "write_markdown", "link_from"]
 
 
 def render_html(doc: dict, command: str, *, source: str | None = None, generated: str | None = None) -> str:
     """The HTML page of ``command``'s document (see :func:`qosbound.pages.html_page.render`)."""
-    from qosbound.pages.html_page import render  # matplotlib: only when a page is asked for
+    from qosbound.pages.html_page import render  # costly (matplotlib, for the page's plots): only for a page
 
     return render(doc, command, source=source, generated=generated)
 
@@ -29,9 +30,7 @@ def write_html(path: str, doc: dict, command: str, *, source: str | None = None)
 
 def write_markdown(path: str, doc: dict, command: str, *, html: str | None = None) -> None:
     """Write the Markdown summary to ``path``; ``html`` is the link to the page from there (None: no page)."""
-    from qosbound.pages.markdown import render
-
-    write_text(path, render(doc, command, html=html), "--markdown")
+    write_text(path, markdown.render(doc, command, html=html), "--markdown")
 
 
 def write_text(path: str, text: str, flag: str) -> None:

@@ -16,6 +16,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from qosbound import __version__
 from qosbound.errors import ScenarioError
 
 __all__ = ["Cache", "default_cache_dir", "point_key", "canonical"]
@@ -30,8 +31,6 @@ def canonical(obj) -> str:
 
 
 def point_key(raw: dict, methods: list[str]) -> str:
-    from qosbound import __version__
-
     return hashlib.sha256(canonical({"scenario": raw, "methods": list(methods),
                                      "qosbound": __version__}).encode()).hexdigest()
 
@@ -39,7 +38,7 @@ def point_key(raw: dict, methods: list[str]) -> str:
 def default_cache_dir() -> Path:
     """The user's cache folder for qosbound's sweeps (platformdirs when installed, else ~/.cache/qosbound)."""
     try:
-        from platformdirs import user_cache_dir
+        from platformdirs import user_cache_dir  # optional: the fallback is ~/.cache
 
         base = Path(user_cache_dir("qosbound"))
     except ImportError:

@@ -10,14 +10,26 @@ results do not depend on the number of workers.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import ctypes
 import hashlib
+import logging
 import os
+import signal
 import time
 
 from qosbound import interrupts
+from qosbound.agreement import agreements
+from qosbound.commands.common import engine_output_to_stderr
+from qosbound.commands.context import RunContext
+from qosbound.commands.evaluation import evaluate_methods
 from qosbound.errors import Interrupted, QosboundError, ScenarioError
-from qosbound.progress import report_partial, report_status
+from qosbound.progress import QUIET, report_partial, report_status
+from qosbound.scenario import build
+from qosbound.sweep.cache import Cache, canonical
+from qosbound.systems import get_system
+from qosbound.verdicts import judge_slos
 
 __all__ = ["evaluate_point", "point_seed", "with_seed", "run_serial", "run_dask"]
 
@@ -28,8 +40,6 @@ def _reason(e: ScenarioError) -> str:
 
 def point_seed(base: int, point: dict) -> int:
     """The simulation seed of a point: the scenario's seed plus a hash of the point's parameter values."""
-    from qosbound.sweep.cache import canonical
-
     h = int(hashlib.sha256(canonical(point).encode()).hexdigest()[:12], 16)
     return (int(base) + h) % 2**31
 
@@ -58,13 +68,6 @@ def with_seed(raw: dict, point: dict, methods: list[str]) -> dict:
 def evaluate_point(raw: dict, path: str | None, methods: list[str]) -> dict:
     """Validate and evaluate one point in this process; a record {'status': 'ok' | 'invalid' | 'error', ...}
     (see the module docstring)."""
-    from qosbound.agreement import agreements
-    from qosbound.cli import _evaluate_methods, engine_output_to_stderr
-    from qosbound.progress import QUIET
-    from qosbound.scenario import build
-    from qosbound.systems import get_system
-    from qosbound.verdicts import judge_slos
-
     try:
         scn = build(raw, path)
     except ScenarioError as e:
@@ -72,7 +75,7 @@ def evaluate_point(raw: dict, path: str | None, methods: list[str]) -> dict:
     system = get_system(scn.system)
     try:
         with engine_output_to_stderr():
-            results, _, _ = _evaluate_methods(system, scn, methods, QUIET)
+            results, _, _ = evaluate_methods(system, scn, methods, QUIET)
     except Interrupted:
         raise
     except ScenarioError as e:  # refused at this point (e.g. an unstable regime, a model above its budget)
@@ -91,9 +94,6 @@ Task = tuple  # (key, raw mapping)
 def _die_with_parent(parent: int) -> None:
     """In a forked child: be killed when the sweep's process dies (even of SIGKILL), so no orphan goes on
     computing points that the next run would compute again. Linux only; elsewhere the loop checks the parent."""
-    import ctypes
-    import signal
-
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
@@ -108,8 +108,6 @@ def _batch(tasks: list[Task], path: str | None, methods: list[str], cache_folder
 
     ``parent``: the pid of the sweep's process when this runs in a child of it. ``evaluate(raw, path, methods)``
     computes a record (default :func:`evaluate_point`); ``label`` names the work on the progress bar."""
-    from qosbound.sweep.cache import Cache
-
     evaluate = evaluate or evaluate_point
     forked = parent is not None and os.getpid() != parent
     if forked:
@@ -133,15 +131,15 @@ def _batch(tasks: list[Task], path: str | None, methods: list[str], cache_folder
 
 
 def run_serial(tasks: list[Task], path: str | None, methods: list[str], cache, progress, *, evaluate=None,
-               label: str | None = None) -> dict:
+               label: str | None = None, context: RunContext | None = None) -> dict:
     """Every task in turn in one forked child (as ``plan`` runs its engines: Ctrl-C stops it at once, an
     engine crash is one line), storing each finished point in ``cache``; {key: record}. ``evaluate`` and
-    ``label``: as for :func:`_batch`."""
-    from qosbound.cli import engine_output_to_stderr, isolated
-
+    ``label``: as for :func:`_batch`; ``context``: the command's run context (its memory limit and debug
+    output for the child; default: none)."""
     with engine_output_to_stderr():
-        return isolated(_batch, list(tasks), path, methods, cache.folder, os.getpid(), evaluate=evaluate,
-                        label=label, what=label or f"a sweep of {len(tasks)} points", progress=progress)
+        return (context or RunContext()).isolated(_batch, list(tasks), path, methods, cache.folder, os.getpid(),
+                                                  evaluate=evaluate, label=label,
+                                                  what=label or f"a sweep of {len(tasks)} points", progress=progress)
 
 
 def run_dask(tasks: list[Task], path: str | None, methods: list[str], cache, progress, *, workers: int = 2,
@@ -150,12 +148,10 @@ def run_dask(tasks: list[Task], path: str | None, methods: list[str], cache, pro
     ``scheduler``, or an open distributed ``client``. Each record is stored in ``cache`` by this process as soon as its point finishes (the
     cache needs no shared file system); {key: record}."""
     try:
-        from distributed import Client, LocalCluster, as_completed
+        from distributed import Client, LocalCluster, as_completed  # optional (the dask extra)
     except ImportError:
         raise ScenarioError("needs Dask's distributed scheduler: pip install 'qosbound[dask]'",
                             field="--scheduler" if scheduler else "--workers") from None
-    import contextlib
-    import logging
 
     tasks = list(tasks)
     with contextlib.ExitStack() as stack:
@@ -208,8 +204,6 @@ def run_dask(tasks: list[Task], path: str | None, methods: list[str], cache, pro
 def _quiet_shutdown(client, futures) -> None:
     """Cancel the work and silence Dask's loggers: a cluster torn down by a signal (its workers may have had it
     too) logs connection errors with tracebacks that say nothing to the user."""
-    import logging
-
     for name in ("distributed", "tornado", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
     try:

@@ -16,12 +16,13 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from qosbound.admit import _kind_of, _parse_bound
+from qosbound.admit import parse_bound, value_kind
 from qosbound.errors import ScenarioError
-from qosbound.scenario import get_path, in_form, set_path, value_text
+from qosbound.parameter_path import get_path, set_path
+from qosbound.scenario import in_form, value_text
 from qosbound.units import SI_UNIT, format_quantity
 
-__all__ = ["Axis", "parse_vary", "points", "get_param", "set_param", "MAX_POINTS"]
+__all__ = ["Axis", "parse_vary", "points", "set_param", "MAX_POINTS"]
 
 #: Largest grid accepted (the product of the axes' lengths).
 MAX_POINTS = 100_000
@@ -63,14 +64,9 @@ class Axis:
         return self.path if self.unit == "1" else f"{self.path} [{self.unit}]"
 
 
-def get_param(raw: dict, dotted: str):
-    """:func:`qosbound.scenario.get_path`: a list element by its index or its ``name``."""
-    return get_path(raw, dotted)
-
-
 def set_param(raw: dict, dotted: str, value) -> dict:
-    """:func:`qosbound.scenario.set_path` (a copy of ``raw``), ``value`` (SI) written in the parameter's own form
-    (a percentage stays one: :func:`qosbound.scenario.in_form`)."""
+    """:func:`qosbound.parameter_path.set_path` (a copy of ``raw``), ``value`` (SI) written in the parameter's own
+    form (a percentage stays one: :func:`qosbound.scenario.in_form`)."""
     return set_path(raw, dotted, in_form(get_path(raw, dotted), value))
 
 
@@ -91,8 +87,8 @@ def parse_vary(raw: dict, text: str) -> Axis:
     if not path or not spec:
         raise ScenarioError(f"'{text}': expected PARAM=LO..HI:N, PARAM=LO..HI:N:log or PARAM=a,b,c", field=FLAG)
     try:
-        current = value_text(get_param(raw, path))
-        kind = _kind_of(current, raw, path)
+        current = value_text(get_path(raw, path))
+        kind = value_kind(current, raw, path)
     except ScenarioError as e:
         raise ScenarioError(e.problem, field=FLAG) from None
     integer = isinstance(current, int) and not isinstance(current, bool) and kind == "count"
@@ -101,7 +97,7 @@ def parse_vary(raw: dict, text: str) -> Axis:
         if not x.strip():
             raise ScenarioError(f"'{text}': an empty value", field=FLAG)
         try:
-            return _parse_bound(x.strip(), kind, FLAG)
+            return parse_bound(x.strip(), kind, FLAG)
         except ScenarioError as e:
             raise ScenarioError(f"{path}: {e.problem}", field=FLAG) from None
 

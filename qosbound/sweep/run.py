@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import csv
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from qosbound import interrupts
+from qosbound.commands.context import RunContext
 from qosbound.errors import Interrupted, ScenarioError
 from qosbound.progress import progress
 from qosbound.sweep.cache import Cache, point_key
 from qosbound.sweep.execute import run_dask, run_serial, with_seed
 from qosbound.sweep.grid import Axis, parse_vary, points, set_param
-from qosbound.units import display_scale
+from qosbound.systems import get_system
+from qosbound.units import display_scale, format_quantity
+from qosbound.validation.plots import save
+from qosbound.verdicts import EXIT_DISAGREE, EXIT_OK, EXIT_SLO
 
 __all__ = ["Sweep", "prepare", "run", "table_rows", "document", "COLUMNS"]
 
@@ -38,8 +43,6 @@ class Sweep:
 
 def prepare(scn, vary: list[str], methods: list[str] | None = None) -> Sweep:
     """The grid of ``vary`` over the scenario ``scn``, each point's scenario mapping and its cache key."""
-    from qosbound.systems import get_system
-
     if not vary:
         raise ScenarioError("give at least one parameter to vary", field="--vary")
     raw = scn.raw
@@ -60,11 +63,12 @@ def prepare(scn, vary: list[str], methods: list[str] | None = None) -> Sweep:
 
 
 def run(sw: Sweep, *, cache: Cache, workers: int = 1, scheduler: str | None = None, dask: bool | None = None,
-        show_progress: bool | None = None, client=None) -> Sweep:
+        show_progress: bool | None = None, client=None, context: RunContext | None = None) -> Sweep:
     """Fill ``sw.records``: cache hits first, then the missing points (each unique key once) on the executor.
 
     ``dask`` None: a Dask cluster when ``scheduler`` is given or ``workers`` > 1 and distributed is installed;
-    True forces it (e.g. one Dask worker, for a benchmark). ``client``: an open distributed client to use."""
+    True forces it (e.g. one Dask worker, for a benchmark). ``client``: an open distributed client to use.
+    ``context``: the command's run context (the memory limit of the isolated child; default: none)."""
     t0 = time.perf_counter()
     todo: dict[str, dict] = {}
     for key, raw in zip(sw.keys, sw.raws):
@@ -80,7 +84,7 @@ def run(sw: Sweep, *, cache: Cache, workers: int = 1, scheduler: str | None = No
         dask = bool(scheduler) or workers > 1 or client is not None
         if dask and not scheduler and client is None:
             try:
-                import distributed  # noqa: F401
+                import distributed  # noqa: F401 - optional (the dask extra): is it installed?
             except ImportError:
                 print("qosbound: note: Dask's distributed is not installed; running the points one after another",
                       file=sys.stderr)
@@ -95,7 +99,7 @@ def run(sw: Sweep, *, cache: Cache, workers: int = 1, scheduler: str | None = No
                     got = run_dask(tasks, sw.scenario.path, sw.methods, cache, prog, workers=workers,
                                    scheduler=scheduler, client=client)
                 else:
-                    got = run_serial(tasks, sw.scenario.path, sw.methods, cache, prog)
+                    got = run_serial(tasks, sw.scenario.path, sw.methods, cache, prog, context=context)
             except (Interrupted, interrupts.Stopped) as e:
                 # the points that finished are kept (and cached): a rerun resumes from them
                 done = getattr(e, "partial", None) or prog.partial_value or {}
@@ -147,8 +151,6 @@ def table_rows(sw: Sweep) -> list[dict]:
 
 def write_table(sw: Sweep, out: Path) -> list[Path]:
     """``sweep.csv`` always, ``sweep.parquet`` when pyarrow is installed; the paths written."""
-    import csv
-
     rows = table_rows(sw)
     cols = [a.column for a in sw.axes] + COLUMNS
     written = []
@@ -160,8 +162,8 @@ def write_table(sw: Sweep, out: Path) -> list[Path]:
                         for c in cols})
     written.append(out / "sweep.csv")
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow as pa  # optional: the Parquet table only when pyarrow is installed
+        import pyarrow.parquet as pq  # optional, as above
     except ImportError:
         return written
     data = {c: [row[c] for row in rows] for c in cols}
@@ -210,12 +212,10 @@ def write_plots(sw: Sweep, out: Path) -> list[str]:
     of the other parameters) named by its method and its kind -- bound, approximation, exact, numerical or a
     confidence interval drawn as a band --, each SLO's limit dashed black; loss and tail probabilities on a log
     axis, where points at exactly 0 cannot be drawn and the title says how many there are. The metrics drawn."""
-    import matplotlib
+    import matplotlib  # costly (about a second): loaded only when plots are drawn
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from qosbound.systems import get_system
-    from qosbound.validation.plots import save
+    import matplotlib.pyplot as plt  # costly, as above
 
     system = get_system(sw.scenario.system)
     x_axis = sw.axes[0]
@@ -283,8 +283,6 @@ def write_plots(sw: Sweep, out: Path) -> list[str]:
 def exit_code(sw: Sweep) -> int:
     """The most serious outcome over every point: an engine error's code, else 1 when an SLO fails somewhere
     (an invalid point counts as failing when the scenario has SLOs), else 3 when methods disagree, else 0."""
-    from qosbound.verdicts import EXIT_DISAGREE, EXIT_OK, EXIT_SLO
-
     recs = [sw.records[k] for k in sw.keys]
     errors = [r for r in recs if r["status"] == "error"]
     if errors:
@@ -300,8 +298,6 @@ def exit_code(sw: Sweep) -> int:
 
 def summary(sw: Sweep) -> list[str]:
     """The lines printed on stdout."""
-    from qosbound.units import format_quantity
-
     def at(values) -> str:
         return ", ".join(f"{a.path} = {format_quantity(v, a.unit) if a.unit != '1' else f'{v:g}'}"
                          for a, v in zip(sw.axes, values))

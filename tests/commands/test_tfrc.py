@@ -1,4 +1,4 @@
-"""Tests of qosbound.tfrc_cli: ``qosbound tfrc`` prints the equation's rate, gTFRC's, JSON and CSV tables."""
+"""Tests of qosbound.commands.tfrc: ``qosbound tfrc`` prints the equation's rate, gTFRC's, JSON and CSV tables."""
 
 from __future__ import annotations
 

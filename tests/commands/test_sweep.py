@@ -16,9 +16,10 @@ from qosbound.errors import ScenarioError
 from qosbound.scenario import build, load, load_raw
 from qosbound.sweep import Cache, parse_vary, prepare, run, table_rows
 from qosbound.sweep.execute import point_seed
-from qosbound.sweep.grid import get_param, set_param
+from qosbound.parameter_path import get_path as get_param
+from qosbound.sweep.grid import set_param
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FERRARI = str(ROOT / "examples" / "ferrari2001.yaml")
 GTFRC = str(ROOT / "examples" / "qstp_gtfrc.yaml")
 

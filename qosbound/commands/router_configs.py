@@ -14,30 +14,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qosbound.commands.common import is_config, names_configurations
+from qosbound.configs import import_configs
+from qosbound.configs.load import expand_paths
+from qosbound.configs.slos import SLOSpec, check_all_used, load_slos, slos_for
 from qosbound.errors import ConfigError, QosboundError
+from qosbound.scenario import register_virtual
 
-__all__ = ["add_arguments", "prepare", "is_config", "port_label"]
-
-#: Suffixes of scenario files: every other file named on the command line is read as a configuration.
-_SCENARIO_SUFFIXES = (".yaml", ".yml")
-
-
-def add_arguments(parser, *, folders: bool = True) -> None:
-    """``--traffic``, ``--slos`` and (for commands that take many scenarios) ``--configs DIR``."""
-    parser.add_argument("--traffic", metavar="T.yaml", help="router configurations: the traffic file (offered traffic "
-                        "per class / DSCP / interface, interface rates); default: priority classes at their policer "
-                        "rate, bandwidth classes saturated")
-    parser.add_argument("--slos", metavar="SLOS.yaml", help="router configurations: the SLO file (slos: on every port "
-                        "with the class; ports: per HOST:INTERFACE)")
-    if folders:
-        parser.add_argument("--configs", metavar="DIR", action="append", default=None,
-                            help="a folder of router configurations: every port of every file (repeatable)")
-
-
-def is_config(arg) -> bool:
-    """A command-line argument naming a configuration file: an existing file that is not a YAML scenario."""
-    return isinstance(arg, str) and Path(arg).is_file() and Path(arg).suffix.lower() not in _SCENARIO_SUFFIXES
-
+__all__ = ["port_label", "prepare"]
 
 def port_label(port) -> str:
     """The name an imported port goes by as a scenario: ``FILE#INTERFACE``."""
@@ -46,27 +30,16 @@ def port_label(port) -> str:
 
 def prepare(args) -> None:
     """Replace the configurations among ``args.scenario`` (and the ``--configs`` folders) by their ports'
-    in-memory scenarios (module docstring); nothing to do when none is named. ``args.per_slo`` is set for the
-    JUnit report (one testcase per SLO per port)."""
-    # the importers and the port schema load only when a configuration is named: every command's parser is
-    # built with add_arguments, which must stay cheap
-    from qosbound.configs import import_configs  # noqa: PLC0415
-    from qosbound.configs.load import expand_paths  # noqa: PLC0415
-    from qosbound.configs.slos import SLOSpec, check_all_used, load_slos, slos_for  # noqa: PLC0415
-    from qosbound.scenario import register_virtual  # noqa: PLC0415
-
+    in-memory scenarios (module docstring); nothing to do when none is named
+    (:func:`~qosbound.commands.common.names_configurations`). ``args.per_slo`` is set for the JUnit report (one
+    testcase per SLO per port)."""
     scen = getattr(args, "scenario", None)
     single = isinstance(scen, str)
     items = [scen] if single else list(scen or [])
     configs = [a for a in items if is_config(a)]
     folders = list(getattr(args, "configs", None) or [])
     traffic, slo_file = getattr(args, "traffic", None), getattr(args, "slos", None)
-    if not configs and not folders:
-        if traffic or slo_file:
-            raise QosboundError("--traffic and --slos apply to router configurations: name a configuration file or "
-                                "--configs DIR")
-        if not items:
-            raise QosboundError("name a scenario file, a router configuration, or --configs DIR")
+    if not names_configurations(args):
         return
     for d in folders:
         if not Path(d).is_dir():

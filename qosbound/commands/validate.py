@@ -26,9 +26,25 @@ from pathlib import Path
 from typing import get_args
 
 import numpy as np
+from rich.markup import escape
+from rich.table import Table
 
+from qosbound.commands.common import engine_output_to_stderr, understood
 from qosbound.errors import QosboundError, TraceError
-from qosbound.results import Result, Verdict
+from qosbound.progress import QUIET, progress
+from qosbound.report import console, fmt_interval, slo_summary
+from qosbound.results import Kind, Result, Verdict
+from qosbound.scenario import build, load
+from qosbound.systems import get_system
+from qosbound.systems.base import ccdf_name, parse_quantile_name
+from qosbound.trace_verdicts import compare
+from qosbound.units import format_quantity, parse_quantity
+from qosbound.validation import plots
+from qosbound.validation.compare import _colour, arrays, delays, trace_results
+from qosbound.validation.csv_import import read_timestamps_csv
+from qosbound.validation.pcap import import_pair
+from qosbound.validation.trace import read_trace
+from qosbound.verdicts import exit_code, judge_slos
 
 __all__ = ["run", "load_trace", "validate"]
 
@@ -43,11 +59,7 @@ def load_trace(spec: str):
 
     Returns (table, info dict).
     """
-    from qosbound.validation.trace import read_trace
-
     if "," in spec:
-        from qosbound.validation.pcap import import_pair
-
         ing, eg = (s.strip() for s in spec.split(",", 1))
         table, rep = import_pair(ing, eg)
         return table, {"kind": "pcap pair", "ingress": ing, "egress": eg, "match": rep.to_json()}
@@ -60,7 +72,6 @@ def load_trace(spec: str):
         except TraceError as e:
             if "missing column" not in str(e):
                 raise
-            from qosbound.validation.csv_import import read_timestamps_csv
 
             return read_timestamps_csv(p), {"kind": "timestamp csv", "file": spec}
     return read_trace(p), {"kind": "trace", "file": spec}
@@ -69,12 +80,9 @@ def load_trace(spec: str):
 def _with_plot_grid(scn, system):
     """The scenario with extra CCDF points for the plot (when its schema has ``metrics.ccdf_at`` and the system
     says which delay range is worth plotting)."""
-    from qosbound.scenario import build
-
     bound = system.plot_delays(scn)  # a system that returns a range has ``metrics.ccdf_at`` and an EF class
     if not bound:
         return scn, []
-    from qosbound.systems.base import ccdf_name
 
     own = list(scn.metrics.ccdf_at)
     grid = [float(x) for x in np.linspace(bound / _PLOT_GRID, bound, _PLOT_GRID, endpoint=False)]
@@ -132,12 +140,6 @@ def _metric_names(scn, system, reference: list[Result]) -> list[str]:
 
 def validate(scn, source: str, trace_spec: str | None = None, progress=None):
     """Reference results, trace results, verdicts, and context for a report (no printing, no plots)."""
-    from qosbound.progress import QUIET
-    from qosbound.systems import get_system
-    from qosbound.trace_verdicts import compare
-    from qosbound.validation.compare import arrays, trace_results
-    from qosbound.verdicts import judge_slos
-
     progress = progress or QUIET
     system = get_system(scn.system)
     notes: list[str] = []
@@ -173,8 +175,6 @@ def validate(scn, source: str, trace_spec: str | None = None, progress=None):
 
 def _rows(ctx) -> list[dict]:
     """One row per metric: reference estimate, bounds, observed value and a verdict."""
-    from qosbound.results import Kind
-
     ref = ctx["reference"]
     obs = {r.metric: r for r in ctx["observed"]}
     rows = []
@@ -205,9 +205,6 @@ def _rows(ctx) -> list[dict]:
 
 def _slo_marks(scn, system, cls: str) -> list[tuple[str, float | None, float | None]]:
     """The scenario's SLOs on one class's delay, as plot marks (label, delay limit, probability)."""
-    from qosbound.systems.base import parse_quantile_name
-    from qosbound.units import format_quantity, parse_quantity
-
     out = []
     for slo in scn.slos:
         parts = slo.metric.split(".", 2)
@@ -230,11 +227,6 @@ def _slo_marks(scn, system, cls: str) -> list[tuple[str, float | None, float | N
 
 
 def _plots(ctx, scn, out_dir) -> list[str]:
-    from qosbound.systems import get_system
-    from qosbound.validation import plots
-    from qosbound.validation.compare import _colour, delays
-    from qosbound.units import parse_quantity
-
     t = ctx["trace"]
     system = get_system(scn.system)
     paths: list[str] = []
@@ -294,25 +286,13 @@ def _plots(ctx, scn, out_dir) -> list[str]:
 
 
 def _fmt(r: Result | None) -> tuple[str, str]:
-    from qosbound.report import fmt_interval
-    from qosbound.units import format_quantity
-
     if r is None:
         return "-", ""
     return format_quantity(r.value, r.unit), fmt_interval(r)
 
 
-def run(args) -> int:
-    """Entry point of ``qosbound validate``."""
-    from rich.markup import escape
-
-    from qosbound.cli import engine_output_to_stderr, isolated, understood
-    from qosbound.progress import progress
-    from qosbound.report import console, slo_summary
-    from qosbound.scenario import load
-    from qosbound.units import format_quantity
-    from qosbound.verdicts import exit_code
-
+def run(args, context) -> int:
+    """Entry point of ``qosbound validate``. ``context``: the run's :class:`~qosbound.commands.context.RunContext`."""
     scn = load(args.scenario)
     inputs = understood(scn)
     if not args.json:  # the inputs as understood, before the trace is made or read
@@ -320,7 +300,7 @@ def run(args) -> int:
     source = "simulate" if args.simulate else "ns3" if args.ns3 else "trace"
     with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
         # in a child (qosbound.isolate): a signal stops the simulator's threads or ns-3 at once
-        ctx = isolated(validate, scn, source, args.trace, what=f"validating {scn.name}", progress=prog)
+        ctx = context.isolated(validate, scn, source, args.trace, what=f"validating {scn.name}", progress=prog)
     rows = _rows(ctx)
     plot_paths = _plots(ctx, scn, args.out) if args.out else []
     verdicts: list[Verdict] = ctx["verdicts"] + ctx["slo_verdicts"]
@@ -337,7 +317,6 @@ def run(args) -> int:
                "verdicts": [v.to_json() for v in verdicts], "plots": plot_paths, "notes": ctx["notes"]}
         print(json.dumps(doc, indent=2, allow_nan=False, default=_json_default))
         return code
-    from rich.table import Table
 
     c = console()
     info = ctx["info"]

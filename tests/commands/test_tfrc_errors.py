@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from qosbound.cli import main
-from qosbound.tfrc_cli import compute
+from qosbound.commands.tfrc import compute
 from tests.helpers import one_line as _one_line
 
 

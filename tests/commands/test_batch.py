@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 import yaml
 
-from qosbound.batch import SEVERITY, batch_exit_code
+from qosbound.commands.batch import SEVERITY, batch_exit_code
 from qosbound.cli import main
 from tests.helpers import EXAMPLES, one_line
 
@@ -184,16 +184,16 @@ def test_max_states_applies_to_the_ports_with_a_model_and_a_refused_model_is_exi
 
 
 def test_an_internal_error_in_one_scenario_leaves_the_others_their_verdicts(tmp_path, capsys, monkeypatch):
-    from qosbound import cli
+    from qosbound.commands import batch
 
-    real = cli._evaluate_methods
+    real = batch.evaluate_methods
 
     def failing(system, scn, methods, progress, optional=()):
         if scn.name == "video":
             raise RuntimeError("a bug in the rate equation")
         return real(system, scn, methods, progress, optional)
 
-    monkeypatch.setattr(cli, "_evaluate_methods", failing)
+    monkeypatch.setattr(batch, "evaluate_methods", failing)
     code, doc = _json(capsys, "verify", str(ROUTER))
     rows = {s["scenario"]: s for s in doc["scenarios"]}
     assert code == 70 and rows["video"]["exit_code"] == 70

@@ -10,7 +10,7 @@ import pytest
 from qosbound.cli import main
 from tests.helpers import one_line as _one_line
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SMALL = """dtmc
 const double p = 0.5;
@@ -139,7 +139,7 @@ def test_files_that_are_not_prism_text_are_refused(tmp_path, capsys):
 
 def test_committed_models_pass_the_preflight():
     """The checks must not refuse a model the project ships (they are valid on Storm and PRISM)."""
-    from qosbound.model_cmd import DEFAULT_MAX_STATES, preflight
+    from qosbound.commands.model import DEFAULT_MAX_STATES, preflight
 
     checked = 0
     for prism in sorted((ROOT / "models").glob("*.prism")):

@@ -10,26 +10,15 @@ from __future__ import annotations
 import json
 import sys
 
+from qosbound.commands.common import check_output_dir
 from qosbound.configs import import_configs
 from qosbound.configs.writer import file_names, write_ports
-from qosbound.model_cmd import check_output_dir
 
-__all__ = ["add_arguments", "run"]
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument("configs", nargs="+", metavar="CONFIG",
-                        help="configuration files or folders: Cisco IOS / IOS XE / IOS XR, Junos (curly-brace or set), "
-                             "Linux tc (script or tc -j JSON), OpenConfig QoS JSON")
-    parser.add_argument("--traffic", metavar="T.yaml",
-                        help="traffic file: offered traffic per class / DSCP / interface and interface rates "
-                             "(default: priority classes at their policer rate, bandwidth classes saturated)")
-    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the port scenarios (created)")
-    parser.add_argument("--json", action="store_true", help="print the machine-readable summary")
-    parser.add_argument("--quiet", action="store_true", help="print only errors")
+__all__ = ["run"]
 
 
-def run(args) -> int:
+def run(args, context) -> int:
+    """``import``: 0, or 2 when a port's policy cannot be modelled (``context``: the run's context, unused)."""
     check_output_dir(args.out, "--out")
     report = import_configs(args.configs, args.traffic)
     good = [p for p in report.ports if not p.refusals]

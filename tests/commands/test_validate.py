@@ -1,4 +1,4 @@
-"""Tests for qosbound/validate_cmd.py (``qosbound validate``) and validation/plots.py, end to end through the CLI."""
+"""Tests for qosbound/commands/validate.py (``qosbound validate``) and validation/plots.py, end to end through the CLI."""
 
 from __future__ import annotations
 
@@ -230,7 +230,7 @@ def test_af_trace_rows_per_colour(tmp_path, capsys):
     colour's packets of the trace (here AF32 drops all its packets, AF31 none)."""
     from pathlib import Path
 
-    example = Path(__file__).resolve().parents[1] / "examples" / "takeo2003.yaml"
+    example = Path(__file__).resolve().parents[2] / "examples" / "takeo2003.yaml"
     if not example.exists():
         pytest.skip("the AF example is not in this checkout")
     n = 6000

@@ -10,7 +10,7 @@ properties must exist; ``--precision`` lies in (0, 0.1). The number of states
 is bounded above by the product of the variables' ranges: beyond
 ``--max-states`` (default 1e9) the check is refused before building, with the
 estimate. The build and check itself runs in a child process
-(:func:`qosbound.cli.isolated`): Ctrl-C stops it at once, and a crash of
+(:meth:`qosbound.commands.context.RunContext.isolated`): Ctrl-C stops it at once, and a crash of
 Storm (e.g. SIGFPE on ``const double p = 0/0``) is one line.
 """
 
@@ -18,16 +18,20 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
+import sys
 import tempfile
 from fractions import Fraction
 from pathlib import Path
 
+from qosbound.commands.common import check_output_dir, max_states_budget
 from qosbound.errors import ModelError, ResourceError, ScenarioError
+from qosbound.inputs import check_input_file
+from qosbound.models import engine
+from qosbound.scenario import load
+from qosbound.systems import get_system
 
-__all__ = ["run", "render_scenario", "read_text_file", "preflight", "check_output_dir", "max_states_budget",
-           "DEFAULT_MAX_STATES", "MAX_FILE_BYTES"]
+__all__ = ["run", "render_scenario", "read_text_file", "preflight", "DEFAULT_MAX_STATES", "MAX_FILE_BYTES"]
 
 #: Largest PRISM model or property file read (bytes).
 MAX_FILE_BYTES = 32 * 2**20
@@ -38,8 +42,6 @@ _INT64 = 2**63 - 1
 
 def read_text_file(path: str, what: str, max_bytes: int = MAX_FILE_BYTES, error=ModelError) -> str:
     """Read a UTF-8 text file; refuse a missing path, a directory, a device or FIFO, an oversized or binary file."""
-    from qosbound.inputs import check_input_file
-
     check_input_file(path, what, lambda problem: error(f"{path}: {problem}"), max_bytes=max_bytes)
     try:
         data = Path(path).read_bytes()
@@ -101,18 +103,6 @@ def _precision(value) -> float:
     return x
 
 
-def max_states_budget(value) -> float:
-    """A ``--max-states`` budget as a number (refused unless finite and >= 1); ``model check``, ``plan`` and
-    ``verify`` read it alike."""
-    try:
-        n = float(value)
-    except (TypeError, ValueError):
-        raise ScenarioError(f"cannot read {value!r} as a number of states", field="--max-states") from None
-    if not n >= 1 or n == float("inf"):
-        raise ScenarioError(f"must be a finite number >= 1, got {value!r}", field="--max-states")
-    return n
-
-
 def _typed_constants(program, consts: dict, path: str) -> dict:
     """Match ``--const`` values to the program's undefined constants; every one must be given, with its type."""
     declared = {c.name: c for c in program.constants}
@@ -155,7 +145,7 @@ def _type_name(c) -> str:
 
 
 def _expr(manager, v):
-    import stormpy
+    import stormpy  # costly (Storm's C++ bindings), loaded only when a model is read
 
     if isinstance(v, bool):
         return manager.boolean(v)
@@ -166,8 +156,6 @@ def _expr(manager, v):
 
 
 def _property_names(text: str) -> list[tuple[str, str]]:
-    from qosbound.models import engine
-
     return engine.parse_props_text(text)
 
 
@@ -178,7 +166,7 @@ def preflight(model_path: str, model_text: str, props_text: str, consts: dict, m
     Returns the typed constants for :func:`qosbound.models.engine.check`. Raises :class:`ModelError`
     (bad model or properties), :class:`ScenarioError` (bad ``--const``) or :class:`ResourceError`
     (a state space estimated beyond ``max_states``)."""
-    import stormpy
+    import stormpy  # costly (Storm's C++ bindings), loaded only when a model is read
 
     try:
         program = stormpy.parse_prism_program(model_path, prism_compatibility=True)
@@ -262,7 +250,7 @@ _REWARD = re.compile(r'R\s*\{\s*"([^"]*)"\s*\}')
 
 
 def _check_properties(program, props_text: str, props_path: str) -> None:
-    import stormpy
+    import stormpy  # costly (Storm's C++ bindings), loaded only when a model is read
 
     labels = {lab.name for lab in program.labels} | {"init", "deadlock"}
     rewards = {r.name for r in program.reward_models}
@@ -294,72 +282,23 @@ def _check_properties(program, props_text: str, props_path: str) -> None:
 
 def render_scenario(scenario_path: str, out_dir: str) -> list[Path]:
     """Write the PRISM model(s) and property file(s) of a scenario; returns the paths written."""
-    from qosbound.scenario import load
-    from qosbound.systems import get_system
-
     scn = load(scenario_path)
     system = get_system(scn.system)
     return system.render_models(scn, out_dir)
 
 
-def check_output_dir(out: str, flag: str = "--out") -> None:
-    """Refuse an output folder that cannot be created or written, before any work is done.
-
-    Permission bits do not tell (root passes ``os.access`` on ``/proc`` and on a read-only mount), so the check
-    is a probe: the missing folders are created, a file is created in the innermost one and removed, and the
-    folders this check created are removed again (the command creates them when it writes).
-    """
-    p = Path(out)
-    try:
-        is_dir = p.is_dir()
-        exists = is_dir or os.path.lexists(p)
-    except OSError as e:  # e.g. a symlink loop on the way
-        raise ScenarioError(f"cannot use '{out}': {e.strerror}", field=flag) from None
-    if exists and not is_dir:
-        raise ScenarioError(f"'{out}' exists and is not a folder", field=flag)
-    created: list[Path] = []
-    try:
-        missing = []
-        q = p
-        while not q.is_dir():
-            if os.path.lexists(q):
-                raise ScenarioError(f"cannot create '{out}': '{q}' is not a folder", field=flag)
-            missing.append(q)
-            if q.parent == q:
-                break
-            q = q.parent
-        for folder in reversed(missing):
-            folder.mkdir()
-            created.append(folder)
-        fd, probe = tempfile.mkstemp(prefix=".qosbound-probe-", dir=p)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as e:
-        what = "write into" if exists else "create"
-        raise ScenarioError(f"cannot {what} '{out}': {e.strerror or e}", field=flag) from None
-    finally:
-        for folder in reversed(created):
-            try:
-                folder.rmdir()
-            except OSError:
-                pass
-
-
 def _check_job(model: str, props: str, model_text: str, props_text: str, consts: dict, exact: bool,
                precision: float, engine_name: str, max_states: float):
-    import sys
-
-    from qosbound.models import engine
-
     if exact:  # exact values are rationals whose digits can exceed Python's default 4300-digit limit
         sys.set_int_max_str_digits(0)
     typed = preflight(model, model_text, props_text, consts, max_states, props)
     return engine.check(model, props, typed, exact=exact, precision=precision, engine=engine_name)
 
 
-def run(args) -> int:
-    from qosbound.cli import isolated
-
+def run(args, context) -> int:
+    """``model render`` and ``model check``; the engine work runs isolated under the run's limits (``context``:
+    the :class:`~qosbound.commands.context.RunContext`)."""
+    isolated = context.isolated
     if args.model_command == "render":
         check_output_dir(args.out)
         paths = isolated(render_scenario, args.scenario, args.out, what=f"rendering {args.scenario}")
@@ -372,8 +311,6 @@ def run(args) -> int:
     max_states = max_states_budget(getattr(args, "max_states", DEFAULT_MAX_STATES))
     consts = _parse_consts(args.const)
     if model.endswith((".yaml", ".yml")):
-        import tempfile
-
         tmp = tempfile.mkdtemp(prefix="qosbound-model-")
         paths = isolated(render_scenario, model, tmp, what=f"rendering {model}")
         model = str(next(p for p in paths if p.suffix == ".prism"))
@@ -388,8 +325,6 @@ def run(args) -> int:
     res = isolated(_check_job, model, props, model_text, props_text, consts, args.exact, precision, args.engine,
                    max_states, what=f"model check of {model}",
                    on_crash=lambda text: ModelError(text + " -- check the model's constant expressions"))
-    from qosbound.models import engine
-
     if args.json:
         print(json.dumps({"model": model, "properties": props, "engine": res.engine, "states": res.states,
                           "transitions": res.transitions, "build_seconds": res.build_seconds,

@@ -14,25 +14,12 @@ import sys
 
 import numpy as np
 
+from qosbound.analytic import tfrc as T
 from qosbound.errors import ScenarioError
 from qosbound.inputs import check_input_file
 from qosbound.units import format_quantity, parse_quantity
 
-__all__ = ["add_arguments", "run", "compute"]
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument("--s", default="1500 B", help="packet size (default 1500 B)")
-    parser.add_argument("--rtt", help="round-trip time R, e.g. 30ms")
-    parser.add_argument("--loss", help="loss event rate p in (0, 1], e.g. 1%% or 0.01")
-    parser.add_argument("--target", help="gTFRC target rate g, e.g. 400kbit/s")
-    parser.add_argument("--x-recv", dest="x_recv", help="receiver-reported rate X_recv (caps gTFRC at 2 X_recv)")
-    parser.add_argument("--b", default="1", help="packets acknowledged per ACK (RFC 5348: 1)")
-    parser.add_argument("--t-rto", dest="t_rto", help="retransmission timeout (default 4 R)")
-    parser.add_argument("--csv", metavar="FILE", help="table input: columns s, rtt, loss[, target, x_recv]")
-    parser.add_argument("--json", action="store_true", help="print the machine-readable form")
-    parser.add_argument("--quiet", action="store_true", help="accepted for symmetry with the other commands "
-                                                              "(the calculator prints no progress)")
+__all__ = ["run", "compute"]
 
 
 def _positive(value, kind, field):
@@ -69,8 +56,6 @@ def _finite_outputs(res: dict, where: str = "") -> None:
 
 def compute(s, rtt, loss, target=None, x_recv=None, b=1.0, t_rto=None) -> dict:
     """All calculator outputs for arrays of inputs (SI: bytes, s, fraction, bit/s); rates in bit/s."""
-    from qosbound.analytic import tfrc as T
-
     with np.errstate(all="ignore"):  # over- and underflow are refused by the caller, not printed as warnings
         return _compute(T, s, rtt, loss, target, x_recv, b, t_rto)
 
@@ -176,7 +161,7 @@ def _read_csv(path: str):
     return data
 
 
-def run(args) -> int:
+def run(args, context) -> int:
     b = _positive(args.b, "count", "--b")
     t_rto = _positive(args.t_rto, "time", "--t-rto") if args.t_rto else None
     if args.csv:

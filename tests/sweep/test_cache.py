@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FERRARI = str(ROOT / "examples" / "ferrari2001.yaml")
 N = 300
 ARGS = ["sweep", FERRARI, "--vary", f"traffic.EF.rate=100kbit/s..1900kbit/s:{N}", "--methods", "closed-form",

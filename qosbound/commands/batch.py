@@ -16,20 +16,41 @@ checked at all; a violated SLO ranks above a disagreement, as in :func:`qosbound
 from __future__ import annotations
 
 import glob
+import json
 import os
 import sys
 import time
+import traceback
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qosbound import interrupts
-from qosbound.errors import (EXIT_INTERNAL, EXIT_RESOURCE, InternalError, Interrupted, QosboundError,
-                             ScenarioError)
-from qosbound.progress import progress
-from qosbound.verdicts import EXIT_DISAGREE, EXIT_INPUT, EXIT_OK, EXIT_SLO
+from rich.markup import escape
+from rich.table import Table
 
-__all__ = ["Entry", "SEVERITY", "batch_exit_code", "evaluate_scenario", "expand", "guarded_record", "is_batch", "main", "run"]
+from qosbound import interrupts
+from qosbound.agreement import agreements
+from qosbound.commands.common import (engine_output_to_stderr, html_link, max_states_budget, methods_arg, understood,
+                                     workers_arg, write_pages)
+from qosbound.commands.context import RunContext
+from qosbound.commands.evaluation import evaluate_methods, with_max_states
+from qosbound.errors import EXIT_INTERNAL, EXIT_RESOURCE, InternalError, Interrupted, QosboundError, ScenarioError
+from qosbound.incomplete import incomplete_suites, interrupted_info
+from qosbound.isolate import memory_error
+from qosbound.progress import QUIET, progress
+from qosbound.report import (agreement_line, console, json_document, junit_error_suite, junit_suites, slo_counts,
+                             slo_line, write_junit_batch)
+from qosbound.parameter_path import get_path
+from qosbound.scenario import build, load
+from qosbound.shipped import resolve_folder, resolve_scenario
+from qosbound.sweep.cache import Cache
+from qosbound.sweep.execute import run_dask, run_serial
+from qosbound.systems import get_system
+from qosbound.verdicts import EXIT_DISAGREE, EXIT_INPUT, EXIT_OK, EXIT_SLO, exit_code, judge_slos
+
+__all__ = ["Entry", "SEVERITY", "batch_exit_code", "evaluate_scenario", "expand", "guarded_record", "is_batch", "main",
+           "run", "single_file"]
 
 #: Exit codes from the most to the least serious: the batch exits with the first that any scenario has.
 SEVERITY = (EXIT_INTERNAL, EXIT_INPUT, EXIT_RESOURCE, EXIT_SLO, EXIT_DISAGREE, EXIT_OK)
@@ -56,8 +77,6 @@ def _is_glob(arg: str) -> bool:
 def is_batch(args: list[str]) -> bool:
     """A folder, a glob pattern, or arguments naming more than one file: the batch form of the command (a file
     named twice is the single-file form, as it runs once)."""
-    from qosbound.shipped import resolve_folder, resolve_scenario
-
     args = [resolve_folder(a) for a in args]
     if any(Path(a).is_dir() or _is_glob(a) for a in args):
         return True
@@ -70,8 +89,6 @@ def expand(args: list[str]) -> list[str]:
     that name), a folder's ``*.yaml``/``*.yml`` files sorted by name, a glob pattern's matches sorted. A folder
     with no scenario file or a pattern matching nothing is refused (exit 2): it names nothing to run. A shipped
     folder of examples may be named as a shipped example is (``edge-router``, ``examples/edge-router``)."""
-    from qosbound.shipped import resolve_folder, resolve_scenario
-
     out: list[str] = []
     seen: set[str] = set()
     for arg in map(resolve_folder, args):
@@ -113,14 +130,13 @@ class Entry:
 
     @property
     def exit_code(self) -> int:
-        from qosbound.verdicts import exit_code
-
         if self.unfinished:
             return interrupts.exit_code()
         return self.error.exit_code if self.error is not None else exit_code(self.slos + self.agreements)
 
 
-def _located(e: QosboundError, file: str) -> QosboundError:
+def located(e: QosboundError, file: str) -> QosboundError:
+    """The error located in ``file`` when it names no file itself (a command-line flag's error stays as it is)."""
     if isinstance(e, ScenarioError) and e.file is None and not (e.field or "").startswith("--"):
         return e.located(file=file)
     return e
@@ -129,11 +145,8 @@ def _located(e: QosboundError, file: str) -> QosboundError:
 def _prepare(file: str, args, *, verify: bool) -> tuple[Entry, dict | None]:
     """Load and check one file here: (its entry, the task for the executor) or (an entry with its error,
     None)."""
-    from qosbound.cli import _with_max_states, understood
-    from qosbound.scenario import get_path, load
-
     t0 = time.perf_counter()
-    # a port imported from a configuration is labelled FILE#INTERFACE (qosbound.configs_cli)
+    # a port imported from a configuration is labelled FILE#INTERFACE (qosbound.commands.router_configs)
     head, sep, tail = file.partition("#")
     entry = Entry(file=file, name=f"{Path(head).name}#{tail}" if sep else Path(file).stem)
     try:
@@ -145,14 +158,14 @@ def _prepare(file: str, args, *, verify: bool) -> tuple[Entry, dict | None]:
             except ScenarioError:  # a system without a model: the budget does not concern it
                 pass
             else:
-                scn = _with_max_states(args, scn)
+                scn = with_max_states(args, scn)
         if verify and not scn.slos:
             raise QosboundError(f"{file}: field 'slos': the scenario declares no SLOs to verify")
         entry.inputs = understood(scn)
     except Interrupted:
         raise
     except QosboundError as e:
-        entry.error, entry.wall = _located(e, file), time.perf_counter() - t0
+        entry.error, entry.wall = located(e, file), time.perf_counter() - t0
         return entry, None
     return entry, {"raw": scn.raw, "path": scn.path}
 
@@ -161,17 +174,13 @@ def guarded_record(path: str, what: str, work) -> dict:
     """``{'status': 'ok', **work(), 'wall': seconds}``, or the record of the error that stopped ``work``: a
     qosbound error located in ``path``, an exhausted memory (``what`` says doing what), or any other exception
     as an internal error with its traceback -- a failure on one scenario must not lose the others'."""
-    import traceback
-
-    from qosbound.isolate import memory_error
-
     t0 = time.perf_counter()
     try:
         out = work()
     except Interrupted:
         raise
     except QosboundError as e:
-        return {"status": "error", "error": _located(e, path), "wall": time.perf_counter() - t0}
+        return {"status": "error", "error": located(e, path), "wall": time.perf_counter() - t0}
     except MemoryError:
         return {"status": "error", "error": memory_error(f"{what} {path}", None), "wall": time.perf_counter() - t0}
     except Exception as e:  # noqa: BLE001
@@ -185,19 +194,12 @@ def evaluate_scenario(task: dict, _path, asked: list[str] | None) -> dict:
     {'status': 'ok' | 'error', ...} holding the results and verdicts, or the error."""
 
     def work() -> dict:
-        from qosbound.agreement import agreements
-        from qosbound.cli import _evaluate_methods, engine_output_to_stderr
-        from qosbound.progress import QUIET
-        from qosbound.scenario import build
-        from qosbound.systems import get_system
-        from qosbound.verdicts import judge_slos
-
         scn = build(task["raw"], task["path"])
         system = get_system(scn.system)
         methods = list(asked or system.default_methods(scn))
         with engine_output_to_stderr():
-            results, seconds, skipped = _evaluate_methods(system, scn, methods, QUIET,
-                                                          optional=() if asked else tuple(methods))
+            results, seconds, skipped = evaluate_methods(system, scn, methods, QUIET,
+                                                         optional=() if asked else tuple(methods))
         slos = judge_slos(system, scn, results)
         agree = agreements(results) + system.agreements(scn, results)
         return {"results": results, "slos": slos, "agreements": agree, "seconds": seconds, "skipped": skipped}
@@ -221,11 +223,9 @@ def prepare_all(files: list[str], prepare, entry_type) -> tuple[list[tuple], Int
     return prepared, None, "-"
 
 
-def _unique_suites(entries: list[Entry]) -> None:
+def unique_suites(entries: list[Entry]) -> None:
     """Give each entry a report name unique in the batch: its scenario name, with the file's stem when two
     scenarios share a name, and a number when that is still not enough."""
-    from collections import Counter
-
     names = Counter(e.name for e in entries)
     taken: set[str] = set()
     for e in entries:
@@ -247,7 +247,7 @@ def _executor(workers: int, scheduler: str | None) -> bool:
     if workers <= 1:
         return False
     try:
-        import distributed  # noqa: F401
+        import distributed  # noqa: F401 - optional (the dask extra): is it installed?
     except ImportError:
         print("qosbound: note: Dask's distributed is not installed; running the scenarios one after another",
               file=sys.stderr)
@@ -261,7 +261,8 @@ def _fill_evaluation(entry: Entry, rec: dict) -> None:
 
 
 def run(entries_tasks: list[tuple], asked, *, workers: int = 1, scheduler: str | None = None,
-        show_progress: bool | None = None, command: str = "verify", evaluate=None, fill=None) -> str:
+        show_progress: bool | None = None, command: str = "verify", evaluate=None, fill=None,
+        context: RunContext | None = None) -> str:
     """Evaluate every prepared entry on the executor, filling it in place; the executor's description.
 
     ``evaluate(task, path, asked)`` computes a record in the child or worker (default
@@ -269,8 +270,6 @@ def run(entries_tasks: list[tuple], asked, *, workers: int = 1, scheduler: str |
     results and verdicts); an error record sets ``entry.error``, and every record sets ``entry.wall``."""
     evaluate = evaluate or evaluate_scenario
     fill = fill or _fill_evaluation
-    from qosbound.sweep.cache import Cache
-    from qosbound.sweep.execute import run_dask, run_serial
 
     run_id = uuid.uuid4().hex[:12]
     tasks = [(f"{command}-{run_id}-{i}", task) for i, (_, task) in enumerate(entries_tasks) if task is not None]
@@ -287,7 +286,8 @@ def run(entries_tasks: list[tuple], asked, *, workers: int = 1, scheduler: str |
                 got = run_dask(tasks, None, asked, Cache(None), prog, workers=workers, scheduler=scheduler,
                                evaluate=evaluate, label=label)
             else:
-                got = run_serial(tasks, None, asked, Cache(None), prog, evaluate=evaluate, label=label)
+                got = run_serial(tasks, None, asked, Cache(None), prog, evaluate=evaluate, label=label,
+                                 context=context)
         except (Interrupted, interrupts.Stopped) as e:
             # the scenarios that finished before the signal are reported; the others are marked not finished
             stopped = e
@@ -315,8 +315,6 @@ def document(entry: Entry, verify: bool) -> dict:
     """One scenario's ``--json`` document: the single-file command's, with ``seconds`` and ``suite`` (its name in
     the reports, unique in the batch); for a scenario that could not be evaluated, its file, error and exit
     code."""
-    from qosbound.report import json_document
-
     if entry.unfinished:
         return {"scenario": entry.name, "file": entry.file, "system": entry.system or None, "complete": False,
                 "exit_code": entry.exit_code}
@@ -333,8 +331,6 @@ def document(entry: Entry, verify: bool) -> dict:
 def doc_parts(entry: Entry, verify: bool) -> tuple[list, list, dict]:
     """(results, verdicts, extra keys) of one evaluated scenario's JSON document, as ``plan``/``verify`` print
     it for a single file."""
-    from qosbound.report import slo_counts
-
     verdicts = entry.slos + entry.agreements
     code = entry.exit_code
     inputs = entry.inputs.to_json() if entry.inputs is not None else None
@@ -359,19 +355,12 @@ def _counts(entries: list[Entry]) -> dict:
 
 def print_error(c, entry) -> None:
     """A batch entry's error under the summary table: its name, exit code and one-line error."""
-    from rich.markup import escape
-
     c.print(f"[bold red]error[/] {escape(entry.suite)} (exit {entry.exit_code}): {escape(str(entry.error))}",
             highlight=False, soft_wrap=True)
 
 
 def render_table(entries: list[Entry], where: str, seconds: float, code: int, out=None) -> None:
     """The batch summary: one row per scenario, then each failing SLO, disagreement and error, then totals."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from qosbound.report import agreement_line, console, slo_counts, slo_line
-
     c = console(out)
     t = Table(title=f"qosbound: {len(entries)} scenarios", title_justify="left")
     for col, just in (("scenario", "left"), ("file", "left"), ("system", "left"), ("SLOs", "left"),
@@ -421,9 +410,6 @@ def write_junit(path: str, entries: list[Entry], stopped=None, html: str | None 
     incomplete with an error testcase naming the signal (:mod:`qosbound.incomplete`). ``html``: the link to the
     page (see :func:`qosbound.report.write_junit`). ``per_slo``: one testcase per SLO (its methods' verdicts in
     it) instead of one per verdict."""
-    from qosbound.incomplete import incomplete_suites
-    from qosbound.report import junit_error_suite, junit_suites, write_junit_batch
-
     groups = [incomplete_suites(e.suite, stopped) if e.unfinished
               else junit_error_suite(e.suite, e.error, e.wall, html) if e.error is not None
               else junit_suites(e.suite, e.slos + e.agreements, e.seconds, e.skipped, e.inputs, html,
@@ -432,48 +418,52 @@ def write_junit(path: str, entries: list[Entry], stopped=None, html: str | None 
     write_junit_batch(path, "qosbound", groups)
 
 
-def main(args, *, verify: bool) -> int:
-    """``plan``/``verify`` over several scenarios (see the module docstring); the batch's exit code."""
-    import json
+def single_file(args) -> bool:
+    """True when ``plan``/``verify``/``admit`` got one scenario file (or shipped example): ``args.scenario`` becomes
+    its path. Several files, a folder or a glob pattern are a batch."""
+    if is_batch(args.scenario):
+        return False
+    args.scenario = resolve_scenario(args.scenario[0])
+    return True
 
-    from qosbound.cli import _methods_arg
-    from qosbound.model_cmd import max_states_budget
-    from qosbound.sweep import _workers
 
+def print_details(entries) -> None:
+    """``--debug``: the traceback of each internal error a scenario of the batch met."""
+    for e in entries:
+        if isinstance(e.error, InternalError) and e.error.details:
+            print(e.error.details, file=sys.stderr, end="")
+
+
+def main(args, context, *, verify: bool) -> int:
+    """``plan``/``verify`` over several scenarios (see the module docstring); the batch's exit code. ``context``:
+    the run's :class:`~qosbound.commands.context.RunContext`."""
     t0 = time.perf_counter()
-    workers = _workers(args.workers)
-    asked = _methods_arg(getattr(args, "methods", None))
+    workers = workers_arg(args.workers)
+    asked = methods_arg(getattr(args, "methods", None))
     if getattr(args, "max_states", None) is not None:  # a bad value is refused once, before any file is read
         max_states_budget(args.max_states)
     files = expand(args.scenario)
     prepared, stopped, where = prepare_all(files, lambda f: _prepare(f, args, verify=verify), Entry)
     entries = [e for e, _ in prepared]
-    _unique_suites(entries)
+    unique_suites(entries)
     if stopped is None:
         try:
             where = run(prepared, asked, workers=workers, scheduler=args.scheduler,
-                        show_progress=None if not args.quiet else False, command="verify" if verify else "plan")
+                        show_progress=None if not args.quiet else False, command="verify" if verify else "plan",
+                        context=context)
         except Interrupted as e:  # report what finished, marked incomplete, then exit with the signal's code
             stopped = e
     code = batch_exit_code(e.exit_code for e in entries) if stopped is None else interrupts.exit_code(
         stopped.exit_code)
     seconds = time.perf_counter() - t0
-    from qosbound.cli import _html_link, write_pages
-
     if verify and getattr(args, "junit", None):
-        write_junit(args.junit, entries, stopped, _html_link(args, args.junit),
+        write_junit(args.junit, entries, stopped, html_link(args, args.junit),
                     per_slo=getattr(args, "per_slo", False))
-    from qosbound.cli import _RUN
-
-    if _RUN.get("debug"):
-        for e in entries:
-            if isinstance(e.error, InternalError) and e.error.details:
-                print(e.error.details, file=sys.stderr, end="")
+    if context.debug:
+        print_details(entries)
     doc = {"scenarios": [document(e, verify) for e in entries], "exit_code": code, "counts": _counts(entries),
            "seconds": round(seconds, 3), "executor": where, "complete": stopped is None}
     if stopped is not None:
-        from qosbound.incomplete import interrupted_info
-
         doc["interrupted"] = interrupted_info(stopped, scenarios_not_finished=[e.suite for e in entries
                                                                                if e.unfinished])
     write_pages(args, doc, "verify" if verify else "plan")

@@ -8,21 +8,31 @@ with ``--workers N``, or on the cluster at ``--scheduler ADDRESS``. Each search 
 :func:`qosbound.admit.admit` (same default method, same fall-back when a model is above its state budget,
 same tolerance), so a row says what ``qosbound admit FILE`` says.
 
-Exit code: the most serious of the ports' (:func:`qosbound.batch.batch_exit_code`): 70 an internal error, 2
+Exit code: the most serious of the ports' (:func:`qosbound.commands.batch.batch_exit_code`): 70 an internal error, 2
 bad input, 4 a resource limit, 1 a port where no value meets every SLO, 0 every port answered.
 """
 
 from __future__ import annotations
 
-import sys
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich.markup import escape
+from rich.table import Table
+
 from qosbound import interrupts
-from qosbound.batch import (_located, _unique_suites, batch_exit_code, expand, guarded_record, prepare_all,
-                            print_error, run)
-from qosbound.errors import InternalError, Interrupted, QosboundError
+from qosbound.admit import admit, search_range
+from qosbound.commands.admit_report import admit_document, admit_search
+from qosbound.commands.batch import (batch_exit_code, expand, guarded_record, located, prepare_all, print_details,
+                                     print_error, run, unique_suites)
+from qosbound.commands.common import engine_output_to_stderr, understood, workers_arg, write_pages
+from qosbound.errors import Interrupted, QosboundError
+from qosbound.incomplete import interrupted_info
+from qosbound.report import console
+from qosbound.scenario import build, load
+from qosbound.units import format_quantity
 from qosbound.verdicts import EXIT_OK, EXIT_SLO
 
 __all__ = ["AdmitEntry", "evaluate_admission", "main"]
@@ -38,11 +48,11 @@ class AdmitEntry:
     result: object = None  # qosbound.admit.AdmitResult
     error: QosboundError | None = None
     wall: float = 0.0
-    suite: str = ""  # unique name in the batch (as qosbound.batch names report suites)
+    suite: str = ""  # unique name in the batch (as qosbound.commands.batch names report suites)
     skipped: dict = field(default_factory=dict)
     unfinished: bool = False  # a signal stopped the batch before this port's search ended
     inputs: object = None  # its inputs as understood (qosbound.understood.Inputs), once it loaded
-    search: dict | None = None  # the search as understood (qosbound.cli.admit_search)
+    search: dict | None = None  # the search as understood (qosbound.commands.admit_report.admit_search)
 
     @property
     def exit_code(self) -> int:
@@ -54,10 +64,6 @@ class AdmitEntry:
 
 
 def _prepare(file: str, args) -> tuple[AdmitEntry, dict | None]:
-    from qosbound.admit import search_range
-    from qosbound.cli import admit_search, understood
-    from qosbound.scenario import load
-
     t0 = time.perf_counter()
     entry = AdmitEntry(file=file, name=Path(file).stem)
     try:
@@ -68,7 +74,7 @@ def _prepare(file: str, args) -> tuple[AdmitEntry, dict | None]:
     except Interrupted:
         raise
     except QosboundError as e:
-        entry.error, entry.wall = _located(e, file), time.perf_counter() - t0
+        entry.error, entry.wall = located(e, file), time.perf_counter() - t0
         return entry, None
     return entry, {"raw": scn.raw, "path": scn.path, "vary": args.vary, "direction": args.direction,
                    "method": args.method, "lo": lo, "hi": hi}
@@ -79,10 +85,6 @@ def evaluate_admission(task: dict, _path, _methods) -> dict:
     or {'status': 'error', 'error': ...}."""
 
     def work() -> dict:
-        from qosbound.admit import admit
-        from qosbound.cli import engine_output_to_stderr
-        from qosbound.scenario import build
-
         scn = build(task["raw"], task["path"])
         with engine_output_to_stderr():
             return {"result": admit(scn, task["vary"], direction=task["direction"], method=task["method"],
@@ -100,8 +102,6 @@ def document(entry: AdmitEntry) -> dict:
         return {**base, "complete": False}
     if entry.error is not None:
         return {**base, "error": str(entry.error)}
-    from qosbound.cli import admit_document
-
     return {**admit_document(entry.name, entry.result, entry.inputs, entry.search), **base}
 
 
@@ -117,12 +117,6 @@ def _counts(entries) -> dict:
 def render_table(entries, parameter: str, where: str, seconds: float, code: int, out=None) -> None:
     """One row per port (its answer with unit, method, binding SLO, evaluations, exit, seconds), then the
     notes and errors, then totals."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from qosbound.report import console
-    from qosbound.units import format_quantity
-
     c = console(out)
     direction = next((e.result.direction for e in entries if e.result is not None), "largest")
     t = Table(title=f"qosbound admit: {direction} {parameter} meeting every SLO, {len(entries)} scenarios",
@@ -165,39 +159,32 @@ def render_table(entries, parameter: str, where: str, seconds: float, code: int,
             highlight=False, soft_wrap=True)
 
 
-def main(args) -> int:
-    """``admit`` over several scenarios (see the module docstring); the batch's exit code."""
-    import json
-
-    from qosbound.cli import _RUN, write_pages
-    from qosbound.sweep import _workers
-
+def main(args, context) -> int:
+    """``admit`` over several scenarios (see the module docstring); the batch's exit code. ``context``: the run's
+    :class:`~qosbound.commands.context.RunContext`."""
     t0 = time.perf_counter()
-    workers = _workers(args.workers)
+    workers = workers_arg(args.workers)
     files = expand(args.scenario)
     prepared, stopped, where = prepare_all(files, lambda f: _prepare(f, args), AdmitEntry)
     entries = [e for e, _ in prepared]
-    _unique_suites(entries)
+    unique_suites(entries)
     if stopped is None:
         try:
             where = run(prepared, None, workers=workers, scheduler=args.scheduler,
                         show_progress=None if not args.quiet else False, command="admit",
-                        evaluate=evaluate_admission, fill=lambda entry, rec: setattr(entry, "result", rec["result"]))
+                        evaluate=evaluate_admission, fill=lambda entry, rec: setattr(entry, "result", rec["result"]),
+                        context=context)
         except Interrupted as e:  # the ports that finished are reported; the rest are marked not finished
             stopped = e
     code = batch_exit_code(e.exit_code for e in entries) if stopped is None else interrupts.exit_code(
         stopped.exit_code)
     seconds = time.perf_counter() - t0
-    if _RUN.get("debug"):
-        for e in entries:
-            if isinstance(e.error, InternalError) and e.error.details:
-                print(e.error.details, file=sys.stderr, end="")
+    if context.debug:
+        print_details(entries)
     doc = {"parameter": args.vary, "scenarios": [document(e) for e in entries], "exit_code": code,
            "counts": _counts(entries), "seconds": round(seconds, 3), "executor": where,
            "complete": stopped is None}
     if stopped is not None:
-        from qosbound.incomplete import interrupted_info
-
         doc["interrupted"] = interrupted_info(stopped, scenarios_not_finished=[e.suite for e in entries
                                                                                if e.unfinished])
     write_pages(args, doc, "admit")

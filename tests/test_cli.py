@@ -63,7 +63,7 @@ def test_a_signal_at_any_point_of_main_is_one_line_and_its_exit_code(capsys, mon
     import os
     import signal
 
-    from qosbound import scenario
+    from qosbound.commands import plan
 
     def load(path):
         os.kill(os.getpid(), signal.SIGINT)
@@ -71,7 +71,7 @@ def test_a_signal_at_any_point_of_main_is_one_line_and_its_exit_code(capsys, mon
             pass  # the handler runs at the next bytecode boundary: the first signal raises here
         raise AssertionError("the signal did not stop the run")
 
-    monkeypatch.setattr(scenario, "load", load)
+    monkeypatch.setattr(plan, "load", load)  # the plan command's reader of the scenario file
     assert main(["plan", str(FERRARI), "--quiet"]) == 130
     assert _one_line(capsys.readouterr().err) == "qosbound: interrupted (SIGINT)"
 

@@ -2,8 +2,8 @@
 
 OLD and NEW are two folders (or files) of router configurations, or, with ``--git``, two revisions of a folder in
 the git repository of the current directory (``qosbound diff --git main HEAD configs/``). Both sides are imported
-with the same traffic and SLO files (:mod:`qosbound.configs_cli`'s rules) and evaluated by the same methods (the
-closed forms unless ``--methods`` says otherwise). Per port (matched by host and interface) and class it reports
+with the same traffic and SLO files (:mod:`qosbound.commands.router_configs`'s rules) and evaluated by the same
+methods (the closed forms unless ``--methods`` says otherwise). Per port (matched by host and interface) and class it reports
 what changed in the configuration -- each field with its value before and after and the line that sets it now --,
 the answers before and after, and every SLO whose state changed. The report is Markdown, fit for a merge-request
 comment (``--out FILE`` also writes it to a file).
@@ -21,33 +21,26 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from qosbound.agreement import agreements
+from qosbound.commands.common import methods_arg
+from qosbound.commands.context import RunContext
+from qosbound.commands.evaluation import evaluate_methods
 from qosbound.configs import import_configs
 from qosbound.configs.imported import ImportedPort
 from qosbound.configs.slos import SLOSpec, check_all_used, load_slos, slos_for
 from qosbound.errors import QosboundError
 from qosbound.pages import write_html
+from qosbound.progress import QUIET
+from qosbound.report import slo_outcomes
+from qosbound.scenario import build
+from qosbound.systems import get_system
 from qosbound.units import format_quantity
+from qosbound.verdicts import judge_slos
 
-__all__ = ["add_arguments", "run", "PortDiff", "diff_ports", "markdown"]
+__all__ = ["run", "PortDiff", "diff_ports", "markdown"]
 
 #: The answers a diff shows per class (the SLO metrics are added).
 _SHOWN = ("delay.max", "delay.mean", "delay.p99", "loss", "throughput", "rate")
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument("old", metavar="OLD", help="configurations before: a folder or file (with --git: a revision)")
-    parser.add_argument("new", metavar="NEW", help="configurations after: a folder or file (with --git: a revision)")
-    parser.add_argument("path", nargs="?", default=None, metavar="DIR",
-                        help="with --git: the folder of configurations in the repository (default: all of it)")
-    parser.add_argument("--git", action="store_true", help="OLD and NEW are git revisions of DIR in the current "
-                                                           "directory's repository")
-    parser.add_argument("--traffic", metavar="T.yaml", help="the traffic file, for both sides")
-    parser.add_argument("--slos", metavar="SLOS.yaml", help="the SLO file, for both sides")
-    parser.add_argument("--methods", default="closed-form", help="comma-separated methods (default: closed-form)")
-    parser.add_argument("--out", metavar="FILE", help="also write the Markdown summary to FILE")
-    parser.add_argument("--json", action="store_true", help="print the machine-readable form instead")
-    parser.add_argument("--html", metavar="FILE", help="also write one self-contained HTML page of the diff to FILE")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 @dataclass
@@ -116,15 +109,7 @@ def config_changes(old: ImportedPort | None, new: ImportedPort | None) -> list[t
     return out
 
 
-def _evaluate(p: ImportedPort, slos: list[dict], methods: list[str]) -> Side:
-    from qosbound.agreement import agreements
-    from qosbound.cli import _evaluate_methods, isolated
-    from qosbound.progress import QUIET
-    from qosbound.report import slo_outcomes
-    from qosbound.scenario import build
-    from qosbound.systems import get_system
-    from qosbound.verdicts import judge_slos
-
+def _evaluate(p: ImportedPort, slos: list[dict], methods: list[str], context: RunContext) -> Side:
     side = Side(p)
     if p.refusals:
         side.error = str(p.refusals[0])
@@ -134,7 +119,7 @@ def _evaluate(p: ImportedPort, slos: list[dict], methods: list[str]) -> Side:
         raw["slos"] = slos
     scn = build(raw, f"{p.file}#{p.interface}")
     system = get_system("port")
-    results, _, _ = isolated(_evaluate_methods, system, scn, methods, QUIET, what=f"evaluating {scn.name}")
+    results, _, _ = context.isolated(evaluate_methods, system, scn, methods, QUIET, what=f"evaluating {scn.name}")
     side.results = results
     verdicts = judge_slos(system, scn, results) + [v for v in agreements(results) + system.agreements(scn, results)
                                                    if v.kind == "slo"]
@@ -150,9 +135,11 @@ def _value(results, metric: str, method: str) -> str:
     return "-"
 
 
-def diff_ports(old: list[ImportedPort], new: list[ImportedPort], spec: SLOSpec, methods: list[str]) -> list[PortDiff]:
+def diff_ports(old: list[ImportedPort], new: list[ImportedPort], spec: SLOSpec, methods: list[str],
+               context: RunContext | None = None) -> list[PortDiff]:
     """Per port (host and interface) of either side: the configuration's changes, the answers that changed and the
-    SLOs whose state changed."""
+    SLOs whose state changed. ``context``: the command's run context (the engine children's memory limit)."""
+    context = context or RunContext()
     def key(p):
         return f"{p.host} {p.interface}"
 
@@ -162,8 +149,8 @@ def diff_ports(old: list[ImportedPort], new: list[ImportedPort], spec: SLOSpec, 
     out = []
     for k in list(a) + [k for k in b if k not in a]:
         po, pn = a.get(k), b.get(k)
-        so = _evaluate(po, slos_for(po, spec, used), methods) if po else None
-        sn = _evaluate(pn, slos_for(pn, spec, used), methods) if pn else None
+        so = _evaluate(po, slos_for(po, spec, used), methods, context) if po else None
+        sn = _evaluate(pn, slos_for(pn, spec, used), methods, context) if pn else None
         d = PortDiff(k, so, sn, config_changes(po, pn))
         metrics = []
         for s in (so, sn):
@@ -251,10 +238,10 @@ def _git_tree(rev: str, path: str | None, dest: Path) -> str:
     return f"{rev}:{path or '.'}"
 
 
-def run(args) -> int:
-    from qosbound.cli import _methods_arg
-
-    methods = _methods_arg(args.methods) or ["closed-form"]
+def run(args, context) -> int:
+    """``diff``: exit 1 when an SLO breaks, 2 when a port is refused, else 0. ``context``: the run's
+    :class:`~qosbound.commands.context.RunContext`."""
+    methods = methods_arg(args.methods) or ["closed-form"]
     spec = load_slos(args.slos) if args.slos else SLOSpec()
     with tempfile.TemporaryDirectory(prefix="qosbound-diff-") as tmp:
         if args.git:
@@ -278,7 +265,7 @@ def run(args) -> int:
         if args.git:
             for ports, label, d in ((old, old_label, old_dir), (new, new_label, new_dir)):
                 _relabel(ports, str(d), label.split(":", 1)[0])
-        diffs = diff_ports(old, new, spec, methods)
+        diffs = diff_ports(old, new, spec, methods, context)
     text = markdown(diffs, old_label, new_label, methods)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from qosbound.configs import load_configs
-from qosbound.diff_cmd import config_changes
+from qosbound.commands.diff import config_changes
 from tests.configs_helpers import CONFIG_EXAMPLES
 from tests.helpers import ROOT, one_line
 
