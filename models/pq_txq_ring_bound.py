@@ -100,7 +100,7 @@ class RingBound:
     """Upper bounds on the EF delay metrics of accepted packets and on loss (times in seconds), with the
     abstraction that gave each (``decided``)."""
 
-    states: int
+    states: int  # of the largest process solved
     seconds: float
     slot: float  # seconds per refined lattice step
     granule: int
@@ -112,10 +112,6 @@ class RingBound:
     solved: list = field(default_factory=list)  # (abstraction name, states, seconds, factorisations)
     max_delay: float = 0.0  # the largest delay any accepted packet can have (s): the lattice's end
     mean_capped: bool = False  # the mean bound was lowered by the quantile bounds and the largest delay
-
-    @property
-    def stages(self) -> int:  # kept for reports: 1 (no staged chain is used)
-        return 1
 
 
 class _Services:
@@ -242,14 +238,22 @@ class _Services:
                 + self.missing[:, :, None] * self.dmax)
 
 
-def solved_levels(sv: _Services) -> int:
+def solved_levels(p) -> int:
     """How many PQ occupancies the process is SOLVED on (its certificate covers all; ratio_mdp's cut): all,
-    unless the PQ drains on average from every level above (``a`` times the mean service below 1 for both
+    unless the PQ drains on average from every level above (the EF arrivals per service below 0.9 for both
     heads) -- then the smallest level the drain makes unlikely to be passed (about 1e-6 by a geometric tail)."""
-    drain = max(sv.a * sv.gef, sv.a * float(np.dot(sv.pbe, sv.gbe)))
+    g, gef, gbe, pbe = _sizes(p)
+    a = p.lam * g * 8.0 / p.C
+    drain = max(a * gef, a * float(np.dot(pbe, gbe)))
+    PQ = int(p.pq_cap)
     if drain >= 0.9:
-        return sv.PQ
-    return int(min(sv.PQ, max(4, math.ceil(math.log(1e-6) / math.log(max(drain, 1e-6))) + 1)))
+        return PQ
+    return int(min(PQ, max(4, math.ceil(math.log(1e-6) / math.log(max(drain, 1e-6))) + 1)))
+
+
+def smallest_states(p) -> int:
+    """States of the smallest process :func:`solve_bound` would solve (the one-stage abstraction)."""
+    return ra.stages_labels(int(p.Q_t), 1) * solved_levels(p)
 
 
 def abstractions(QT: int, PQ: int, max_states: float = ABSTRACTION_STATES) -> list[tuple[str, object]]:
@@ -307,13 +311,40 @@ class _Bounder:
         out[be] = sum(sv.pbe[k] * per[k + 1][:, self.Ep[be]].T for k in range(sv.K))
         return out
 
-    def proved(self, N, D, rho) -> bool:
-        ok, self.mu = self.mdp.provable(N, D, rho, self.C, self.mu)
-        return ok
-
     def ratio(self, N, D) -> float:
-        rho, self.mu = self.mdp.ratio_bound(N, D, self.C, self.mu, rel=REL)
+        """A proved upper bound on (x . N) / (x . D) for the exact chain's frequencies x."""
+        if not np.any(N > 0):
+            return 0.0
+        rho, self.mu = self.mdp.lp_bound(N, D, self.C)
         return max(rho, 0.0)
+
+    def ccdf(self, X: int) -> float:
+        """A proved upper bound on P(D > X lattice steps | accepted)."""
+        return min(1.0, self.ratio(self.rew(self.sv.per_ccdf(X)), self.acc))
+
+    def quantile(self, q: float, start: int) -> int:
+        """The smallest lattice point proved (within REL) to have P(D > X) <= 1 - q: false position on log P
+        between a point not proved and one proved (the CCDF bound is non-increasing), bisecting when slow."""
+        target = math.log(1.0 - q)
+        lo, hi = 0, self.sv.top  # lo: not proved (P(D > 0) = 1); hi: proved (no delay reaches the top)
+        flo, fhi = 0.0, -700.0
+        X = min(max(start, 1), hi - 1)
+        side = 0
+        while hi - lo > max(1, REL * hi):
+            v = self.ccdf(X)
+            fx = math.log(max(v, 1e-300))
+            if fx <= target:
+                hi, fhi = X, fx
+                side = side + 1 if side > 0 else 1
+            else:
+                lo, flo = X, fx
+                side = side - 1 if side < 0 else -1
+            if abs(side) >= 3 or fhi >= flo:  # the interpolation stalls on one side: bisect
+                X, side = (lo + hi) // 2, 0
+                continue
+            X = int(round(lo + (hi - lo) * (flo - target) / (flo - fhi)))
+            X = min(max(X, lo + 1), hi - 1)
+        return hi
 
 
 def _bisect(proved, lo: float, hi: float, log: bool = False) -> float:
@@ -335,41 +366,28 @@ def _solve_one(sv: _Services, ab: ra.Abstraction, ccdf_points: list[int], quanti
     out: dict = {}
     # loss: lost / arrivals; mean: sum of delays / accepted (granules); CCDF points: accepted above / accepted
     out["loss"] = b.ratio(b.lost, b.arr)
-    b.mu = 0.0
     out["mean"] = b.ratio(b.rew(sv.per_sum()), b.acc)
     for X in ccdf_points:
-        b.mu = 0.0
-        out[("ccdf", X)] = b.ratio(b.rew(sv.per_ccdf(X)), b.acc)
+        out[("ccdf", X)] = b.ccdf(X)
     for q in quantiles:
-        b.mu = 0.0
-        lo, hi = 0, sv.top
-        guess = int(out["mean"] * sv.M)  # most quantiles asked for lie above the mean: try it first
-        if 0 < guess < hi:
-            if b.proved(b.rew(sv.per_ccdf(guess)), b.acc, 1.0 - q):
-                hi = guess
-            else:
-                lo = guess
-        while hi - lo > max(1, REL * hi):
-            mid = (lo + hi) // 2
-            if b.proved(b.rew(sv.per_ccdf(mid)), b.acc, 1.0 - q):
-                hi = mid
-            else:
-                lo = mid
-        out[("quantile", q)] = hi
+        out[("quantile", q)] = b.quantile(q, int(out["mean"] * sv.M * 1.5))
     out["factorisations"] = b.mdp.factorisations
+    out["lps"] = b.mdp.lps
     out["states"] = b.mdp.size
     return out
 
 
-def solve_bound(p, ccdf_at=(), quantiles=(), max_states: float = ABSTRACTION_STATES, only=None) -> RingBound:
+def solve_bound(p, ccdf_at=(), quantiles=(), max_states: float = ABSTRACTION_STATES, only=None,
+                max_delay: float | None = None) -> RingBound:
     """Upper bounds on loss, mean delay, the CCDF at ``ccdf_at`` (seconds) and ``quantiles`` (accepted EF): the
-    smallest over the abstractions of :func:`abstractions` (``only``: a list of (name, build) instead)."""
+    smallest over the abstractions of :func:`abstractions` (``only``: a list of (name, build) instead), and over
+    what ``max_delay`` implies (a proved bound on the largest delay, seconds: e.g. the closed form's)."""
     t0 = time.perf_counter()
     sv = _Services(p)
     QT, PQ = sv.QT, sv.PQ
     slot_f = sv.slot_g / sv.M
     points = {t: int(math.floor(t / slot_f + 1e-9)) for t in ccdf_at}
-    cut = solved_levels(sv)
+    cut = solved_levels(p)
     todo = only if only is not None else abstractions(QT, cut, max_states)
     best: dict = {}
     decided: dict = {}
@@ -381,7 +399,7 @@ def solve_bound(p, ccdf_at=(), quantiles=(), max_states: float = ABSTRACTION_STA
         solved.append((name, res["states"], time.perf_counter() - t1, res["factorisations"]))
         states = max(states, res["states"])
         for key, v in res.items():
-            if key in ("factorisations", "states"):
+            if key in ("factorisations", "states", "lps"):
                 continue
             if key not in best or v < best[key]:
                 best[key], decided[key] = v, name
@@ -394,6 +412,16 @@ def solve_bound(p, ccdf_at=(), quantiles=(), max_states: float = ABSTRACTION_STA
         out.quantiles[q] = best[("quantile", q)] * slot_f
         out.decided[("quantile", q)] = decided[("quantile", q)]
     out.decided["loss"], out.decided["mean"] = decided["loss"], decided["mean"]
+    if max_delay is not None and max_delay < out.max_delay:  # a tighter proved largest delay
+        out.max_delay = max_delay
+        for q, v in out.quantiles.items():
+            if max_delay < v:
+                out.quantiles[q], out.decided[("quantile", q)] = max_delay, "closed-form maximum delay"
+        for t in out.ccdf:
+            if max_delay <= t:
+                out.ccdf[t], out.decided[("ccdf", t)] = 0.0, "closed-form maximum delay"
+        if max_delay < out.mean:
+            out.mean, out.decided["mean"] = max_delay, "closed-form maximum delay"
     # the mean is at most what the quantile bounds imply: E[D] = integral of P(D > t) <= the step function
     # 1 up to the first quantile bound, 1 - q up to the next, ..., 1 - q_last up to the largest delay
     cap, prev, level = 0.0, 0.0, 1.0
@@ -403,7 +431,56 @@ def solve_bound(p, ccdf_at=(), quantiles=(), max_states: float = ABSTRACTION_STA
     cap += level * (out.max_delay - prev)
     if cap < out.mean:
         out.mean, out.mean_capped = cap, True
-        out.decided["mean"] = "quantile bounds"
+        out.decided["mean"] = "the quantile bounds and the largest delay (the mean is the CCDF's integral)"
     out.solved = solved
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+@dataclass
+class ExactIntervals:
+    """Proved intervals on the exact ring chain's metrics (with one label per pattern there is no choice):
+    ``mean``, ``loss`` -> (low, high), ``quantiles[q]`` and ``ccdf[t]`` -> (low, high); times in seconds."""
+
+    states: int
+    seconds: float
+    mean: tuple
+    loss: tuple
+    quantiles: dict = field(default_factory=dict)
+    ccdf: dict = field(default_factory=dict)
+
+
+def exact_intervals(p, ccdf_at=(), quantiles=()) -> ExactIntervals:
+    """Intervals proved by :meth:`~qosbound.models.ratio_mdp.ChoiceMDP.ratio_interval` on the exact chain (the
+    pattern abstraction: no choice), for rings small enough to enumerate their ``2^Q_t`` patterns."""
+    t0 = time.perf_counter()
+    sv = _Services(p)
+    b = _Bounder(sv, ra.exact(sv.QT))
+    slot_f = sv.slot_g / sv.M
+    mean = tuple(v * sv.slot_g for v in b.mdp.ratio_interval(b.rew(sv.per_sum()), b.acc))
+    loss = tuple(min(1.0, max(0.0, v)) for v in b.mdp.ratio_interval(b.lost, b.arr))
+    memo: dict = {}
+
+    def ccdf(X):
+        if X not in memo:
+            lo, hi = b.mdp.ratio_interval(b.rew(sv.per_ccdf(X)), b.acc)
+            memo[X] = (max(0.0, lo), min(1.0, hi))
+        return memo[X]
+
+    out = ExactIntervals(b.mdp.size, 0.0, mean, loss)
+    for t in ccdf_at:
+        X = int(math.floor(t / slot_f + 1e-9))
+        out.ccdf[t] = (ccdf(X + 1)[0], ccdf(X)[1])  # P(D > t) lies between its lattice neighbours
+    for q in quantiles:
+        lo, hi = 0, sv.top  # smallest X with the upper end <= 1 - q
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if ccdf(mid)[1] <= 1 - q else (mid, hi)
+        upper = hi
+        lo, hi = -1, upper  # largest X with the lower end > 1 - q (the quantile is at least X)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if ccdf(mid)[0] > 1 - q else (lo, mid)
+        out.quantiles[q] = (max(lo, 0) * slot_f, upper * slot_f)
     out.seconds = time.perf_counter() - t0
     return out

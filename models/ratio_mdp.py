@@ -25,10 +25,11 @@ serves to find a good ``h``; its accuracy never enters the claim.
 
 Truncation of the known component. When ``n`` drifts down above some level (every kind draws ``n' - n`` of
 negative mean there), the process may be SOLVED on ``n < cut`` only -- the draws that would reach ``n' >= cut``
-land on ``cut - 1`` with the extra reward ``kappa (n' - cut + 1)`` -- and the certificate is still checked on the
-whole process, with ``h`` extended linearly: ``h(i, n) = h(i, cut - 1) + kappa (n - cut + 1)`` for ``n >= cut``.
-Above the cut the inequality holds once ``kappa`` is large enough (the drift is negative); ``kappa`` is raised
-and the solve repeated until it does. The truncation only saves work: the claim rests on the certificate.
+land on ``cut - 1`` -- and the certificate is still checked on the whole process, with ``h`` extended linearly:
+``h(i, n) = h(i, cut - 1) + kappa (n - cut + 1)`` for ``n >= cut``. The certificate's left side is then affine
+in ``kappa`` at every state (increasing below the cut by the expected overshoot, decreasing above it by the
+drift), and ``kappa >= 0`` is chosen to make its maximum smallest (a convex problem in one variable). The
+truncation only saves work: the claim rests on the certificate, checked at every state.
 
 Policy evaluation solves the policy's chain directly; where that system is singular (a policy with several
 closed classes) the chain is made unichain by a restart of probability ``RESTART`` per step to state 0. The
@@ -42,6 +43,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy.optimize import linprog
 
 __all__ = ["ChoiceMDP", "RESTART"]
 
@@ -51,6 +53,8 @@ RESTART = 1e-9
 MAX_PI = 60
 #: At most this many multipliers tried per sign test.
 MAX_MU = 40
+#: A relative value this many times the largest reward marks a (nearly) singular solve.
+HUGE = 1e9
 #: GMRES iterations tried, preconditioned by the last LU factorisation, before a policy gets its own.
 GMRES_ITER = 25
 
@@ -72,18 +76,18 @@ class ChoiceMDP:
         self.cut = self.nf if cut is None or cut >= self.nf else int(cut)
         c = self.cut
         self.nn = c
-        self.T, self.pen, self.drift = [], [], []
+        self.T, self.coef = [], []
         nprime = np.arange(self.nf, dtype=float)
         for t in self.Tfull:
             ti = t[:c, :, :c].copy()
             ti[:, :, c - 1] += t[:c, :, c:].sum(axis=2)
             self.T.append(ti)
-            self.pen.append(np.einsum("nam,m->n", t[:c, :, c:], nprime[c:] - c + 1))
-            d = np.einsum("nam,m->n", t[c:], nprime) - nprime[c:]  # E[n'] - n above the cut
-            if d.size and not np.all(d < 0):
+            over = np.einsum("nam,m->n", t[:c, :, c:], nprime[c:] - c + 1)  # E[(n' - cut + 1)^+] below the cut
+            drift = np.einsum("nam,m->n", t[c:], nprime) - nprime[c:]  # E[n'] - n above the cut
+            if drift.size and not np.all(drift < 0):
                 raise ValueError("the known component does not drift down above the cut")
-            self.drift.append(d)
-        self.kappa = 0.0
+            self.coef.append(np.concatenate([over, drift]))  # d(left side)/d(kappa) at each level
+        self.kappa = 0.0  # the charge per level passed in the solved process (see _inner)
         self.slack = float(slack)
         self.size = self.N * self.nn
         for indptr, _ in self.post:
@@ -98,6 +102,8 @@ class ChoiceMDP:
         self._cur = None
         self.factorisations = 0
         self.evaluations = 0
+        self.lps = 0
+        self._lp = None
         self.policy = None
 
     # ---- Bellman operator --------------------------------------------------------------------------------------
@@ -129,43 +135,59 @@ class ChoiceMDP:
         return out
 
     def _inner(self, R: np.ndarray) -> np.ndarray:
-        """Rewards of the solved (truncated) process from the process's rewards (N, nf)."""
+        """Rewards of the solved (truncated) process from the process's rewards (N, nf): the draws that would
+        pass the cut are charged ``kappa`` per level passed (the last certificate's best kappa), so that the
+        solved h sees what the extension above the cut will cost."""
         if self.cut == self.nf:
             return R
         out = R[:, :self.cut].copy()
-        for k, sel in enumerate(self._by_kind):
-            out[sel] += self.kappa * self.pen[k][None, :]
+        if self.kappa:
+            for k, sel in enumerate(self._by_kind):
+                out[sel] += self.kappa * self.coef[k][None, :self.cut]
         return out
 
-    def _full(self, h: np.ndarray) -> np.ndarray:
-        if self.cut == self.nf:
-            return h
-        ext = h[:, -1:] + self.kappa * np.arange(1, self.nf - self.cut + 1)[None, :]
-        return np.concatenate([h, ext], axis=1)
-
-    def _lhs(self, h: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(R + max-choice P h - h on the whole process with h extended, the extended h)."""
-        hf = self._full(h)
+    def _certify(self, h: np.ndarray, R: np.ndarray, D: np.ndarray | None = None) -> float:
+        """The certificate of ``h`` (solved below the cut) for rewards R on the whole process: the smallest over
+        kappa >= 0 of max over states of the left side R + max-choice P h_kappa - h_kappa (divided by D when
+        given: then the amount by which the ratio tested must be raised), plus the truncation slack."""
+        c, nf = self.cut, self.nf
+        if c < nf:
+            hf = np.concatenate([h, np.repeat(h[:, -1:], nf - c, axis=1)], axis=1)  # kappa = 0
+        else:
+            hf = h
         W, _ = self._best(hf)
-        return R + self._expect(W, self.Tfull) - hf, hf
-
-    def _kappa_for(self, lhs: np.ndarray, limit: np.ndarray) -> float:
-        """The kappa that brings the rows above the cut to ``lhs <= limit`` (0 if they are)."""
-        c = self.cut
-        if c == self.nf:
-            return 0.0
-        need = 0.0
+        lhs = R + self._expect(W, self.Tfull) - hf
+        scale = D if D is not None else 1.0
+        pad_unit = self.slack / (float(np.min(D)) if D is not None else 1.0)
+        if c == nf:
+            return float(np.max(lhs / scale)) + pad_unit * float(np.ptp(h))
+        coef = np.empty_like(lhs)
         for k, sel in enumerate(self._by_kind):
-            if sel.size:
-                excess = lhs[sel, c:] - limit[sel, c:]
-                need = max(need, float(np.max(excess / -self.drift[k][None, :])))
-        return self.kappa + need if need > 0 else 0.0
+            coef[sel] = self.coef[k][None, :]
+        a, b = (lhs / scale).ravel(), (coef / scale).ravel()
+        span = float(np.ptp(h))
+
+        def f(kappa):
+            return float(np.max(a + kappa * b)) + pad_unit * (span + kappa * (nf - c))
+
+        lo, hi = 0.0, max(1.0, 2.0 * self.kappa)
+        while f(2.0 * hi) < f(hi) and hi < 1e30:
+            hi *= 2.0
+        hi *= 2.0
+        for _ in range(100):  # ternary search of the convex function on [0, hi]
+            m1, m2 = lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0
+            if f(m1) <= f(m2):
+                hi = m2
+            else:
+                lo = m1
+        best = lo if f(lo) <= f(0.0) else 0.0
+        self.kappa = min(best, 4.0 * self.kappa) if self.kappa else best  # for the next solve (damped)
+        return f(best)
 
     def certificate(self, h: np.ndarray, R: np.ndarray) -> float:
-        """max over states of R + (max-choice) P h - h (h extended above the cut): a proved upper bound on the
-        long-run average of R (per step) of every process of the class; with the truncation slack added."""
-        lhs, hf = self._lhs(h, R)
-        return float(np.max(lhs)) + self.slack * float(np.ptp(hf))
+        """A proved upper bound on the long-run average of R (per step) of every process of the class: the
+        largest left side of the certificate inequality (with h extended above the cut at the best kappa)."""
+        return self._certify(h, R)
 
     # ---- policy evaluation -------------------------------------------------------------------------------------
     def _matrix(self, pol) -> sp.csc_matrix:
@@ -190,13 +212,13 @@ class ChoiceMDP:
         M = (sp.identity(self.size, format="csc") - (1.0 - restart) * P).tocsc()
         return sp.hstack([sp.csc_matrix(np.ones((self.size, 1))), M[:, 1:]], format="csc")
 
-    def _solver(self, pol, fresh: bool = False):
+    def _solver(self, pol, fresh: bool = False, restart: float = 0.0):
         """(solve(b), solve_transposed(b)) for the policy's system: its own LU factorisation, or GMRES
         preconditioned by the last factorisation when that converges (a policy differing in a few choices)."""
-        key = b"".join(p.tobytes() for p in pol)
+        key = b"".join(p.tobytes() for p in pol) + repr(restart).encode()
         if key == self._lu_key and not fresh:
             return self._cur
-        A = self._system(self._matrix(pol), 0.0)
+        A = self._system(self._matrix(pol), restart)
         solvers = None
         if self._lu is not None and not fresh:
             lu = self._lu
@@ -216,10 +238,9 @@ class ChoiceMDP:
             except ArithmeticError:
                 solvers = None
         if solvers is None:
-            for restart in (0.0, RESTART):  # without a restart first: exact for a unichain policy
+            for rs in (restart, RESTART):  # without a restart first: exact for a unichain policy
                 try:
-                    lu = spla.splu(A if restart == 0.0 else self._system(self._matrix(pol), restart),
-                                   permc_spec="COLAMD")
+                    lu = spla.splu(A if rs == restart else self._system(self._matrix(pol), rs), permc_spec="COLAMD")
                     break
                 except RuntimeError:  # singular: the policy has several closed classes
                     continue
@@ -238,6 +259,10 @@ class ChoiceMDP:
             z, x = solve(R.ravel()), solve_t(e0)
         except ArithmeticError:  # the preconditioned iteration did not converge: factorise this policy
             solve, solve_t = self._solver(pol, fresh=True)
+            z, x = solve(R.ravel()), solve_t(e0)
+        if not np.all(np.isfinite(z)) or np.max(np.abs(z)) > HUGE * (1.0 + float(np.max(np.abs(R)))):
+            # (nearly) singular: a policy with closed classes apart from state 0; solve it restarted
+            solve, solve_t = self._solver(pol, fresh=True, restart=RESTART)
             z, x = solve(R.ravel()), solve_t(e0)
         g = float(z[0])
         h = z.copy()
@@ -264,139 +289,108 @@ class ChoiceMDP:
         return g, h, x
 
     # ---- bounds ---------------------------------------------------------------------------------------------------
-    def _solve(self, R: np.ndarray, D: np.ndarray | None = None):
-        """Optimise for R, then raise kappa (and solve again) until the rows above the cut satisfy the
-        certificate's inequality as well as the rows below: (g, h, x, lhs, extended h)."""
-        for _ in range(6):
-            g, h, x = self.optimise(R)
-            lhs, hf = self._lhs(h, R)
-            if self.cut == self.nf:
-                break
-            c = self.cut
-            if D is None:
-                limit = np.zeros_like(lhs)
-            else:
-                limit = float(np.max(lhs[:, :c] / D[:, :c])) * D
-            need = self._kappa_for(lhs, limit)
-            if need <= self.kappa:
-                break
-            self.kappa = max(2.0 * self.kappa, 1.5 * need)
-        return g, h, x, lhs, hf
+    def _lp_matrix(self):
+        """The linear programme's constraints that do not depend on the rewards (built once): variables
+        x(i, n) (state frequencies) then z(i, a, n', j) (choices); rows: each post-decision node (i, a, n')
+        (choices out = frequency in), then each state (frequency = choices into it)."""
+        if getattr(self, "_lp", None) is not None:
+            return self._lp
+        nn, N = self.nn, self.N
+        nx = N * nn
+        npost = N * self.A * nn
+        rows, cols, vals = [], [], []
+        nz = 0
+        for a, (indptr, idx) in enumerate(self.post):
+            i_of = np.repeat(np.arange(N), np.diff(indptr))
+            E = idx.size
+            zid = nx + nz + np.arange(E * nn)
+            ii, jj, m = np.repeat(i_of, nn), np.repeat(idx, nn), np.tile(np.arange(nn), E)
+            rows += [(ii * self.A + a) * nn + m, npost + jj * nn + m]
+            cols += [zid, zid]
+            vals += [np.ones(zid.size), -np.ones(zid.size)]
+            nz += E * nn
+        for k, sel in enumerate(self._by_kind):
+            if not sel.size:
+                continue
+            for a in range(self.A):
+                nzn, nzm = np.nonzero(self.T[k][:, a, :])
+                rows.append(((sel[:, None] * self.A + a) * nn + nzm[None, :]).ravel())
+                cols.append((sel[:, None] * nn + nzn[None, :]).ravel())
+                vals.append(-np.broadcast_to(self.T[k][nzn, a, nzm][None, :], (sel.size, nzn.size)).ravel())
+        rows.append(npost + np.arange(nx))
+        cols.append(np.arange(nx))
+        vals.append(np.ones(nx))
+        A = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                          shape=(npost + nx, nx + nz))
+        self._lp = (A, nx, nz, npost)
+        return self._lp
 
-    def provable(self, N: np.ndarray, D: np.ndarray, rho: float, C: np.ndarray | None = None,
-                 mu0: float = 0.0) -> tuple[bool, float]:
-        """Whether ``rho`` is proved an upper bound on x.N / x.D (with x.C = 0 when C is given): a certificate
-        <= 0 is found for some multiplier mu (searched: the optimal gain is convex in mu). Returns (proved, the
-        multiplier to start the next search from)."""
-        base = N - rho * D
-        scale = max(float(np.mean(np.abs(rho * D))), 1e-300)
-        c = self.cut
-        if C is not None:
-            cscale = max(float(np.mean(np.abs(C))), 1e-300)
-            flat = 1e-6 * cscale  # a subgradient this small is zero (the restart alone moves it by ~RESTART)
-            mu_max = 1e6 * max(float(np.max(np.abs(base))), 1e-300) / cscale
-
-        def at(mu):
-            R = base if mu == 0.0 else base + mu * C
-            g, h, x, lhs, hf = self._solve(R)
-            ok = g <= 0 and float(np.max(lhs)) + self.slack * float(np.ptp(hf)) <= 0
-            s = float(np.sum(x * C[:, :c])) if C is not None else 0.0
-            return ok, g, s
-
-        mu = mu0 if C is not None else 0.0
-        ok, g, s = at(mu)
-        if ok:
-            return True, mu
-        if C is None:
-            return False, mu
-        pts = [(mu, g, s)]
-        step = min(abs(g / s), mu_max) if abs(s) > flat else mu_max
-        for _ in range(MAX_MU):
-            lows = [q for q in pts if q[2] < 0]
-            highs = [q for q in pts if q[2] > 0]
-            if any(abs(q[2]) <= flat for q in pts):
-                return False, mu  # a zero subgradient: mu is optimal and the gain is positive
-            if not lows or not highs:  # not bracketed yet: step against the subgradient, doubling
-                edge = max(pts, key=lambda q: q[0]) if not highs else min(pts, key=lambda q: q[0])
-                step *= 2.0
-                mu = edge[0] - math.copysign(step, edge[2])
-            else:
-                a = max(lows, key=lambda q: q[0])
-                b = min(highs, key=lambda q: q[0])
-                cross = (b[1] - a[1] + a[2] * a[0] - b[2] * b[0]) / (a[2] - b[2])
-                lower = a[1] + a[2] * (cross - a[0])  # the convex gain's minimum is at least this
-                if lower > 1e-9 * scale or b[0] - a[0] <= 1e-12 * max(1.0, abs(cross)):
-                    return False, cross
-                mu = cross if a[0] < cross < b[0] else 0.5 * (a[0] + b[0])
-            if not abs(mu) <= mu_max:
-                return False, 0.0
-            ok, g, s = at(mu)
-            if ok:
-                return True, mu
-            pts.append((mu, g, s))
-        return False, mu
-
-    def ratio_bound(self, N: np.ndarray, D: np.ndarray, C: np.ndarray | None = None, mu0: float = 0.0,
-                    rel: float = 1e-3) -> tuple[float, float]:
-        """A proved upper bound on x.N / x.D (x.C = 0 when C is given), near the smallest this process allows:
-        (bound, multiplier). For each multiplier mu, Dinkelbach's iteration finds the largest ratio of N + mu C
-        to D over the policies (a convex function of mu, whose slope is x.C / x.D at the best policy); mu is
-        searched for its minimum; the bound is certified at the best mu found: the smallest rho with
-        N - rho D + mu C + max-choice P h - h <= 0 at every state (plus the truncation slack)."""
+    def lp_bound(self, N: np.ndarray, D: np.ndarray, C: np.ndarray | None = None, polish: bool = True):
+        """A proved upper bound on x.N / x.D over the process's long-run frequencies (with x.C = 0 when C is
+        given): (bound, the multiplier of C). The linear programme max x.N s.t. balance, x.D = 1, x.C = 0 (the
+        Charnes-Cooper form of the ratio) is solved by HiGHS; its dual gives ``h`` (the state rows), ``rho``
+        and ``mu``; the bound is then CERTIFIED at every state with that ``h`` (:meth:`_certify`), and again with
+        the ``h`` of an exact policy evaluation started from it (``polish``); the smaller is returned."""
         if np.any(D <= 0):
             raise ValueError("the denominator must be positive at every state")
-        dmin = float(np.min(D))
+        A, nx, nz, npost = self._lp_matrix()
         c = self.cut
-        Din = D[:, :c]
-        rho_guess = [None]
-
-        def dinkelbach(mu):
-            R0 = N if mu == 0.0 else N + mu * C
-            rho = rho_guess[0] if rho_guess[0] is not None else float(np.sum(R0 * D) / np.sum(D * D))
-            for _ in range(60):
-                g, h, x = self.optimise(R0 - rho * D)
-                new = rho + g / float(np.sum(x * Din))  # the policy's own ratio (its gain is x.(R0 - rho D))
-                if abs(new - rho) <= 1e-12 * max(abs(new), 1e-300):
-                    break
-                rho = new
-            rho_guess[0] = rho
-            g, h, x, lhs, hf = self._solve(R0 - rho * D, D)  # the bias at the ratio found, kappa settled
-            # certify: the smallest rho' proved with this h
-            cert = rho + float(np.max(lhs / D)) + self.slack * float(np.ptp(hf)) / dmin
-            slope = float(np.sum(x * C[:, :c]) / np.sum(x * Din)) if C is not None else 0.0
-            return rho, cert, slope
-
-        mu = mu0 if C is not None else 0.0
-        rho, cert, s = dinkelbach(mu)
-        best = (cert, mu)
-        if C is None:
-            return best
-        cscale = max(float(np.mean(np.abs(C))), 1e-300)
-        flat = 1e-6 * cscale / max(float(np.mean(D)), 1e-300)
-        mu_max = 1e6 * max(float(np.max(np.abs(N))), abs(rho) * float(np.max(D)), 1e-300) / cscale
-        pts = [(mu, rho, s)]
-        step = min(abs(rho / s), mu_max) if abs(s) > flat else 0.0
-        for _ in range(MAX_MU):
-            if abs(s) <= flat:
+        best = (math.inf, 0.0)
+        for _ in range(3 if c < self.nf else 1):  # with a cut: the charge per level passed, settled
+            Nin, Din = self._inner(N), D[:, :c]
+            extra = [Din.ravel()] + ([C[:, :c].ravel()] if C is not None else [])
+            Aeq = sp.vstack([A, sp.csr_matrix(np.vstack([np.concatenate([e, np.zeros(nz)]) for e in extra]))])
+            b = np.zeros(Aeq.shape[0])
+            b[A.shape[0]] = 1.0
+            res = linprog(np.concatenate([-Nin.ravel(), np.zeros(nz)]), A_eq=Aeq.tocsr(), b_eq=b,
+                          bounds=(0, None), method="highs")
+            self.lps += 1
+            if res.status != 0:
                 break
-            lows = [q for q in pts if q[2] < 0]
-            highs = [q for q in pts if q[2] > 0]
-            if not lows or not highs:
-                edge = max(pts, key=lambda q: q[0]) if not highs else min(pts, key=lambda q: q[0])
-                step *= 2.0
-                mu = edge[0] - math.copysign(step, edge[2])
-            else:
-                a = max(lows, key=lambda q: q[0])
-                b = min(highs, key=lambda q: q[0])
-                cross = (b[1] - a[1] + a[2] * a[0] - b[2] * b[0]) / (a[2] - b[2])
-                lower = a[1] + a[2] * (cross - a[0])
-                if best[0] - lower <= rel * abs(best[0]) or b[0] - a[0] <= 1e-12 * max(1.0, abs(cross)):
-                    break
-                mu = cross if a[0] < cross < b[0] else 0.5 * (a[0] + b[0])
-            if not abs(mu) <= mu_max:
-                break
-            rho, cert, s = dinkelbach(mu)
-            pts.append((mu, rho, s))
+            y = res.eqlin.marginals
+            h = -y[npost:npost + nx].reshape(self.N, c)
+            h = h - h[0, 0]
+            rho = -float(y[A.shape[0]])
+            mu = float(y[A.shape[0] + 1]) if C is not None else 0.0
+            R0 = N if C is None else N + mu * C
+            kappa0 = self.kappa
+            cert = rho + self._certify(h, R0 - rho * D, D)
             if cert < best[0]:
                 best = (cert, mu)
+            if polish:
+                self.policy = self._best(h)[1]
+                pol_rho = rho
+                for _ in range(20):  # Dinkelbach at this mu, from the programme's policy
+                    g, hp, x = self.optimise(R0 - pol_rho * D)
+                    new = pol_rho + g / float(np.sum(x * Din))
+                    done = abs(new - pol_rho) <= 1e-10 * max(abs(new), 1e-300)
+                    pol_rho = new
+                    if done:
+                        break
+                g, hp, x = self.optimise(R0 - pol_rho * D)
+                cert = pol_rho + self._certify(hp, R0 - pol_rho * D, D)
+                if cert < best[0]:
+                    best = (cert, mu)
+            if c == self.nf or abs(self.kappa - kappa0) <= 0.05 * max(self.kappa, 1e-300):
+                break
         return best
+
+    def ratio_interval(self, N: np.ndarray, D: np.ndarray) -> tuple[float, float]:
+        """For a process without choice (every choice set one label), solved whole (no cut): an interval proved
+        to hold x.N / x.D. With the policy's own ratio ``r`` and its bias ``h`` for ``N - r D``, every state has
+        ``N - r D + P h - h = e(s)``; multiplying by the frequencies and summing gives ``x.N / x.D - r = x.e /
+        x.D``, between the smallest and largest ``e(s) / D(s)`` (widened by the truncation slack)."""
+        if any(np.any(np.diff(indptr) != 1) for indptr, _ in self.post):
+            raise ValueError("ratio_interval needs a process without choice")
+        if self.cut != self.nf:
+            raise ValueError("ratio_interval needs the process solved whole")
+        if np.any(D <= 0):
+            raise ValueError("the denominator must be positive at every state")
+        pol = [np.zeros((self.N, self.nn), dtype=np.int64) for _ in self.post]
+        g, h, x = self.evaluate(pol, N)
+        r = float(np.sum(x * N) / np.sum(x * D))
+        g, h, x = self.evaluate(pol, N - r * D)
+        W, _ = self._best(h)
+        e = (N - r * D + self._expect(W, self.T) - h) / D
+        pad = self.slack * float(np.ptp(h)) / float(np.min(D))
+        return r + float(np.min(e)) - pad, r + float(np.max(e)) + pad

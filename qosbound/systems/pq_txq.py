@@ -428,7 +428,7 @@ def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
     max-delay bound, when it applies (CBR EF, or the PQ capacity binding the burst), an upper bound on
     ``EF.delay.max``, every quantile and the mean (otherwise an approximation); Cobham's mean an approximation
     of ``EF.delay.mean``; a simulated or traced maximum a lower bound on ``EF.delay.max``; model results with
-    sizes rounded up to granules upper bounds."""
+    sizes rounded up to granules approximations (:func:`qosbound.systems.pq_txq_adapter.rounding_neglects`)."""
     return []
 
 
@@ -549,9 +549,35 @@ def check_model_size(scn: Scenario) -> None:
                             field="methods.model-checked.max_states")
 
 
+def rounding(scn: Scenario) -> str:
+    """Why the exact chain would not be exact: its packet sizes rounded up to a coarser granule ('' if not)."""
+    from qosbound.models.pq_txq_render import layout
+    from qosbound.systems.pq_txq_adapter import scenario_fields
+
+    opts = scn.methods.model_checked
+    if opts.granule != "auto":
+        return ""
+    with scenario_fields("methods.model-checked"):
+        lay = layout(params(scn), opts)
+    if not lay.rounded:
+        return ""
+    return (f"the exact chain would round the packet sizes up to whole {lay.granule}-byte granules (more than "
+            f"max_granules = {opts.max_granules} per packet at their gcd), which is neither exact nor a bound")
+
+
+def ring_covers(scn: Scenario) -> bool:
+    """Whether the ring method answers the scenario within the model budget."""
+    from qosbound.models import pq_txq_ring
+
+    p = params(scn)
+    return (pq_txq_ring.why_not(p) is None and pq_txq_ring.lattice_points(p) <= pq_txq_ring.MAX_LATTICE
+            and pq_txq_ring.chain_states(p) <= scn.methods.model_checked.max_states)
+
+
 def model_route(scn: Scenario) -> tuple[str, str]:
     """Which chain answers ``model-checked``: ``("exact", "")`` when the exact PQ + TxQ chain fits the budget
-    (:func:`check_model_size`), else ``("ring", why)`` when the ring method (:mod:`qosbound.models.pq_txq_ring`:
+    (:func:`check_model_size`) without rounding packet sizes, ``("ring", why)`` when it would round them (not a
+    bound) and the ring method covers the scenario (it works on the exact lattice), else ``("ring", why)`` when the ring method (:mod:`qosbound.models.pq_txq_ring`:
     a tx-ring whose every packet takes one unit, saturated BE, Poisson EF) covers the scenario within the same
     budget, ``why`` the exact chain's refusal. Otherwise the exact chain's ResourceError, with the reason the
     ring method does not answer either (a ModelUnsupported passes unchanged)."""
@@ -559,6 +585,9 @@ def model_route(scn: Scenario) -> tuple[str, str]:
 
     try:
         check_model_size(scn)
+        rounded = rounding(scn)
+        if rounded and ring_covers(scn):
+            return "ring", rounded
         return "exact", ""
     except ResourceError as e:  # (a ModelUnsupported is not one: it passes unchanged)
         p = params(scn)

@@ -1,7 +1,8 @@
 """The ring method's results (the ``model-checked`` answer for packet-unit tx-rings beyond the exact chain's
 budget): the ring-count chain of :mod:`qosbound.models.pq_txq_ring` (an approximation, or exact with one
-ring position per stage) and, where its MDP fits :data:`~qosbound.models.pq_txq_ring_bound.BOUND_STATES`, the
-upper bound of :mod:`qosbound.models.pq_txq_ring_bound`.
+ring position per stage, then with intervals proved on it) and, where its smallest process fits
+:data:`~qosbound.models.pq_txq_ring_bound.BOUND_STATES`, the upper bound of
+:mod:`qosbound.models.pq_txq_ring_bound`.
 
 Naming. With the bound, the metrics' own names (``EF.delay.mean``, ``EF.delay.p99``, ``EF.delay.ccdf@..``,
 ``EF.loss``) carry the bound, as results of kind ``upper bound``: SLO verdicts judge on them (a ``max`` SLO
@@ -20,11 +21,17 @@ from qosbound.systems.pq_txq_adapter import scenario_fields
 
 __all__ = ["RING_NEGLECTS", "ring_results", "bound_available", "conservative", "approx_name"]
 
-#: What the ring method leaves out (Interval.approximation's ``neglects``).
+#: What the ring method leaves out (Interval.approximation's ``neglects``), with its measured error copied from
+#: ``python benchmarks/bench_ring.py --grid`` (docs/pq_txq.md has the table).
 RING_NEGLECTS = ("the order of the EF packets within each stage of the tx-ring (their positions are taken as "
-                 "exchangeable given how many a stage holds: the head is EF with probability e_1/c_1); it came out "
-                 "below the simulated delay and loss in every case measured (p99.9 by 0.2 % at 10 % EF on a "
-                 "64-packet ring, by 2-5 % at 40-80 % EF; loss up to 4.6x below; docs/pq_txq.md)")
+                 "exchangeable given how many a stage holds: the head is EF with probability e_1/c_1); measured "
+                 "against the exact chain or the simulator on the published grid of benchmarks/bench_ring.py: "
+                 "{ERRORS}; docs/pq_txq.md")
+RING_ERRORS = "mean 0.27-1.00 x, p99 0.58-1.00 x, p99.9 0.60-1.00 x, loss 0.076-1.00 x the truth"
+
+
+def ring_neglects() -> str:
+    return RING_NEGLECTS.replace("{ERRORS}", RING_ERRORS)
 
 
 def approx_name(metric: str) -> str:
@@ -48,25 +55,37 @@ def staged_exact(p, opts) -> bool:
 
 def bound_available(p, opts) -> bool:
     """Whether the ring method answers with the upper bound too: the staged chain is not already exact and the
-    bound's MDP with one stage fits its budget."""
-    from qosbound.models import pq_txq_ring
+    bound's smallest process fits its budget."""
+    from qosbound.models import pq_txq_ring_bound
 
-    return not staged_exact(p, opts) and pq_txq_ring.stage_states(int(p.Q_t), int(p.pq_cap), 1) <= bound_budget(opts)
+    return not staged_exact(p, opts) and pq_txq_ring_bound.smallest_states(p) <= bound_budget(opts)
 
 
 def conservative(p, opts) -> bool:
     """Whether the ring method's results under the metrics' own names are never below the exact chain's: exact
-    (one position per stage) or the upper bound."""
+    (one position per stage, with proved intervals) or the upper bound."""
     return staged_exact(p, opts) or bound_available(p, opts)
 
 
+def closed_form_max(p) -> float | None:
+    """The closed-form maximum delay (s) when it is a proved upper bound for ``p`` (None otherwise)."""
+    from qosbound.analytic.pq_txq import closed_form_results
+    from qosbound.results import Kind
+
+    for r in closed_form_results(p):
+        if r.metric == "EF.delay.max" and r.kind is Kind.UPPER_BOUND:
+            return r.value
+    return None
+
+
 def ring_results(p, opts, ccdf_at: list[float], quantiles: list[float], progress, exact_refused: str) -> list[Result]:
-    """EF delay metrics by the ring method, the ``model-checked`` answer where the exact chain is above its budget
-    (``exact_refused``: why), with as many ring stages as fit ``max_states`` and the module's STAGED_STATES.
-    Approximations, except with one ring position per stage where the chain is the exact one (mean and loss
-    exact in floating point, quantiles and CCDF points bracketed by the refined lattice); beside them the upper
-    bounds when :func:`bound_available` (see the module docstring for the names)."""
-    from qosbound.models import pq_txq_ring
+    """EF delay metrics by the ring method, the ``model-checked`` answer where the exact PQ + TxQ chain is above
+    its budget or would round packet sizes (``exact_refused``: why), with as many ring stages as fit
+    ``max_states`` and the module's STAGED_STATES. With one ring position per stage the chain is exact and every
+    metric comes with an interval proved on it (:func:`~qosbound.models.pq_txq_ring_bound.exact_intervals`);
+    otherwise approximations, and beside them the upper bounds when :func:`bound_available` (see the module
+    docstring for the names)."""
+    from qosbound.models import pq_txq_ring, pq_txq_ring_bound
 
     with_bound = bound_available(p, opts)
     advance = progress.task("ring-count chain" + (" and its upper bound" if with_bound else ""),
@@ -74,66 +93,80 @@ def ring_results(p, opts, ccdf_at: list[float], quantiles: list[float], progress
     with scenario_fields("methods.model-checked"):
         sol = pq_txq_ring.solve(p, ccdf_at, quantiles, stages=None,
                                 max_chain=min(float(opts.max_states), pq_txq_ring.STAGED_STATES))
+        exact = sol.stages == p.Q_t
+        proved = pq_txq_ring_bound.exact_intervals(p, ccdf_at, quantiles) if exact else None
     advance()
-    exact = sol.stages == p.Q_t
     prov = {"model": "models/pq_txq_ring.py (ring-count chain embedded at departures)", "engine": "scipy sparse LU",
             "states": sol.states, "transitions": sol.transitions, "seconds": round(sol.seconds, 4),
             "granule_bytes": sol.granule, "lattice_step_s": sol.slot, "ef_share_of_departures": sol.ef_share,
             "poisson_tail_cut": sol.cut_mass, "exact_chain": exact_refused, "stages": sol.stages,
-            "source": f"ring-count chain, {sol.states} states (the exact chain is above the budget)",
-            "kind": "exact (one ring position per stage)" if exact else "approximation"}
+            "source": f"ring-count chain, {sol.states} states (the exact PQ + TxQ chain is not used)",
+            "kind": "the exact chain (one ring position per stage), intervals proved" if exact else "approximation"}
     note = (f"ring-count chain of {sol.states} states, {sol.stages} stage(s) of the {p.Q_t}-packet ring (Ferrari, Pau "
             "& Raffaelli 2001 system, packet-unit tx-ring); "
-            f"the exact chain: {exact_refused}")
+            f"the exact PQ + TxQ chain: {exact_refused}")
+    if exact:
+        note += ("; one position per stage keeps the whole pattern: the interval is proved on it by a certificate "
+                 "(models/ratio_mdp.py, ratio_interval)")
 
-    def iv(v: float, lo: float | None = None, hi: float | None = None) -> Interval:
+    def iv(v: float, bracket: tuple | None = None, lattice: tuple | None = None) -> tuple[float, Interval]:
         if exact:
-            return Interval.exact(v, note=note) if lo is None else Interval.numerical(min(lo, v), max(hi, v), note=note)
-        return Interval.approximation(v, neglects=RING_NEGLECTS, note=note + (
-            f"; the chain's own value lies in [{lo:.9g}, {hi:.9g}] (lattice)" if lo is not None else ""))
+            lo, hi = bracket
+            return min(max(v, lo), hi), Interval.numerical(lo, hi, note=note)
+        return v, Interval.approximation(v, neglects=ring_neglects(), note=note + (
+            f"; the chain's own value lies in [{lattice[0]:.9g}, {lattice[1]:.9g}] (lattice)" if lattice else ""))
 
-    def named(metric: str, value: float, unit: str, interval: Interval) -> Result:
+    def named(metric: str, vi: tuple, unit: str) -> Result:
+        value, interval = vi
         if with_bound:
             return Result(approx_name(metric), "model-checked", value, unit, interval, dict(prov), estimates=metric)
         return Result(metric, "model-checked", value, unit, interval, dict(prov))
 
-    out = [named("EF.delay.mean", sol.mean, "s", iv(sol.mean))]
+    out = [named("EF.delay.mean", iv(sol.mean, proved.mean if exact else None), "s")]
     for q in quantiles:
-        lo, hi = sol.quantile_brackets[q]
-        out.append(named(f"EF.delay.{quantile_name(q)}", sol.quantiles[q], "s", iv(sol.quantiles[q], lo, hi)))
+        out.append(named(f"EF.delay.{quantile_name(q)}", iv(sol.quantiles[q], proved.quantiles[q] if exact else None,
+                                                            sol.quantile_brackets[q]), "s"))
     for t in ccdf_at:
-        lo, hi = sol.ccdf_bracket(t)
-        out.append(named(ccdf_name("EF.delay", t), sol.ccdf[t], "1", iv(sol.ccdf[t], lo, hi)))
-    out.append(named("EF.loss", sol.loss, "1", iv(sol.loss)))
+        out.append(named(ccdf_name("EF.delay", t), iv(sol.ccdf[t], proved.ccdf[t] if exact else None,
+                                                      sol.ccdf_bracket(t)), "1"))
+    out.append(named("EF.loss", iv(sol.loss, proved.loss if exact else None), "1"))
     if with_bound:
-        out += bound_results(p, opts, ccdf_at, quantiles, exact_refused, sol)
+        out += bound_results(p, opts, ccdf_at, quantiles, exact_refused)
         advance()
     return out
 
 
-def bound_results(p, opts, ccdf_at, quantiles, exact_refused: str, approx) -> list[Result]:
-    """The upper bounds of :mod:`qosbound.models.pq_txq_ring_bound` under the metrics' own names."""
+def bound_results(p, opts, ccdf_at, quantiles, exact_refused: str) -> list[Result]:
+    """The upper bounds of :mod:`qosbound.models.pq_txq_ring_bound` under the metrics' own names: per metric the
+    smallest of the ring bound's processes and the closed-form maximum delay (all proved), with which decided."""
     from qosbound.models import pq_txq_ring_bound
 
+    dmax = closed_form_max(p)
     with scenario_fields("methods.model-checked"):
         b = pq_txq_ring_bound.solve_bound(p, ccdf_at, quantiles, max_states=min(
-            bound_budget(opts), pq_txq_ring_bound.BOUND_STAGED_STATES))
-    prov = {"model": "models/pq_txq_ring_bound.py (staged ring-count chain with the order within each stage "
-                     "chosen by an adversary: a Markov decision process)", "engine": "value iteration (Odoni bracket)",
-            "states": b.states, "stages": b.stages, "seconds": round(b.seconds, 4), "solves": b.solves,
-            "lattice_step_s": b.slot, "largest_bracket_left": b.worst_gap, "exact_chain": exact_refused,
-            "source": f"ring bound, MDP of {b.states} states, {b.stages} stage(s)", "kind": "upper bound"}
-    note = (f"upper bound: the worst order of the packets within each of {b.stages} stage(s) of the {p.Q_t}-packet "
-            f"ring (an MDP of {b.states} states) bounds the exact chain's long-run rates, which include the "
-            "scenario's own order (proof in models/pq_txq_ring_bound.py); the approximation beside it is "
-            f"{approx_name('EF.delay.*')}")
-    out = [Result("EF.delay.mean", "model-checked", b.mean, "s", Interval.upper_bound(b.mean, note=note), dict(prov))]
+            float(opts.max_states), pq_txq_ring_bound.ABSTRACTION_STATES), max_delay=dmax)
+    solved = "; ".join(f"{name}: {n} states, {sec:.1f} s" for name, n, sec, _ in b.solved)
+    prov = {"model": "models/pq_txq_ring_bound.py (the exact ring chain with part of the EF/BE pattern chosen by "
+                     "an adversary under Little's law; ratio bounds proved by certificates, models/ratio_mdp.py)",
+            "engine": "policy iteration (sparse LU), certificates checked at every state",
+            "states": b.states, "seconds": round(b.seconds, 4), "processes": solved,
+            "lattice_step_s": b.slot, "exact_chain": exact_refused,
+            "source": f"ring bound, {len(b.solved)} process(es): {solved}", "kind": "upper bound"}
+    base = (f"upper bound on the {p.Q_t}-packet ring: every process solved (the ring pattern partly forgotten, "
+            "the adversary choosing the rest, Little's law kept) includes the exact chain, and a certificate checked "
+            "at every state proves each ratio (proof in models/pq_txq_ring_bound.py); the approximation beside it "
+            f"is {approx_name('EF.delay.*')}")
+
+    def res(metric, value, unit, key):
+        decided = b.decided.get(key, "")
+        prv = dict(prov, decided_by=decided)
+        return Result(metric, "model-checked", value, unit,
+                      Interval.upper_bound(value, note=f"{base}; the smallest bound came from {decided}"), prv)
+
+    out = [res("EF.delay.mean", b.mean, "s", "mean")]
     for q in quantiles:
-        name = f"EF.delay.{quantile_name(q)}"
-        out.append(Result(name, "model-checked", b.quantiles[q], "s", Interval.upper_bound(b.quantiles[q], note=note),
-                          dict(prov)))
+        out.append(res(f"EF.delay.{quantile_name(q)}", b.quantiles[q], "s", ("quantile", q)))
     for t in ccdf_at:
-        out.append(Result(ccdf_name("EF.delay", t), "model-checked", b.ccdf[t], "1",
-                          Interval.upper_bound(b.ccdf[t], note=note), dict(prov)))
-    out.append(Result("EF.loss", "model-checked", b.loss, "1", Interval.upper_bound(b.loss, note=note), dict(prov)))
+        out.append(res(ccdf_name("EF.delay", t), b.ccdf[t], "1", ("ccdf", t)))
+    out.append(res("EF.loss", b.loss, "1", "loss"))
     return out
