@@ -81,7 +81,8 @@ from qosbound.models.pq_txq_ring import (FINE_PER_EF, FINE_POINTS, MAX_LATTICE, 
                                          why_not)
 from qosbound.models.ratio_mdp import ChoiceMDP
 
-__all__ = ["RingBound", "solve_bound", "abstractions", "BOUND_STATES", "REL"]
+__all__ = ["RingBound", "solve_bound", "abstractions", "mean_cap", "exact_intervals", "BOUND_STATES", "REL",
+           "CLOSED_FORM", "CAPPED"]
 
 #: The bound is computed when the smallest abstraction it would solve has at most this many states
 #: ((PQ) x labels; the one-stage abstraction has 2 (Q_t + 1) - 2 labels).
@@ -91,6 +92,10 @@ BOUND_STATES = 2e4
 ABSTRACTION_STATES = 8e3
 #: Bisections stop when the proved value is within this relative distance of the last value not proved.
 REL = 2e-3
+#: ``RingBound.decided`` of a metric settled by the closed-form largest delay, and of a mean capped by
+#: :func:`mean_cap`.
+CLOSED_FORM = "the closed-form maximum delay"
+CAPPED = "the integral of the proved CCDF (quantile bounds, CCDF points and the largest delay)"
 #: Smallest loss probability bisected to (a bound below it is reported as this value).
 LOSS_FLOOR = 1e-15
 
@@ -416,25 +421,39 @@ def solve_bound(p, ccdf_at=(), quantiles=(), max_states: float = ABSTRACTION_STA
         out.max_delay = max_delay
         for q, v in out.quantiles.items():
             if max_delay < v:
-                out.quantiles[q], out.decided[("quantile", q)] = max_delay, "closed-form maximum delay"
+                out.quantiles[q], out.decided[("quantile", q)] = max_delay, CLOSED_FORM
         for t in out.ccdf:
-            if max_delay <= t:
-                out.ccdf[t], out.decided[("ccdf", t)] = 0.0, "closed-form maximum delay"
-        if max_delay < out.mean:
-            out.mean, out.decided["mean"] = max_delay, "closed-form maximum delay"
-    # the mean is at most what the quantile bounds imply: E[D] = integral of P(D > t) <= the step function
-    # 1 up to the first quantile bound, 1 - q up to the next, ..., 1 - q_last up to the largest delay
-    cap, prev, level = 0.0, 0.0, 1.0
-    for q in sorted(out.quantiles):
-        cap += level * (out.quantiles[q] - prev)
-        prev, level = out.quantiles[q], 1.0 - q
-    cap += level * (out.max_delay - prev)
+            if max_delay <= t and out.ccdf[t] > 0.0:
+                out.ccdf[t], out.decided[("ccdf", t)] = 0.0, CLOSED_FORM
+    cap = mean_cap(out.quantiles, out.ccdf, out.max_delay)
     if cap < out.mean:
-        out.mean, out.mean_capped = cap, True
-        out.decided["mean"] = "the quantile bounds and the largest delay (the mean is the CCDF's integral)"
+        out.mean, out.mean_capped, out.decided["mean"] = cap, True, CAPPED
     out.solved = solved
     out.seconds = time.perf_counter() - t0
     return out
+
+
+def mean_cap(quantiles: dict, ccdf: dict, max_delay: float) -> float:
+    """An upper bound on the mean delay implied by upper bounds on its quantiles (``{q: u}``: the q-quantile is
+    at most ``u``), on its CCDF (``{t: c}``: P(D > t) <= c) and on its largest value (``max_delay``).
+
+    Proof. For a delay ``D >= 0``, E[D] = integral over s >= 0 of P(D > s) ds. Each bound gives a point ``(t, c)``
+    with P(D > t) <= c: a quantile bound ``(u, 1 - q)`` (P(D > q-quantile) <= 1 - q by right-continuity, and
+    P(D > u) <= P(D > q-quantile) as u is at or above it), a CCDF bound ``(t, c)``, the largest delay
+    ``(max_delay, 0)``. The CCDF is non-increasing, so for every s, P(D > s) <= min(1, min over points with
+    t <= s of c) =: G(s), and G(s) = 0 from max_delay on. Hence E[D] <= the integral of G, a step function,
+    integrated exactly below."""
+    pts = sorted([(u, 1.0 - q) for q, u in quantiles.items()] + [(t, c) for t, c in ccdf.items()]
+                 + [(max_delay, 0.0)])
+    total, prev, level = 0.0, 0.0, 1.0
+    for t, c in pts:
+        if t >= max_delay:
+            break
+        if t > prev:
+            total += level * (t - prev)
+            prev = t
+        level = min(level, c)
+    return total + level * max(0.0, max_delay - prev)
 
 
 @dataclass

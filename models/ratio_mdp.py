@@ -55,6 +55,8 @@ MAX_PI = 60
 MAX_MU = 40
 #: A relative value this many times the largest reward marks a (nearly) singular solve.
 HUGE = 1e9
+#: Tolerance on the Little's-law row of the linear programme (per unit of x . D; see lp_bound).
+LP_SLACK = 1e-9
 #: GMRES iterations tried, preconditioned by the last LU factorisation, before a policy gets its own.
 GMRES_ITER = 25
 
@@ -338,20 +340,30 @@ class ChoiceMDP:
         best = (math.inf, 0.0)
         for _ in range(3 if c < self.nf else 1):  # with a cut: the charge per level passed, settled
             Nin, Din = self._inner(N), D[:, :c]
-            extra = [Din.ravel()] + ([C[:, :c].ravel()] if C is not None else [])
-            Aeq = sp.vstack([A, sp.csr_matrix(np.vstack([np.concatenate([e, np.zeros(nz)]) for e in extra]))])
+            Aeq = sp.vstack([A, sp.csr_matrix(np.concatenate([Din.ravel(), np.zeros(nz)])[None, :])]).tocsr()
             b = np.zeros(Aeq.shape[0])
             b[A.shape[0]] = 1.0
-            res = linprog(np.concatenate([-Nin.ravel(), np.zeros(nz)]), A_eq=Aeq.tocsr(), b_eq=b,
+            # x . C = 0 as |x . C| <= LP_SLACK: the exact chain satisfies it exactly, but with the balance rows it
+            # is (nearly) redundant and a solver may call the equality infeasible by rounding. The programme
+            # only finds h and mu; the claim is the certificate below.
+            ub = {}
+            if C is not None:
+                row = np.concatenate([C[:, :c].ravel(), np.zeros(nz)])
+                ub = {"A_ub": sp.csr_matrix(np.vstack([row, -row])), "b_ub": np.full(2, LP_SLACK)}
+            res = linprog(np.concatenate([-Nin.ravel(), np.zeros(nz)]), A_eq=Aeq, b_eq=b, **ub,
                           bounds=(0, None), method="highs")
             self.lps += 1
-            if res.status != 0:
+            if res.status != 0:  # the programme failed numerically (a balance system singular by rounding):
+                if polish:      # policy iteration alone finds an h (mu = 0), certified the same way
+                    cert = self._dinkelbach(N, D, Din, 0.0)
+                    if cert < best[0]:
+                        best = (cert, 0.0)
                 break
             y = res.eqlin.marginals
             h = -y[npost:npost + nx].reshape(self.N, c)
             h = h - h[0, 0]
             rho = -float(y[A.shape[0]])
-            mu = float(y[A.shape[0] + 1]) if C is not None else 0.0
+            mu = float(res.ineqlin.marginals[0] - res.ineqlin.marginals[1]) if C is not None else 0.0
             R0 = N if C is None else N + mu * C
             kappa0 = self.kappa
             cert = rho + self._certify(h, R0 - rho * D, D)
@@ -359,21 +371,25 @@ class ChoiceMDP:
                 best = (cert, mu)
             if polish:
                 self.policy = self._best(h)[1]
-                pol_rho = rho
-                for _ in range(20):  # Dinkelbach at this mu, from the programme's policy
-                    g, hp, x = self.optimise(R0 - pol_rho * D)
-                    new = pol_rho + g / float(np.sum(x * Din))
-                    done = abs(new - pol_rho) <= 1e-10 * max(abs(new), 1e-300)
-                    pol_rho = new
-                    if done:
-                        break
-                g, hp, x = self.optimise(R0 - pol_rho * D)
-                cert = pol_rho + self._certify(hp, R0 - pol_rho * D, D)
+                cert = self._dinkelbach(R0, D, Din, rho)
                 if cert < best[0]:
                     best = (cert, mu)
             if c == self.nf or abs(self.kappa - kappa0) <= 0.05 * max(self.kappa, 1e-300):
                 break
         return best
+
+    def _dinkelbach(self, R0: np.ndarray, D: np.ndarray, Din: np.ndarray, rho: float) -> float:
+        """Dinkelbach's iteration on the ratio of R0 to D from the current policy, started at ``rho``; returns
+        the bound CERTIFIED with the last policy's h (:meth:`_certify`)."""
+        for _ in range(20):
+            g, hp, x = self.optimise(R0 - rho * D)
+            new = rho + g / float(np.sum(x * Din))
+            done = abs(new - rho) <= 1e-10 * max(abs(new), 1e-300)
+            rho = new
+            if done:
+                break
+        g, hp, x = self.optimise(R0 - rho * D)
+        return rho + self._certify(hp, R0 - rho * D, D)
 
     def ratio_interval(self, N: np.ndarray, D: np.ndarray) -> tuple[float, float]:
         """For a process without choice (every choice set one label), solved whole (no cut): an interval proved

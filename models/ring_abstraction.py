@@ -113,8 +113,8 @@ def stages(QT: int, S: int) -> Abstraction:
 
     Successors. The head (kind ``head``, in stage 1) leaves, the front packet of every stage ``i+1`` moves into
     stage ``i``, the admitted packet joins stage ``S``, and the new head is stage 1's front packet. The order
-    within a stage is unknown, so each moving front packet may be either kind its stage still holds, and the new
-    head either kind stage 1 then holds."""
+    within a stage is unknown, so each moving front packet may be either kind its stage holds, and the new head
+    either kind the old stage 1 holds besides its head (with one position in stage 1: the packet that moved in)."""
     sizes = stage_sizes(QT, S)
     labels = [((0,) * S, 0)]
     for es in itertools.product(*[range(c + 1) for c in sizes]):
@@ -140,9 +140,11 @@ def stages(QT: int, S: int) -> Abstraction:
             if not ok:
                 continue
             e2[S - 1] += a
-            for h2 in (0, 1):
-                if (h2 == 1 and e2[0] < 1) or (h2 == 0 and e2[0] >= sizes[0]):
-                    continue
+            if sizes[0] >= 2:  # the new head is one of the old stage 1's other packets (es[0] - h EF of them)
+                heads = [h2 for h2 in (0, 1) if (es[0] - h >= 1 if h2 else sizes[0] - 1 - (es[0] - h) >= 1)]
+            else:  # stage 1 is the head alone: the packet that moved in (stage 2's front, or the admitted one)
+                heads = [bits & 1 if S > 1 else a]
+            for h2 in heads:
                 yield index[(tuple(e2), h2)]
 
     return _build(f"stages({S})", labels, [lab[1] for lab in labels], [sum(lab[0]) for lab in labels], succ)
