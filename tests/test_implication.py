@@ -108,3 +108,26 @@ def test_contradicting_proofs_both_appear_and_the_slo_fails():
     res = [up("EF.delay.max", 3e-3), Result("EF.delay.max", "simulated", 5e-3, "s", Interval.lower_bound(5e-3), {})]
     vs = judge_slo(slo, 4e-3, res, "s")
     assert sorted(v.status for v in vs) == ["holds", "violated"]
+
+
+def test_verify_judges_a_p99_slo_by_the_closed_form_maximum(tmp_path, capsys):
+    """The issue's 1 Gbit/s port (ring 128, PQ 64, IMIX, EF 200 B at 15 %): the closed-form maximum, 1.638 ms,
+    proves EF.delay.p99 <= 2 ms with no model and no simulation; it proves nothing about p99.9 <= 1 ms (above
+    it), which stays missing."""
+    import json
+
+    import yaml
+
+    from qosbound.cli import main
+    from tests.test_pq_txq_ring import IMIX, raw
+
+    d = raw(128, "150 Mbit/s", 200, IMIX, 64, link="1 Gbps")
+    d["slos"] = [{"metric": "EF.delay.p99", "max": "2 ms"}, {"metric": "EF.delay.p99.9", "max": "1 ms"}]
+    path = tmp_path / "port.yaml"
+    path.write_text(yaml.safe_dump(d))
+    assert main(["verify", str(path), "--methods", "closed-form", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    v = {x["metric"]: x for x in doc["verdicts"] if x["kind"] == "slo"}
+    assert v["EF.delay.p99"]["status"] == "holds" and v["EF.delay.p99"]["value"] == pytest.approx(1.6384e-3)
+    assert v["EF.delay.p99"]["detail"].startswith("proved by closed-form EF.delay.max")
+    assert v["EF.delay.p99.9"]["status"] == "missing"
