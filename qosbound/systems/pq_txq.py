@@ -471,7 +471,7 @@ def plot_delays(scn: Scenario) -> float | None:
 def admit(scn: Scenario, parameter: str, *, direction=None, method=None, lo=None, hi=None, progress=None):
     """Admission varies any parameter by the generic search (:func:`qosbound.admit.admit`). One exception: when
     the search would pick ``model-checked`` by default and that is answered by the ring method WITHOUT its upper
-    bound (the bound's MDP above its budget) -- by the ring-count chain alone, an approximation that came out
+    bound (its smallest process above its budget) -- by the ring-count chain alone, an approximation that came out
     below the simulated delay and loss in every case measured -- the search runs on the simulator (else the
     closed forms) with a note, as it does when the exact chain is skipped; asked for by ``--method
     model-checked`` the approximation is used. Where the bound is computed the SLOs are judged on it (a
