@@ -93,6 +93,10 @@ superposition of streams of one packet size.
   as for a single Poisson stream.
 * Cobham's mean treats the aggregate as one Poisson stream (an approximation; superposed CBR streams with
   independent phases are smoother than Poisson).
+* ``EF.loss.cbr_bound`` -- for identical CBR calls with random phases, an upper bound on ``EF.loss``
+  (:mod:`qosbound.analytic.cbr_loss`: a union of binomial tails of the calls' arrivals in a PQ backlog against
+  the EF packets the TxQ has surely admitted by then); reported under its own name with ``bounds``
+  ``EF.loss``, so the agreement checks hold it above the simulated loss and a proof may decide a loss SLO.
 """
 
 from __future__ import annotations
@@ -103,12 +107,12 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from qosbound.analytic import ef_bound, ferrari, priority
+from qosbound.analytic import cbr_loss, ef_bound, ferrari, priority
 from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result
 
 __all__ = ["closed_form_results", "max_bound_applies", "aggregation_degree_exact", "check_range", "txq_units_expr",
-           "txq_fixed_point", "txq_wait_expr"]
+           "txq_fixed_point", "txq_wait_expr", "txq_wait", "txq_wait_loaded"]
 
 _Q = sp.Symbol("Q_t", positive=True, integer=True)  # units
 _k1 = sp.Symbol("Ek", positive=True)  # units, E[k] of BE packets
@@ -149,6 +153,16 @@ def _txq_wait_fn():
 def _txq_wait_loaded_fn():
     expr = txq_wait_units_expr.subs(_U, txq_units_loaded_expr)
     return sp.lambdify((_Q, _k1, _k2, _L, _C, _lam, _Lef, _kef, _Lbe), expr, "numpy")
+
+
+def txq_wait(Q_t, Ek, Ek2, EL, C, lam, L_ef, k_ef) -> float:
+    """:data:`txq_wait_expr`, the mean time in the TxQ after admission (saturated best effort), s."""
+    return float(_txq_wait_fn()(Q_t, Ek, Ek2, EL, C, lam, L_ef, k_ef))
+
+
+def txq_wait_loaded(Q_t, Ek, Ek2, EL, C, lam, L_ef, k_ef, L_be) -> float:
+    """The same with a BE load whose mean queue is ``L_be`` packets (:data:`txq_units_loaded_expr`), s."""
+    return float(_txq_wait_loaded_fn()(Q_t, Ek, Ek2, EL, C, lam, L_ef, k_ef, L_be))
 
 
 #: Parameter names of the analytic modules -> the scenario fields they come from.
@@ -248,6 +262,9 @@ def _closed_form_results(p) -> list[Result]:
         bounds=also,
     ))
 
+    if cbr_loss.applies(p):
+        out.append(cbr_loss.loss_result(p, ef_bound.txq_work(p.Q_t, p.unit, p.C, L_max, phi)))
+
     s_be = p.be_sizes * 8.0 / p.C
     m1_be = float(np.dot(p.be_probs, s_be))
     m2_be = float(np.dot(p.be_probs, s_be ** 2))
@@ -258,7 +275,7 @@ def _closed_form_results(p) -> list[Result]:
     if loaded:
         return out + [_cobham_loaded(p, s_ef, m1_be, m2_be, Ek, Ek2, EL)]
     W1 = float(priority.cobham_wait_saturated([p.lam], [s_ef], [s_ef ** 2], m1_be, m2_be)[0])
-    T = float(_txq_wait_fn()(p.Q_t, Ek, Ek2, EL, p.C, p.lam, p.ef_size, p.k_ef))
+    T = txq_wait(p.Q_t, Ek, Ek2, EL, p.C, p.lam, p.ef_size, p.k_ef)
     M = W1 + T
     out.append(Result(
         "EF.delay.cobham_mean", "closed-form", M, "s",
@@ -290,7 +307,7 @@ def _cobham_loaded(p, s_ef, m1_be, m2_be, Ek, Ek2, EL) -> Result:
     lam_be = float(p.be_rate) / (8.0 * EL)
     W1, W2 = (float(w) for w in priority.cobham_wait([p.lam, lam_be], [s_ef, m1_be], [s_ef ** 2, m2_be]))
     L_be = lam_be * W2
-    T = float(_txq_wait_loaded_fn()(p.Q_t, Ek, Ek2, EL, p.C, p.lam, p.ef_size, p.k_ef, L_be))
+    T = txq_wait_loaded(p.Q_t, Ek, Ek2, EL, p.C, p.lam, p.ef_size, p.k_ef, L_be)
     M = W1 + T
     return Result(
         "EF.delay.cobham_mean", "closed-form", M, "s",

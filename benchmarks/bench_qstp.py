@@ -1,8 +1,8 @@
-"""The QSTP test-bed simulator (``qosbound.validation.qstp_sim``): simulated seconds and packets per wall-clock second.
+"""The QSTP test bed (``qosbound.validation.qstp_sim`` on the dumbbell): simulated seconds and packets per wall-clock second.
 
-One 60-s run of Jourjon, Lochin & Sénac's (2008) test bed with 20 TCP flows (NewReno + SACK, delayed ACKs: the numba
-kernels of ``qosbound.validation.tcp`` driven from the Python event loop) against a studied TCP, TFRC or gTFRC flow,
-and one 180-s run of the CBQ set-up of Fig. 7, best of ``--repeat``:
+One 60-s run of Jourjon, Lochin & Sénac's (2008) test bed with 20 TCP flows (NewReno + SACK, delayed ACKs) against a
+studied TCP, TFRC or gTFRC flow, and one 180-s run of the CBQ set-up of Fig. 7, best of ``--repeat``; every run is
+the numba dumbbell's event loop (``qosbound.validation.dumbbell``), a run's set-up and read-out in Python included:
 
     python benchmarks/bench_qstp.py [--repeat 3] [--flows 20]
 """

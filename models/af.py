@@ -9,15 +9,17 @@ mean delay is ``sys_c / (mu (1 - drop_c))``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import comb
 
 import numpy as np
 
 from qosbound.analytic.wred import Profile
 from qosbound.errors import ModelError
+from qosbound.models.budget import STORM_BYTES_PER_STATE, STORM_BYTES_PER_TRANSITION, Estimate
 from qosbound.models.engine import MODELS_DIR, check
 
 __all__ = ["WRED_MODEL", "WRED_PROPS", "EWMA_MODEL", "EWMA_PROPS", "MARKER_MODEL", "MARKER_PROPS",
-           "ModelValues", "wred_constants", "check_wred", "check_wred_ewma", "check_marker"]
+           "ModelValues", "wred_constants", "check_wred", "check_wred_ewma", "check_marker", "estimate"]
 
 WRED_MODEL = MODELS_DIR / "wred.prism"
 WRED_PROPS = MODELS_DIR / "wred.props"
@@ -27,6 +29,28 @@ MARKER_MODEL = MODELS_DIR / "marker.prism"
 MARKER_PROPS = MODELS_DIR / "marker.props"
 
 _MODE = {"wred": 0, "rio": 1, "nred": 2}
+#: Updates a state of each model can take, at most (distinct successors, before Storm merges equal ones): the
+#: three colours' arrivals and one departure per tracked colour in wred.prism (one departure for WRED, three
+#: for RIO and n-RED); four outcomes of each colour's arrival and a departure in wred_ewma.prism.
+SUCCESSORS = {"wred": 4, "rio": 6, "nred": 6, "ewma": 13}
+
+
+def estimate(K: int, mode: str, ewma: bool = False) -> Estimate:
+    """Upper bounds on the AF chain's states and transitions for a buffer of ``K`` packets, before building.
+
+    States: ``n`` for WRED (K + 1), ``(n, n0)`` for RIO and ``(n, n0, n1)`` for n-RED with ``n0 + n1 <= n``
+    (C(K + 2, 2) and C(K + 3, 3) integer points), ``(n, a)`` for the EWMA model ((K + 1)^2); transitions: at most
+    :data:`SUCCESSORS` per state. The direct solve beside Storm's (the a-posteriori brackets) holds a sparse
+    matrix of the same transitions and a few vectors."""
+    K = int(K)
+    if ewma:
+        states, kind, what = (K + 1) ** 2, "ewma", "wred_ewma.prism"
+    else:
+        states = {"wred": K + 1, "rio": comb(K + 2, 2)}.get(mode, comb(K + 3, 3))
+        kind, what = (mode if mode in SUCCESSORS else "nred"), "wred.prism"
+    transitions = SUCCESSORS[kind] * states
+    memory = STORM_BYTES_PER_STATE * states + 2 * STORM_BYTES_PER_TRANSITION * transitions
+    return Estimate(f"the {mode} chain (models/{what}) of a {K}-packet buffer", states, transitions, memory)
 
 
 @dataclass

@@ -97,9 +97,10 @@ from scipy import fft, special, stats
 
 from qosbound.errors import ResourceError, ScenarioError
 from qosbound.markov import stationary_dtmc
+from qosbound.models.budget import Estimate, refuse_over_budget
 
-__all__ = ["RingSolution", "applies", "why_not", "solve", "chain_states", "lattice_points", "POISSON_TAIL",
-           "MAX_LATTICE"]
+__all__ = ["RingSolution", "applies", "why_not", "solve", "estimate", "chain_states", "lattice_points",
+           "POISSON_TAIL", "MAX_LATTICE"]
 
 #: Poisson arrival counts per service are cut where the tail falls below this (the tail joins the full-PQ
 #: outcome of the embedded chain; the cut mass is reported).
@@ -248,12 +249,56 @@ def choose_stages(QT: int, PQ: int, max_chain: float) -> int:
     return S
 
 
+def refinement(gef: int, points: int) -> int:
+    """How many times the lattice of ``points`` granules is refined: doubled while an EF transmission spans
+    fewer than FINE_PER_EF refined points and the refined lattice stays within FINE_POINTS."""
+    M = 1
+    while gef * M < FINE_PER_EF and 2 * M * points <= FINE_POINTS:
+        M *= 2
+    return M
+
+
+def estimate(p, stages: int) -> Estimate:
+    """What :func:`solve` builds with ``stages`` stages, from the parameters alone (nothing is allocated).
+
+    States: :func:`stage_states`. Transitions: from every state, one entry per head kind k, per choice of which
+    stage fronts are EF (2^(S-1)) and per Poisson arrival count the truncated pmf of kind k keeps, so at most
+    ``states * 2^(S-1) * sum_k len(pmf_k)`` (entries to the same state are merged, which only lowers it).
+    Memory: the transitions' triplets and CSR matrix (64 B each), and the dense arrays of the delay
+    distribution -- the departure weights (K + 1) (PQ + 1) (Q_t + 1), the per-ring-count head parts
+    (Q_t + 1) x Y M, the FFT buffers of the refined lattice -- in 8-byte floats (16 for complex). The sparse
+    LU's fill-in is not counted (it is small for these banded chains at the default STAGED_STATES)."""
+    g, gef, gbe, pbe = _sizes(p)
+    QT, PQ, K = int(p.Q_t), int(p.pq_cap), len(gbe)
+    a = p.lam * g * 8.0 / p.C
+    serv = np.concatenate([[gef], gbe]).astype(float)
+    lens = [len(_pois_trunc(a * serv[k], PQ)[0]) for k in range(K + 1)]
+    states = stage_states(QT, PQ, stages)
+    transitions = float(states) * 2.0 ** (stages - 1) * sum(lens)
+    Y = int(serv.max() + (PQ + 1) * gef) + 1
+    gmax = int(max(gbe.max(), gef))
+    L = (QT - 1) * gmax + Y + 1
+    M = refinement(gef, L)
+    floats = ((K + 1) * (PQ + 1) * (QT + 1) + (QT + 1) * Y * M + (PQ + 3 + min(PQ, max(lens) + 1)) * Y * M
+              + 3 * L * M + 6 * 2 * (L + Y) * M + 4 * states * (stages + 2))
+    memory = 64.0 * transitions + 8.0 * floats
+    return Estimate(f"the ring-count chain ({stages} stage(s) of a {QT}-packet ring, models/pq_txq_ring.py)",
+                    float(states), transitions, memory)
+
+
 def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
           max_chain: float = STAGED_STATES) -> RingSolution:
-    """Solve the ring-count chain for parameters ``p`` (:class:`qosbound.params.Params`)."""
+    """Solve the ring-count chain for parameters ``p`` (:class:`qosbound.params.Params`); refused before
+    anything is built (ResourceError) when :func:`estimate` is above ``max_chain`` states or the memory left."""
     why = why_not(p)
     if why is not None:
         raise ScenarioError(f"the ring method does not cover {why}", field="Q_t")
+    if stages is None:
+        stages = choose_stages(int(p.Q_t), int(p.pq_cap), max_chain)
+    # ``max_chain`` chooses the stages; one stage is the least there is (callers decide whether it fits their
+    # budget: qosbound.systems.pq_txq.model_route), so its states are never refused here
+    refuse_over_budget(estimate(p, stages), max_chain if stages > 1 else None, field="Q_t",
+                       remedy="the closed forms and the simulator answer at any ring size")
     t0 = time.perf_counter()
     g, gef, gbe, pbe = _sizes(p)
     slot = g * 8.0 / p.C
@@ -269,8 +314,6 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
         cut = max(cut, tl)
     rho = p.lam * p.ef_size * 8.0 / p.C
     share = rho * float(np.dot(pbe, gbe)) / (gef * (1 - rho) + rho * float(np.dot(pbe, gbe)))
-    if stages is None:
-        stages = choose_stages(QT, PQ, max_chain)
     sizes = stage_sizes(QT, stages)
     S = len(sizes)
     dims = [c + 1 for c in sizes] + [PQ + 1]
@@ -338,9 +381,7 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
     L = (QT - 1) * gmax + Y + 1
     # The lattice is refined M times (the CCDF is exact for the chain at every refined point, and lies between
     # its two neighbours in between).
-    M = 1
-    while gef * M < FINE_PER_EF and 2 * M * L <= FINE_POINTS:
-        M *= 2
+    M = refinement(gef, L)
     if L * M > MAX_LATTICE:
         raise ResourceError(f"the ring method's delay lattice would have {L * M:.3g} points (granule {g} B, the gcd "
                             f"of the packet sizes); above {MAX_LATTICE:.3g}", field="Q_t")

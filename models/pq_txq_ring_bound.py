@@ -69,20 +69,23 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from scipy import stats
 
 from qosbound.errors import ResourceError, ScenarioError
 from qosbound.models import ring_abstraction as ra
+from qosbound.models.budget import Estimate, refuse_over_budget
 from qosbound.models.pq_txq_render import poisson_excess
-from qosbound.models.pq_txq_ring import (FINE_PER_EF, FINE_POINTS, MAX_LATTICE, POISSON_TAIL, _sizes, head_part,
-                                         why_not)
+from qosbound.models.pq_txq_ring import (FINE_PER_EF, FINE_POINTS, MAX_LATTICE, POISSON_TAIL, _pois_trunc, _sizes,
+                                         head_part, refinement, why_not)
 from qosbound.models.ratio_mdp import ChoiceMDP
 
-__all__ = ["RingBound", "solve_bound", "abstractions", "mean_cap", "exact_intervals", "BOUND_STATES", "REL",
-           "CLOSED_FORM", "CAPPED"]
+__all__ = ["RingBound", "solve_bound", "abstractions", "Candidate", "estimate_bound", "estimate_process",
+           "mean_cap", "exact_intervals", "BOUND_STATES", "REL", "CLOSED_FORM", "CAPPED"]
 
 #: The bound is computed when the smallest abstraction it would solve has at most this many states
 #: ((PQ) x labels; the one-stage abstraction has 2 (Q_t + 1) - 2 labels).
@@ -266,19 +269,31 @@ def smallest_states(p) -> int:
     return ra.stages_labels(int(p.Q_t), 1) * solved_levels(p)
 
 
-def abstractions(QT: int, PQ: int, max_states: float = ABSTRACTION_STATES) -> list[tuple[str, object]]:
-    """The abstractions :func:`solve_bound` solves for a ring of ``QT`` and a PQ of ``PQ``: ``[(name, build)]``.
+class Candidate(NamedTuple):
+    """An abstraction :func:`solve_bound` may solve: its name, its builder and, known before it is built, its
+    labels and the entries of its choice sets (summed over the labels and both admitted kinds; at least as many
+    as are built)."""
+
+    name: str
+    build: Callable[[], ra.Abstraction]
+    labels: int
+    entries: int
+
+
+def abstractions(QT: int, PQ: int, max_states: float = ABSTRACTION_STATES) -> list[Candidate]:
+    """The abstractions :func:`solve_bound` solves for a ring of ``QT`` and a PQ of ``PQ``.
 
     The exact pattern when it fits; else ``blocks(c)`` with the smallest ``c`` that fits (if any up to
     ``BLOCKS_MAX``: larger blocks keep little order and their programmes are slow),
     and ``front_run`` tracked for the largest ``K`` that fits (at least the one-stage abstraction otherwise)."""
     budget = max(1.0, max_states / PQ)
     if 2 ** QT <= budget:
-        return [("exact", lambda: ra.exact(QT))]
+        return [Candidate("exact", lambda: ra.exact(QT), 2 ** QT, ra.exact_entries(QT))]
     out = []
     for c in range(2, min(QT, BLOCKS_MAX + 1)):
         if ra.blocks_labels(QT, c) <= budget:
-            out.append((f"blocks({c})", lambda c=c: ra.blocks(QT, c)))
+            out.append(Candidate(f"blocks({c})", lambda c=c: ra.blocks(QT, c), ra.blocks_labels(QT, c),
+                                 ra.blocks_entries(QT, c)))
             break
     K = None
     for k in range(QT // 2 + 1, -1, -1):
@@ -286,10 +301,104 @@ def abstractions(QT: int, PQ: int, max_states: float = ABSTRACTION_STATES) -> li
             K = k
             break
     if K is not None:
-        out.append((f"front_run({K})", lambda K=K: ra.front_run(QT, K)))
+        out.append(Candidate(f"front_run({K})", lambda K=K: ra.front_run(QT, K), ra.front_run_labels(QT, K),
+                             ra.front_run_entries(QT, K)))
     if not out:
-        out.append(("stages(1)", lambda: ra.stages(QT, 1)))
+        out.append(Candidate("stages(1)", lambda: ra.stages(QT, 1), ra.stages_labels(QT, 1),
+                             ra.stages_entries(QT, 1)))
     return out
+
+
+# ---- the estimate before building (models/budget.py) ----------------------------------------------------------
+
+#: Bytes per nonzero of the linear programme's constraint matrix at the peak of building and solving it: its
+#: triplets (24 B) and their concatenation, the CSR matrix and its copy with the normalisation row (12 B each),
+#: and HiGHS's own copies (calibrated on measured peaks: see :func:`estimate_process`).
+LP_BYTES = 160
+#: Bytes per nonzero of a policy's chain at the peak of a policy evaluation: the triplets and the CSC matrices
+#: of P and of the system, and the sparse LU factors (fill-in measured at most ~LU_FILL x the chain's nonzeros).
+LU_BYTES = 100
+LU_FILL = 12
+#: Bytes the solvers take at their first use besides the arrays counted (HiGHS, SuperLU and scipy's wrappers).
+SOLVER_BYTES = 16e6
+
+
+class _Dims(NamedTuple):
+    QT: int
+    PQ: int
+    K: int  # BE sizes
+    cut: int  # PQ levels solved (solved_levels)
+    draws: int  # nonzeros of T on the solved levels, the larger head kind
+    Yf: int  # refined points of the head + PQ part
+    L: int  # granule points of the ring part
+    Jall: int  # arrival counts of the head part's largest array
+
+
+def _draws(J: int, PQ: int, cut: int) -> int:
+    """Nonzeros of one head kind's draws ``T[n, a, n']`` on the solved levels (``n, n' < cut``) with ``J``
+    arrival counts kept: from ``n = 0`` no admission, or EF admitted after 1 .. J - 1 arrivals; from ``n >= 1``,
+    ``n'`` from ``n - 1`` up to ``min(n + J - 1, PQ, cut) - 1`` (draws past the cut land on ``cut - 1``)."""
+    n = np.arange(1, cut)
+    return 1 + min(J - 1, PQ, cut) + int(np.sum(np.minimum(np.minimum(n + J - 1, PQ), cut) - n + 1))
+
+
+def _dims(p, whole: bool = False) -> _Dims:
+    """The sizes :class:`_Services` and the processes take, from the parameters (as they compute them);
+    ``whole``: the process solved on every PQ level (no cut)."""
+    g, gef, gbe, pbe = _sizes(p)
+    a = p.lam * g * 8.0 / p.C
+    QT, PQ, K = int(p.Q_t), int(p.pq_cap), len(gbe)
+    serv = np.concatenate([[gef], gbe]).astype(float)
+    lens = [len(_pois_trunc(a * serv[k], PQ)[0]) for k in range(K + 1)]
+    cut = PQ if whole else solved_levels(p)
+    Y = int(serv.max() + (PQ + 1) * gef) + 1
+    L = (QT - 1) * int(max(gbe.max(), gef)) + 1
+    M = refinement(gef, L + Y)
+    return _Dims(QT, PQ, K, cut, max(_draws(lens[0], PQ, cut), _draws(max(lens[1:]), PQ, cut)), Y * M, L,
+                 min(PQ, max(lens) + 1))
+
+
+def estimate_process(p, name: str, labels: int, entries: int, dims: _Dims | None = None) -> Estimate:
+    """What solving one abstraction's process builds (with the shared per-service arrays), from the parameters
+    and the abstraction's ``labels`` and choice-set ``entries`` alone (nothing is allocated).
+
+    States: ``labels x cut`` (:func:`solved_levels`; a cut is taken only where both heads' mean arrivals per
+    service are below 0.9, so the drift above it is below -0.1 and :class:`ChoiceMDP` accepts it). Transitions:
+    the process's edges as built, from every state to its draws ``(a, n')`` (:func:`_draws`, the larger head
+    kind) and from every post-decision node ``(label, a, n')`` to each label of its choice set -- the nonzeros
+    of the linear programme's balance rows besides its identity. Memory, in 8-byte floats unless said: the
+    per-service arrays (the head + PQ parts (K + 1) PQ x Y M and the head part's (J x Y M) arrays, the ring part
+    by E' with its survival function, Q_t x (L + 1) each), a CCDF point's rewards ((K + 1) PQ x (L + 1 + 2 Q_t),
+    and a dozen label x PQ arrays), the draws T and their truncation (2 kinds x PQ x 2 x PQ, thrice), the
+    Bellman operator's per-entry arrays at the full width (5 x entries x PQ), the linear programme
+    (:data:`LP_BYTES` per nonzero) and a policy evaluation (:data:`LU_BYTES` per nonzero of the chain and of its
+    :data:`LU_FILL` x fill-in), and the solvers' own :data:`SOLVER_BYTES`. Not a proof: an estimate of the
+    dominant arrays (tests/test_model_estimates.py checks states and transitions against what is built). Against
+    the peak resident memory measured around :func:`solve_bound` in a fresh interpreter (p99 and p99.9): 1.7 x
+    on Ferrari's sizes with an 8-packet ring (exact, 2 560 states, 28.7 MB), 1.2 x and 1.3 x on IMIX with a
+    16-packet ring at 40 % and 70 % EF (front_run(9), 2 904 and 3 872 states, 51 and 70 MB), 1.5 x with one
+    1536-byte BE size and a PQ of 64 (front_run(3), 7 424 states, 175 MB)."""
+    d = dims if dims is not None else _dims(p)
+    states = labels * d.cut
+    draw_edges = labels * d.draws
+    choice_edges = entries * d.cut
+    floats = ((d.K + 1) * d.PQ * d.Yf + 2 * d.Jall * d.Yf + 3 * d.QT * (d.L + 1) + 8 * (d.K + 1) * d.PQ
+              + (d.K + 1) * d.PQ * (d.L + 1 + 2 * d.QT) + (d.K + 12) * labels * d.PQ
+              + 12 * d.PQ * d.PQ + 5 * entries * d.PQ)
+    memory = (8.0 * floats + LP_BYTES * (2 * choice_edges + draw_edges + 3 * states)
+              + LU_BYTES * (1 + LU_FILL) * (draw_edges + states) + SOLVER_BYTES)
+    return Estimate(f"the ring bound's process {name} ({labels} labels x {d.cut} PQ levels, a {d.QT}-packet ring, "
+                    "models/pq_txq_ring_bound.py)", float(states), float(draw_edges + choice_edges), memory)
+
+
+def estimate_bound(p, candidates: list[Candidate] | None = None,
+                   max_states: float = ABSTRACTION_STATES) -> Estimate:
+    """What :func:`solve_bound` builds, from the parameters alone: the largest of its processes (``candidates``,
+    by default :func:`abstractions`; they are solved one after the other, so the largest sets the peak)."""
+    d = _dims(p)
+    todo = candidates if candidates is not None else abstractions(d.QT, d.cut, max_states)
+    return max((estimate_process(p, c.name, c.labels, c.entries, d) for c in todo),
+               key=lambda e: (e.memory, e.states))
 
 
 class _Bounder:
@@ -411,22 +520,46 @@ def _solve_one(sv: _Services, ab: ra.Abstraction, ccdf_points: list[int], quanti
 def solve_bound(p, ccdf_at=(), quantiles=(), max_states: float = ABSTRACTION_STATES, only=None,
                 max_delay: float | None = None) -> RingBound:
     """Upper bounds on loss, mean delay, the CCDF at ``ccdf_at`` (seconds) and ``quantiles`` (accepted EF): the
-    smallest over the abstractions of :func:`abstractions` (``only``: a list of (name, build) instead), and over
-    what ``max_delay`` implies (a proved bound on the largest delay, seconds: e.g. the closed form's)."""
+    smallest over the abstractions of :func:`abstractions` (``only``: a list of :class:`Candidate` instead, or
+    of (name, build) pairs), and over what ``max_delay`` implies (a proved bound on the largest delay, seconds:
+    e.g. the closed form's).
+
+    Refused (ResourceError) before anything is built when a process's estimate (:func:`estimate_process`) is
+    above ``max_states`` -- the one-stage abstraction, the least there is, excepted: callers decide whether it
+    fits their budget (:func:`qosbound.systems.pq_txq_ring_results.bound_available`) -- or above the memory
+    left. An abstraction given as a (name, build) pair has no counts known before building: it is built (its
+    labels and choice sets) and its process estimated from them before the process is built."""
     t0 = time.perf_counter()
+    why = why_not(p)
+    if why is not None:
+        raise ScenarioError(f"the ring method does not cover {why}", field="Q_t")
+    d = _dims(p)
+    cut = d.cut
+    todo = list(only) if only is not None else abstractions(d.QT, cut, max_states)
+    least = smallest_states(p)
+
+    def refuse(name: str, labels: int, entries: int) -> None:
+        est = estimate_process(p, name, labels, entries, d)
+        refuse_over_budget(est, float(max_states) if est.states > least else None, field="Q_t",
+                           remedy="the ring-count approximation, the closed forms and the simulator answer "
+                                  "without it")
+
+    for c in todo:
+        if isinstance(c, Candidate):
+            refuse(c.name, c.labels, c.entries)
     sv = _Services(p)
-    QT, PQ = sv.QT, sv.PQ
     slot_f = sv.slot_g / sv.M
     points = {t: int(math.floor(t / slot_f + 1e-9)) for t in ccdf_at}
-    cut = solved_levels(p)
-    todo = only if only is not None else abstractions(QT, cut, max_states)
     best: dict = {}
     decided: dict = {}
     solved = []
     states = 0
-    for name, build in todo:
+    for c in todo:
         t1 = time.perf_counter()
-        res = _solve_one(sv, build(), sorted(set(points.values())), quantiles, cut)
+        name, ab = c[0], c[1]()
+        if not isinstance(c, Candidate):
+            refuse(name, ab.size, ab.entries)
+        res = _solve_one(sv, ab, sorted(set(points.values())), quantiles, cut)
         solved.append((name, res["states"], time.perf_counter() - t1, res["factorisations"]))
         states = max(states, res["states"])
         for key, v in res.items():
@@ -497,8 +630,16 @@ class ExactIntervals:
 
 def exact_intervals(p, ccdf_at=(), quantiles=()) -> ExactIntervals:
     """Intervals proved by :meth:`~qosbound.models.ratio_mdp.ChoiceMDP.ratio_interval` on the exact chain (the
-    pattern abstraction: no choice), for rings small enough to enumerate their ``2^Q_t`` patterns."""
+    pattern abstraction: no choice), for rings small enough to enumerate their ``2^Q_t`` patterns. Refused
+    before anything is built (ResourceError) when its estimate is above the memory left; its states, ``PQ x
+    2^Q_t``, are fewer than the staged chain's with one position per stage, which the caller's budget admitted."""
     t0 = time.perf_counter()
+    why = why_not(p)
+    if why is not None:
+        raise ScenarioError(f"the ring method does not cover {why}", field="Q_t")
+    QT = int(p.Q_t)
+    refuse_over_budget(estimate_process(p, "exact", 2 ** QT, ra.exact_entries(QT), _dims(p, whole=True)), None,
+                       field="Q_t", remedy="the closed forms and the simulator answer without it")
     sv = _Services(p)
     b = _Bounder(sv, ra.exact(sv.QT))
     slot_f = sv.slot_g / sv.M

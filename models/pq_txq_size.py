@@ -31,19 +31,29 @@ from qosbound.errors import InternalError
 __all__ = ["state_bound", "predicted_states"]
 
 
-def state_bound(QT: int, PQ: int, units: list[int], grans: list[int], credits: int = 1) -> int:
+def state_bound(QT: int, PQ: int, units: list[int], grans: list[int], credits: int = 1,
+                cap: int | None = None) -> int:
     """An upper bound on the reachable states of the PQ + TxQ DTMC.
 
     ``units`` and ``grans`` give, per packet kind (EF and each BE size class), the TxQ units it occupies and the
-    granules it takes on the wire; ``credits`` is the number of CBR credit values (1 for Poisson or Bernoulli)."""
+    granules it takes on the wire; ``credits`` is the number of CBR credit values (1 for Poisson or Bernoulli).
+
+    ``cap``: stop counting once the FIFOs alone exceed it and return that partial count, which is then above
+    ``cap`` (every term of the bound is non-negative) but below the bound itself. The count grows as kinds^Q_t, so
+    without a cap a ring of 10^6 units would be counted in numbers of 10^5 digits until memory runs out; with it
+    the answer "above cap" takes as many steps as the cap has digits (about)."""
     if QT < 1 or PQ < 0 or credits < 1 or not units or len(units) != len(grans):
         raise InternalError("state_bound needs QT >= 1, PQ >= 0, credits >= 1 and one unit count per granule count")
     if min(units) < 1 or min(grans) < 1:
         raise InternalError("every packet kind occupies at least one unit and one granule")
     # fifos[s]: the number of FIFOs (ordered sequences of kinds) occupying exactly s units, for s < QT.
     fifos = [1] + [0] * (QT - 1)
+    filled = 1
     for s in range(1, QT):
         fifos[s] = sum(fifos[s - u] for u in units if u <= s)
+        filled += fifos[s]
+        if cap is not None and filled * (PQ + 1) * credits > cap:  # the fill states alone exceed the cap
+            return filled * (PQ + 1) * credits
     tick = 0
     for u1, g1 in zip(units, grans):
         if u1 >= QT:  # the head alone reaches QT
@@ -56,11 +66,12 @@ def state_bound(QT: int, PQ: int, units: list[int], grans: list[int], credits: i
     return (tick + fill) * (PQ + 1) * credits
 
 
-def predicted_states(p, opts) -> tuple[int, int]:
+def predicted_states(p, opts, cap: int | None = None) -> tuple[int, int]:
     """(the state bound, the number of packet kinds) of the chain qosbound renders for parameters ``p`` (a
-    :class:`qosbound.params.Params`) and model options ``opts``: the same layout as the renderer's."""
+    :class:`qosbound.params.Params`) and model options ``opts``: the same layout as the renderer's. With ``cap``,
+    a bound above it may come back as a smaller number that is still above it (:func:`state_bound`)."""
     from qosbound.models.pq_txq_render import layout
 
     lay = layout(p, opts)
     units, grans = [lay.kef] + lay.kbe, [lay.gef] + lay.gbe
-    return state_bound(p.Q_t, p.pq_cap, units, grans, lay.credits), len(units)
+    return state_bound(p.Q_t, p.pq_cap, units, grans, lay.credits, cap), len(units)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Abstraction", "exact", "stages", "front_run", "blocks", "from_patterns", "front_run_labels",
-           "blocks_labels", "stages_labels"]
+           "blocks_labels", "stages_labels", "exact_entries", "stages_entries", "front_run_entries", "blocks_entries"]
 
 
 @dataclass
@@ -48,6 +48,11 @@ class Abstraction:
     @property
     def size(self) -> int:
         return len(self.labels)
+
+    @property
+    def entries(self) -> int:
+        """The entries of the choice sets, summed over the labels and both admitted kinds."""
+        return sum(int(idx.size) for _, idx in self.post)
 
 
 def _build(name: str, labels: list, head, ef, succ) -> Abstraction:
@@ -95,6 +100,11 @@ def exact(QT: int) -> Abstraction:
     return from_patterns(QT, lambda pat: pat, "exact")
 
 
+def exact_entries(QT: int) -> int:
+    """Entries of :func:`exact`'s choice sets (known before building): one successor per pattern and kind."""
+    return 2 * 2 ** QT
+
+
 # ---- stages ---------------------------------------------------------------------------------------------------
 
 def stage_sizes(QT: int, S: int) -> list[int]:
@@ -106,6 +116,13 @@ def stages_labels(QT: int, S: int) -> int:
     """Labels of :func:`stages` (known before building)."""
     sizes = stage_sizes(QT, S)
     return 2 * int(np.prod([c + 1 for c in sizes])) - 2 * int(np.prod([c + 1 for c in sizes[1:]]))
+
+
+def stages_entries(QT: int, S: int) -> int:
+    """An upper bound on the entries of :func:`stages`' choice sets (known before building): per label and
+    admitted kind, at most 2^(S-1) choices of which stage fronts move (one bit per stage boundary) times the
+    two kinds of new head."""
+    return 2 * stages_labels(QT, S) * 2 ** S
 
 
 def stages(QT: int, S: int) -> Abstraction:
@@ -164,6 +181,38 @@ def front_run_labels(QT: int, K: int) -> int:
             cnt = E if h else QT - E
             if cnt:
                 n += (1 if cnt == QT else cnt) if _tracked(QT, K, E) else 1
+    return n
+
+
+def front_run_entries(QT: int, K: int | None = None) -> int:
+    """The entries of :func:`front_run`'s choice sets (known before building: O(Q_t) arithmetic, nothing
+    allocated), counted from its successors: a tracked label with ``r >= 2`` or ``r = Q_t`` has one; one with
+    ``r = 1`` starts a new run of the other kind, and an untracked label one of either kind, each counted as
+    :func:`front_run`'s ``free`` lists them."""
+    K = QT if K is None else K
+
+    def free(E1: int, a: int, heads) -> int:
+        n = 0
+        for k in heads:
+            x = E1 if k else QT - 1 - E1
+            if x < 1:
+                continue
+            n += x if _tracked(QT, K, E1 + a) and x <= QT - 2 else 1
+        return n
+
+    n = 0
+    for E in range(QT + 1):
+        for h in (0, 1):
+            cnt = E if h else QT - E
+            if not cnt:
+                continue
+            for a in (0, 1):
+                if not _tracked(QT, K, E):
+                    n += free(E - h, a, (0, 1))
+                elif cnt == QT:
+                    n += 1
+                else:  # runs r = 2 .. cnt keep theirs; r = 1 starts the other kind's
+                    n += (cnt - 1) + free(E - h, a, (1 - h,))
     return n
 
 
@@ -244,6 +293,12 @@ def blocks_labels(QT: int, c: int) -> int:
         r_old, M = _block_layout(QT, c, psi)
         n += (psi + 1) * (c + 1) ** M * 2 * r_old
     return n
+
+
+def blocks_entries(QT: int, c: int) -> int:
+    """An upper bound on the entries of :func:`blocks`' choice sets (known before building): per label and
+    admitted kind, the new head is one of two kinds."""
+    return 2 * 2 * blocks_labels(QT, c)
 
 
 def blocks(QT: int, c: int) -> Abstraction:

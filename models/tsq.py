@@ -11,8 +11,10 @@ zero there, so the chain centres on ``q_ref`` as PI does. The number of hints is
 ``nbits``).
 
 PRISM: ``models/tsq_hint.prism`` needs ``-gs`` (:data:`PRISM_OPTIONS`; its header
-says why); the long-run-average properties of ``models/tsq.props`` are Storm-only
-(PRISM checks the MDP's optimum as a renewal-reward ratio instead).
+says why). ``models/tsq.props`` holds what both engines check; the long-run-average
+properties are Storm-only and live in ``models/tsq.storm.props`` (PRISM checks the
+MDP's optimum as a renewal-reward ratio of ``models/tsq.props`` instead);
+:func:`mdp_properties` reads both for Storm.
 
 The MDP: ``models/tsq.prism`` writes the hint choice as n binary choices, one
 file for every n. Storm's long-run-average solver takes 6 to 15 times longer on
@@ -27,27 +29,39 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from qosbound.errors import ModelError
 from qosbound.markov import stationary_dtmc
 from qosbound.models import engine
+from qosbound.models.budget import STORM_BYTES_PER_STATE, STORM_BYTES_PER_TRANSITION, Estimate
 
-__all__ = ["HINT_MODEL", "HINT_PROPS", "MDP_MODEL", "MDP_PROPS", "PRISM_OPTIONS", "MDP_STORM_ONLY", "Abstraction",
+__all__ = ["HINT_MODEL", "HINT_PROPS", "MDP_MODEL", "MDP_PROPS", "MDP_STORM_PROPS", "mdp_properties", "PRISM_OPTIONS",
+           "MDP_STORM_ONLY", "Abstraction",
            "abstraction", "hint_values", "hint_distribution", "no_gain", "transition_matrix", "stationary_scipy",
-           "best_policy_direct", "flat_mdp_text"]
+           "best_policy_direct", "flat_mdp_text", "estimate"]
 
 HINT_MODEL = engine.MODELS_DIR / "tsq_hint.prism"
 HINT_PROPS = engine.MODELS_DIR / "tsq_hint.props"
 MDP_MODEL = engine.MODELS_DIR / "tsq.prism"
 MDP_PROPS = engine.MODELS_DIR / "tsq.props"
+#: The Storm-only (long-run average) properties of models/tsq.prism: PRISM has no LRA rewards for MDPs.
+MDP_STORM_PROPS = engine.MODELS_DIR / "tsq.storm.props"
 
 #: Options PRISM's default engine needs on models/tsq_hint.prism: Jacobi (its default for steady states)
 #: iterates the chain without self-loops, which is periodic here, and never converges; Gauss-Seidel does, in
 #: 67 890 iterations at N = 800 (above PRISM's default limit of 10 000). ``-epsilon 1e-12`` tightens PRISM's
 #: relative stopping criterion so that its values agree with Storm's to about 1e-10.
 PRISM_OPTIONS = ("-gs", "-maxiters", "1000000", "-epsilon", "1e-12")
-#: Properties of models/tsq.props PRISM cannot check (no long-run average rewards for MDPs in PRISM).
+#: Names of the properties of models/tsq.storm.props (no long-run average rewards for MDPs in PRISM).
 MDP_STORM_ONLY = ("max_sqrt_law", "min_sqrt_law", "fifo_law", "max_goodput", "fifo_goodput")
+
+
+def mdp_properties() -> list[tuple[str, str]]:
+    """Every named property of models/tsq.prism for Storm: models/tsq.props (both engines), then
+    models/tsq.storm.props (Storm only)."""
+    return [*engine.parse_props_text(MDP_PROPS.read_text(encoding="utf-8")),
+            *engine.parse_props_text(MDP_STORM_PROPS.read_text(encoding="utf-8"))]
 
 
 @dataclass(frozen=True)
@@ -80,6 +94,22 @@ class Abstraction:
     def mdp_states(self) -> int:
         """States of models/tsq.prism: (N + 2) (2^(n+1) - 1)."""
         return (int(self.N) + 2) * (2 ** (int(self.bits) + 1) - 1)
+
+
+def estimate(ab: Abstraction, mdp: bool = True) -> Estimate:
+    """What model checking the abstraction builds, from its constants alone (the largest of its models).
+
+    The per-hint DTMC (models/tsq_hint.prism) has the N + 1 queue lengths as states and at most three successors
+    each (k - 1, k, k + 1: one slot's departures and two sources' arrivals), so at most 3 (N + 1) transitions; the
+    flat MDP (:func:`flat_mdp_text`) has the same states with one action per hint, at most 3 H (N + 1)
+    transitions; the direct solves in NumPy (:func:`transition_matrix`, sparse, and :func:`best_policy_direct`)
+    hold a few vectors of N + 1 values. Models are built one after the other, so the peak is the largest."""
+    n = float(ab.N) + 1.0
+    transitions = 3.0 * n * (ab.H if mdp else 1)
+    what = (f"the TSQ hint MDP ({ab.H} actions per state, models/tsq.py flat_mdp_text)" if mdp
+            else "the TSQ per-hint DTMC (models/tsq_hint.prism)")
+    memory = STORM_BYTES_PER_STATE * n + STORM_BYTES_PER_TRANSITION * transitions + 16 * 8 * n
+    return Estimate(what, n, transitions, memory)
 
 
 def abstraction(capacity: float, size: float, q_max: int, q_ref: float, p_star: float, latency: float, *,
@@ -210,19 +240,24 @@ def flat_mdp_text(bits: int) -> str:
     return "\n".join(lines)
 
 
-def transition_matrix(ab: Abstraction) -> np.ndarray:
-    """The background chain written directly in NumPy (for the cross-engine check with SciPy)."""
+def transition_matrix(ab: Abstraction) -> sp.csr_matrix:
+    """The background chain written directly in NumPy, as a sparse matrix of at most 3 (N + 1) entries (for the
+    cross-engine check with SciPy; a dense one would need 8 (N + 1)^2 bytes)."""
     N = ab.N
-    P = np.zeros((N + 1, N + 1))
-    for k in range(N + 1):
-        pb = ab.p_lo + (ab.p_hi - ab.p_lo) * k / N
-        a = ab.lam * (1 - pb)
-        for accepted, prob in ((0, (1 - a) ** 2), (1, 2 * a * (1 - a)), (2, a * a)):
-            P[k, min(N, max(0, k + accepted - 1))] += prob
+    k = np.arange(N + 1)
+    pb = ab.p_lo + (ab.p_hi - ab.p_lo) * k / N
+    a = ab.lam * (1 - pb)
+    rows, cols, vals = [], [], []
+    for accepted, prob in ((0, (1 - a) ** 2), (1, 2 * a * (1 - a)), (2, a * a)):
+        rows.append(k)
+        cols.append(np.minimum(N, np.maximum(0, k + accepted - 1)))
+        vals.append(prob)
+    P = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(N + 1, N + 1))
+    P.sum_duplicates()
     return P
 
 
-def stationary_scipy(P: np.ndarray) -> np.ndarray:
+def stationary_scipy(P) -> np.ndarray:
     """Stationary vector of a finite irreducible chain by a direct solve of pi (P - I) = 0, sum 1
     (:func:`qosbound.markov.stationary_dtmc`, the one solve for chains built in NumPy)."""
     return stationary_dtmc(P)

@@ -16,14 +16,17 @@ checked at all; a violated SLO ranks above a disagreement, as in :func:`qosbound
 from __future__ import annotations
 
 import glob
+import os
 import sys
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from qosbound import interrupts
 from qosbound.errors import (EXIT_INTERNAL, EXIT_RESOURCE, InternalError, Interrupted, QosboundError,
                              ScenarioError)
+from qosbound.progress import progress
 from qosbound.verdicts import EXIT_DISAGREE, EXIT_INPUT, EXIT_OK, EXIT_SLO
 
 __all__ = ["Entry", "SEVERITY", "batch_exit_code", "evaluate_scenario", "expand", "guarded_record", "is_batch", "main", "run"]
@@ -58,7 +61,8 @@ def is_batch(args: list[str]) -> bool:
     args = [resolve_folder(a) for a in args]
     if any(Path(a).is_dir() or _is_glob(a) for a in args):
         return True
-    return len({str(Path(resolve_scenario(a)).resolve()) for a in args}) != 1
+    # os.path.realpath, not Path.resolve: a symlink loop is then refused by the reader (exit 2), not raised here
+    return len({os.path.realpath(resolve_scenario(a)) for a in args}) != 1
 
 
 def expand(args: list[str]) -> list[str]:
@@ -82,7 +86,7 @@ def expand(args: list[str]) -> list[str]:
         else:
             files = [resolve_scenario(arg)]
         for f in files:
-            ident = str(Path(f).resolve())
+            ident = os.path.realpath(f)
             if ident not in seen:
                 seen.add(ident)
                 out.append(f)
@@ -104,11 +108,15 @@ class Entry:
     error: QosboundError | None = None
     wall: float = 0.0  # seconds to load, evaluate and judge it
     suite: str = ""  # its name in the reports, unique in the batch
+    unfinished: bool = False  # a signal stopped the batch before this scenario was evaluated
+    inputs: object = None  # its inputs as understood (qosbound.understood.Inputs), once it loaded
 
     @property
     def exit_code(self) -> int:
         from qosbound.verdicts import exit_code
 
+        if self.unfinished:
+            return interrupts.exit_code()
         return self.error.exit_code if self.error is not None else exit_code(self.slos + self.agreements)
 
 
@@ -121,7 +129,7 @@ def _located(e: QosboundError, file: str) -> QosboundError:
 def _prepare(file: str, args, *, verify: bool) -> tuple[Entry, dict | None]:
     """Load and check one file here: (its entry, the task for the executor) or (an entry with its error,
     None)."""
-    from qosbound.cli import _with_max_states
+    from qosbound.cli import _with_max_states, understood
     from qosbound.scenario import get_path, load
 
     t0 = time.perf_counter()
@@ -138,6 +146,7 @@ def _prepare(file: str, args, *, verify: bool) -> tuple[Entry, dict | None]:
                 scn = _with_max_states(args, scn)
         if verify and not scn.slos:
             raise QosboundError(f"{file}: field 'slos': the scenario declares no SLOs to verify")
+        entry.inputs = understood(scn)
     except Interrupted:
         raise
     except QosboundError as e:
@@ -194,6 +203,22 @@ def evaluate_scenario(task: dict, _path, asked: list[str] | None) -> dict:
     return guarded_record(task["path"], "evaluating", work)
 
 
+def prepare_all(files: list[str], prepare, entry_type) -> tuple[list[tuple], Interrupted | None, str]:
+    """``prepare(file)`` for each file in turn: (the prepared (entry, task) pairs, the interruption that
+    stopped the loading or None, where the work ran: '-'). Files a signal left unread are entries marked not
+    finished, so the batch's report still names every file."""
+    prepared: list[tuple] = []
+    try:
+        for f in files:
+            prepared.append(prepare(f))
+    except (Interrupted, interrupts.Stopped) as e:
+        stop = e if isinstance(e, Interrupted) else interrupts.stopped("loading the scenarios")
+        for f in files[len(prepared):]:
+            prepared.append((entry_type(file=f, name=Path(f).stem, unfinished=True), None))
+        return prepared, stop, "-"
+    return prepared, None, "-"
+
+
 def _unique_suites(entries: list[Entry]) -> None:
     """Give each entry a report name unique in the batch: its scenario name, with the file's stem when two
     scenarios share a name, and a number when that is still not enough."""
@@ -242,7 +267,6 @@ def run(entries_tasks: list[tuple], asked, *, workers: int = 1, scheduler: str |
     fill = fill or _fill_evaluation
     from qosbound.sweep.cache import Cache
     from qosbound.sweep.execute import run_dask, run_serial
-    from qosbound.sweep.run import _bar
 
     run_id = uuid.uuid4().hex[:12]
     tasks = [(f"{command}-{run_id}-{i}", task) for i, (_, task) in enumerate(entries_tasks) if task is not None]
@@ -251,36 +275,53 @@ def run(entries_tasks: list[tuple], asked, *, workers: int = 1, scheduler: str |
              f"{workers} Dask workers" if dask else "one child process")
     if not tasks:
         return where
-    if show_progress is None:
-        show_progress = sys.stderr.isatty()
     label = f"{command}: {len(tasks)} scenarios"
-    with _bar(show_progress) as prog:
-        if dask:
-            got = run_dask(tasks, None, asked, Cache(None), prog, workers=workers, scheduler=scheduler,
-                           evaluate=evaluate, label=label)
-        else:
-            got = run_serial(tasks, None, asked, Cache(None), prog, evaluate=evaluate, label=label)
+    stopped = None
+    with progress(False if show_progress is False else None) as prog:
+        try:
+            if dask:
+                got = run_dask(tasks, None, asked, Cache(None), prog, workers=workers, scheduler=scheduler,
+                               evaluate=evaluate, label=label)
+            else:
+                got = run_serial(tasks, None, asked, Cache(None), prog, evaluate=evaluate, label=label)
+        except (Interrupted, interrupts.Stopped) as e:
+            # the scenarios that finished before the signal are reported; the others are marked not finished
+            stopped = e
+            got = getattr(e, "partial", None) or prog.partial_value or {}
     for i, (entry, task) in enumerate(entries_tasks):
         if task is None:
             continue
-        rec = got[f"{command}-{run_id}-{i}"]
+        rec = got.get(f"{command}-{run_id}-{i}")
+        if rec is None:
+            entry.unfinished = True
+            continue
         entry.wall = rec["wall"]
         if rec["status"] == "ok":
             fill(entry, rec)
         else:
             entry.error = rec["error"]
+    if stopped is not None:
+        if isinstance(stopped, Interrupted):
+            raise stopped
+        raise interrupts.stopped(label) from None
     return where
 
 
 def document(entry: Entry, verify: bool) -> dict:
-    """One scenario's ``--json`` document: the single-file command's, with ``seconds``; for a scenario that
-    could not be evaluated, its file, error and exit code."""
+    """One scenario's ``--json`` document: the single-file command's, with ``seconds`` and ``suite`` (its name in
+    the reports, unique in the batch); for a scenario that could not be evaluated, its file, error and exit
+    code."""
     from qosbound.report import json_document
 
+    if entry.unfinished:
+        return {"scenario": entry.name, "file": entry.file, "system": entry.system or None, "complete": False,
+                "exit_code": entry.exit_code}
     if entry.error is not None:
-        return {"scenario": entry.name, "file": entry.file, "system": entry.system or None,
+        return {"scenario": entry.name, "suite": entry.suite, "file": entry.file, "system": entry.system or None,
                 "error": str(entry.error), "exit_code": entry.exit_code, "seconds": round(entry.wall, 3)}
-    doc = json_document(entry.name, *doc_parts(entry, verify))
+    results, verdicts, extra = doc_parts(entry, verify)
+    doc = json_document(entry.name, results, verdicts, extra, curves_of=entry.results)
+    doc["suite"] = entry.suite
     doc["seconds"] = round(entry.wall, 3)
     return doc
 
@@ -288,23 +329,28 @@ def document(entry: Entry, verify: bool) -> dict:
 def doc_parts(entry: Entry, verify: bool) -> tuple[list, list, dict]:
     """(results, verdicts, extra keys) of one evaluated scenario's JSON document, as ``plan``/``verify`` print
     it for a single file."""
+    from qosbound.report import slo_counts
+
     verdicts = entry.slos + entry.agreements
     code = entry.exit_code
+    inputs = entry.inputs.to_json() if entry.inputs is not None else None
     if not verify:
-        return entry.results, verdicts, {"system": entry.system, "file": entry.file, "exit_code": code,
-                                         "skipped": entry.skipped}
+        return entry.results, verdicts, {"system": entry.system, "file": entry.file, "inputs": inputs,
+                                         "exit_code": code, "skipped": entry.skipped, "complete": True}
     results = [r for r in entry.results if any(r.metric == v.metric for v in entry.slos)]
-    return results, verdicts, {"system": entry.system, "file": entry.file, "ok": code == EXIT_OK,
+    return results, verdicts, {"system": entry.system, "file": entry.file, "inputs": inputs, "ok": code == EXIT_OK,
                                "slos_hold": not any(v.failed for v in entry.slos),
+                               "slo_counts": slo_counts(entry.slos),
                                "methods_agree": not any(v.disagrees for v in entry.agreements), "exit_code": code,
-                               "skipped": entry.skipped}
+                               "skipped": entry.skipped, "complete": True}
 
 
 def _counts(entries: list[Entry]) -> dict:
     codes = [e.exit_code for e in entries]
     return {"scenarios": len(entries), "pass": codes.count(EXIT_OK), "slo_violated": codes.count(EXIT_SLO),
             "methods_disagree": codes.count(EXIT_DISAGREE),
-            "not_evaluated": sum(e.error is not None for e in entries)}
+            "not_evaluated": sum(e.error is not None for e in entries),
+            **({"not_finished": n} if (n := sum(e.unfinished for e in entries)) else {})}
 
 
 def print_error(c, entry) -> None:
@@ -320,7 +366,7 @@ def render_table(entries: list[Entry], where: str, seconds: float, code: int, ou
     from rich.markup import escape
     from rich.table import Table
 
-    from qosbound.report import agreement_line, console, slo_line
+    from qosbound.report import agreement_line, console, slo_counts, slo_line
 
     c = console(out)
     t = Table(title=f"qosbound: {len(entries)} scenarios", title_justify="left")
@@ -328,13 +374,16 @@ def render_table(entries: list[Entry], where: str, seconds: float, code: int, ou
                       ("methods", "left"), ("skipped", "left"), ("exit", "right"), ("seconds", "right")):
         t.add_column(col, justify=just, overflow="fold")
     for e in entries:
-        if e.error is not None:
+        if e.unfinished:
+            slos = methods = "[yellow]not finished (stopped by a signal)[/]"
+        elif e.error is not None:
             slos = methods = "[red]not evaluated[/]"
         else:
-            nf = sum(v.failed for v in e.slos)
+            n = slo_counts(e.slos)  # per SLO, not per method verdict
+            nf = n["fail"]
             nd = sum(v.disagrees for v in e.agreements)
             na = sum(v.status == "approximate" for v in e.agreements)
-            slos = f"{len(e.slos) - nf} hold, " + (f"[bold red]{nf} fail[/]" if nf else "0 fail")
+            slos = f"{n['hold']} hold, " + (f"[bold red]{nf} fail[/]" if nf else "0 fail")
             methods = (f"{len(e.agreements) - nd - na} agree, {na} approx., "
                        + (f"[bold red]{nd} disagree[/]" if nd else "0 disagree"))
         style = "green" if e.exit_code == EXIT_OK else "bold red"
@@ -356,16 +405,23 @@ def render_table(entries: list[Entry], where: str, seconds: float, code: int, ou
     n = _counts(entries)
     c.print(f"{n['scenarios']} scenarios in {seconds:.1f} s on {where}: {n['pass']} pass, {n['slo_violated']} "
             f"violate an SLO, {n['methods_disagree']} only disagree between methods, {n['not_evaluated']} not "
-            f"evaluated; exit {code}", highlight=False, soft_wrap=True)
+            f"evaluated" + (f", {n['not_finished']} not finished (incomplete)" if n.get("not_finished") else "")
+            + f"; exit {code}", highlight=False, soft_wrap=True)
 
 
-def write_junit(path: str, entries: list[Entry]) -> None:
+def write_junit(path: str, entries: list[Entry], stopped=None, html: str | None = None) -> None:
     """One JUnit report: each scenario's suites (``NAME.slo``, ``NAME.agreement``, ``NAME.methods``) or, when
-    it could not be evaluated, ``NAME.input`` with one failing testcase; NAME is unique in the batch."""
+    it could not be evaluated, ``NAME.input`` with one failing testcase; NAME is unique in the batch. When a
+    signal (``stopped``) ended the batch, a scenario it did not finish is a ``NAME.slo`` suite marked
+    incomplete with an error testcase naming the signal (:mod:`qosbound.incomplete`). ``html``: the link to the
+    page (see :func:`qosbound.report.write_junit`)."""
+    from qosbound.incomplete import incomplete_suites
     from qosbound.report import junit_error_suite, junit_suites, write_junit_batch
 
-    groups = [junit_error_suite(e.suite, e.error, e.wall) if e.error is not None
-              else junit_suites(e.suite, e.slos + e.agreements, e.seconds, e.skipped) for e in entries]
+    groups = [incomplete_suites(e.suite, stopped) if e.unfinished
+              else junit_error_suite(e.suite, e.error, e.wall, html) if e.error is not None
+              else junit_suites(e.suite, e.slos + e.agreements, e.seconds, e.skipped, e.inputs, html)
+              for e in entries]
     write_junit_batch(path, "qosbound", groups)
 
 
@@ -383,26 +439,41 @@ def main(args, *, verify: bool) -> int:
     if getattr(args, "max_states", None) is not None:  # a bad value is refused once, before any file is read
         max_states_budget(args.max_states)
     files = expand(args.scenario)
-    prepared = [_prepare(f, args, verify=verify) for f in files]
+    prepared, stopped, where = prepare_all(files, lambda f: _prepare(f, args, verify=verify), Entry)
     entries = [e for e, _ in prepared]
     _unique_suites(entries)
-    where = run(prepared, asked, workers=workers, scheduler=args.scheduler,
-                show_progress=None if not args.quiet else False, command="verify" if verify else "plan")
-    code = batch_exit_code(e.exit_code for e in entries)
+    if stopped is None:
+        try:
+            where = run(prepared, asked, workers=workers, scheduler=args.scheduler,
+                        show_progress=None if not args.quiet else False, command="verify" if verify else "plan")
+        except Interrupted as e:  # report what finished, marked incomplete, then exit with the signal's code
+            stopped = e
+    code = batch_exit_code(e.exit_code for e in entries) if stopped is None else interrupts.exit_code(
+        stopped.exit_code)
     seconds = time.perf_counter() - t0
+    from qosbound.cli import _html_link, write_pages
+
     if verify and getattr(args, "junit", None):
-        write_junit(args.junit, entries)
+        write_junit(args.junit, entries, stopped, _html_link(args, args.junit))
     from qosbound.cli import _RUN
 
     if _RUN.get("debug"):
         for e in entries:
             if isinstance(e.error, InternalError) and e.error.details:
                 print(e.error.details, file=sys.stderr, end="")
+    doc = {"scenarios": [document(e, verify) for e in entries], "exit_code": code, "counts": _counts(entries),
+           "seconds": round(seconds, 3), "executor": where, "complete": stopped is None}
+    if stopped is not None:
+        from qosbound.incomplete import interrupted_info
+
+        doc["interrupted"] = interrupted_info(stopped, scenarios_not_finished=[e.suite for e in entries
+                                                                               if e.unfinished])
+    write_pages(args, doc, "verify" if verify else "plan")
     if args.json:
-        print(json.dumps({"scenarios": [document(e, verify) for e in entries], "exit_code": code,
-                          "counts": _counts(entries), "seconds": round(seconds, 3), "executor": where},
-                         indent=2, allow_nan=False))
+        print(json.dumps(doc, indent=2, allow_nan=False))
     else:
         render_table(entries, where, seconds, code)
+    if stopped is not None:
+        raise stopped
     return code
 

@@ -19,7 +19,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qosbound.batch import _located, _unique_suites, batch_exit_code, expand, guarded_record, print_error, run
+from qosbound import interrupts
+from qosbound.batch import (_located, _unique_suites, batch_exit_code, expand, guarded_record, prepare_all,
+                            print_error, run)
 from qosbound.errors import InternalError, Interrupted, QosboundError
 from qosbound.verdicts import EXIT_OK, EXIT_SLO
 
@@ -38,9 +40,14 @@ class AdmitEntry:
     wall: float = 0.0
     suite: str = ""  # unique name in the batch (as qosbound.batch names report suites)
     skipped: dict = field(default_factory=dict)
+    unfinished: bool = False  # a signal stopped the batch before this port's search ended
+    inputs: object = None  # its inputs as understood (qosbound.understood.Inputs), once it loaded
+    search: dict | None = None  # the search as understood (qosbound.cli.admit_search)
 
     @property
     def exit_code(self) -> int:
+        if self.unfinished:
+            return interrupts.exit_code()
         if self.error is not None:
             return self.error.exit_code
         return EXIT_OK if self.result.value is not None else EXIT_SLO
@@ -48,6 +55,7 @@ class AdmitEntry:
 
 def _prepare(file: str, args) -> tuple[AdmitEntry, dict | None]:
     from qosbound.admit import search_range
+    from qosbound.cli import admit_search, understood
     from qosbound.scenario import load
 
     t0 = time.perf_counter()
@@ -56,6 +64,7 @@ def _prepare(file: str, args) -> tuple[AdmitEntry, dict | None]:
         scn = load(file)
         entry.name, entry.system = scn.name, scn.system
         lo, hi = search_range(scn, args.vary, args.min, args.max, args.direction)
+        entry.inputs, entry.search = understood(scn), admit_search(scn, args.vary, lo, hi)
     except Interrupted:
         raise
     except QosboundError as e:
@@ -85,20 +94,24 @@ def evaluate_admission(task: dict, _path, _methods) -> dict:
 def document(entry: AdmitEntry) -> dict:
     """One port's ``--json`` document: the single-file ``admit --json`` keys with ``file``, ``exit_code`` and
     ``seconds``; for a port that could not be searched, its file, error and exit code."""
-    base = {"scenario": entry.name, "file": entry.file, "system": entry.system or None,
+    base = {"scenario": entry.name, "suite": entry.suite, "file": entry.file, "system": entry.system or None,
             "exit_code": entry.exit_code, "seconds": round(entry.wall, 3)}
+    if entry.unfinished:
+        return {**base, "complete": False}
     if entry.error is not None:
         return {**base, "error": str(entry.error)}
     from qosbound.cli import admit_document
 
-    return {**admit_document(entry.name, entry.result), **base}
+    return {**admit_document(entry.name, entry.result, entry.inputs, entry.search), **base}
 
 
 def _counts(entries) -> dict:
+    done = [e for e in entries if not e.unfinished]
     return {"scenarios": len(entries),
-            "answered": sum(e.error is None and e.result.value is not None for e in entries),
-            "none_feasible": sum(e.error is None and e.result.value is None for e in entries),
-            "not_evaluated": sum(e.error is not None for e in entries)}
+            "answered": sum(e.error is None and e.result.value is not None for e in done),
+            "none_feasible": sum(e.error is None and e.result.value is None for e in done),
+            "not_evaluated": sum(e.error is not None for e in done),
+            **({"not_finished": len(entries) - len(done)} if len(done) < len(entries) else {})}
 
 
 def render_table(entries, parameter: str, where: str, seconds: float, code: int, out=None) -> None:
@@ -119,7 +132,9 @@ def render_table(entries, parameter: str, where: str, seconds: float, code: int,
         t.add_column(col, justify=just, overflow="fold")
     for e in entries:
         style = "green" if e.exit_code == EXIT_OK else "bold red"
-        if e.error is not None:
+        if e.unfinished:
+            value, method, binding, evals = "[yellow]not finished[/]", "-", "-", "-"
+        elif e.error is not None:
             value, method, binding, evals = "[red]not evaluated[/]", "-", "-", "-"
         else:
             r = e.result
@@ -130,6 +145,8 @@ def render_table(entries, parameter: str, where: str, seconds: float, code: int,
                   f"{e.wall:.1f}")
     c.print(t)
     for e in entries:
+        if e.unfinished:
+            continue
         if e.error is not None:
             print_error(c, e)
             continue
@@ -142,7 +159,9 @@ def render_table(entries, parameter: str, where: str, seconds: float, code: int,
             c.print(f"{escape(e.suite)}: {escape(e.result.message)}", highlight=False, soft_wrap=True)
     n = _counts(entries)
     c.print(f"{n['scenarios']} scenarios in {seconds:.1f} s on {where}: {n['answered']} answered, "
-            f"{n['none_feasible']} with no feasible value, {n['not_evaluated']} not evaluated; exit {code}",
+            f"{n['none_feasible']} with no feasible value, {n['not_evaluated']} not evaluated"
+            + (f", {n['not_finished']} not finished (incomplete)" if n.get("not_finished") else "")
+            + f"; exit {code}",
             highlight=False, soft_wrap=True)
 
 
@@ -150,28 +169,42 @@ def main(args) -> int:
     """``admit`` over several scenarios (see the module docstring); the batch's exit code."""
     import json
 
-    from qosbound.cli import _RUN
+    from qosbound.cli import _RUN, write_pages
     from qosbound.sweep import _workers
 
     t0 = time.perf_counter()
     workers = _workers(args.workers)
     files = expand(args.scenario)
-    prepared = [_prepare(f, args) for f in files]
+    prepared, stopped, where = prepare_all(files, lambda f: _prepare(f, args), AdmitEntry)
     entries = [e for e, _ in prepared]
     _unique_suites(entries)
-    where = run(prepared, None, workers=workers, scheduler=args.scheduler,
-                show_progress=None if not args.quiet else False, command="admit", evaluate=evaluate_admission,
-                fill=lambda entry, rec: setattr(entry, "result", rec["result"]))
-    code = batch_exit_code(e.exit_code for e in entries)
+    if stopped is None:
+        try:
+            where = run(prepared, None, workers=workers, scheduler=args.scheduler,
+                        show_progress=None if not args.quiet else False, command="admit",
+                        evaluate=evaluate_admission, fill=lambda entry, rec: setattr(entry, "result", rec["result"]))
+        except Interrupted as e:  # the ports that finished are reported; the rest are marked not finished
+            stopped = e
+    code = batch_exit_code(e.exit_code for e in entries) if stopped is None else interrupts.exit_code(
+        stopped.exit_code)
     seconds = time.perf_counter() - t0
     if _RUN.get("debug"):
         for e in entries:
             if isinstance(e.error, InternalError) and e.error.details:
                 print(e.error.details, file=sys.stderr, end="")
+    doc = {"parameter": args.vary, "scenarios": [document(e) for e in entries], "exit_code": code,
+           "counts": _counts(entries), "seconds": round(seconds, 3), "executor": where,
+           "complete": stopped is None}
+    if stopped is not None:
+        from qosbound.incomplete import interrupted_info
+
+        doc["interrupted"] = interrupted_info(stopped, scenarios_not_finished=[e.suite for e in entries
+                                                                               if e.unfinished])
+    write_pages(args, doc, "admit")
     if args.json:
-        print(json.dumps({"parameter": args.vary, "scenarios": [document(e) for e in entries], "exit_code": code,
-                          "counts": _counts(entries), "seconds": round(seconds, 3), "executor": where},
-                         indent=2, allow_nan=False))
+        print(json.dumps(doc, indent=2, allow_nan=False))
     else:
         render_table(entries, args.vary, where, seconds, code)
+    if stopped is not None:
+        raise stopped
     return code

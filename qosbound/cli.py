@@ -14,7 +14,10 @@ Exit codes (every command):
 
 Engine work (Storm, the simulators) runs in a child process
 (:mod:`qosbound.isolate`), so an interrupt stops it promptly and a crash or
-memory exhaustion of the engine becomes one line, not a dead process.
+memory exhaustion of the engine becomes one line, not a dead process. SIGINT
+and SIGTERM, once or repeated, to the process or its group, at any stage, end
+the run with 130 / 143 and one line (:mod:`qosbound.interrupts`), after the
+report of what was done, marked incomplete (:mod:`qosbound.incomplete`).
 """
 
 from __future__ import annotations
@@ -22,12 +25,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import os
 import json
+import math
+import os
 import sys
 
-from qosbound.errors import (EXIT_INTERNAL, EXIT_INTERRUPT, EXIT_TERMINATED, Interrupted, InternalError,
-                             QosboundError, ResourceError, ScenarioError)
+from qosbound import interrupts
+from qosbound.errors import (EXIT_INTERNAL, EXIT_INTERRUPT, Interrupted, InternalError, QosboundError, ResourceError,
+                             ScenarioError)
 
 __all__ = ["main"]
 
@@ -46,11 +51,20 @@ EPILOG = """exit codes:
   3    the methods disagree while every SLO holds
   4    a resource is exhausted (memory, or a state-space / simulation budget)
   70   internal error: rerun with --debug for the traceback
-  130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM)
+  130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM): once or repeated, to the
+       process or its group, at any stage (the first signal sets the code); what was done
+       is still reported, marked incomplete: --junit gets a suite with the property
+       'incomplete' and an error testcase naming the signal, --json "complete": false;
+       admit prints the bracket it had found (feasible at >= N, infeasible at <= M)
+
+progress (on standard error; standard output carries only the report):
+  on a terminal, a progress bar; otherwise (CI logs, pipes) one plain line every 10 s
+  (QOSBOUND_PROGRESS_INTERVAL=SECONDS sets another interval) naming the method, the
+  value tried and the time left; a run shorter than that prints none; --quiet: nothing
 """
 
 #: Options of the current run that library-side helpers read (set by :func:`main`).
-_RUN = {"debug": False, "max_memory": None}
+_RUN = {"debug": False, "max_memory": None, "junit": None}
 
 
 def isolated(fn, *args, what: str, progress=None, passthrough: bool = False, on_crash=None, **kwargs):
@@ -111,9 +125,11 @@ def _evaluate_methods(system, scn, methods, progress, optional=()):
     import time
 
     from qosbound.errors import SKIPPABLE
+    from qosbound.progress import report_partial, report_status
 
     results, seconds, skipped = [], {}, {}
-    for m in methods:
+    for i, m in enumerate(methods):
+        report_status(progress, f"{scn.name}: {m} (method {i + 1} of {len(methods)})")
         t0 = time.perf_counter()
         try:
             results += system.evaluate(scn, [m], progress)
@@ -121,8 +137,12 @@ def _evaluate_methods(system, scn, methods, progress, optional=()):
             if m not in optional:
                 raise
             skipped[m] = f"{'field ' + repr(e.field) + ': ' if e.field else ''}{e.problem}"
-            continue
-        seconds[m] = time.perf_counter() - t0
+        else:
+            seconds[m] = time.perf_counter() - t0
+        # what is done so far, for a report marked incomplete if a signal stops the run
+        report_partial(progress, {"results": list(results), "seconds": dict(seconds), "skipped": dict(skipped),
+                                  "done": [x for x in methods[:i + 1] if x not in skipped],
+                                  "not_done": methods[i + 1:]})
     return results, seconds, skipped
 
 
@@ -171,6 +191,13 @@ def _evaluate(args, scn):
     return system, results, slo_verdicts, agree, seconds, skipped
 
 
+def understood(scn):
+    """The scenario's inputs as understood (:class:`qosbound.understood.Inputs`), which every report shows first."""
+    from qosbound.systems import get_system
+
+    return get_system(scn.system).understood_inputs(scn)
+
+
 def _single(args) -> bool:
     """True when ``plan``/``verify``/``admit`` got one scenario file (or shipped example): ``args.scenario`` becomes its
     path. Several files, a folder or a glob pattern are a batch (:mod:`qosbound.batch`)."""
@@ -183,8 +210,27 @@ def _single(args) -> bool:
     return True
 
 
+def write_pages(args, doc: dict, command: str) -> None:
+    """``--html FILE`` and ``--markdown FILE``: the page and the summary of the command's JSON document."""
+    from qosbound import pages
+
+    html = getattr(args, "html", None)
+    source = " ".join(args.scenario) if isinstance(args.scenario, list) else str(args.scenario)
+    if html:
+        pages.write_html(html, doc, command, source=source)
+    if getattr(args, "markdown", None):
+        pages.write_markdown(args.markdown, doc, command, html=pages.link_from(args.markdown, html) if html else None)
+
+
+def _html_link(args, report_path: str) -> str | None:
+    """The link to the ``--html`` page from a report written at ``report_path`` (None without a page)."""
+    from qosbound.pages import link_from
+
+    return link_from(report_path, args.html) if getattr(args, "html", None) else None
+
+
 def cmd_plan(args) -> int:
-    from qosbound.report import render_json, render_text
+    from qosbound.report import json_document, render_text
     from qosbound.scenario import load
     from qosbound.verdicts import exit_code
 
@@ -192,15 +238,75 @@ def cmd_plan(args) -> int:
         from qosbound.batch import main as batch_main
 
         return batch_main(args, verify=False)
-    scn = _with_max_states(args, load(args.scenario))
-    system, results, slos, agree, _, skipped = _evaluate(args, scn)
+    scn = inputs = None
+    try:
+        scn = _with_max_states(args, load(args.scenario))
+        inputs = understood(scn)
+        system, results, slos, agree, _, skipped = _evaluate(args, scn)
+    except (Interrupted, interrupts.Stopped) as e:
+        _report_interrupted(args, scn, e, verify=False, inputs=inputs)
+        raise
     verdicts = slos + agree
+    doc = json_document(scn.name, results, verdicts, {"system": scn.system, "file": args.scenario,
+                                                      "inputs": inputs.to_json(), "exit_code": exit_code(verdicts),
+                                                      "skipped": skipped, "complete": True})
     if args.json:
-        print(render_json(scn.name, results, verdicts, {"system": scn.system, "file": args.scenario,
-                                                        "exit_code": exit_code(verdicts), "skipped": skipped}))
+        print(json.dumps(doc, indent=2, allow_nan=False))
     else:
-        render_text(scn.name, results, verdicts, skipped=skipped)
+        render_text(scn.name, results, verdicts, skipped=skipped, inputs=inputs)
+    write_pages(args, doc, "plan")
     return exit_code(verdicts)
+
+
+def _report_interrupted(args, scn, error, *, verify: bool, seconds: float = 0.0, inputs=None) -> None:
+    """What ``plan``/``verify`` had when a signal stopped them, marked incomplete (:mod:`qosbound.incomplete`):
+    the JUnit report (``--junit``), the JSON document (``--json``) or the SLO lines judged on the methods that
+    finished. The run then exits with the signal's code (130 / 143)."""
+    from pathlib import Path
+
+    from qosbound.agreement import agreements
+    from qosbound.incomplete import interrupted_info, mark_junit_suites, message_of, split_judged
+    from qosbound.report import junit_suites, render_json, write_junit_batch
+    from qosbound.systems import get_system
+    from qosbound.verdicts import judge_slos
+
+    part = getattr(error, "partial", None) or {}
+    results, secs, skipped = part.get("results", []), part.get("seconds", {}), part.get("skipped", {})
+    done, not_done = list(part.get("done", [])), list(part.get("not_done", []))
+    name = scn.name if scn is not None else Path(str(args.scenario)).stem
+    verdicts, unjudged = [], []
+    if scn is not None and inputs is None:
+        inputs = understood(scn)
+    if scn is not None:
+        system = get_system(scn.system)
+        if not done and not not_done:
+            not_done = list(_methods_arg(getattr(args, "methods", None)) or system.default_methods(scn))
+        slos = judge_slos(system, scn, results)
+        agree = agreements(results) + system.agreements(scn, results) if results else []
+        verdicts, unjudged = split_judged(slos + agree)
+    if verify and getattr(args, "junit", None):
+        lines = junit_suites(name, verdicts, secs, skipped, inputs) if verdicts or skipped or inputs else []
+        write_junit_batch(args.junit, name, [mark_junit_suites(lines, name, error, unjudged=unjudged, done=done,
+                                                               not_done=not_done, seconds=seconds)])
+    info = interrupted_info(error, methods_done=done, methods_not_done=not_done, slos_not_judged=unjudged)
+    if args.json:
+        keep = [r for r in results if not verify or any(r.metric == v.metric for v in verdicts)]
+        print(render_json(name, keep, verdicts, {"system": scn.system if scn is not None else None,
+                                                 "file": str(args.scenario),
+                                                 "inputs": inputs.to_json() if inputs is not None else None,
+                                                 "exit_code": info["exit_code"], "skipped": skipped,
+                                                 "complete": False, "interrupted": info}))
+    elif verdicts:
+        from qosbound.report import console, slo_line
+
+        c = console()
+        c.print(f"[bold]{name}: incomplete[/] ({message_of(error)}); SLOs judged on {', '.join(done) or 'nothing'}"
+                f"{'; not run: ' + ', '.join(not_done) if not_done else ''}", highlight=False)
+        for v in verdicts:
+            if v.kind == "slo":
+                c.print(slo_line(v), highlight=False)
+        for t in unjudged:
+            c.print(f"[yellow]not judged[/] {t}", highlight=False)
 
 
 def cmd_verify(args) -> int:
@@ -208,12 +314,13 @@ def cmd_verify(args) -> int:
     methods disagree). With --junit a report is written even when the scenario cannot be loaded or evaluated."""
     import time
 
-    from qosbound.report import (agreement_line, console, omitted, render_json, skipped_lines, slo_line, write_junit,
-                                 write_junit_error)
+    from qosbound.report import (agreement_line, console, json_document, omitted, skipped_lines, slo_counts, slo_line,
+                                 slo_outcomes, slo_summary, write_junit, write_junit_error)
     from qosbound.scenario import load
     from qosbound.verdicts import EXIT_DISAGREE, EXIT_OK, exit_code
 
     t0 = time.perf_counter()
+    _RUN["junit"] = args.junit  # from here on this command writes the report, incomplete or not
     if args.junit:  # refuse an unwritable report before the whole evaluation runs
         from pathlib import Path
 
@@ -225,34 +332,53 @@ def cmd_verify(args) -> int:
         from qosbound.batch import main as batch_main
 
         return batch_main(args, verify=True)
+    scn = inputs = None
     try:
         scn = _with_max_states(args, load(args.scenario))
         if not scn.slos:
             raise QosboundError(f"{args.scenario}: field 'slos': the scenario declares no SLOs to verify")
+        inputs = understood(scn)
         system, results, slos, agree, seconds, skipped = _evaluate(args, scn)
+    except (Interrupted, interrupts.Stopped) as e:
+        _report_interrupted(args, scn, e, verify=True, seconds=time.perf_counter() - t0, inputs=inputs)
+        raise
     except QosboundError as e:
-        if args.junit:
-            from pathlib import Path
+        from pathlib import Path
 
-            write_junit_error(args.junit, Path(args.scenario).stem, e, time.perf_counter() - t0)
+        if args.junit:
+            write_junit_error(args.junit, Path(args.scenario).stem, e, time.perf_counter() - t0,
+                              html=_html_link(args, args.junit))
+        write_pages(args, {"scenario": Path(args.scenario).stem, "file": args.scenario, "error": str(e),
+                           "exit_code": e.exit_code}, "verify")
         raise
     verdicts = slos + agree
     if args.junit:
-        write_junit(args.junit, scn.name, verdicts, seconds, skipped=skipped)
+        write_junit(args.junit, scn.name, verdicts, seconds, skipped=skipped, inputs=inputs,
+                    html=_html_link(args, args.junit))
     code = exit_code(verdicts)
+    doc = json_document(scn.name, [r for r in results if any(r.metric == v.metric for v in slos)], verdicts,
+                        {"system": scn.system, "file": args.scenario, "inputs": inputs.to_json(),
+                         "ok": code == EXIT_OK, "slos_hold": not any(v.failed for v in slos),
+                         "slo_counts": slo_counts(slos),
+                         "methods_agree": not any(v.disagrees for v in agree), "exit_code": code,
+                         "skipped": skipped, "complete": True}, curves_of=results)
+    write_pages(args, doc, "verify")
     if args.json:
-        print(render_json(scn.name, [r for r in results if any(r.metric == v.metric for v in slos)], verdicts,
-                          {"system": scn.system, "file": args.scenario, "ok": code == EXIT_OK,
-                           "slos_hold": not any(v.failed for v in slos),
-                           "methods_agree": not any(v.disagrees for v in agree), "exit_code": code,
-                           "skipped": skipped}))
+        print(json.dumps(doc, indent=2, allow_nan=False))
         return code
     from rich.markup import escape
 
     c = console()
+    for line in inputs.lines():
+        c.print(escape(line), highlight=False)
     c.print("[bold]SLOs[/]", highlight=False)
-    for v in slos:
-        c.print(slo_line(v), highlight=False)
+    for name, status, vs in slo_outcomes(slos):
+        for v in vs:
+            c.print(slo_line(v), highlight=False)
+        if len({v.status for v in vs}) > 1 and status in ("violated", "missing"):
+            bad = ", ".join(v.method for v in vs if v.failed)
+            c.print(f"     [bold red]=> {escape(name)} fails[/] (by {escape(bad)}; an SLO fails when a verdict on it "
+                    "fails)", highlight=False)
     for line in omitted(results) + skipped_lines(skipped):
         c.print(f"[yellow]note[/] {escape(line)}", highlight=False)
     if agree:
@@ -260,22 +386,116 @@ def cmd_verify(args) -> int:
                 highlight=False)
     for v in agree:
         c.print(agreement_line(v), highlight=False)
-    nf = sum(v.failed for v in slos)
     nd = sum(v.disagrees for v in agree)
     na = sum(v.status == "approximate" for v in agree)
-    c.print(f"{scn.name}: SLOs {len(slos) - nf} hold, {nf} fail; methods: {len(agree) - nd - na} checks agree, "
+    c.print(f"{scn.name}: {slo_summary(slos)}; methods: {len(agree) - nd - na} checks agree, "
             f"{na} approximate, {nd} disagree", highlight=False)
     if code == EXIT_DISAGREE:
         c.print(f"{scn.name}: every SLO holds but methods disagree (exit {EXIT_DISAGREE})", highlight=False)
     return code
 
 
-def admit_document(name: str, res) -> dict:
-    """``admit --json`` for one scenario's answer (also a row of the batch form's document)."""
-    return {"scenario": name, "parameter": res.parameter, "direction": res.direction, "value": res.value,
-            "unit": res.unit, "method": res.method, "binding_slo": res.binding, "evaluations": res.evaluations,
-            "message": res.message, "notes": res.notes,
-            "history": [{"value": x, "margin": (m if m != float('-inf') else None)} for x, m in res.history]}
+def admit_document(name: str, res, inputs=None, search: dict | None = None) -> dict:
+    """``admit --json`` for one scenario's answer (also a row of the batch form's document); ``inputs`` (the
+    inputs as understood) and ``search`` (the parameter's kind, current value and range, SI) when known."""
+    doc = {"scenario": name, "parameter": res.parameter, "direction": res.direction, "value": res.value,
+           "unit": res.unit, "method": res.method, "decided_by": res.decided_by, "binding_slo": res.binding,
+           "estimate": res.estimate, "bound_value": res.bound_value, "bound_proofs": res.bound_proofs,
+           "infeasible": res.infeasible, "evaluations": res.evaluations,
+           "bound_evaluations": res.bound_evaluations, "message": res.message, "notes": res.notes,
+           "history": [{"value": x, "margin": (m if math.isfinite(m) else None)} for x, m in res.history],
+           "complete": True}
+    if inputs is not None:
+        doc["inputs"] = inputs.to_json()
+    if search is not None:
+        doc["search"] = search
+    return doc
+
+
+def admit_search(scn, parameter: str, lo, hi) -> dict:
+    """The admission search as understood: the parameter, its kind (from the schema), its current value and
+    the range given by --min/--max, in SI units."""
+    from qosbound.scenario import get_path, parameter_kind
+    from qosbound.units import SI_UNIT, parse_quantity
+
+    kind = parameter_kind(scn.raw, parameter)
+    current = get_path(scn.raw, parameter)
+    try:
+        now = parse_quantity(current, kind) if kind not in (None, "count") else float(current)
+    except (ScenarioError, TypeError, ValueError):
+        now = None
+    return {"parameter": parameter, "kind": kind, "unit": SI_UNIT.get(kind or "", "1"), "current": now,
+            "min": lo, "max": hi}
+
+
+def admit_lines(name: str, res, search: dict | None = None) -> list[str]:
+    """The text answer of ``admit``: what was searched, then the value and what stops it -- the binding SLO, or
+    the end of the range where every SLO still holds (then no SLO is called binding), or where the scenario
+    stops being valid --, what decided it (bounds, or the search method with the binding SLO's estimate and
+    interval at the answer), the bracket, and the value up to which bounds prove every SLO."""
+    from qosbound.admit import bracket_text
+    from qosbound.units import format_quantity
+
+    def q(x):
+        return format_quantity(x, res.unit, digits=6) if res.unit != "1" else f"{x:.6g}"
+
+    out = []
+    if search is not None:
+        rng = "".join(t for t in (f" from {q(search['min'])} (--min)" if search["min"] is not None else "",
+                                  f" up to {q(search['max'])} (--max)" if search["max"] is not None else ""))
+        now = f", now {q(search['current'])}" if search["current"] is not None else ""
+        out.append(f"search: {res.parameter} ({search['kind'] or 'a parameter'}{now}), the {res.direction} value "
+                   f"with every SLO holding{rng}, by {res.method}")
+    if res.value is None:
+        out.append(f"{name}: no value of {res.parameter} meets every SLO ({res.message}; method {res.method})")
+        return out
+    stop = f"binding SLO: {res.binding}" if res.binding else "no SLO binds"
+    out.append(f"{name}: {res.direction} {res.parameter} with every SLO holding = {q(res.value)} (method "
+               f"{res.method}, {stop}, {res.evaluations} evaluations){'; ' + res.message if res.message else ''}")
+    e = res.estimate
+    if e:
+        val = format_quantity(e["value"], e["unit"])
+        iv = (f" [{format_quantity(e['low'], e['unit'])}, {format_quantity(e['high'], e['unit'])}] "
+              f"({e['kind']})" if "low" in e else f" ({e['kind']})")
+        reps = (f", {e['replications']} replications" + (f" of {e['packets_per_replication']:,} packets"
+                                                            if e.get("packets_per_replication") else "")
+                if e.get("replications") else "")
+        which = e["slo"] if res.binding else f"the tightest SLO, {e['slo']}"
+        by = "proved by bounds" if res.decided_by == "bound" else f"decided by {res.decided_by or res.method}"
+        out.append(f"{name}: {by}: at the answer {which}: {e['method']} {e['metric']} = {val}{iv}{reps}")
+    if res.infeasible is not None:
+        out.append(f"{name}: {bracket_text(res.direction, res.value, res.infeasible, res.unit)}")
+    if res.bound_value is not None:
+        proofs = "; ".join(f"{k} by {v}" for k, v in res.bound_proofs.items())
+        out.append(f"{name}: every SLO is proved by bounds at {res.parameter} = {q(res.bound_value)} ({proofs})")
+    return out
+
+
+def interrupted_admit_document(name: str, part: dict, error) -> dict:
+    """``admit --json`` when a signal stopped the search: the bracket found so far, marked incomplete."""
+    from qosbound.incomplete import interrupted_info
+
+    part = part or {}
+    return {"scenario": name, "parameter": part.get("parameter"), "direction": part.get("direction"),
+            "value": None, "unit": part.get("unit"), "method": part.get("method"),
+            "bracket": {"feasible": part.get("feasible"), "infeasible": part.get("infeasible")},
+            "bound_value": part.get("bound_value"), "evaluations": part.get("evaluations", 0),
+            "history": [{"value": x, "margin": (m if math.isfinite(m) else None)}
+                        for x, m in part.get("history", [])],
+            "notes": part.get("notes", []), "complete": False, "interrupted": interrupted_info(error)}
+
+
+def interrupted_admit_line(name: str, part: dict, error) -> str:
+    """The text form: '... stopped by SIGTERM after 7 evaluations: feasible at >= 3200, infeasible at <= 12800'."""
+    from qosbound.admit import bracket_text
+    from qosbound.incomplete import signal_of
+
+    part = part or {}
+    if not part.get("parameter"):
+        return f"{name}: admission search stopped by {signal_of(error)} before any value was judged"
+    return (f"{name}: admission search over {part['parameter']} stopped by {signal_of(error)} after "
+            f"{part.get('evaluations', 0)} evaluations: "
+            f"{bracket_text(part['direction'], part.get('feasible'), part.get('infeasible'), part['unit'])}")
 
 
 def cmd_admit(args) -> int:
@@ -284,7 +504,6 @@ def cmd_admit(args) -> int:
     from qosbound.admit import admit, search_range
     from qosbound.progress import progress
     from qosbound.scenario import load
-    from qosbound.units import format_quantity
 
     if not _single(args):
         from qosbound.batch_admit import main as batch_main
@@ -292,22 +511,32 @@ def cmd_admit(args) -> int:
         return batch_main(args)
     scn = load(args.scenario)
     lo, hi = search_range(scn, args.vary, args.min, args.max, args.direction)
-    with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
-        res = isolated(admit, scn, args.vary, direction=args.direction, method=args.method, lo=lo, hi=hi,
-                       what=f"admission search over {args.vary}", progress=prog)
+    inputs, search = understood(scn), admit_search(scn, args.vary, lo, hi)
+    if not args.json:  # the inputs as understood before the (long) search
+        print("\n".join(inputs.lines()), flush=True)
+    prog = None
+    try:
+        with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
+            res = isolated(admit, scn, args.vary, direction=args.direction, method=args.method, lo=lo, hi=hi,
+                           what=f"admission search over {args.vary}", progress=prog)
+    except (Interrupted, interrupts.Stopped) as e:
+        part = getattr(e, "partial", None) or (prog.partial_value if prog is not None else None)
+        if args.json:
+            doc = interrupted_admit_document(scn.name, part, e)
+            print(json.dumps({**doc, "inputs": inputs.to_json(), "search": search}, indent=2, allow_nan=False))
+        else:
+            print(interrupted_admit_line(scn.name, part, e))
+        raise
+    code = 0 if res.value is not None else 1
+    doc = admit_document(scn.name, res, inputs, search)
     if args.json:
-        print(json.dumps(admit_document(scn.name, res), indent=2, allow_nan=False))
+        print(json.dumps(doc, indent=2, allow_nan=False))
     else:
         for note in res.notes:
             print(f"note: {note}", file=sys.stderr)
-        if res.value is None:
-            print(f"{scn.name}: no value of {res.parameter} meets every SLO ({res.message}; method {res.method})")
-        else:
-            print(f"{scn.name}: {res.direction} {res.parameter} with every SLO holding = "
-                  f"{format_quantity(res.value, res.unit, digits=6)} (method {res.method}, "
-                  f"binding SLO: {res.binding or '-'}, {res.evaluations} evaluations)"
-                  f"{'; ' + res.message if res.message else ''}")
-    return 0 if res.value is not None else 1
+        print("\n".join(admit_lines(scn.name, res, search)))
+    write_pages(args, {**doc, "exit_code": code}, "admit")
+    return code
 
 
 def cmd_sweep(args) -> int:
@@ -338,6 +567,10 @@ def cmd_tfrc(args) -> int:
     return mod.run(args)
 
 
+def cmd_import(args) -> int:
+    return importlib.import_module("qosbound.import_cmd").run(args)
+
+
 def cmd_reproduce(args) -> int:
     if args.paper not in PAPERS:
         raise ScenarioError(f"unknown paper '{args.paper}'; expected one of {', '.join(PAPERS)}", field="paper")
@@ -366,13 +599,25 @@ def check_output_file(path: str, flag: str) -> None:
         if not os.path.isdir(parent):
             raise ScenarioError(f"cannot write '{path}': the folder '{os.path.dirname(path) or '.'}' does not "
                                 "exist", field=flag)
-        if not os.access(parent, os.W_OK | os.X_OK):
-            raise ScenarioError(f"cannot write '{path}': the folder is not writable", field=flag)
+        try:  # a probe, not os.access: root passes that on /proc and on a read-only mount
+            with open(p, "x"):
+                pass
+            os.unlink(p)
+        except OSError as e:
+            raise ScenarioError(f"cannot write '{path}': {e.strerror or e}", field=flag) from None
         return
     if stat.S_ISDIR(st.st_mode):
         raise ScenarioError(f"cannot write '{path}': it is a folder; give a file name", field=flag)
+    if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):  # writing would wait for a reader
+        raise ScenarioError(f"cannot write '{path}': not a regular file (a FIFO or socket)", field=flag)
     if not os.access(p, os.W_OK):
         raise ScenarioError(f"cannot write '{path}': permission denied", field=flag)
+    if stat.S_ISREG(st.st_mode):
+        try:  # opened for appending: nothing is truncated or written
+            with open(p, "ab"):
+                pass
+        except OSError as e:
+            raise ScenarioError(f"cannot write '{path}': {e.strerror or e}", field=flag) from None
     if stat.S_ISCHR(st.st_mode):  # e.g. /dev/full: probe with one byte (harmless on /dev/null or a terminal)
         try:
             with open(p, "wb", buffering=0) as f:
@@ -385,8 +630,9 @@ def _check_outputs(args) -> None:
     """Every file or folder the command will write is checked for writability first."""
     from qosbound.model_cmd import check_output_dir
 
-    if getattr(args, "junit", None):
-        check_output_file(args.junit, "--junit")
+    for flag in ("junit", "html", "markdown"):
+        if getattr(args, flag, None):
+            check_output_file(getattr(args, flag), f"--{flag}")
     out = getattr(args, "out", None)
     if out and args.command in ("validate", "reproduce", "model"):
         check_output_dir(out, "--out")
@@ -463,7 +709,8 @@ def build_parser() -> argparse.ArgumentParser:
         if scenario:
             sp.add_argument("scenario", help="scenario YAML file")
         sp.add_argument("--json", action="store_true", help="print the machine-readable form")
-        sp.add_argument("--quiet", action="store_true", help="no progress bar")
+        sp.add_argument("--quiet", action="store_true",
+                        help="no progress: no bar on a terminal, no plain progress lines elsewhere")
 
     def scenarios(sp):
         sp.add_argument("scenario", nargs="+", metavar="SCENARIO",
@@ -474,6 +721,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="batch: local Dask worker processes (1: one scenario after another in one child)")
         sp.add_argument("--scheduler", metavar="ADDRESS", help="batch: an existing Dask scheduler, e.g. "
                                                                "tcp://host:8786")
+        sp.add_argument("--html", metavar="FILE", help="also write one self-contained HTML page of the results "
+                                                       "(a batch: every scenario, with an index)")
 
     batch_note = ("Several scenarios (files, a folder, a glob) are evaluated by the sweep's executor and summarised "
                   "in one table (one row per scenario); a file that cannot be loaded is a row with its one-line "
@@ -491,14 +740,23 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add(sub, "verify", help="check the SLOs (exit 1 when one fails)",
              description=batch_note + " --junit then writes one report, a group of test suites per scenario.")
     scenarios(sp)
-    sp.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
+    sp.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report (it links to the --html page)")
+    sp.add_argument("--markdown", metavar="FILE", help="also write a short Markdown summary for a merge-request "
+                                                       "comment (it links to the --html page)")
     sp.add_argument("--methods", help="comma-separated subset of methods")
     sp.add_argument("--max-states", dest="max_states", metavar="N",
                     help="budget on a model's states (overrides methods.model-checked.max_states)")
     sp.set_defaults(func=cmd_verify)
 
     sp = add(sub, "admit", help="largest (or smallest) parameter value meeting every SLO",
-             description="Several scenarios (files, a folder, a glob) are one search each on the sweep's executor, "
+             description="The search judges each value on the proved bounds first (the closed forms: an upper bound "
+                         "below a limit proves the SLO) and finds the value up to which bounds prove every SLO; "
+                         "beyond it the search method runs, only where bounds leave an SLO undecided. On the "
+                         "simulator a value is replicated in looks (16, 32, ... replications, one plan "
+                         "simulation's packets at the cap) until the interval decides the SLO, and the bracket is "
+                         "refined to 0.5 %. The answer says what decided it: bounds, or the method with the "
+                         "binding SLO's estimate and interval at the answer. "
+                         "Several scenarios (files, a folder, a glob) are one search each on the sweep's executor, "
                          "summarised in one table (one row per scenario: the value, its method and binding SLO); a "
                          "file that cannot be loaded is a row with its one-line error and the others still run. The "
                          "batch exits with the most serious code: 70, then 2, 4, 1 (a scenario where no value meets "
@@ -510,8 +768,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "(flows.NAME.hint) the default is the quality-maximising hint")
     sp.add_argument("--method", help="method to search with (default: model-checked, else closed-form)")
     sp.add_argument("--min", help="lower end of the search range, in the parameter's units (e.g. '100 kbit/s'; "
-                                  "a bare number is SI)")
-    sp.add_argument("--max", help="upper end of the search range, in the parameter's units")
+                                  "a bare number only for a count or a probability)")
+    sp.add_argument("--max", help="upper end of the search range, in the parameter's units (e.g. '2 Mbit/s'; "
+                                  "a count bare, e.g. 4000 calls)")
     sp.set_defaults(func=cmd_admit)
 
     sp = add(sub, "sweep", help="every method over a grid of parameter values: table, plots, SLO verdicts")
@@ -534,21 +793,26 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add(sub, "model", help="render PRISM files for a scenario, or check any PRISM model")
     msub = sp.add_subparsers(dest="model_command", required=True, parser_class=_Parser)
     r = add(msub, "render", help="write the PRISM model and properties for a scenario")
-    r.add_argument("scenario")
+    r.add_argument("scenario", help="scenario YAML file (or a shipped example's name)")
     r.add_argument("--out", default=".", help="output folder")
     r.set_defaults(func=cmd_model)
     ch = add(msub, "check", help="check a PRISM model with a property file on Storm or PRISM")
     ch.add_argument("model", help=".prism file, or a scenario YAML")
     ch.add_argument("props", nargs="?", help=".props file (default: beside the model)")
     ch.add_argument("--const", action="append", default=[], help="NAME=VALUE for undefined constants")
-    ch.add_argument("--engine", choices=["storm", "prism"], default="storm")
+    ch.add_argument("--engine", choices=["storm", "prism"], default="storm",
+                    help="the model checker: Storm through stormpy (default) or PRISM on PATH")
     ch.add_argument("--exact", action="store_true", help="Storm's exact (rational) arithmetic")
     ch.add_argument("--precision", default="1e-10", help="requested relative precision, in (0, 0.1)")
     ch.add_argument("--max-states", dest="max_states", default="1e9",
                     help="refuse a model whose state space (product of its variable ranges) may exceed this")
-    ch.add_argument("--json", action="store_true")
-    ch.add_argument("--quiet", action="store_true")
+    ch.add_argument("--json", action="store_true", help="print the machine-readable form")
+    ch.add_argument("--quiet", action="store_true", help="no progress bar")
     ch.set_defaults(func=cmd_model)
+
+    sp = add(sub, "convert", help="a pq_txq or af scenario written as port scenarios")
+    importlib.import_module("qosbound.commands.convert").add_arguments(sp)
+    sp.set_defaults(func=lambda args: importlib.import_module("qosbound.commands.convert").run(args))
 
     sp = add(sub, "tfrc", help="TFRC / gTFRC rate calculator")
     try:
@@ -557,18 +821,19 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("rest", nargs="*")
     sp.set_defaults(func=cmd_tfrc)
 
+    sp = add(sub, "import", help="router configurations (Cisco MQC, Junos, tc, OpenConfig) -> port scenarios, with "
+                                 "the configuration line behind every field")
+    importlib.import_module("qosbound.import_cmd").add_arguments(sp)
+    sp.set_defaults(func=cmd_import)
+
     sp = add(sub, "reproduce", help="the tables and figures of a source paper")
     sp.add_argument("paper", help=", ".join(PAPERS))
-    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--json", action="store_true", help="print the machine-readable form")
     sp.add_argument("--out", default=None, help="folder for figures")
     sp.add_argument("--quick", action="store_true", help="smaller simulations (for CI)")
-    sp.add_argument("--quiet", action="store_true")
+    sp.add_argument("--quiet", action="store_true", help="no progress bar")
     sp.set_defaults(func=cmd_reproduce)
     return p
-
-
-def _on_sigterm(signum, frame):
-    raise Interrupted("terminated", EXIT_TERMINATED)
 
 
 def _print_error(text: str) -> None:
@@ -579,8 +844,50 @@ def _print_error(text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import signal
+    """Run one command; its exit code (see the module docstring). SIGINT and SIGTERM end the run with 130 / 143
+    and one line, at any stage, once or repeated (:mod:`qosbound.interrupts`)."""
+    with interrupts.handling(program=argv is None):
+        try:
+            return _main(argv)
+        except (interrupts.Stopped, KeyboardInterrupt) as e:
+            code = interrupts.exit_code(EXIT_INTERRUPT if isinstance(e, KeyboardInterrupt) else e.exit_code)
+            if _RUN.get("junit") is None:  # stopped before verify took charge of its report
+                _early_junit(list(sys.argv[1:] if argv is None else argv), e)
+            _print_error(f"{'interrupted' if code == EXIT_INTERRUPT else 'terminated'} "
+                         f"({interrupts.signal_name(interrupts.received() or getattr(e, 'signum', None))})")
+            return code
+
+
+def _early_junit(argv: list[str], error) -> None:
+    """A signal before ``verify`` read its arguments (while the parser and its modules load): the JUnit report
+    asked for is still written, marked incomplete, for the scenario named first (best effort: the arguments
+    are not parsed yet)."""
+    if "verify" not in argv:
+        return
+    path = next((a.split("=", 1)[1] for a in argv if a.startswith("--junit=")), None)
+    if path is None and "--junit" in argv and argv.index("--junit") + 1 < len(argv):
+        path = argv[argv.index("--junit") + 1]
+    if not path:
+        return
+    rest = argv[argv.index("verify") + 1:]
+    takes = {"--junit", "--methods", "--max-states", "--workers", "--scheduler", "--max-memory"}
+    names = [a for i, a in enumerate(rest) if not a.startswith("-") and (i == 0 or rest[i - 1] not in takes)]
+    from pathlib import Path
+
+    from qosbound.incomplete import incomplete_suites
+    from qosbound.report import write_junit_batch
+
+    suite = Path(names[0]).stem if names else "qosbound"
+    try:
+        write_junit_batch(path, suite, [incomplete_suites(suite, error)])
+    except QosboundError:
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
     import traceback
+
+    _RUN["junit"] = None
 
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -588,11 +895,6 @@ def main(argv: list[str] | None = None) -> int:
     debug = bool(getattr(args, "debug", False))
     _RUN["debug"] = debug
     _RUN["max_memory"] = None
-    old_term = None
-    try:
-        old_term = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread
-        pass
     try:
         if getattr(args, "max_memory", None) is not None:
             _RUN["max_memory"] = _memory_arg(args.max_memory)
@@ -602,6 +904,9 @@ def main(argv: list[str] | None = None) -> int:
             args.scenario = resolve_scenario(args.scenario)
         _check_outputs(args)
         return int(args.func(args) or 0)
+    except Interrupted as e:
+        _print_error(str(e))
+        return interrupts.exit_code(e.exit_code)
     except QosboundError as e:
         if isinstance(e, ScenarioError) and e.file is None and isinstance(getattr(args, "scenario", None), str) \
                 and not (e.field or "").startswith("--"):
@@ -613,9 +918,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             _print_error(str(e))
         return e.exit_code
-    except KeyboardInterrupt:
-        _print_error("interrupted")
-        return EXIT_INTERRUPT
     except MemoryError:
         if debug:
             traceback.print_exc()
@@ -629,9 +931,6 @@ def main(argv: list[str] | None = None) -> int:
         _print_error(f"internal error: {e.__class__.__name__}: {e}"
                      + ("" if debug else " (rerun with --debug for the traceback)"))
         return EXIT_INTERNAL
-    finally:
-        if old_term is not None:
-            signal.signal(signal.SIGTERM, old_term)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,8 +5,8 @@ Exit codes (shared by every command; :mod:`qosbound.cli` documents them to users
 ====  =====================================================================
 0     success: every SLO holds (and methods agree)
 1     an SLO is violated
-2     bad input: a scenario, trace, model or argument is refused
-      (:class:`ScenarioError`, :class:`TraceError`, :class:`ModelError`,
+2     bad input: a scenario, trace, model, router configuration or argument is refused
+      (:class:`ScenarioError`, :class:`ConfigError`, :class:`TraceError`, :class:`ModelError`,
       :class:`EngineError`)
 3     methods disagree while every SLO holds (:mod:`qosbound.verdicts`)
 4     a resource limit is exhausted: memory, a state-space or simulation
@@ -19,7 +19,7 @@ Exit codes (shared by every command; :mod:`qosbound.cli` documents them to users
 
 from __future__ import annotations
 
-__all__ = ["QosboundError", "ScenarioError", "ModelError", "EngineError", "TraceError", "ResourceError",
+__all__ = ["QosboundError", "ScenarioError", "ConfigError", "ConfigRefused", "UnsupportedFormat", "ModelError", "EngineError", "TraceError", "ResourceError",
            "MethodNotApplicable", "SKIPPABLE", "InternalError", "Interrupted", "EXIT_RESOURCE", "EXIT_INTERNAL", "EXIT_INTERRUPT", "EXIT_TERMINATED"]
 
 EXIT_RESOURCE = 4
@@ -72,6 +72,51 @@ def _rebuild_scenario_error(cls, problem, file, field):
     return cls(problem, file=file, field=field)
 
 
+class ConfigError(ScenarioError):
+    """A router configuration cannot be imported as written: names the file, the line and the construct.
+
+    Printed as ``FILE:LINE: 'CONSTRUCT': problem`` (the construct is the configuration text, shortened)."""
+
+    def __init__(self, problem: str, *, file: str | None = None, line: int | None = None,
+                 construct: str | None = None, field: str | None = None):
+        self.line = line
+        self.construct = construct
+        super().__init__(problem, file=file, field=field)
+
+    def __reduce__(self):
+        return (_rebuild_config_error, (type(self), self.problem, self.file, self.line, self.construct, self.field))
+
+    def _format(self) -> str:
+        where = str(self.file or "")
+        if self.line is not None:
+            where = f"{where}:{self.line}" if where else f"line {self.line}"
+        parts = [where] if where else []
+        if self.construct:
+            text = " ".join(self.construct.split())
+            parts.append(repr(text if len(text) <= 80 else text[:77] + "..."))
+        if self.field:
+            parts.append(f"field '{self.field}'")
+        return ": ".join(parts + [self.problem])
+
+    def located(self, file: str | None = None, prefix: str | None = None) -> "ConfigError":
+        field = f"{prefix}.{self.field}" if prefix and self.field else (prefix or self.field)
+        return type(self)(self.problem, file=self.file or file, line=self.line, construct=self.construct, field=field)
+
+
+class ConfigRefused(ConfigError):
+    """A construct of a router configuration that cannot be modelled honestly (e.g. ``fq_codel``, a three-level
+    hierarchy): the message says why."""
+
+
+class UnsupportedFormat(ConfigError):
+    """A configuration file in a format the importer does not read (NX-OS, EOS, SONiC, binary ...): the message
+    names the format detected."""
+
+
+def _rebuild_config_error(cls, problem, file, line, construct, field):
+    return cls(problem, file=file, line=line, construct=construct, field=field)
+
+
 class ModelError(QosboundError):
     """A PRISM model or property file cannot be parsed, built or checked."""
 
@@ -121,11 +166,15 @@ class InternalError(QosboundError):
 
 
 class Interrupted(QosboundError):
-    """The run was stopped by SIGINT (Ctrl-C, exit 130) or SIGTERM (exit 143)."""
+    """The run was stopped by SIGINT (Ctrl-C, exit 130) or SIGTERM (exit 143).
 
-    def __init__(self, message: str = "interrupted", exit_code: int = EXIT_INTERRUPT):
+    ``partial`` carries what the stopped work had done (the last value it reported, see
+    :class:`qosbound.progress.Progress`), for a report marked incomplete; None when nothing was reported."""
+
+    def __init__(self, message: str = "interrupted", exit_code: int = EXIT_INTERRUPT, partial=None):
         self.exit_code = exit_code
+        self.partial = partial
         super().__init__(message)
 
     def __reduce__(self):
-        return (Interrupted, (str(self), self.exit_code))
+        return (Interrupted, (str(self), self.exit_code, self.partial))

@@ -8,7 +8,12 @@ printing nothing. :func:`run_isolated` runs a callable in a child forked from
 this process and waits for it in a loop that stays responsive:
 
 * SIGINT / SIGTERM in the parent kill the child at once and raise
-  :class:`~qosbound.errors.Interrupted` (exit 130 / 143);
+  :class:`~qosbound.errors.Interrupted` (exit 130 / 143) carrying the last partial value the child reported
+  (:meth:`qosbound.progress.Progress.partial`); the signal policy is :mod:`qosbound.interrupts` (a second
+  signal while the child is being reaped is counted, not raised). Signals are blocked across ``fork`` and the
+  child takes the default dispositions before it unblocks them, so a signal to the process group ends the
+  child at once (inside Storm's C++ or numba's parallel threads too) and never runs the parent's handler in
+  the child;
 * an optional address-space limit (``RLIMIT_AS``) in the child turns a runaway
   build into a :class:`~qosbound.errors.ResourceError` (as does a
   ``MemoryError``, a ``std::bad_alloc`` or the kernel's OOM killer);
@@ -30,6 +35,7 @@ them in the parent), the callable runs in-process.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import select
@@ -41,16 +47,13 @@ import time
 import traceback
 from typing import Any, Callable
 
-from qosbound.errors import (EXIT_INTERRUPT, EXIT_TERMINATED, InternalError, Interrupted, QosboundError,
-                             ResourceError)
+from qosbound import interrupts
+from qosbound.progress import report_partial, report_status
+from qosbound.errors import InternalError, QosboundError, ResourceError
 
 __all__ = ["run_isolated", "memory_error", "describe_signal"]
 
 _HDR = struct.Struct("!Q")
-
-
-class _Terminated(BaseException):
-    pass
 
 
 def describe_signal(sig: int) -> str:
@@ -75,7 +78,9 @@ def _looks_like_memory(exc: BaseException) -> bool:
     if isinstance(exc, MemoryError):
         return True
     text = str(exc)
-    return "bad_alloc" in text or "Cannot allocate memory" in text or "out of memory" in text.lower()
+    # "failed to map segment": the dynamic loader could not map a shared library (mmap refused under RLIMIT_AS)
+    return ("bad_alloc" in text or "Cannot allocate memory" in text or "out of memory" in text.lower()
+            or "failed to map segment" in text)
 
 
 class _ChildProgress:
@@ -106,6 +111,14 @@ class _ChildProgress:
             self._send(("adv", tid, n))
         self._pending.clear()
 
+    def status(self, text: str, eta: float | None = None) -> None:
+        self.flush()
+        self._send(("status", text, eta))
+
+    def partial(self, value) -> None:
+        self.flush()
+        self._send(("partial", value))
+
 
 def _write_msg(fd: int, obj) -> None:
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
@@ -115,12 +128,16 @@ def _write_msg(fd: int, obj) -> None:
         view = view[n:]
 
 
-def _child(fn, args, kwargs, wfd: int, memory_limit: int | None, log_fd: int | None, wants_progress: bool):
-    # Default dispositions: the parent decides about interrupts and kills us; a terminal Ctrl-C reaching the
-    # whole process group ends the child at once even inside C++ code.
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        if signal.getsignal(sig) is not signal.SIG_IGN:  # keep an ignored signal ignored (e.g. background jobs)
+def _child(fn, args, kwargs, wfd: int, memory_limit: int | None, log_fd: int | None, wants_progress: bool,
+           mask, ignored):
+    # Default dispositions: the parent decides about interrupts and kills us; a signal reaching the whole process
+    # group (a terminal's Ctrl-C, CI's cancellation) ends the child at once even inside C++ code or numba's
+    # threads. The signals are still blocked (since before the fork): take the defaults, then unblock them.
+    for sig in _SIGNALS:
+        if sig not in ignored:  # keep an ignored signal ignored (e.g. background jobs)
             signal.signal(sig, signal.SIG_DFL)
+    if mask is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     code = 0
     try:
         import faulthandler
@@ -239,39 +256,76 @@ def run_isolated(fn: Callable[..., Any], *args, what: str = "the engine", memory
         # simulation in-process, as in a test session): a forked child could not use them. Run here instead.
         if progress is not None:
             kwargs = dict(kwargs, progress=progress)
-        return fn(*args, **kwargs)
+        with interrupts.handling():
+            try:
+                return fn(*args, **kwargs)
+            except (interrupts.Stopped, KeyboardInterrupt) as e:
+                raise _stopped(what, getattr(progress, "partial_value", None),
+                               getattr(e, "signum", signal.SIGINT)) from None
     log_path = None
     log_fd = None
     if not passthrough:
         fd, log_path = tempfile.mkstemp(prefix="qosbound-engine-", suffix=".log")
         log_fd = fd
+    with interrupts.handling():
+        return _fork_and_wait(fn, args, kwargs, what, memory_limit, progress, log_fd, log_path, on_crash)
+
+
+#: The signals that end a run (:mod:`qosbound.interrupts`).
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _fork_and_wait(fn, args, kwargs, what, memory_limit, progress, log_fd, log_path, on_crash):
     rfd, wfd = os.pipe()
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the child (its coverage is not collected)
-        os.close(rfd)
-        _child(fn, args, kwargs, wfd, memory_limit, log_fd, progress is not None)
-    os.close(wfd)
-    if log_fd is not None:
-        os.close(log_fd)
-    old_term = None
+    ignored = {sig for sig in _SIGNALS if signal.getsignal(sig) is signal.SIG_IGN}
+    # Block the signals across the fork: the child must not run this process's handler (which raises) before it
+    # has taken the default dispositions. A signal arriving meanwhile stays pending and is delivered at the
+    # unblocking below: in the parent inside the try (the child is killed), in the child to SIG_DFL (it ends).
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS) if hasattr(signal, "pthread_sigmask") else None
+    pid = -1
+    waiting = False  # from here on _wait reaps the child
     try:
         try:
-            old_term = signal.signal(signal.SIGTERM, _raise_terminated)
-        except ValueError:  # not the main thread: SIGTERM keeps its disposition
-            old_term = None
-        return _wait(pid, rfd, what, memory_limit, progress, log_path, on_crash)
-    finally:
-        if old_term is not None:
-            signal.signal(signal.SIGTERM, old_term)
-        try:
+            pid = os.fork()
+        finally:
+            if pid != 0 and mask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if pid == 0:  # pragma: no cover - runs in the child (its coverage is not collected)
             os.close(rfd)
-        except OSError:
-            pass
+            _child(fn, args, kwargs, wfd, memory_limit, log_fd, progress is not None, mask, ignored)
+        os.close(wfd)
+        wfd = -1
+        if log_fd is not None:
+            os.close(log_fd)
+            log_fd = None
+        waiting = True
+        return _wait(pid, rfd, what, memory_limit, progress, log_path, on_crash)
+    except (interrupts.Stopped, KeyboardInterrupt) as e:
+        if pid > 0 and not waiting:  # a signal delivered between the fork and the wait: end the child too
+            state = {"partial": None, "buf": bytearray(), "tasks": {}}
+            try:
+                _drain(rfd, progress, state)  # what the child already sent still counts as done
+                _kill(pid)
+            except (interrupts.Stopped, KeyboardInterrupt):  # pragma: no cover - held while reaping
+                pass
+            raise _stopped(what, state["partial"], getattr(e, "signum", signal.SIGINT)) from None
+        raise
+    except BaseException:
+        if pid > 0 and not waiting:
+            _kill(pid)
+        raise
+    finally:
+        for fd in (rfd, wfd, log_fd):
+            if fd is not None and fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
         if log_path:
             try:
                 os.unlink(log_path)
@@ -291,62 +345,134 @@ def _fork_safe() -> bool:
     return layer != "omp"
 
 
-def _raise_terminated(signum, frame):
-    raise _Terminated()
-
-
 def _kill(pid: int) -> None:
+    """Kill the child and reap it. A signal arriving meanwhile (the second of CI's cancellation, a second
+    Ctrl-C) must not leave the child unreaped nor escape as a traceback: the policy of
+    :mod:`qosbound.interrupts` only counts it; a first one is held until the child is reaped, then raised."""
+    held = None
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
+    except interrupts.Stopped as e:  # pragma: no cover - the signal arrived exactly here
+        held = e
+        os.kill(pid, signal.SIGKILL)
+    hooked = False
+    while True:
+        try:
+            if not hooked:
+                hooked = True
+                interrupts.stage("reap", pid=pid)
+            os.waitpid(pid, 0)
+            break
+        except ChildProcessError:
+            break
+        except (interrupts.Stopped, KeyboardInterrupt) as e:
+            held = held or e
+    if held is not None:
+        raise held
+
+
+def _stopped(what: str, partial, signum: int | None = None):
+    """The error of a run stopped by a signal (the run's first, else ``signum``), with the partial value."""
+    return interrupts.stopped(what, partial, signum)
 
 
 def _wait(pid, rfd, what, memory_limit, progress, log_path, on_crash):
-    buf = bytearray()
-    messages = []
-    tasks: dict[int, Callable] = {}
-    eof = False
+    """The child's answer (or its error) once it has ended and been reaped. A signal at any point kills the
+    child if it is still there and becomes one :class:`Interrupted` with the last partial value it sent."""
+    state = {"reaped": False, "partial": None, "buf": bytearray(), "tasks": {}}
     try:
-        while not eof:
-            ready, _, _ = select.select([rfd], [], [], 0.2)
-            if not ready:
-                continue
-            chunk = os.read(rfd, 1 << 20)
-            if not chunk:
-                eof = True
-                break
-            buf += chunk
-            while len(buf) >= _HDR.size:
-                (n,) = _HDR.unpack_from(buf)
-                if len(buf) < _HDR.size + n:
-                    break
-                msg = pickle.loads(bytes(buf[_HDR.size:_HDR.size + n]))
-                del buf[:_HDR.size + n]
-                if msg[0] == "task":
-                    if progress is not None:
-                        tasks[msg[1]] = progress.task(msg[2], msg[3])
-                elif msg[0] == "adv":
-                    if msg[1] in tasks:
-                        tasks[msg[1]](msg[2])
-                elif msg[0] == "write":
-                    getattr(sys, msg[1]).write(msg[2])
-                else:
-                    messages.append(msg)
-        _, status = os.waitpid(pid, 0)
-    except KeyboardInterrupt:
-        _kill(pid)
-        raise Interrupted(f"interrupted: {what} stopped", EXIT_INTERRUPT) from None
-    except _Terminated:
-        _kill(pid)
-        raise Interrupted(f"terminated: {what} stopped", EXIT_TERMINATED) from None
+        messages, status = _read(pid, rfd, progress, state)
+        return _answer(messages, status, what, memory_limit, log_path, on_crash, state["partial"])
+    except (interrupts.Stopped, KeyboardInterrupt) as e:
+        if not state["reaped"]:
+            try:
+                _drain(rfd, progress, state)  # what the child sent before the signal still counts as done
+                _kill(pid)
+            except (interrupts.Stopped, KeyboardInterrupt):  # pragma: no cover - held while reaping
+                pass
+        raise _stopped(what, state["partial"], getattr(e, "signum", signal.SIGINT)) from None
     except BaseException:
-        _kill(pid)
+        if not state["reaped"]:
+            _kill(pid)
         raise
+
+
+def _read(pid, rfd, progress, state) -> tuple[list, int]:
+    """Relay the child's messages until it closes the pipe, then reap it: (its final messages, wait status)."""
+    messages: list = []
+    tick = getattr(progress, "tick", None)
+    while True:
+        ready, _, _ = select.select([rfd], [], [], 0.2)
+        if tick is not None:
+            tick()
+        if not ready:
+            continue
+        with _signals_held():  # a message read is a message handled: a signal raises only after it
+            chunk = os.read(rfd, 1 << 20)
+            if chunk:
+                _handle(chunk, progress, state, messages)
+        if not chunk:
+            break
+    _, status = os.waitpid(pid, 0)
+    state["reaped"] = True
+    return messages, status
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """SIGINT and SIGTERM held (pending) for the duration of the block, delivered after it."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _drain(rfd, progress, state) -> None:
+    """Read what the child has already written (without waiting): its last partial value counts."""
+    messages: list = []
+    while select.select([rfd], [], [], 0)[0]:
+        chunk = os.read(rfd, 1 << 20)
+        if not chunk:
+            break
+        _handle(chunk, progress, state, messages)
+
+
+def _handle(chunk: bytes, progress, state, messages: list) -> None:
+    """Decode the complete messages in the buffer; relay progress, output and partial values."""
+    buf = state["buf"]
+    tasks: dict[int, Callable] = state["tasks"]
+    buf += chunk
+    while len(buf) >= _HDR.size:
+        (n,) = _HDR.unpack_from(buf)
+        if len(buf) < _HDR.size + n:
+            break
+        msg = pickle.loads(bytes(buf[_HDR.size:_HDR.size + n]))
+        del buf[:_HDR.size + n]
+        if msg[0] == "task":
+            if progress is not None:
+                tasks[msg[1]] = progress.task(msg[2], msg[3])
+        elif msg[0] == "adv":
+            if msg[1] in tasks:
+                tasks[msg[1]](msg[2])
+        elif msg[0] == "write":
+            getattr(sys, msg[1]).write(msg[2])
+        elif msg[0] == "partial":
+            state["partial"] = msg[1]
+            report_partial(progress, msg[1])
+        elif msg[0] == "status":
+            report_status(progress, msg[1], msg[2])
+        else:
+            messages.append(msg)
+
+
+def _answer(messages, status, what, memory_limit, log_path, on_crash, partial):
+    """The value the child sent, or the error it sent or died of."""
     for msg in messages:
         kind = msg[0]
         if kind == "ok":
@@ -367,10 +493,8 @@ def _wait(pid, rfd, what, memory_limit, progress, log_path, on_crash):
             # Under an address-space limit a failed allocation often ends C++ code this way.
             raise memory_error(what, memory_limit, f" (it crashed with {signal.Signals(sig).name}, the usual end of "
                                                    "a failed allocation there)")
-        if sig == signal.SIGINT:
-            raise Interrupted(f"interrupted: {what} stopped", EXIT_INTERRUPT)
-        if sig == signal.SIGTERM:
-            raise Interrupted(f"terminated: {what} stopped", EXIT_TERMINATED)
+        if sig in _SIGNALS:  # the child ended by a signal to the process group (this process has it too)
+            raise _stopped(what, partial, sig)
         text = f"{what} crashed with {describe_signal(sig)}" + (f"; last output: {log}" if log else "")
         raise on_crash(text) if on_crash else InternalError(text)
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status

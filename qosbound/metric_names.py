@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from qosbound.units import format_quantity
+from qosbound.errors import ScenarioError
+from qosbound.units import format_quantity, parse_quantity
 
-__all__ = ["quantile_name", "parse_quantile_name", "ccdf_name", "compact_time"]
+__all__ = ["quantile_name", "parse_quantile_name", "ccdf_name", "parse_ccdf_name", "compact_time"]
 
 
 def quantile_name(q: float) -> str:
@@ -32,3 +33,17 @@ def compact_time(t: float) -> str:
 def ccdf_name(prefix: str, d: float) -> str:
     """('EF.delay', 10e-3) -> 'EF.delay.ccdf@10ms'."""
     return f"{prefix}.ccdf@{compact_time(d)}"
+
+
+def parse_ccdf_name(stat: str) -> float | None:
+    """'ccdf@10ms' -> 0.01 (seconds); None for anything that is not a CCDF point at a time.
+
+    >>> parse_ccdf_name("ccdf@2.5ms"), parse_ccdf_name("p99")
+    (0.0025, None)
+    """
+    if not stat.startswith("ccdf@"):
+        return None
+    try:
+        return parse_quantity(stat[len("ccdf@"):], "time", bare_si=False)
+    except ScenarioError:
+        return None

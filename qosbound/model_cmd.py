@@ -20,6 +20,7 @@ import json
 import math
 import os
 import re
+import tempfile
 from fractions import Fraction
 from pathlib import Path
 
@@ -302,21 +303,46 @@ def render_scenario(scenario_path: str, out_dir: str) -> list[Path]:
 
 
 def check_output_dir(out: str, flag: str = "--out") -> None:
-    """Refuse an output folder that cannot be created or written, before any work is done."""
+    """Refuse an output folder that cannot be created or written, before any work is done.
+
+    Permission bits do not tell (root passes ``os.access`` on ``/proc`` and on a read-only mount), so the check
+    is a probe: the missing folders are created, a file is created in the innermost one and removed, and the
+    folders this check created are removed again (the command creates them when it writes).
+    """
     p = Path(out)
-    if p.exists():
-        if not p.is_dir():
-            raise ScenarioError(f"'{out}' exists and is not a folder", field=flag)
-        if not os.access(p, os.W_OK | os.X_OK):
-            raise ScenarioError(f"the folder '{out}' is not writable", field=flag)
-        return
-    parent = p.parent if str(p.parent) else Path(".")
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise ScenarioError(f"cannot create '{out}': '{parent}' is not a folder", field=flag)
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise ScenarioError(f"cannot create '{out}': '{parent}' is not writable", field=flag)
+    try:
+        is_dir = p.is_dir()
+        exists = is_dir or os.path.lexists(p)
+    except OSError as e:  # e.g. a symlink loop on the way
+        raise ScenarioError(f"cannot use '{out}': {e.strerror}", field=flag) from None
+    if exists and not is_dir:
+        raise ScenarioError(f"'{out}' exists and is not a folder", field=flag)
+    created: list[Path] = []
+    try:
+        missing = []
+        q = p
+        while not q.is_dir():
+            if os.path.lexists(q):
+                raise ScenarioError(f"cannot create '{out}': '{q}' is not a folder", field=flag)
+            missing.append(q)
+            if q.parent == q:
+                break
+            q = q.parent
+        for folder in reversed(missing):
+            folder.mkdir()
+            created.append(folder)
+        fd, probe = tempfile.mkstemp(prefix=".qosbound-probe-", dir=p)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        what = "write into" if exists else "create"
+        raise ScenarioError(f"cannot {what} '{out}': {e.strerror or e}", field=flag) from None
+    finally:
+        for folder in reversed(created):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
 
 
 def _check_job(model: str, props: str, model_text: str, props_text: str, consts: dict, exact: bool,

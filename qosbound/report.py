@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from qosbound.pages.anchors import scenario_anchor, section_anchor, slo_anchor
 from qosbound.results import METHODS, Kind, Result, Verdict
 from qosbound.units import format_quantity
 
 __all__ = ["render_text", "render_json", "json_document", "write_junit", "write_junit_error", "write_junit_batch",
-           "junit_suites", "junit_error_suite", "render_markdown", "console", "split", "omitted", "skipped_lines",
-           "fmt_interval", "slo_line", "agreement_line"]
+           "junit_suites", "junit_error_suite", "render_markdown", "curves_json", "console", "split", "omitted", "skipped_lines",
+           "fmt_interval", "slo_line", "agreement_line", "slo_outcomes", "slo_counts", "slo_summary", "inputs_block"]
 
 
 def console(file=None):
@@ -71,12 +73,69 @@ def split(verdicts: list[Verdict]) -> tuple[list[Verdict], list[Verdict]]:
     return [v for v in verdicts if v.kind == "slo"], [v for v in verdicts if v.kind != "slo"]
 
 
+def slo_outcomes(slos: list[Verdict]) -> list[tuple[str, str, list[Verdict]]]:
+    """One outcome per SLO, in file order: (SLO name, status, its verdicts -- one per method that judged it).
+
+    An SLO fails ('violated', or 'missing' when no method produced its metric) when a verdict on it fails: the
+    rule the exit code follows, so the counts, the exit code and the lines agree. It is 'inconclusive' when
+    none fails but a confidence interval straddles the limit, else it 'holds'. Verdicts belong to one SLO when
+    they share its name and metric."""
+    groups: dict[tuple[str, str], list[Verdict]] = {}
+    for v in slos:
+        groups.setdefault((v.name, v.metric), []).append(v)
+    out = []
+    for (name, _), vs in groups.items():
+        failed = [v for v in vs if v.failed]
+        if failed:
+            status = "violated" if any(v.status == "violated" for v in failed) else "missing"
+        elif any(v.status == "inconclusive" for v in vs):
+            status = "inconclusive"
+        else:
+            status = "holds"
+        out.append((name, status, vs))
+    return out
+
+
+def slo_counts(slos: list[Verdict]) -> dict[str, int]:
+    """How many SLOs hold and fail (per SLO, not per method: see :func:`slo_outcomes`); 'inconclusive' SLOs
+    count as holding, as their exit code does, and are also counted apart."""
+    outcomes = slo_outcomes(slos)
+    fail = sum(st in ("violated", "missing") for _, st, _ in outcomes)
+    return {"slos": len(outcomes), "hold": len(outcomes) - fail, "fail": fail,
+            "inconclusive": sum(st == "inconclusive" for _, st, _ in outcomes),
+            "missing": sum(st == "missing" for _, st, _ in outcomes), "verdicts": len(slos)}
+
+
+def slo_summary(slos: list[Verdict]) -> str:
+    """'SLOs 1 hold, 1 fail' (per SLO), with how many method verdicts decided them when that differs, and how
+    many failed only because no requested method gives their metric."""
+    n = slo_counts(slos)
+    text = f"SLOs {n['hold']} hold, {n['fail']} fail"
+    notes = []
+    if n["inconclusive"]:
+        notes.append(f"{n['inconclusive']} inconclusive")
+    if n["missing"]:
+        notes.append(f"{n['missing']} not judged: no requested method gives the metric")
+    if n["verdicts"] != n["slos"]:
+        notes.append(f"{n['verdicts']} method verdicts")
+    return text + "".join(f" ({x})" for x in notes)
+
+
+def inputs_block(inputs) -> list[str]:
+    """The text lines of the inputs as understood (:class:`qosbound.understood.Inputs`); [] for none."""
+    return inputs.lines() if inputs is not None else []
+
+
 def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdict], out=None,
-                title: str | None = None, skipped: dict[str, str] | None = None) -> None:
+                title: str | None = None, skipped: dict[str, str] | None = None, inputs=None) -> None:
+    """The report of ``plan``: the inputs as understood, the results table, notes, the SLO verdicts and the
+    agreement checks."""
     from rich.markup import escape as escape_markup
     from rich.table import Table
 
     c = console(out)
+    for line in inputs_block(inputs):
+        c.print(escape_markup(line), highlight=False)
     t = Table(title=title or f"qosbound: {scenario_name}", title_justify="left")
     t.add_column("metric")
     t.add_column("method")
@@ -121,15 +180,29 @@ def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdic
             v.add_row(escape_markup(x.name), x.method, f"[{_status_style(x.status)}]{x.status}[/]",
                       _q(x.value, x.unit), _q(x.limit, x.unit), _q(x.margin, x.unit), escape_markup(detail))
         c.print(v)
+        if heading.startswith("SLO"):
+            c.print(escape_markup(slo_summary(group)), highlight=False)
 
 
-def json_document(scenario: Any, results: list[Result], verdicts: list[Verdict], extra: dict | None = None) -> dict:
-    """The machine-readable form of one scenario's results and verdicts (what ``--json`` prints)."""
+def curves_json(results: list[Result]) -> list[dict]:
+    """The curves the results were read from (:attr:`Result.curve`), each once, in the results' order."""
+    out, seen = [], set()
+    for r in results:
+        if r.curve is not None and id(r.curve) not in seen:
+            seen.add(id(r.curve))
+            out.append(r.curve.to_json())
+    return out
+
+
+def json_document(scenario: Any, results: list[Result], verdicts: list[Verdict], extra: dict | None = None,
+                  curves_of: list[Result] | None = None) -> dict:
+    """The machine-readable form of one scenario's results and verdicts (what ``--json`` prints); ``curves``
+    holds the curves of ``curves_of`` (default: of ``results``)."""
     slos, agree = split(verdicts)
     doc = {"scenario": scenario, "metrics": [r.to_json() for r in results],
            "verdicts": [v.to_json() for v in verdicts],
            "slo_verdicts": [v.to_json() for v in slos], "agreement_verdicts": [v.to_json() for v in agree],
-           "omitted": omitted(results)}
+           "omitted": omitted(results), "curves": curves_json(results if curves_of is None else curves_of)}
     if extra:
         doc.update(extra)
     return doc
@@ -178,8 +251,11 @@ def _message(v: Verdict) -> str:
     return msg
 
 
-def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str, float], failing) -> list[str]:
-    """One <testsuite>: a <testcase> per verdict with a unique name, its time and its result's kind."""
+def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str, float], failing,
+           properties: list[tuple[str, str]] = (), link=None) -> list[str]:
+    """One <testsuite>: its <properties> (the inputs as understood), then a <testcase> per verdict with a unique
+    name, its time and its result's kind; ``link(verdict)``, when given, is the verdict's place in the HTML page
+    (a testcase property ``html``)."""
     names: dict[str, int] = {}
     cases = []
     involved: set[str] = set()
@@ -194,6 +270,8 @@ def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str
         props = [("metric", v.metric), ("method", v.method), ("status", v.status)]
         if v.result_kind:
             props.append(("kind", v.result_kind))
+        if link is not None:
+            props.append(("html", link(v)))
         lines.append("      <properties>" + "".join(f"<property name={quoteattr(a)} value={quoteattr(b)}/>"
                                                     for a, b in props) + "</properties>")
         msg = _message(v)
@@ -207,16 +285,25 @@ def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str
     total = sum(seconds.get(m, 0.0) for m in involved)
     head = (f'  <testsuite name={quoteattr(name)} tests="{len(verdicts)}" failures="{failures}" errors="0" '
             f'skipped="0" time="{total:.3f}">')
-    return [head] + cases + ["  </testsuite>"]
+    props = (["    <properties>"] + [f"      <property name={quoteattr(a)} value={quoteattr(b)}/>" for a, b in properties]
+             + ["    </properties>"]) if properties else []
+    return [head] + props + cases + ["  </testsuite>"]
 
 
 def junit_suites(suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None,
-                 skipped: dict[str, str] | None = None) -> list[str]:
+                 skipped: dict[str, str] | None = None, inputs=None, html: str | None = None) -> list[str]:
     """The <testsuite> elements of one scenario (see :func:`write_junit`), as lines."""
     seconds = seconds or {}
     slos, agree = split(verdicts)
-    lines = _suite(f"{suite}.slo", f"{suite}.slo", slos, seconds, lambda v: v.failed)
-    lines += _suite(f"{suite}.agreement", f"{suite}.agreement", agree, seconds, lambda v: v.disagrees)
+    props = inputs.properties() if inputs is not None else []
+    slo_link = agree_link = None
+    if html:
+        props = [("html_report", f"{html}#{scenario_anchor(suite)}"), *props]
+        slo_link = lambda v: f"{html}#{slo_anchor(suite, v.name)}"  # noqa: E731
+        agree_link = lambda v: f"{html}#{section_anchor(suite, 'agreement')}"  # noqa: E731
+    lines = _suite(f"{suite}.slo", f"{suite}.slo", slos, seconds, lambda v: v.failed, props, slo_link)
+    lines += _suite(f"{suite}.agreement", f"{suite}.agreement", agree, seconds, lambda v: v.disagrees,
+                    [("html_report", f"{html}#{section_anchor(suite, 'agreement')}")] if html else (), agree_link)
     if skipped:
         name = quoteattr(f"{suite}.methods")
         lines.append(f'  <testsuite name={name} tests="{len(skipped)}" failures="0" skipped="{len(skipped)}">')
@@ -228,35 +315,41 @@ def junit_suites(suite: str, verdicts: list[Verdict], seconds: dict[str, float] 
 
 
 def write_junit(path: str, suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None,
-                skipped: dict[str, str] | None = None) -> None:
-    """JUnit XML with two test suites: ``<suite>.slo`` (a failure per SLO that does not hold) and
+                skipped: dict[str, str] | None = None, inputs=None, html: str | None = None) -> None:
+    """JUnit XML with two test suites: ``<suite>.slo`` (its ``<properties>`` the inputs as understood,
+    ``input.<field>``; a failure per SLO verdict that does not hold) and
     ``<suite>.agreement`` (a failure per pair of methods that disagree). Every verdict is one testcase whose
     name is unique and names the metric and the method(s); ``time`` is the time spent computing the results it
     judges (``seconds``: per method). A method skipped on a budget is a ``<skipped>`` testcase of a third suite,
-    ``<suite>.methods``, with the reason."""
+    ``<suite>.methods``, with the reason. ``html``: the link to the ``--html`` page (relative to the report),
+    given as the property ``html_report`` of each suite (to the scenario's section) and ``html`` of each testcase
+    (to its SLO's row, or to the agreement checks)."""
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<testsuites name={quoteattr(suite)}>"]
-    lines += junit_suites(suite, verdicts, seconds, skipped)
+    lines += junit_suites(suite, verdicts, seconds, skipped, inputs, html)
     lines.append("</testsuites>")
     _write(path, "\n".join(lines) + "\n")
 
 
-def junit_error_suite(suite: str, error: BaseException, seconds: float = 0.0) -> list[str]:
+def junit_error_suite(suite: str, error: BaseException, seconds: float = 0.0, html: str | None = None) -> list[str]:
     """The <testsuite> ``<suite>.input`` of a scenario that could not be loaded or evaluated: one failing
-    testcase carrying the message and the error's type."""
+    testcase carrying the message and the error's type (and the link to the page's section, ``html_report``)."""
     msg = str(error) or type(error).__name__
+    props = ([f'    <properties><property name="html_report" value={quoteattr(f"{html}#{scenario_anchor(suite)}")}/>'
+              "</properties>"] if html else [])
     return [f'  <testsuite name={quoteattr(suite + ".input")} tests="1" failures="1" errors="0" skipped="0" '
-            f'time="{seconds:.3f}">',
+            f'time="{seconds:.3f}">', *props,
             f'    <testcase classname={quoteattr(suite + ".input")} name="scenario loads and evaluates" '
             f'time="{seconds:.3f}">',
             f"      <failure message={quoteattr(msg)} type={quoteattr(type(error).__name__)}>{escape(msg)}</failure>",
             "    </testcase>", "  </testsuite>"]
 
 
-def write_junit_error(path: str, suite: str, error: BaseException, seconds: float = 0.0) -> None:
+def write_junit_error(path: str, suite: str, error: BaseException, seconds: float = 0.0,
+                      html: str | None = None) -> None:
     """A JUnit report for a run that could not be evaluated (bad input, engine failure): one failing testcase
     carrying the message, so CI shows why."""
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<testsuites name={quoteattr(suite)}>",
-             *junit_error_suite(suite, error, seconds), "</testsuites>"]
+             *junit_error_suite(suite, error, seconds, html), "</testsuites>"]
     _write(path, "\n".join(lines) + "\n")
 
 
@@ -271,13 +364,29 @@ def write_junit_batch(path: str, name: str, groups: list[list[str]]) -> None:
 
 
 def _write(path: str, text: str) -> None:
+    """Write the report whole or not at all (a signal during the write leaves no half of it): a temporary
+    file beside it, renamed over it; a special file (e.g. /dev/stdout) is written directly."""
     from qosbound.errors import QosboundError
 
+    tmp = None
     try:
-        with open(path, "w", encoding="utf-8") as f:
+        if os.path.exists(path) and not os.path.isfile(path):
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            return
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
+        os.replace(tmp, path)
+        tmp = None
     except OSError as e:
         raise QosboundError(f"--junit {path}: cannot write the report: {e.strerror or e}") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def render_markdown(results: list[Result], verdicts: list[Verdict]) -> str:

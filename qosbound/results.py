@@ -23,6 +23,10 @@ provenance. Every result has exactly one :class:`Kind`:
     standard error ``se`` and degrees of freedom ``dof`` when known, so that
     agreement checks can re-derive the interval at a family-wise level.
 
+A :class:`Curve` is a whole function computed by one method, e.g. the CCDF of a class's delay
+``P(delay > x)`` over a grid of ``x``, with one kind for all its points; a result may carry the curve it
+was read from (:attr:`Result.curve`), so reports can draw it.
+
 A :class:`Verdict` is an SLO or a cross-method check judged against results.
 """
 
@@ -34,7 +38,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Kind", "Interval", "Result", "Verdict", "METHODS", "results_to_json", "InconsistentResult"]
+__all__ = ["Kind", "Interval", "Curve", "Result", "Verdict", "METHODS", "results_to_json", "InconsistentResult"]
 
 
 class InconsistentResult(ValueError):
@@ -185,6 +189,84 @@ class Interval:
 
 
 @dataclass(frozen=True)
+class Curve:
+    """A function of one quantity by one method, as a plot draws it: ``value[i]`` at ``x[i]``.
+
+    ``metric`` names what the values are, as metric names do: ``EF.delay.ccdf`` is ``P(EF.delay > x)``
+    (``x`` in ``x_unit``, the values in ``unit``). Every point has the same ``kind`` with the meaning of
+    :class:`Kind`: a curve of ``upper bound`` kind is at or above the true function at every ``x``; a
+    ``confidence interval`` curve has ``low``/``high`` at ``level`` at every point (pointwise, not a band for
+    the whole function); an ``approximation`` says what it ``neglects``. ``note`` says how the points were
+    obtained (e.g. 'histogram bin edges').
+    """
+
+    metric: str
+    method: str
+    x_unit: str
+    unit: str
+    kind: Kind
+    x: tuple[float, ...]
+    value: tuple[float, ...]
+    low: tuple[float, ...] | None = None
+    high: tuple[float, ...] | None = None
+    level: float | None = None  # confidence level, for Kind.CI
+    neglects: str | None = None  # what an approximation leaves out
+    note: str = ""
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise InconsistentResult(f"curve {self.metric}: unknown method {self.method!r}")
+        if not isinstance(self.kind, Kind):
+            raise InconsistentResult(f"curve {self.metric}: kind {self.kind!r} is not a Kind")
+        for name in ("x", "value", "low", "high"):
+            seq = getattr(self, name)
+            if seq is None:
+                continue
+            seq = tuple(float(v) for v in seq)
+            object.__setattr__(self, name, seq)
+            if len(seq) != len(self.x):
+                raise InconsistentResult(f"curve {self.metric}: {len(seq)} {name} values for {len(self.x)} points")
+            if not all(math.isfinite(v) for v in seq):
+                raise InconsistentResult(f"curve {self.metric} by {self.method}: a {name} value is not finite")
+        if not self.x:
+            raise InconsistentResult(f"curve {self.metric} by {self.method} has no points")
+        if any(b <= a for a, b in zip(self.x, self.x[1:])):
+            raise InconsistentResult(f"curve {self.metric} by {self.method}: x must increase")
+        if (self.low is None) != (self.high is None):
+            raise InconsistentResult(f"curve {self.metric}: give both low and high, or neither")
+        if self.low is not None:
+            tol = 1e-12
+            if any(not (lo - tol * max(1.0, abs(v)) <= v <= hi + tol * max(1.0, abs(v)))
+                   for lo, v, hi in zip(self.low, self.value, self.high)):
+                raise InconsistentResult(f"curve {self.metric} by {self.method}: a value lies outside its interval")
+        if self.kind is Kind.CI and not (self.level is not None and 0.0 < self.level < 1.0):
+            raise InconsistentResult("a confidence-interval curve needs a level in (0, 1)")
+        if self.kind is Kind.APPROXIMATION and not self.neglects:
+            raise InconsistentResult("an approximation must say what it neglects")
+
+    def label(self) -> str:
+        """The kind as reports name it: 'upper bound', '95% CI', 'approximation'."""
+        if self.kind is Kind.CI:
+            pct = f"{self.level * 100:.6f}".rstrip("0").rstrip(".")
+            return f"{pct}% CI"
+        return self.kind.value
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"metric": self.metric, "method": self.method, "x_unit": self.x_unit,
+                               "unit": self.unit, "kind": self.kind.value, "label": self.label(),
+                               "x": list(self.x), "value": list(self.value)}
+        if self.low is not None:
+            out["low"], out["high"] = list(self.low), list(self.high)
+        if self.level is not None:
+            out["level"] = self.level
+        if self.neglects:
+            out["neglects"] = self.neglects
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass(frozen=True)
 class Result:
     """One metric value by one method.
 
@@ -193,6 +275,9 @@ class Result:
     ``estimates`` names the metric an estimate is of when its own name differs,
     e.g. ``EF.delay.cobham_mean`` (an approximation) estimates ``EF.delay.mean``;
     agreement checks then compare it with the other methods' ``EF.delay.mean``.
+    ``curve`` is the whole function the method read this value from, when it has one (e.g. the delay CCDF
+    behind a mean or a quantile); reports draw it, and ``--json`` lists it under ``curves``, not in the
+    result's own form.
     """
 
     metric: str
@@ -203,6 +288,7 @@ class Result:
     provenance: dict[str, Any] = field(default_factory=dict)
     bounds: tuple[str, ...] = ()
     estimates: str | None = None
+    curve: Curve | None = None
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -217,6 +303,8 @@ class Result:
                                  f"{iv.label()} [{iv.low!r}, {iv.high!r}]")
         if self.bounds and (iv is None or not iv.is_bound):
             raise InconsistentResult(f"{self.metric} by {self.method}: only a bound can bound other metrics")
+        if self.curve is not None and self.curve.method != self.method:
+            raise InconsistentResult(f"{self.metric} by {self.method}: its curve is by {self.curve.method}")
         if self.estimates is not None and (iv is None or iv.is_bound):
             raise InconsistentResult(f"{self.metric} by {self.method}: a bound bounds (use 'bounds'), it does not "
                                      "estimate another metric")
@@ -271,6 +359,7 @@ class Verdict:
     margin: float | None = None  # limit-side slack, SI; negative when violated
     detail: str = ""
     result_kind: str = ""  # kind of the judged result (SLO), or of the two compared results (agreement)
+    bound: str = ""  # an SLO's side of its limit: "max" (value <= limit) or "min" (value >= limit)
 
     @property
     def failed(self) -> bool:
@@ -295,6 +384,7 @@ class Verdict:
             "margin": _clean(self.margin),
             "detail": self.detail,
             "result_kind": self.result_kind,
+            **({"bound": self.bound} if self.bound else {}),
         }
 
 

@@ -2,7 +2,9 @@
 
 A scenario names its ``system`` (``pq_txq``, ``af``, ``tsq``, ``tfrc``); the
 system's module in :mod:`qosbound.systems` supplies the schema. Every quantity
-may carry units ("2 Mbps", "128 B", "10 ms"); bare numbers are SI. Errors name
+may carry units ("2 Mbit/s", "128 B", "10 ms", in the grammar of
+:mod:`qosbound.units`); a bare number in a field is SI, as the schema documents,
+while an SLO limit of a time, rate or size must carry its unit. Errors name
 the file, the field (dotted path) and the problem, as :class:`ScenarioError`.
 """
 
@@ -10,19 +12,33 @@ from __future__ import annotations
 
 import copy
 import math
+import re
+import types
+import typing
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
 from qosbound.errors import ScenarioError
 from qosbound.units import Kind, parse_quantity
 
 __all__ = [
-    "ScenarioBase", "SLO", "Time", "Rate", "Size", "PacketSize", "Probability", "PositiveInt",
-    "load_raw", "build", "load", "set_path", "get_path",
+    "ScenarioBase", "SLO", "refuse_lax_bool", "Time", "Rate", "Size", "PacketSize", "Probability", "PositiveInt",
+    "load_raw", "build", "load", "set_path", "get_path", "value_text", "in_form", "QuantityKind", "field_kind",
+    "parameter_kind",
 ]
+
+
+@dataclass(frozen=True)
+class QuantityKind:
+    """Marks a field type with the kind of quantity it holds (``Rate`` holds a ``rate``), so a parameter's kind
+    is known from the schema (:func:`field_kind`), not guessed from how the file happens to spell its value."""
+
+    kind: str
 
 
 def _unit(kind: Kind):
@@ -92,14 +108,14 @@ def _packet_size(v):
     return x
 
 
-Time = Annotated[float, _unit("time")]
+Time = Annotated[float, _unit("time"), QuantityKind("time")]
 #: A packet size in bytes, in (0, 65535].
-PacketSize = Annotated[float, BeforeValidator(_packet_size)]
-Rate = Annotated[float, _unit("rate")]
-Size = Annotated[float, _unit("size")]
-Probability = Annotated[float, BeforeValidator(_probability)]
-PositiveInt = Annotated[int, BeforeValidator(_positive_int)]
-NonNegInt = Annotated[int, BeforeValidator(lambda v: _nonneg(_int(v)))]
+PacketSize = Annotated[float, BeforeValidator(_packet_size), QuantityKind("size")]
+Rate = Annotated[float, _unit("rate"), QuantityKind("rate")]
+Size = Annotated[float, _unit("size"), QuantityKind("size")]
+Probability = Annotated[float, BeforeValidator(_probability), QuantityKind("probability")]
+PositiveInt = Annotated[int, BeforeValidator(_positive_int), QuantityKind("count")]
+NonNegInt = Annotated[int, BeforeValidator(lambda v: _nonneg(_int(v))), QuantityKind("count")]
 
 
 def _nonneg(v):
@@ -108,21 +124,49 @@ def _nonneg(v):
     return v
 
 
+def _admits_bool(annotation) -> bool:
+    """Whether a field's type lets a YAML ``true``/``false`` through on purpose (``bool``, ``Any``, a Literal of
+    a boolean), as opposed to pydantic's lax reading of ``true`` as 1 in an int or float field."""
+    if annotation is bool or annotation is Any:
+        return True
+    if get_origin(annotation) is Literal:
+        return any(isinstance(a, bool) for a in get_args(annotation))
+    return any(_admits_bool(a) for a in get_args(annotation) if not isinstance(a, (str, int, float)))
+
+
+def _has_bool(v) -> bool:
+    """A boolean as the value, or as an item of a list of scalars (sections are checked by their own model)."""
+    return isinstance(v, bool) or (isinstance(v, (list, tuple)) and any(isinstance(x, bool) for x in v))
+
+
+def refuse_lax_bool(model: type[BaseModel], v, info: ValidationInfo):
+    """Refuse ``true``/``false`` in a field that is not a flag: pydantic reads it as 1/0 in a number field, so
+    ``hints: [true, true]`` became hints [1, 1] and ``q_max: true`` a buffer of one packet."""
+    field = model.model_fields.get(info.field_name) if info.field_name else None
+    if field is not None and _has_bool(v) and not _admits_bool(field.annotation):
+        raise ValueError(f"expected {'numbers' if isinstance(v, (list, tuple)) else 'a number or a quantity'}, "
+                         f"got a boolean ({v!r}); true/false are only for on/off fields")
+    return v
+
+
 class SLO(BaseModel):
     """A service-level objective: ``metric`` must stay at most ``max`` (or at least ``min``).
 
     The limit is read in the metric's unit ("15 ms" for a delay, 1e-3 for a
-    probability). ``method`` restricts the SLO to one method; by default every
+    probability); a time, rate or size limit must carry its unit (a bare 20 on a
+    delay is refused, not read as 20 s). ``method`` restricts the SLO to one method; by default every
     method that produces the metric is judged.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    metric: str
-    max: Any = None
-    min: Any = None
-    method: str | None = None
-    name: str | None = None
+    metric: str = Field(description="the metric judged, e.g. EF.delay.p99, EF.loss, AF1.drop.AF11")
+    max: Any = Field(default=None, description="upper limit in the metric's unit: '20 ms', '2 Mbit/s', '1500 B' "
+                                               "(a time, rate or size needs its unit); a probability bare or in %")
+    min: Any = Field(default=None, description="lower limit, read like max")
+    method: str | None = Field(default=None, description="judge by this method only (default: every method that "
+                                                         "gives the metric)")
+    name: str | None = Field(default=None, description="the SLO's name in reports (default: METRIC <= LIMIT)")
 
     @model_validator(mode="after")
     def _one_limit(self):
@@ -159,6 +203,11 @@ class ScenarioBase(BaseModel):
     description: str = ""
     source: str = ""
     slos: list[SLO] = []
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_lax_bool(cls, v, info: ValidationInfo):
+        return refuse_lax_bool(cls, v, info)
 
     # Set by :func:`build`; not part of the file.
     _path: str | None = None
@@ -301,28 +350,126 @@ def load(path: str | Path):
     return build(load_raw(path), str(path))
 
 
+def _child(cur, part: str, dotted: str):
+    """One step of a parameter path: a mapping's key, or a list's element by index or by its ``name``."""
+    if isinstance(cur, dict) and part in cur:
+        return cur[part]
+    if isinstance(cur, list):
+        if part.isdigit() and int(part) < len(cur):
+            return cur[int(part)]
+        for item in cur:
+            if isinstance(item, dict) and item.get("name") == part:
+                return item
+    raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted)
+def _members(tp, metadata=()) -> list[tuple[Any, tuple]]:
+    """(type, metadata) of each member of a union, with Annotated metadata collected."""
+    origin = typing.get_origin(tp)
+    if origin is Annotated:
+        args = typing.get_args(tp)
+        return _members(args[0], (*metadata, *tp.__metadata__))
+    if origin in (typing.Union, types.UnionType):
+        return [m for a in typing.get_args(tp) if a is not type(None) for m in _members(a)]
+    return [(tp, tuple(metadata))]
+
+
+def _step(tp, metadata, part: str) -> list[tuple[Any, tuple]]:
+    """The types one path part below ``tp``: a model's field (by name or alias), a list's item (a number, or an
+    element's ``name``), a dict's value (any key)."""
+    out: list[tuple[Any, tuple]] = []
+    for t, meta in _members(tp, metadata):
+        origin = typing.get_origin(t)
+        if isinstance(t, type) and issubclass(t, BaseModel):
+            for name, info in t.model_fields.items():
+                if part in (name, info.alias):
+                    out += _members(info.annotation, tuple(info.metadata))
+        elif origin in (list, tuple):  # an element by its index or its name
+            out += _members(typing.get_args(t)[0])
+        elif origin is dict:
+            out += _members(typing.get_args(t)[1])
+    return out
+
+
+def field_kind(model: type, dotted: str) -> str | None:
+    """The kind of quantity (``time``, ``rate``, ``size``, ``probability``, ``count``) the scenario schema
+    ``model`` declares at the dotted path (a number indexes a list: ``traffic.BE.sizes.0.size``), from the
+    field's type; ``count`` for a plain number, None when the path names no quantity (or no field).
+
+    >>> from qosbound.systems.pq_txq import Scenario
+    >>> field_kind(Scenario, "traffic.EF.rate"), field_kind(Scenario, "txq.units"), field_kind(Scenario, "name")
+    ('rate', 'count', None)
+    """
+    cur = [(model, ())]
+    for part in dotted.split("."):
+        cur = [m for t, meta in cur for m in _step(t, meta, part)]
+        if not cur:
+            return None
+    kinds = set()
+    for t, meta in cur:
+        marks = [m.kind for m in meta if isinstance(m, QuantityKind)]
+        if marks:
+            kinds.update(marks)
+        elif t in (int, float):
+            kinds.add("count")
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def parameter_kind(raw: dict, dotted: str) -> str | None:
+    """The kind of the parameter at ``dotted`` in a scenario mapping: from its system's schema, else (a system
+    that cannot be loaded, or a field the schema does not type) None."""
+    from qosbound.systems import get_system, known_systems
+
+    name = raw.get("system") if isinstance(raw, dict) else None
+    if not isinstance(name, str) or name not in known_systems():
+        return None
+    return field_kind(get_system(name).Scenario, dotted)
+
+
 def get_path(raw: dict, dotted: str):
+    """The value at a dotted parameter path; a list element is addressed by its index or by its ``name``
+    (``classes.voice.police.cir``, ``traffic.BE.sizes.0.size``)."""
     cur = raw
     for part in dotted.split("."):
-        if not isinstance(cur, dict) or part not in cur:
-            raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted)
-        cur = cur[part]
+        cur = _child(cur, part, dotted)
     return cur
 
 
 def set_path(raw: dict, dotted: str, value) -> dict:
-    """Return a copy of ``raw`` with the dotted parameter replaced."""
+    """Return a copy of ``raw`` with the dotted parameter (as :func:`get_path` addresses it) replaced."""
     out = copy.deepcopy(raw)
-    cur = out
     parts = dotted.split(".")
+    cur = out
     for part in parts[:-1]:
-        if not isinstance(cur, dict) or part not in cur:
-            raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted)
-        cur = cur[part]
-    if not isinstance(cur, dict) or parts[-1] not in cur:
-        raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted)
-    cur[parts[-1]] = value
+        cur = _child(cur, part, dotted)
+    last = parts[-1]
+    target = _child(cur, last, dotted)  # the parameter exists
+    if isinstance(cur, dict):
+        cur[last] = value
+    else:
+        cur[next(i for i, x in enumerate(cur) if x is target)] = value
     return out
+
+
+_FORM = re.compile(r"^\s*(remaining\s+)?([^%]*\S)\s*%\s*$", re.I)
+
+
+def value_text(value):
+    """A parameter's value with a word before its quantity taken off: ``'remaining 20 %'`` -> ``'20 %'`` (other
+    values unchanged), so ``admit``, ``sweep`` and ``tune`` read it as the quantity it is."""
+    if isinstance(value, str):
+        m = _FORM.match(value)
+        if m and m.group(1):
+            return f"{m.group(2)} %"
+    return value
+
+
+def in_form(original, value):
+    """``value`` (SI) written the way ``original`` is: a percentage stays a percentage (``'remaining 20 %'`` ->
+    ``'remaining 25 %'`` for 0.25), anything else is the SI value."""
+    if isinstance(original, str):
+        m = _FORM.match(original)
+        if m:
+            return f"{m.group(1) or ''}{float(value) * 100.0!r} %"
+    return value
 
 
 def finite(x: float) -> bool:

@@ -15,6 +15,7 @@ import sys
 import numpy as np
 
 from qosbound.errors import ScenarioError
+from qosbound.inputs import check_input_file
 from qosbound.units import format_quantity, parse_quantity
 
 __all__ = ["add_arguments", "run", "compute"]
@@ -30,7 +31,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--t-rto", dest="t_rto", help="retransmission timeout (default 4 R)")
     parser.add_argument("--csv", metavar="FILE", help="table input: columns s, rtt, loss[, target, x_recv]")
     parser.add_argument("--json", action="store_true", help="print the machine-readable form")
-    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="accepted for symmetry with the other commands "
+                                                              "(the calculator prints no progress)")
 
 
 def _positive(value, kind, field):
@@ -112,14 +114,21 @@ _UNITS = {"s": "B", "rtt": "s", "loss": "1", "target": "bit/s", "X_calc": "bit/s
           "X_gtfrc": "bit/s", "needs_guarantee": "", "p_max": "1", "rtt_max": "s", "ratio": "1"}
 
 
+#: The largest CSV table read (a point per row: 64 MiB is about a million points).
+MAX_CSV_BYTES = 64 * 2**20
+
+
 def _read_csv(path: str):
+    check_input_file(path, "CSV table", lambda problem: ScenarioError(problem, file=path), max_bytes=MAX_CSV_BYTES)
     try:
         with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
-    except FileNotFoundError:
-        raise ScenarioError("file not found", file=path) from None
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
-        raise ScenarioError(f"cannot read CSV: {e.__class__.__name__}", file=path) from None
+    except OSError as e:
+        raise ScenarioError(f"cannot read the CSV table: {e.strerror or e}", file=path) from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"not UTF-8 text (byte 0x{e.object[e.start]:02x})", file=path) from None
+    except csv.Error as e:
+        raise ScenarioError(f"malformed CSV: {e}", file=path) from None
     if not rows:
         raise ScenarioError("the CSV has no data rows", file=path)
     cols = set(rows[0].keys())

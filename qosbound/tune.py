@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from qosbound.admit import _KIND_OF_UNIT, worst_margin
 from qosbound.errors import ScenarioError
+from qosbound.scenario import value_text
 from qosbound.sweep.grid import MAX_POINTS, Axis, get_param, parse_vary
 
 __all__ = ["Objective", "Point", "TuneResult", "parse_axis", "parse_slo", "tune", "add_arguments", "main"]
@@ -90,8 +91,8 @@ _SLO_RE = re.compile(r"^\s*([A-Za-z0-9_.@*-]+?)\s*(<=|>=)\s*(.+?)\s*$")
 
 
 def parse_slo(text: str) -> dict:
-    """``--slo 'METRIC<=LIMIT'`` (or ``>=``): an SLO mapping as in the scenario file, the limit a bare SI number
-    or a quantity with its unit ('30 ms')."""
+    """``--slo 'METRIC<=LIMIT'`` (or ``>=``): an SLO mapping as in the scenario file, the limit a quantity with
+    its unit ('30 ms'), bare only for a probability or a count (as in the scenario file)."""
     m = _SLO_RE.match(text or "")
     if not m:
         raise ScenarioError(f"'{text}': expected METRIC<=LIMIT or METRIC>=LIMIT, e.g. AF1.drop.AF11<=0.001",
@@ -138,7 +139,8 @@ def _objective(scn, system, target: str, sense: str, method: str | None, methods
     if is_param:
         from qosbound.admit import _kind_of
 
-        return Objective(target, sense, True, None, _KIND_OF_UNIT[_kind_of(get_param(scn.raw, target))])
+        kind = _kind_of(value_text(get_param(scn.raw, target)), scn.raw, target)
+        return Objective(target, sense, True, None, _KIND_OF_UNIT[kind])
     if target not in system.metric_names(scn):
         raise ScenarioError(f"'{target}' is neither a parameter of the scenario nor one of its metrics "
                             f"({', '.join(system.metric_names(scn)[:6])}, ...)", field=f"--{sense}")
@@ -219,7 +221,9 @@ def tune(scn, vary: list[str], *, maximise: str | None = None, minimise: str | N
 
     # Stage 1: the grid, on the sweep's executor and cache.
     grid_axes = [_coarse(a, coarse) if c else a for a, c in parsed]
-    specs = [f"{a.path}={','.join(repr(v) for v in a.values)}" for a in grid_axes]
+    # the grid in SI with its unit (exact: the shortest repr of each value reads back as itself)
+    specs = [f"{a.path}={','.join(repr(v) + ('' if a.unit == '1' else ' ' + a.unit) for v in a.values)}"
+             for a in grid_axes]
     sw = prepare(scn, specs, methods)
     run(sw, cache=cache if cache is not None else Cache(None), workers=workers, scheduler=scheduler,
         show_progress=show_progress)
@@ -424,8 +428,8 @@ def add_arguments(sp) -> None:
     sp.add_argument("--method", help="the method that computes the objective and the SLOs (default: closed-form "
                                      "when enabled); the closed form also judges SLOs this method cannot")
     sp.add_argument("--slo", action="append", default=[], metavar="METRIC<=LIMIT",
-                    help="an extra SLO constraint (METRIC<=LIMIT or METRIC>=LIMIT, the limit in SI or with its "
-                         "unit); repeat for several")
+                    help="an extra SLO constraint (METRIC<=LIMIT or METRIC>=LIMIT; a time, rate or size limit with "
+                         "its unit, e.g. 'EF.delay.p99<=2 ms', a probability bare); repeat for several")
     sp.add_argument("--coarse", default="5", metavar="N",
                     help="grid points per continuous axis in the first stage (default 5)")
     sp.add_argument("--cache", metavar="DIR", default=None,
@@ -442,6 +446,11 @@ def _fmt(v, unit: str) -> str:
     if isinstance(v, int):
         return f"{v}" + (f" {unit}" if unit != "1" else "")
     return format_quantity(v, unit, digits=6) if unit != "1" else f"{v:.6g}"
+
+
+def _percent(x: float) -> str:
+    """A shortfall relative to the limit: '256 %', or '4.83e+05 times' when it is large."""
+    return f"{100 * x:.3g} %" if x < 10 else f"{x:.3g} times"
 
 
 def _at(axes, values) -> str:
@@ -479,6 +488,8 @@ def to_json(res: TuneResult) -> dict:
         "limiting": res.limiting,
         "rejected": res.rejected,
         "nearest_rejected": [pt(p) for p in res.neighbours],
+        "closest_infeasible": (pt(next((p for p in res.neighbours if p.status == "violated"), None))
+                               if best is None and any(p.status == "violated" for p in res.neighbours) else None),
         "evaluations": res.evaluations,
         "grid_points": res.grid_points,
         "refinement": res.refined,
@@ -493,11 +504,26 @@ def lines(res: TuneResult) -> list[str]:
     out = [f"{res.scenario}: {o.sense} {what} over {', '.join(a.path for a in res.axes)}; "
            f"{res.evaluations} points evaluated ({res.grid_points} on the grid"
            + (f", {res.from_cache} of them from the cache" if res.from_cache else "") + ")"]
+    for a, c in zip(res.axes, res.continuous):
+        out.append(f"  {a.path} ({a.kind}): " + (f"{_fmt(a.values[0], a.unit)} .. {_fmt(a.values[1], a.unit)}, "
+                                                  "refined by SciPy" if c else a.describe().split(": ", 1)[1]))
     if res.refined:
         out.append(f"  refinement: {res.refined}")
     b = res.best
     if b is None:
-        out.append("no feasible point: every point evaluated fails an SLO or is invalid")
+        out.append(f"no feasible point: each of the {res.evaluations} points evaluated fails an SLO or is invalid; "
+                   "no value is proposed")
+        close = next((p for p in res.neighbours if p.status == "violated"), None)
+        if close is not None:  # the best infeasible point: how far each failing SLO is from its limit
+            out.append(f"closest to feasible: {_at(res.axes, close.values)}")
+            for n, m in sorted(close.margins.items(), key=lambda kv: kv[1]):
+                if m < 0:
+                    out.append(f"  SLO {n} fails: misses its limit by {_percent(-m)} of the limit")
+            if close.objective is not None and not o.is_parameter:
+                out.append(f"  objective there: {o.target} = {_fmt(close.objective, o.unit)} by {o.method}")
+        elif res.neighbours:
+            out.append(f"every point is invalid, e.g. {_at(res.axes, res.neighbours[0].values)}: "
+                       f"{res.neighbours[0].reason}")
     else:
         out.append("optimum:")
         for a, v in zip(res.axes, b.values):
@@ -524,6 +550,7 @@ def main(args) -> int:
     """The ``tune`` command: 0 a feasible optimum, 1 nothing feasible, 2 bad input."""
     import json
 
+    from qosbound.cli import understood
     from qosbound.scenario import load
     from qosbound.sweep import Cache, _workers
 
@@ -533,11 +560,14 @@ def main(args) -> int:
         raise ScenarioError(f"expected a number of points, got '{args.coarse}'", field="--coarse") from None
     workers = _workers(args.workers)
     scn = load(args.scenario)
+    inputs = understood(scn)
+    if not args.json:  # the inputs as understood, before the search
+        print("\n".join(inputs.lines()), flush=True)
     res = tune(scn, args.vary, maximise=args.maximise, minimise=args.minimise, method=args.method, slos=args.slo,
                coarse=coarse, cache=Cache(args.cache), workers=workers, scheduler=args.scheduler,
                show_progress=None if not args.quiet else False)
     if args.json:
-        print(json.dumps(to_json(res), indent=2, allow_nan=False))
+        print(json.dumps({**to_json(res), "inputs": inputs.to_json()}, indent=2, allow_nan=False))
     else:
         for line in lines(res):
             print(line)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import get_args
 
 import numpy as np
 
@@ -96,8 +97,17 @@ def _reference(scn, system, progress, notes: list[str]):
     return out, grid
 
 
+def _simulation_options(scn):
+    """The scenario's simulation options; a schema that leaves them unset (``tfrc``: the method is off unless
+    asked for) gets its defaults, as ``plan --methods simulated`` does."""
+    if scn.methods.simulated is None:
+        annotation = type(scn.methods).model_fields["simulated"].annotation
+        scn.methods.simulated = next(a for a in get_args(annotation) if a is not type(None))()
+    return scn.methods.simulated
+
+
 def _simulate(scn, system, progress):
-    opts = scn.methods.simulated  # every system's schema has one: packet runs (``packets``) or timed runs
+    opts = _simulation_options(scn)  # every system's schema has one: packet runs (``packets``) or timed runs
     packets = int(getattr(opts, "packets", 1_000_000))
     seed = int(opts.seed)
     table = system.simulate_trace(scn, packets, seed)
@@ -237,10 +247,12 @@ def _plots(ctx, scn, out_dir) -> list[str]:
         d = delays(t, c)
         if len(d) == 0:
             continue
-        pts = []
+        pts, model_kinds = [], []
         for r in ctx["reference_all"]:
             if r.method == "model-checked" and r.metric.startswith(f"{c}.delay.ccdf@"):
                 pts.append((parse_quantity(r.metric.split("@", 1)[1], "time"), r.value))
+                if r.interval is not None and r.interval.label() not in model_kinds:
+                    model_kinds.append(r.interval.label())
         tpts = []
         for r in ctx["observed"] + ctx["observed_plot"]:
             if r.metric.startswith(f"{c}.delay.ccdf@") and r.interval is not None:
@@ -252,8 +264,9 @@ def _plots(ctx, scn, out_dir) -> list[str]:
                   and r.method != "model-checked" and r.interval.kind.value == "upper bound"}
         paths += plots.delay_ccdf(d, out_dir, cls=c, trace_label=ctx["method"], model_points=pts,
                                   trace_points=tpts, bounds=bounds, slos=_slo_marks(scn, system, c),
-                                  model_floor=floor, title=f"{scn.name}: {c} delay CCDF")
-    ref, obs = [], []
+                                  model_floor=floor, title=f"{scn.name}: {c} delay CCDF",
+                                  model_kind=" / ".join(model_kinds))
+    ref, obs, kinds = [], [], {}
     for r in ctx["reference"]:
         parts = r.metric.split(".")
         if r.method in ("model-checked", "closed-form") and len(parts) >= 2 and parts[1] in ("loss", "drop"):
@@ -261,6 +274,10 @@ def _plots(ctx, scn, out_dir) -> list[str]:
             if len(parts) == 3 and col is None:
                 continue
             ref.append((parts[0], None if col in (None, -1) else col, r.method, r.value))
+            if r.interval is not None:
+                label = r.interval.label()
+                have = kinds.get(r.method, "")
+                kinds[r.method] = have if label in have.split(" / ") else " / ".join(x for x in (have, label) if x)
     for r in ctx["observed"]:
         parts = r.metric.split(".")
         if len(parts) >= 2 and parts[1] in ("loss", "drop") and r.interval is not None:
@@ -269,9 +286,17 @@ def _plots(ctx, scn, out_dir) -> list[str]:
                 continue
             obs.append((parts[0], None if col in (None, -1) else col, r.value, r.interval.low, r.interval.high))
     if obs or ref:
-        paths += plots.drop_by_colour(obs, ref, out_dir, trace_label=ctx["method"],
+        paths += plots.drop_by_colour(obs, ref, out_dir, trace_label=ctx["method"], kinds=kinds,
                                       title=f"{scn.name}: drop probability per drop precedence")
     return paths
+
+
+def _validate_for_parent(scn, source: str, trace_spec: str | None = None, progress=None):
+    """:func:`validate` as run in a child process: the system (a module) cannot be sent back, so it is left out
+    and looked up again by the parent."""
+    ctx = validate(scn, source, trace_spec, progress=progress)
+    del ctx["system"]
+    return ctx
 
 
 def _fmt(r: Result | None) -> tuple[str, str]:
@@ -285,23 +310,32 @@ def _fmt(r: Result | None) -> tuple[str, str]:
 
 def run(args) -> int:
     """Entry point of ``qosbound validate``."""
-    from qosbound.cli import engine_output_to_stderr
+    from rich.markup import escape
+
+    from qosbound.cli import engine_output_to_stderr, isolated, understood
     from qosbound.progress import progress
-    from qosbound.report import console
+    from qosbound.report import console, slo_summary
     from qosbound.scenario import load
+    from qosbound.systems import get_system
     from qosbound.units import format_quantity
     from qosbound.verdicts import exit_code
 
     scn = load(args.scenario)
+    inputs = understood(scn)
+    if not args.json:  # the inputs as understood, before the trace is made or read
+        console().print(escape("\n".join(inputs.lines())), highlight=False)
     source = "simulate" if args.simulate else "ns3" if args.ns3 else "trace"
     with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
-        ctx = validate(scn, source, args.trace, prog)
+        # in a child (qosbound.isolate): a signal stops the simulator's threads or ns-3 at once
+        ctx = isolated(_validate_for_parent, scn, source, args.trace, what=f"validating {scn.name}", progress=prog)
+    ctx["system"] = get_system(scn.system)
     rows = _rows(ctx)
     plot_paths = _plots(ctx, scn, args.out) if args.out else []
     verdicts: list[Verdict] = ctx["verdicts"] + ctx["slo_verdicts"]
     code = exit_code(verdicts)
     if args.json:
-        doc = {"scenario": scn.name, "file": args.scenario, "system": scn.system, "source": ctx["info"],
+        doc = {"scenario": scn.name, "file": args.scenario, "system": scn.system, "inputs": inputs.to_json(),
+               "source": ctx["info"],
                "method": ctx["method"], "ok": code == 0,
                "rows": [{"metric": r["metric"], "verdict": r["verdict"],
                          "model": r["model"].to_json() if r["model"] else None,
@@ -330,8 +364,6 @@ def run(args) -> int:
     c.print(t)
     for v in ctx["slo_verdicts"]:
         c.print(f"SLO {v.name} on {v.method}: {v.status}", highlight=False)
-    from rich.markup import escape
-
     for v in ctx["verdicts"]:
         if v.disagrees:
             c.print(f"[bold red]DISAGREE[/] {escape(v.name)} ({v.method}): {escape(v.detail)}", highlight=False)
@@ -345,9 +377,8 @@ def run(args) -> int:
         c.print(f"[yellow]note[/] {n}", highlight=False)
     if plot_paths:
         c.print(f"plots: {', '.join(plot_paths)}", highlight=False)
-    nf = sum(v.failed for v in ctx["slo_verdicts"])
     nd = sum(v.disagrees for v in ctx["verdicts"])
-    c.print(f"{scn.name}: SLOs on the {ctx['method']} trace: {len(ctx['slo_verdicts']) - nf} hold, {nf} fail; "
+    c.print(f"{scn.name}: {slo_summary(ctx['slo_verdicts'])} on the {ctx['method']} trace; "
             f"against the models: {len(ctx['verdicts']) - nd} checks agree or are approximate, {nd} disagree",
             highlight=False)
     return code

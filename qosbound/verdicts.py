@@ -12,8 +12,10 @@ __all__ = ["default_slo_limit", "judge_slos", "exit_code", "EXIT_OK", "EXIT_SLO"
 
 
 def default_slo_limit(metric_kind, slo: SLO) -> float:
+    """The SLO's limit in SI, read in its metric's kind; a time, rate or size limit must carry its unit (a bare
+    ``max: 20`` on a delay is refused, not read as 20 s)."""
     kind = metric_kind(slo.metric)
-    return parse_quantity(slo.raw_limit, kind, field=slo.bound)
+    return parse_quantity(slo.raw_limit, kind, field=slo.bound, bare_si=False)
 
 
 def omitted_reason(metric: str, results: list[Result]) -> str | None:
@@ -106,7 +108,7 @@ def _direct(slo: SLO, limit: float, results: list[Result], unit: str = "") -> li
         why = omitted_reason(slo.metric, results)
         return [Verdict(kind="slo", name=slo.title(), metric=slo.metric, method=slo.method or "any",
                         status="missing", limit=limit, unit=unit,
-                        detail=why or "no requested method produces this metric")]
+                        detail=why or "no requested method produces this metric", bound=slo.bound)]
     out = []
     for r in matching:
         if slo.bound == "max":
@@ -128,7 +130,7 @@ def _direct(slo: SLO, limit: float, results: list[Result], unit: str = "") -> li
             detail = (detail + "; " if detail else "") + f"an approximation: it neglects {iv.neglects}"
         out.append(Verdict(kind="slo", name=slo.title(), metric=slo.metric, method=r.method, status=status,
                            value=r.value, limit=limit, unit=r.unit, margin=margin, detail=detail,
-                           result_kind=iv.label() if iv is not None else ""))
+                           result_kind=iv.label() if iv is not None else "", bound=slo.bound))
     return out
 
 

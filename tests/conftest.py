@@ -12,6 +12,11 @@ import os
 
 from hypothesis import settings
 
+# Progress lines (on stderr, every QOSBOUND_PROGRESS_INTERVAL seconds in a non-interactive run) depend on how
+# long a command takes, hence on the machine's load: off for the suite and the commands it starts, so that a
+# test of a command's stderr does not see them by chance; tests/test_progress.py sets the interval it tests.
+os.environ.setdefault("QOSBOUND_PROGRESS_INTERVAL", "1e9")
+
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None, print_blob=True)
 

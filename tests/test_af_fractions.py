@@ -263,7 +263,7 @@ def test_af_agreements_leave_sim_vs_model_to_the_generic_rule():
     (lambda r: r["classes"]["AF1"]["dropper"]["thresholds"]["AF11"].update(min_th=45),
      "classes.AF1.dropper.thresholds.AF11.min_th", "thresholds out of order"),
     (lambda r: r["classes"]["AF1"]["dropper"].update(alpha=0.0), "classes.AF1.dropper.alpha", "not in (0, 1]"),
-    (lambda r: r["traffic"]["AF1"]["marker"].update(cir="-1 kbit/s"), "traffic.AF1.marker.cir", "positive"),
+    (lambda r: r["traffic"]["AF1"]["marker"].update(cir="-1 kbit/s"), "traffic.AF1.marker.cir", "outside [0,"),
     (lambda r: r["traffic"]["AF1"].update(mix=[0.5, 0.5, 0.5]), "traffic.AF1.mix", "both"),
 ])
 def test_infeasible_values_raise_typed_errors_naming_the_field(edit, field, problem):

@@ -74,8 +74,8 @@ def test_a_folder_is_one_row_per_port_and_a_bad_file_does_not_stop_the_others(tm
 
 @pytest.mark.parametrize("command", ["plan", "verify"])
 def test_each_row_is_what_the_single_file_command_says(tmp_path, capsys, command):
-    """A scenario's document in a batch equals the single-file command's (plus its seconds), and its exit
-    code too: the batch evaluates each port as `plan`/`verify` does alone."""
+    """A scenario's document in a batch equals the single-file command's (plus its seconds and its name in the
+    reports), and its exit code too: the batch evaluates each port as `plan`/`verify` does alone."""
     d = _router(tmp_path)
     code, doc = _json(capsys, command, str(d / "wan1.yaml"), str(d / "video.yaml"), str(d / "wan0.yaml"))
     assert code == 1
@@ -83,6 +83,7 @@ def test_each_row_is_what_the_single_file_command_says(tmp_path, capsys, command
     for row in doc["scenarios"]:
         single_code, single = _single(capsys, command, row["file"])
         assert row.pop("seconds") >= 0
+        assert row.pop("suite") == row["scenario"]  # its name in the reports: the scenario's, unique here
         assert row == single and row["exit_code"] == single_code
 
 
@@ -205,7 +206,7 @@ def test_a_single_file_keeps_its_own_report(capsys):
     is a batch."""
     code = main(["verify", str(ROUTER / "wan1.yaml"), "--quiet"])
     out = capsys.readouterr().out
-    assert code == 1 and out.startswith("SLOs\n") and "scenarios" not in out
+    assert code == 1 and out.startswith("inputs as understood\n") and "\nSLOs\n" in out and "scenarios" not in out
     assert "wan1: SLOs 1 hold, 1 fail; methods: 0 checks agree, 0 approximate, 0 disagree" in out
 
 

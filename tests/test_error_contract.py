@@ -57,6 +57,30 @@ def test_exit_codes_are_documented_in_help(capsys):
     assert "--debug" in out and "--max-memory" in cli.__doc__ + out
 
 
+def test_a_signal_at_any_point_of_main_is_one_line_and_its_exit_code(capsys, monkeypatch):
+    """SIGINT while the scenario is read (in this process, no engine involved): exit 130, one line, and the
+    second signal of a repeated Ctrl-C changes nothing."""
+    import os
+    import signal
+
+    from qosbound import scenario
+
+    def load(path):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):
+            pass  # the handler runs at the next bytecode boundary: the first signal raises here
+        raise AssertionError("the signal did not stop the run")
+
+    monkeypatch.setattr(scenario, "load", load)
+    assert main(["plan", str(FERRARI), "--quiet"]) == 130
+    assert _one_line(capsys.readouterr().err) == "qosbound: interrupted (SIGINT)"
+
+
+def test_interrupted_pickles_with_what_was_done():
+    i = pickle.loads(pickle.dumps(Interrupted("terminated (SIGTERM): x stopped", 143, {"feasible": 3})))
+    assert (i.exit_code, i.partial, str(i)) == (143, {"feasible": 3}, "terminated (SIGTERM): x stopped")
+
+
 def test_errors_pickle_with_their_fields():
     e = pickle.loads(pickle.dumps(ScenarioError("bad", file="f.yaml", field="a.b")))
     assert (e.file, e.field, str(e)) == ("f.yaml", "a.b", "f.yaml: field 'a.b': bad")

@@ -143,35 +143,22 @@ def test_colour_drop_prob_reads_the_sympy_curve():
 
 # ---- gTFRC clamp and RFC 5348 loss-interval weights ---------------------------------------------------------
 
-class _Net:
-    def __init__(self):
-        self.now = 0.0
-
-    def at(self, t, fn, arg):
-        pass
-
-    def transmit(self, *a):
-        pass
-
-
 @pytest.mark.parametrize("target", [None, 2e4, 2e5, 5e6])
 @pytest.mark.parametrize("p", [1e-4, 0.01, 0.3])
 @pytest.mark.parametrize("x_recv", [10.0, 3e4, 1e7])
 def test_sender_rate_after_feedback_is_the_analytic_clamp(target, p, x_recv):
     """The simulated (g)TFRC sender's rate after a feedback with p > 0 is max(min(max(X_calc, g), 2 X_recv),
     s/64) of analytic.tfrc (TFRC: g absent), on a grid where each of the three limits binds somewhere."""
-    net = _Net()
-    snd = tfrc_sender.TfrcSender(net, 0, 1000.0, 0.0, target)
-    snd._last_send = 0.0
-    net.now = 0.1
-    snd.on_feedback((0.0, 0.0, x_recv, p))
-    R = snd.R
+    Q, _ = tfrc_sender.new_state([1000.0], [target or 0.0], [np.inf], [0.1], ["receiver"])
+    tfrc_sender.start(Q, 0, 0.0)
+    tfrc_sender.on_feedback(Q, 0, 0.1, 0.0, 0.0, x_recv, p)
+    R = Q[0, tfrc_sender.R]
     if target is None:
         xc = float(TF.tfrc_rate(1000.0, R, p))
         ref = max(min(xc, 2 * x_recv), 1000.0 / 64)
     else:
         ref = float(TF.gtfrc_rate(1000.0, R, p, target, x_recv))
-    assert snd.X == pytest.approx(ref, rel=1e-13)
+    assert Q[0, tfrc_sender.X] == pytest.approx(ref, rel=1e-13)
 
 
 def test_sender_clamp_expressions_share_the_rfc_5348_update():
@@ -179,18 +166,24 @@ def test_sender_clamp_expressions_share_the_rfc_5348_update():
     assert sp.simplify(TF.gtfrc_expr.subs(TF.g, 0) - TF.tfrc_sender_expr) == 0
 
 
-def test_tsq_simulator_loss_rate_equals_the_tfrc_receiver():
-    """The TSQ simulator's jitted loss event rate is 1 / I_mean of the TFRC receiver (RFC 5348 section 5.4) for
-    every history length 0..8."""
-    lr = tsq_sim._loss_rate_kernel()
+def test_tfrc_loss_rate_kernel_is_the_mean_loss_interval():
+    """The TFRC kernels' loss event rate (the one both the dumbbell and the TSQ simulator use) is 1 / I_mean of
+    RFC 5348 section 5.4 (analytic.tfrc.mean_loss_interval) for every history length 0..8."""
     rng = np.random.default_rng(5348)
     for _ in range(20):
         hist = rng.uniform(1.0, 500.0, 8)
         open_count = int(rng.integers(0, 600))
         for nh in range(9):
-            ref = 1.0 if nh == 0 else min(1.0, 1.0 / max(tfrc_sender.mean_loss_interval(open_count,
-                                                                                        list(hist[:nh])), 1.0))
-            assert lr(hist, nh, open_count) == pytest.approx(ref, rel=1e-14)
+            ref = 1.0 if nh == 0 else min(1.0, 1.0 / max(tfrc_sender.mean_loss_interval(open_count, hist[:nh]), 1.0))
+            assert tfrc_sender.loss_rate(hist, nh, open_count) == pytest.approx(ref, rel=1e-14)
+
+
+def test_tsq_simulator_runs_the_shared_tfrc_sender():
+    """The TSQ simulator has no TFRC sender of its own: its kernel calls the shared one (no equation, loss history
+    or rate rule is written in validation/tsq_sim.py)."""
+    src = inspect.getsource(tsq_sim)
+    assert "F_.rate_due" in src and "F_.on_drop" in src and "F_.rtt_sample" in src
+    assert "tfrc_expr" not in src and "mean_loss_interval" not in src and "lambdify" not in src
 
 
 def test_loss_interval_weights_are_defined_once():
@@ -202,9 +195,10 @@ def test_loss_interval_weights_are_defined_once():
 # ---- __all__ is true ----------------------------------------------------------------------------------------
 
 _OWNED = ["qosbound.analytic." + m for m in ("cbwfq", "ef_bound", "ferrari", "markers", "pq_txq", "priority",
-                                             "quality", "red_queue", "tfrc", "tsq", "wred")]
+                                             "quality", "red_queue", "tfrc", "tsq", "wred", "curves", "drr", "port")]
 _OWNED += ["qosbound.markov", "qosbound.models.tsq", "qosbound.models.af", "qosbound.models.stationary"]
-_OWNED += ["qosbound.validation." + m for m in ("droppers", "tfrc_sender", "tsq_sim", "qstp_sim", "af_sim", "stats")]
+_OWNED += ["qosbound.validation." + m for m in ("droppers", "tfrc_sender", "tsq_sim", "qstp_sim", "af_sim", "stats",
+                                               "port_kernels", "port_sim")]
 
 
 @pytest.mark.parametrize("name", _OWNED)

@@ -8,6 +8,9 @@ test_pcap.py; the library-level fuzz of the scenario loader runs here without th
 from __future__ import annotations
 
 import copy
+import math
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -205,13 +208,16 @@ def odd_files(tmp_path_factory):
     (d / "empty.yaml").write_text("")
     (d / "list.yaml").write_text("- 1\n- 2\n")
     (d / "afile").write_text("x")
+    os.symlink(d / "loop2.yaml", d / "loop.yaml")  # a symlink loop
+    os.symlink(d / "loop.yaml", d / "loop2.yaml")
+    os.mkfifo(d / "fifo.yaml")  # reading would wait for a writer
     return d
 
 
 _COMMANDS = [["plan"], ["verify"], ["admit"], ["validate"], ["model", "check"], ["model", "render"],
              ["reproduce"], ["tfrc"], []]
 _PATHS = ["{d}/latin.yaml", "{d}/latin.prism", "{d}/dir.prism", "{d}/dir.yaml", "{d}/empty.yaml", "{d}/list.yaml",
-          "/dev/zero", "/nonexistent.yaml", "{d}/afile"]
+          "/dev/zero", "/nonexistent.yaml", "{d}/afile", "{d}/loop.yaml", "{d}/fifo.yaml", "/dev/full"]
 _ARGS = _PATHS + ["--vary", "traffic.EF.rate", "--min", "--max", "-1", "abc", "--junit",
          "/dev/full", "{d}/afile", "--out", "--trace", "in.pcap,", "--simulate", "--methods", "bogus", "--const",
          "N=", "--precision", "nan", "--engine", "nope", "nosuchpaper", "--json", "--quiet", "--direction",
@@ -251,3 +257,90 @@ def test_any_command_line_keeps_the_contract(odd_files, capfd, command, path, re
 def test_the_fuzz_strategies_reach_every_example():
     assert len(RAW) == len(EXAMPLES) >= 5
     assert all(isinstance(r, dict) for r in RAW.values())
+
+
+
+# ---- every numeric field of every example, with the values that broke parsers before ----------------------------
+
+#: A scenario leaf written as a number, or as a number with a unit ("2 Mbps", "10 ms").
+_NUMERIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*[A-Za-z%/]*$")
+
+
+def _numeric_leaves(raw) -> list[tuple]:
+    out = []
+    for path in _paths(raw):
+        cur = raw
+        for k in path:
+            cur = cur[k]
+        if (isinstance(cur, (int, float)) and not isinstance(cur, bool)) or \
+                (isinstance(cur, str) and _NUMERIC.match(cur.strip())):
+            out.append(path)
+    return out
+
+
+LEAVES = [(name, path) for name, raw in RAW.items() for path in _numeric_leaves(raw)]
+#: Never a number: a scenario holding one of these in a number field is refused, whatever the field.
+NOT_A_NUMBER = [True, False, math.nan, math.inf, -math.inf, [1, 2], "nan", "inf ms", {"a": 1}]
+#: Numbers at the edges: refused, or accepted and then answered within the contract.
+EDGES = [1e308, -1e308, 1e-308, -1.0, 0, 0.5, 10**30, "1e308", "1e-300"]
+
+
+def test_every_numeric_field_is_reached():
+    assert len(LEAVES) > 100 and {name for name, _ in LEAVES} == set(RAW)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(LEAVES), st.sampled_from(NOT_A_NUMBER))
+def test_a_number_field_refuses_what_is_not_a_number(leaf, value):
+    """A boolean (pydantic reads true as 1), NaN, an infinity, a list or a mapping in any number field of any
+    example is one ScenarioError naming the file, never a scenario."""
+    name, path = leaf
+    with pytest.raises(QosboundError) as e:
+        build(_mutate(RAW[name], path, value, False), "fuzz.yaml")
+    assert "\n" not in str(e.value) and str(e.value).startswith("fuzz.yaml"), str(e.value)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(LEAVES), st.sampled_from(EDGES))
+def test_an_edge_value_in_any_number_field_keeps_the_contract_end_to_end(tmp_path_factory, capfd, leaf, value):
+    """Huge, tiny, negative and zero values in any number field: refused in one line, or planned by the closed
+    forms with exit 0-4 and no NaN or infinity printed as a value."""
+    name, path = leaf
+    raw = _mutate(RAW[name], path, value, False)
+    try:
+        build(raw, "fuzz.yaml")
+    except QosboundError as e:
+        assert "\n" not in str(e) and str(e).startswith("fuzz.yaml"), str(e)
+        return
+    p = tmp_path_factory.mktemp("edge") / "s.yaml"
+    p.write_text(yaml.safe_dump(raw))
+    code, out, err = _main(capfd, ["plan", str(p), "--methods", "closed-form", "--quiet", "--json"])
+    _assert_contract(code, err)
+    assert not re.search(r'"value": (NaN|Infinity|-Infinity)', out), out[-2000:]
+
+
+# ---- every method with every system --------------------------------------------------------------------------
+
+#: (example, method) pairs quick enough to run: every method a system lacks, and the closed forms everywhere
+#: (the simulators and ns-3 where they exist are exercised by their own tests).
+_METHOD_CASES = [(name, m) for name in sorted(RAW) for m in ("closed-form", "model-checked", "ns-3", "trace")
+                 if not (m == "ns-3" and RAW[name]["system"] == "pq_txq")
+                 and not (m == "model-checked" and RAW[name]["system"] in ("pq_txq", "af", "tsq"))]
+
+
+@pytest.mark.parametrize("name,method", _METHOD_CASES)
+def test_every_method_asked_of_every_system_keeps_the_contract(capfd, name, method):
+    """A method asked for by name is answered, or refused in one line (exit 2: the system has no such method or
+    the trace method needs a trace; exit 4: a budget) -- never an internal error."""
+    code, out, err = _main(capfd, ["plan", str(ROOT / "examples" / f"{name}.yaml"), "--methods", method,
+                                   "--quiet", "--json"])
+    _assert_contract(code, err)
+    if method in ("ns-3", "trace") or (method == "model-checked" and RAW[name]["system"] == "tfrc"):
+        assert code == 2, (code, err)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in RAW if RAW[n]["system"] != "pq_txq"))
+def test_validate_with_ns3_on_a_system_without_it_is_refused(capfd, tmp_path, name):
+    code, _, err = _main(capfd, ["validate", str(ROOT / "examples" / f"{name}.yaml"), "--ns3", "--quiet",
+                                 "--out", str(tmp_path / "o")])
+    _assert_contract(code, err, allowed=(2,))

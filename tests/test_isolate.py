@@ -13,17 +13,32 @@ import pytest
 
 from qosbound.errors import (EXIT_INTERRUPT, EXIT_TERMINATED, InternalError, ModelError, ResourceError,
                              ScenarioError)
-from qosbound.isolate import run_isolated
+from qosbound.isolate import _fork_safe, run_isolated
 from qosbound.results import Interval, Result
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def forks(request):
+    """True when this process can fork the engine's child. Once numba's OpenMP threads run here (a parallel
+    simulation earlier in the same test worker), :func:`run_isolated` computes in-process instead; the claims
+    about the child are then checked by running the test in a fresh interpreter, and the fixture gives False."""
+    if _fork_safe():
+        return True
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
+                           request.node.nodeid], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return False
 
 
 def _result(x):
     return [Result("EF.delay.mean", "closed-form", x, "s", Interval.exact(x), {"pid": os.getpid()})]
 
 
-def test_the_answer_comes_back_from_a_child_process():
+def test_the_answer_comes_back_from_a_child_process(forks):
+    if not forks:
+        return
     out = run_isolated(_result, 0.25, what="test")
     assert out[0].value == 0.25 and out[0].interval.low == 0.25
     assert out[0].provenance["pid"] != os.getpid()
@@ -33,7 +48,9 @@ def _raise(exc):
     raise exc
 
 
-def test_typed_errors_cross_the_process_boundary_with_their_fields():
+def test_typed_errors_cross_the_process_boundary_with_their_fields(forks):
+    if not forks:
+        return
     with pytest.raises(ScenarioError) as e:
         run_isolated(_raise, ScenarioError("too big", file="s.yaml", field="pq.capacity"), what="test")
     assert (e.value.file, e.value.field, e.value.problem) == ("s.yaml", "pq.capacity", "too big")
@@ -42,7 +59,9 @@ def test_typed_errors_cross_the_process_boundary_with_their_fields():
     assert e.value.exit_code == 4 and e.value.field == "methods.simulated.packets"
 
 
-def test_an_unexpected_exception_is_an_internal_error_with_the_traceback():
+def test_an_unexpected_exception_is_an_internal_error_with_the_traceback(forks):
+    if not forks:
+        return
     with pytest.raises(InternalError) as e:
         run_isolated(_raise, KeyError("oops"), what="evaluating x")
     assert e.value.exit_code == 70
@@ -50,7 +69,9 @@ def test_an_unexpected_exception_is_an_internal_error_with_the_traceback():
     assert "Traceback" in e.value.details and "_raise" in e.value.details
 
 
-def test_memory_error_and_bad_alloc_are_resource_errors():
+def test_memory_error_and_bad_alloc_are_resource_errors(forks):
+    if not forks:
+        return
     with pytest.raises(ResourceError):
         run_isolated(_raise, MemoryError(), what="test")
     with pytest.raises(ResourceError):
@@ -61,7 +82,9 @@ def _allocate(n):
     return len(bytearray(n))
 
 
-def test_an_address_space_limit_turns_a_runaway_allocation_into_a_resource_error():
+def test_an_address_space_limit_turns_a_runaway_allocation_into_a_resource_error(forks):
+    if not forks:
+        return
     limit = 1 << 30
     with pytest.raises(ResourceError, match="out of memory under the limit"):
         run_isolated(_allocate, 4 * limit, what="test", memory_limit=limit)
@@ -73,7 +96,9 @@ def _die(sig):
     time.sleep(10)
 
 
-def test_a_child_killed_by_a_signal_is_one_error_naming_it():
+def test_a_child_killed_by_a_signal_is_one_error_naming_it(forks):
+    if not forks:
+        return
     with pytest.raises(InternalError, match="crashed with SIGFPE"):
         run_isolated(_die, signal.SIGFPE, what="test")
     with pytest.raises(ModelError, match="SIGSEGV"):
@@ -100,7 +125,9 @@ class _Recorder:
         return adv
 
 
-def test_progress_is_relayed_to_the_parent():
+def test_progress_is_relayed_to_the_parent(forks):
+    if not forks:
+        return
     rec = _Recorder()
     assert run_isolated(_with_progress, 1000, what="test", progress=rec) == 1000
     assert rec.tasks == [("work", 1000)] and rec.done == 1000
@@ -175,6 +202,70 @@ def test_a_memory_limited_model_check_is_a_resource_error(tmp_path):
     assert proc.returncode == 4, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "out of memory" in lines[0] and "--max-memory" in lines[0]
+
+
+def _partial_then_signal(sig, target, progress):
+    """In the child: report what is done, then stop the test's process ``target`` with ``sig`` (as CI cancelling
+    the job would)."""
+    progress.partial({"done": ["closed-form"]})
+    os.kill(target, sig)
+    time.sleep(60)
+
+
+class _Keeper:
+    def __init__(self):
+        self.partial_value = None
+
+    def task(self, description, total=None):
+        return lambda n=1: None
+
+    def partial(self, value):
+        self.partial_value = value
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, EXIT_INTERRUPT), (signal.SIGTERM, EXIT_TERMINATED)])
+def test_a_signal_stops_the_child_and_the_error_carries_what_it_had_done(sig, code):
+    """The child's last partial value, sent before the signal, comes back on the Interrupted error (and to the
+    progress object), with the signal's exit code and name."""
+    from qosbound.errors import Interrupted
+
+    keep = _Keeper()
+    with pytest.raises(Interrupted) as e:
+        run_isolated(_partial_then_signal, sig, os.getpid(), what="work", progress=keep)
+    assert e.value.exit_code == code and e.value.partial == {"done": ["closed-form"]}
+    assert str(e.value) == f"{'interrupted' if code == 130 else 'terminated'} ({signal.Signals(sig).name}): work stopped"
+    assert keep.partial_value == {"done": ["closed-form"]}
+
+
+def test_a_second_signal_while_reaping_is_counted_and_the_child_is_reaped(forks):
+    """The reaping hook sends a second SIGTERM while the parent waits for the killed child: no exception escapes
+    the reaping, the child is reaped (no zombie), the error is the first signal's."""
+    from qosbound import interrupts
+    from qosbound.errors import Interrupted
+
+    if not forks:
+        return
+
+    reaped = []
+
+    def second(stage, pid=None, **info):
+        if stage == "reap":
+            reaped.append(pid)
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):
+                pass
+
+    interrupts.HOOKS.append(second)
+    try:
+        with interrupts.handling():
+            with pytest.raises(Interrupted) as e:
+                run_isolated(_partial_then_signal, signal.SIGTERM, os.getpid(), what="work", progress=_Keeper())
+            assert interrupts.count() == 2
+    finally:
+        interrupts.HOOKS.remove(second)
+    assert e.value.exit_code == EXIT_TERMINATED and len(reaped) == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(reaped[0], os.WNOHANG)  # already reaped
 
 
 def test_after_openmp_threads_started_here_the_work_still_runs():

@@ -15,9 +15,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 #: The neutral core every layer may use: units, errors, results, input checks, progress, the forked-child
-#: runner, the shared parameter types, the metric-name helpers and the stationary solve of a Markov chain.
+#: runner and its signal policy, the shared parameter types, the metric-name helpers and the stationary solve of a Markov chain.
 CORE = {"qosbound", "qosbound.units", "qosbound.errors", "qosbound.results", "qosbound.inputs",
-        "qosbound.progress", "qosbound.isolate", "qosbound.params", "qosbound.metric_names", "qosbound.markov"}
+        "qosbound.progress", "qosbound.isolate", "qosbound.interrupts", "qosbound.params", "qosbound.metric_names",
+        "qosbound.markov"}
 
 #: Each lower layer (folder, package) and the lower layers it may use besides the core.
 LOWER = {
@@ -27,7 +28,7 @@ LOWER = {
 }
 
 #: Command modules (the CLI and what it composes) that the system layer must never import.
-COMMANDS = {"qosbound.cli", "qosbound.reproduce", "qosbound.model_cmd", "qosbound.validate_cmd",
+COMMANDS = {"qosbound.cli", "qosbound.commands", "qosbound.reproduce", "qosbound.model_cmd", "qosbound.validate_cmd",
             "qosbound.tfrc_cli", "qosbound.__main__"}
 
 

@@ -89,3 +89,23 @@ def test_bad_marker_input():
         am.cbr_fractions("trtcm", 1e6, 2e6, 1e6)
     with pytest.raises(ScenarioError, match="unknown marker"):
         am.cbr_fractions("tsw", 1e6, 2e6)
+
+
+@settings(max_examples=100, deadline=None)
+@given(gaps=st.lists(st.floats(0.0, 0.05), min_size=1, max_size=300), rate=st.floats(1e3, 1e6))
+def test_two_colour_bucket_never_marks_more_than_depth_plus_rate(gaps, rate):
+    """Over any run, IN (green) bytes <= depth + rate * elapsed time (the QSTP test bed's two-colour marker; rate in
+    bytes/s)."""
+    state = vm.new_state("two-colour", 8.0 * rate, 1e4)
+    t, green = 0.0, 0.0
+    for gap in gaps:
+        t += gap
+        if vm.mark(state, vm.TWO_COLOUR, t, 1000.0, 0, False) == 0:
+            green += 1000.0
+    assert green <= 1e4 + rate * t + 1e-6
+
+
+def test_two_colour_bucket_conforming_stream_is_all_in():
+    """A stream at most at the token rate is marked IN (green) throughout."""
+    state = vm.new_state("two-colour", 8.0 * 50e3, 1e4)
+    assert all(vm.mark(state, vm.TWO_COLOUR, k * 0.02, 1000.0, 0, False) == 0 for k in range(1000))  # 50 kB/s

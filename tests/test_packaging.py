@@ -86,6 +86,38 @@ def test_source_checkout_resolves_the_same_names():
     assert Path(example) == ROOT / "examples" / "ferrari2001.yaml"
 
 
+def _outer_site_packages() -> list[str]:
+    """The site-packages folders the interpreter running the tests imports its dependencies from, in its order:
+    a virtual environment's own, the base interpreter's when it sees them, the user's. Not the checkout (the
+    PYTHONPATH a developer sets) and not the standard library."""
+    out: list[str] = []
+    for entry in sys.path:
+        if Path(entry).name in ("site-packages", "dist-packages") and Path(entry).is_dir() and entry not in out:
+            out.append(entry)
+    return out
+
+
+def _venv_with_outer_dependencies(venv: Path) -> Path:
+    """A fresh virtual environment that imports the dependencies of the environment running the tests, however
+    that one was made (a venv, the base interpreter, an editable install).
+
+    ``python -m venv --system-site-packages`` is no way to get them: it sees the *base* interpreter's packages,
+    not those of the venv it is created from, so inside a venv (the README's test command) every dependency was
+    missing. Instead the new venv (without system site packages) gets a ``.pth`` file naming the outer
+    environment's site-packages folders. Lines of a ``.pth`` file are appended to ``sys.path`` after the venv's
+    own site-packages, and the ``.pth`` files inside those folders are not run, so a qosbound installed there
+    (editable, through its finder hook, or regular) never shadows the copy installed into the new venv. No
+    package is downloaded: the test needs no network."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True, env=_venv_env(venv)).stdout.strip()
+    outer = _outer_site_packages()
+    assert outer, f"no site-packages on {sys.path}"
+    (Path(site) / "_qosbound_test_outer_env.pth").write_text("".join(f"{d}\n" for d in outer))
+    return py
+
+
 def _venv_env(venv: Path) -> dict:
     """The environment of a user of the venv: no PYTHONPATH (a checkout on it would shadow the installed copy)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
@@ -100,21 +132,39 @@ def _run(venv: Path, cwd: Path, *args: str, timeout: float = 900) -> subprocess.
                           env=_venv_env(venv), timeout=timeout)
 
 
+def test_the_test_venv_imports_the_dependencies_of_the_environment_running_the_tests(tmp_path):
+    """The venv the installed-wheel test builds imports numpy and stormpy from where this interpreter does (a
+    venv-inside-a-venv made with --system-site-packages found none of them: 'No module named numpy')."""
+    import numpy
+    import stormpy
+
+    py = _venv_with_outer_dependencies(tmp_path / "venv")
+    code = "import json, sys, numpy, stormpy, pydantic; print(json.dumps([numpy.__file__, stormpy.__file__, sys.prefix]))"
+    proc = subprocess.run([str(py), "-c", code], capture_output=True, text=True, cwd=str(tmp_path),
+                          env=_venv_env(tmp_path / "venv"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    np_file, storm_file, prefix = json.loads(proc.stdout)
+    assert Path(prefix).resolve() == (tmp_path / "venv").resolve()
+    assert Path(np_file).resolve() == Path(numpy.__file__).resolve()
+    assert Path(storm_file).resolve() == Path(stormpy.__file__).resolve()
+
+
 @pytest.mark.slow
 def test_installed_wheel_runs_every_reproduce_and_plan_from_any_directory(wheel, tmp_path):
     """The README's `pip install .`, then every command from an empty directory.
 
-    The wheel goes into a fresh venv (``--system-site-packages`` so the installed dependencies are reused,
-    ``pip install --no-deps`` of the wheel alone); the checkout is not on the path, and a qosbound installed in
-    the base environment (editable, as on a developer's machine, or regular, as in CI) must not shadow the
-    venv's copy. From an empty directory: every ``reproduce --quick`` exits 0 with every claim met, and ``plan``
-    runs on every shipped example by name (exit 0, 1 or 3: an SLO or agreement check may fail there, which is
-    a verdict, not a crash), printing JSON and no traceback."""
+    The wheel goes into a fresh venv that imports the dependencies of the environment running the tests
+    (:func:`_venv_with_outer_dependencies`: a venv, the base interpreter or an editable install alike), with
+    ``pip install --no-deps`` of the wheel alone; the checkout is not on the path, and a qosbound installed in
+    the outer environment (editable, as on a developer's machine, or regular, as after the README's
+    ``pip install '.[test]'``) must not shadow the venv's copy. From an empty directory: every
+    ``reproduce --quick`` exits 0 with every claim met, and ``plan`` runs on every shipped example by name (exit
+    0, 1 or 3: an SLO or agreement check may fail there, which is a verdict, not a crash), printing JSON and no
+    traceback."""
     t0 = time.monotonic()
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
-    py = venv / "bin" / "python"
-    # --ignore-installed: a qosbound of the same version in the base environment would otherwise count as
+    py = _venv_with_outer_dependencies(venv)
+    # --ignore-installed: a qosbound of the same version in the outer environment would otherwise count as
     # "already satisfied" and leave the venv empty.
     proc = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed", "-q",
                            str(wheel)],

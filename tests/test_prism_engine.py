@@ -295,3 +295,87 @@ def test_direct_solve_matches_a_dense_solve_and_storm_iterative_is_off():
     lo, hi = res.intervals["queue"]
     assert lo - 1e-12 * dense <= dense <= hi + 1e-12 * dense
     assert hi - lo < 1e-12 * dense
+
+
+#: Constants for every committed model with undefined ones (small instances: each runs in seconds on both
+#: engines). A model added without an entry here fails test_every_committed_props_file_has_a_check below.
+COMMITTED_CONSTANTS = {
+    "marker": {"p": 0.3, "ip": 3, "ic": 2, "pbs": 12, "cbs": 8, "g": 4},
+    "pq_txq": {},
+    "tsq": {"N": 20, "lam": 0.55, "p_lo": 0.01, "p_hi": 0.3, "l": 4.0, "nbits": 2, "k0": 10},
+    "tsq_hint": {"N": 20, "lam": 0.55, "p_lo": 0.01, "p_hi": 0.3, "l": 4.0, "nbits": 2, "d": 3},
+    "wred": {**WRED_CONSTS, "mode": 1},
+    "wred_ewma": {**{k: v for k, v in WRED_CONSTS.items() if k != "gentle"}, "alpha": 0.5},
+}
+
+
+def _committed_props() -> list[Path]:
+    """Every committed property file PRISM is expected to read: models/*.props, models/templates/*.props and
+    models/rendered/*.props, less the Storm-only ``*.storm.props`` (checked on Storm below)."""
+    files = [p for d in ("", "templates", "rendered") for p in sorted((MODELS_DIR / d).glob("*.props"))]
+    return [p for p in files if not p.name.endswith(".storm.props")]
+
+
+def _storm_only_props() -> list[Path]:
+    return sorted(MODELS_DIR.rglob("*.storm.props"))
+
+
+def _model_of(props: Path) -> Path:
+    """The model a property file belongs to: ``X.props`` and ``X.storm.props`` go with ``X.prism``."""
+    return props.with_name(props.name.split(".")[0] + ".prism")
+
+
+def test_every_committed_props_file_has_a_check():
+    assert _committed_props(), "no committed property files found"
+    for pp in _committed_props() + _storm_only_props():
+        assert _model_of(pp).exists(), pp
+        assert _model_of(pp).stem in COMMITTED_CONSTANTS, f"{pp}: give its constants in COMMITTED_CONSTANTS"
+
+
+@pytest.mark.parametrize("props", _committed_props(), ids=lambda p: str(p.relative_to(MODELS_DIR)))
+def test_every_committed_props_file_checks_on_storm(props):
+    model = _model_of(props)
+    named = parse_props_text(props.read_text())
+    r = check(str(model), named, COMMITTED_CONSTANTS[model.stem])
+    assert r.states > 0 and set(r.values) == {n for n, _ in named}
+    assert all(np.isfinite(v) for v in r.values.values()), r.values
+
+
+@pytest.mark.prism
+@needs_prism
+@pytest.mark.parametrize("props", _committed_props(), ids=lambda p: str(p.relative_to(MODELS_DIR)))
+def test_every_committed_props_file_checks_on_prism_as_a_user_runs_it(props, tmp_path):
+    """`prism MODEL PROPS -const ...` on the committed files themselves (PRISM's default engine, with the model's
+    `// prism-options:` header): every property parses and gets a result, and the results agree with Storm's.
+
+    PRISM runs with ``-epsilon`` EPS (its stopping rule, a relative change between iterates: at its default 1e-6
+    the slowly mixing TSQ chains stop 1e-5 to 1e-4 short); Storm's MDP values come from value iteration without
+    an error bound (measured 1e-8 relative off direct solves), so 1e-6 relative is the claim here."""
+    model = _model_of(props)
+    consts = COMMITTED_CONSTANTS[model.stem]
+    res = tmp_path / "res.txt"
+    cmd = ["prism", str(model), str(props), "-exportresults", f"{res}:csv", "-epsilon", repr(EPS),
+           *prism_options(model.read_text())]
+    if consts:
+        cmd += ["-const", ",".join(f"{k}={v!r}" for k, v in consts.items())]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    errors = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.startswith("Error")]
+    assert proc.returncode == 0 and not errors, "\n".join(errors) or proc.stdout[-2000:]
+    named = parse_props_text(props.read_text())
+    blocks = res.read_text().strip().split("\n\n")
+    assert len(blocks) == len(named), proc.stdout[-2000:]
+    storm = check(str(model), named, consts)
+    for (name, _), block in zip(named, blocks):
+        value = float(block.strip().splitlines()[-1].split(",")[-1])
+        assert value == pytest.approx(storm.values[name], rel=1e-6, abs=ABS), name
+
+
+@pytest.mark.parametrize("props", _storm_only_props(), ids=lambda p: str(p.relative_to(MODELS_DIR)))
+def test_storm_only_props_files_say_so_and_check_on_storm(props):
+    """A property PRISM cannot read (LRA on an MDP) lives in a ``*.storm.props`` file whose header says so."""
+    header = props.read_text().split('"', 1)[0]
+    assert "Storm-only" in header and "PRISM" in header
+    model = _model_of(props)
+    named = parse_props_text(props.read_text())
+    r = check(str(model), named, COMMITTED_CONSTANTS[model.stem])
+    assert set(r.values) == {n for n, _ in named} and all(np.isfinite(v) for v in r.values.values())

@@ -133,7 +133,8 @@ def test_verify_reports_disagreement_apart_from_slos_exit_3(tmp_path, capsys, mo
     assert code == 3
     slo_part, agree_part = out.split("agreement between methods")
     assert "FAIL" not in out and "DISAGREE" in agree_part and "EF.delay.mean" in agree_part
-    assert "SLOs 2 hold, 0 fail" in out and "1 disagree" in out
+    # one SLO judged by two methods is one SLO that holds, not two
+    assert "SLOs 1 hold, 0 fail (2 method verdicts)" in out and "1 disagree" in out
 
 
 # ---- JUnit ---------------------------------------------------------------------------------------------------
@@ -177,6 +178,79 @@ def test_junit_written_for_an_input_error(tmp_path, capsys):
     (case,) = root.findall(".//testcase")
     assert case.find("failure") is not None and "unstable" in case.find("failure").get("message")
     assert root.find("testsuite").get("failures") == "1" and case.get("time") is not None
+
+
+# ---- incomplete reports (a run stopped by a signal) -------------------------------------------------------------
+
+def _stop_at_the_simulator(monkeypatch):
+    """The pq_txq system sends this test's process SIGTERM when asked to simulate (in the engine's child,
+    after it reported the closed forms as done): a signal arriving at a known stage, in the test's own
+    process (which runs the command in-process when numba's threads already run here: it works alike)."""
+    import os
+    import signal
+    import time
+
+    from qosbound.systems import pq_txq
+
+    real = pq_txq.evaluate
+    me = os.getpid()
+
+    def evaluate(scn, methods, progress):
+        if "simulated" in methods:
+            os.kill(me, signal.SIGTERM)
+            time.sleep(60)
+        return real(scn, methods, progress)
+
+    monkeypatch.setattr(pq_txq, "evaluate", evaluate)
+
+
+def test_a_verify_stopped_by_sigterm_writes_what_it_judged_marked_incomplete(tmp_path, capsys, monkeypatch):
+    """Stopped in the simulator after the closed forms and the model: the JUnit report has the verdicts judged
+    so far as usual, and its .slo suite carries incomplete=true, the signal, the methods done and not done, an
+    error testcase naming the signal and a skipped testcase per SLO no finished method judged."""
+    _stop_at_the_simulator(monkeypatch)
+    raw = load_raw(FERRARI)
+    raw["slos"].append({"metric": "EF.delay.mean", "max": "50 ms", "method": "simulated"})
+    junit = tmp_path / "r.xml"
+    code = main(["verify", write(tmp_path, raw), "--junit", str(junit), "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 143 and err.strip().splitlines() == [
+        "qosbound: terminated (SIGTERM): evaluating ferrari2001 stopped"], err
+    assert "ferrari2001: incomplete" in out and "not judged" in out
+    root = ET.parse(junit).getroot()
+    slo = next(x for x in root.iter("testsuite") if x.get("name") == "ferrari2001.slo")
+    assert len(slo.findall("properties")) == 1  # the inputs as understood and the marks, in one element
+    props = {p.get("name"): p.get("value") for p in slo.find("properties").iter("property")}
+    assert {k: props[k] for k in ("incomplete", "signal", "methods_done", "methods_not_done")} == {
+        "incomplete": "true", "signal": "SIGTERM", "methods_done": "closed-form, model-checked",
+        "methods_not_done": "simulated"}
+    assert any(k.startswith("input.") for k in props)  # the inputs as understood, as in a finished report
+    cases = list(slo.iter("testcase"))
+    assert int(slo.get("tests")) == len(cases) and slo.get("errors") == "1"
+    (error,) = [c for c in cases if c.find("error") is not None]
+    assert error.get("name") == "interrupted by SIGTERM" and "SIGTERM" in error.find("error").get("message")
+    skipped = [c.get("name") for c in cases if c.find("skipped") is not None]
+    assert skipped == ["EF.delay.mean <= 50 ms [not judged]"] and slo.get("skipped") == "1"
+    judged = [c for c in cases if c.find("error") is None and c.find("skipped") is None]
+    assert judged and all("model-checked" in c.get("name") or "closed-form" in c.get("name") for c in judged)
+    assert root.find(".//testsuite[@name='ferrari2001.agreement']") is not None
+
+
+def test_a_stopped_verify_json_says_complete_false_and_what_was_done(tmp_path, capsys, monkeypatch):
+    _stop_at_the_simulator(monkeypatch)
+    code = main(["verify", str(FERRARI), "--json", "--quiet"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 143 and doc["complete"] is False and doc["exit_code"] == 143
+    i = doc["interrupted"]
+    assert (i["signal"], i["exit_code"], i["methods_done"], i["methods_not_done"]) == (
+        "SIGTERM", 143, ["closed-form", "model-checked"], ["simulated"])
+    assert {v["method"] for v in doc["slo_verdicts"]} <= {"closed-form", "model-checked"} and doc["slo_verdicts"]
+
+
+def test_a_finished_report_says_complete(tmp_path, capsys):
+    code = main(["verify", str(FERRARI), "--methods", FAST, "--json", "--quiet"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["complete"] is True and "interrupted" not in doc and code in (0, 1, 3)
 
 
 # ---- display ---------------------------------------------------------------------------------------------------
@@ -283,3 +357,49 @@ def test_junit_into_a_missing_directory_is_refused_before_evaluating(tmp_path, c
     monkeypatch.setattr(pq_txq, "evaluate", boom)
     code = main(["verify", str(FERRARI), "--junit", str(tmp_path / "no" / "r.xml"), "--quiet"])
     assert code == 2 and "does not exist" in capsys.readouterr().err
+
+
+# ---- counts per SLO, not per method verdict ------------------------------------------------------------------
+
+def _v(name, metric, method, status):
+    return Verdict(kind="slo", name=name, metric=metric, method=method, status=status, value=1.0, limit=1.0,
+                   unit="s", margin=0.0 if status == "holds" else -1.0)
+
+
+def test_two_slos_judged_by_three_methods_are_two_slos():
+    """'SLOs 0 hold, 6 fail' for a file with two SLOs: the count is per SLO (the exit code's rule: an SLO fails
+    when a verdict on it fails), and says how many method verdicts there were."""
+    from qosbound.report import slo_counts, slo_outcomes, slo_summary
+
+    both_fail = [_v(n, m, meth, "violated") for n, m in (("A <= 1 ms", "EF.delay.p99"), ("B <= 1e-4", "EF.loss"))
+                 for meth in ("closed-form", "model-checked", "simulated")]
+    assert slo_summary(both_fail) == "SLOs 0 hold, 2 fail (6 method verdicts)"
+    mixed = [_v("A <= 1 ms", "EF.delay.p99", "model-checked", "holds"),
+             _v("A <= 1 ms", "EF.delay.p99", "simulated", "violated"),
+             _v("B <= 1e-4", "EF.loss", "model-checked", "holds"), _v("B <= 1e-4", "EF.loss", "simulated", "inconclusive")]
+    assert [(n, st) for n, st, _ in slo_outcomes(mixed)] == [("A <= 1 ms", "violated"), ("B <= 1e-4", "inconclusive")]
+    assert slo_counts(mixed) == {"slos": 2, "hold": 1, "fail": 1, "inconclusive": 1, "missing": 0, "verdicts": 4}
+    missing = [_v("C >= 1 Mbit/s", "f.rate", "any", "missing")]
+    assert slo_summary(missing) == "SLOs 0 hold, 1 fail (1 not judged: no requested method gives the metric)"
+
+
+def test_verify_counts_slos_and_names_the_method_that_fails_one(tmp_path, capsys, monkeypatch):
+    """An SLO held by the model and violated by the simulation is one failing SLO, and the report says which
+    method failed it."""
+    se = 1e-6
+    _fake_system(monkeypatch, [
+        Result("EF.delay.mean", "model-checked", 5e-3, "s", Interval.numerical(5e-3 - 1e-12, 5e-3 + 1e-12)),
+        Result("EF.delay.mean", "simulated", 12e-3, "s", Interval.ci(12e-3 - 2 * se, 12e-3 + 2 * se, 0.95, se=se,
+                                                                      dof=7)),
+        Result("EF.loss", "model-checked", 1e-6, "1", Interval.numerical(1e-6, 1e-6)),
+    ])
+    raw = load_raw(FERRARI)
+    raw["slos"] = [{"metric": "EF.delay.mean", "max": "10 ms"}, {"metric": "EF.loss", "max": 1e-4}]
+    code = main(["verify", write(tmp_path, raw), "--quiet", "--methods", "model-checked,simulated", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1 and doc["slo_counts"] == {"slos": 2, "hold": 1, "fail": 1, "inconclusive": 0, "missing": 0,
+                                               "verdicts": 3}
+    main(["verify", write(tmp_path, raw), "--quiet", "--methods", "model-checked,simulated"])
+    out = capsys.readouterr().out
+    assert "=> EF.delay.mean <= 10 ms fails (by simulated; an SLO fails when a verdict on it fails)" in out
+    assert "SLOs 1 hold, 1 fail (3 method verdicts)" in out

@@ -111,7 +111,9 @@ def test_closed_form_sweep_table_plots_and_cache(capsys, tmp_path):
             "--out", str(out), "--cache", str(cache)]
     code, stdout, _ = sweep(capsys, *argv)
     assert code == 1  # the scenario's p99 SLO needs a method that gives quantiles: 'missing' fails
-    assert stdout.startswith("ferrari2001: 3 points, 0 from cache, 3 computed")
+    assert stdout.startswith("inputs as understood\n  link.rate ")  # the scenario as read, before any point
+    assert "\ngrid\n  traffic.EF.rate (rate): 200 kbit/s, 1 Mbit/s, 2 Mbit/s\n" in stdout
+    assert "\nferrari2001: 3 points, 0 from cache, 3 computed" in stdout
     rows = read_csv(out / "sweep.csv")
     assert list(rows[0])[:4] == ["traffic.EF.rate [bit/s]", "metric", "method", "value"]
     invalid = [r for r in rows if r["status"] == "invalid"]
@@ -145,7 +147,7 @@ def test_closed_form_sweep_table_plots_and_cache(capsys, tmp_path):
     # a rerun: every point from the cache, the same table
     before = (out / "sweep.csv").read_text()
     code2, stdout2, _ = sweep(capsys, *argv)
-    assert code2 == code and stdout2.startswith("ferrari2001: 3 points, 3 from cache, 0 computed")
+    assert code2 == code and "\nferrari2001: 3 points, 3 from cache, 0 computed" in stdout2
     assert (out / "sweep.csv").read_text() == before
 
 
@@ -230,3 +232,33 @@ def test_plot_axes_take_the_prefix_of_their_largest_value():
     assert display_scale([850.0], "bit/s") == (1.0, "bit/s")
     assert display_scale([0.2, 0.5], "1") == (1.0, "1")
     assert display_scale([], "s") == (1.0, "s") and display_scale([0.0], "s") == (1.0, "s")
+
+
+def test_plot_legends_name_the_kind_and_tails_use_a_log_axis(capsys, tmp_path):
+    """A bound was drawn under the legend 'closed-form' alone, and drop probabilities on a linear axis (1e-12 on
+    zero): now each line is named by its method and kind, and a drop probability's axis is logarithmic."""
+    out = tmp_path / "out"
+    code, _, _ = sweep(capsys, str(ROOT / "examples" / "takeo2003.yaml"), "--vary",
+                       "traffic.AF2.rate=100kbit/s..400kbit/s:3", "--methods", "closed-form", "--out", str(out),
+                       "--no-cache")
+    assert code in (0, 1)
+    drop = (out / "AF2.drop.AF21.svg").read_text()
+    assert "closed-form: approximation" in drop and "AF2.drop.AF21 (log)" in drop
+    rate = (out / "AF2.rate.svg").read_text()  # a CBWFQ share: exact, on a linear axis
+    assert "closed-form: exact" in rate and "(log)" not in rate
+    out2 = tmp_path / "out2"
+    sweep(capsys, FERRARI, "--vary", "traffic.EF.rate=200kbit/s,1Mbps", "--methods", "closed-form", "--out",
+          str(out2), "--no-cache")
+    assert "closed-form: upper bound" in (out2 / "EF.delay.worst_case_mean.svg").read_text()
+
+
+def test_which_metrics_go_on_a_log_axis():
+    from qosbound.sweep.run import _log_axis
+    from qosbound.systems import get_system
+
+    pq = get_system("pq_txq")
+    assert _log_axis(pq, "EF.loss", [1e-12, 1e-3]) and _log_axis(pq, "EF.delay.ccdf@10ms", [0.2, 0.3])
+    assert not _log_axis(pq, "EF.delay.p99", [1e-3, 1e-1])  # a time: linear
+    assert not _log_axis(pq, "EF.loss", [0.0, 0.0])  # nothing positive to draw
+    assert not _log_axis(pq, "EF.aggregation_degree", [0.2, 0.5]) and _log_axis(pq, "EF.aggregation_degree",
+                                                                                 [1e-4, 0.5])

@@ -71,7 +71,7 @@ def test_mdp_best_policy_matches_direct_solve(bits):
     """Storm's best long-run square-root-law throughput equals the direct solve (greedy hint per state, which is
     optimal because the tagged flow does not change the queue), within the MDP solver's tolerance."""
     ab = M.Abstraction(SMALL.N, SMALL.lam, SMALL.p_lo, SMALL.p_hi, SMALL.l, SMALL.slot, bits)
-    r = engine.check(M.MDP_MODEL, M.MDP_PROPS, ab.mdp_constants())
+    r = engine.check(M.MDP_MODEL, M.mdp_properties(), ab.mdp_constants())
     direct = M.best_policy_direct(ab)
     assert r.values["max_sqrt_law"] == pytest.approx(direct, rel=GAIN_TOLERANCE)
     # the renewal-reward form PRISM can check gives the same optimum (its value iteration is tighter here)
@@ -85,7 +85,7 @@ def test_flat_rendering_equals_bitwise_mdp(bits):
     ab = M.Abstraction(SMALL.N, SMALL.lam, SMALL.p_lo, SMALL.p_hi, SMALL.l, SMALL.slot, bits)
     g = M.no_gain(ab, goodput=True)
     assert g["states"] == SMALL.N + 1 and g["transitions"] == 2 ** bits * (3 * (SMALL.N + 1) - 2)
-    r = engine.check(M.MDP_MODEL, M.MDP_PROPS, ab.mdp_constants())
+    r = engine.check(M.MDP_MODEL, M.mdp_properties(), ab.mdp_constants())
     assert g["max"] == pytest.approx(r.values["max_sqrt_law"], rel=GAIN_TOLERANCE)
     assert g["max_goodput"] == pytest.approx(r.values["max_goodput"], rel=GAIN_TOLERANCE)
     assert g["capped_reachable"] == (r.values["p_capped"] > 0.5)

@@ -78,14 +78,16 @@ def test_hint_dtmc_on_prism_equals_storm(tmp_path, bits, d):
 
 @pytest.mark.parametrize("bits", [1, 3])
 def test_mdp_on_prism_equals_storm(tmp_path, bits):
-    """models/tsq.prism: PRISM rejects only the Storm-only LRA properties; it checks the renewal-reward form of
+    """models/tsq.prism: PRISM rejects the Storm-only LRA properties (models/tsq.storm.props); it checks every
+    property of models/tsq.props, the renewal-reward form of
     the best hint policy, which equals Storm's LRA value (within its solver error) and the direct solve."""
     ab = M.Abstraction(**SMALL, bits=bits)
     consts = ab.mdp_constants()
-    storm = engine.check(M.MDP_MODEL, M.MDP_PROPS, consts)
-    _, _, out = prism(M.MDP_MODEL, _props(M.MDP_PROPS)[:1], consts, tmp=tmp_path)
-    assert "LRA" in out  # PRISM has no long-run averages for MDPs: this property is Storm-only
-    values, states, out = prism(M.MDP_MODEL, _props(M.MDP_PROPS, skip=M.MDP_STORM_ONLY), consts, tmp=tmp_path)
+    storm = engine.check(M.MDP_MODEL, M.mdp_properties(), consts)
+    _, _, out = prism(M.MDP_MODEL, _props(M.MDP_STORM_PROPS)[:1], consts, tmp=tmp_path)
+    assert "LRA" in out  # PRISM has no long-run averages for MDPs: tsq.storm.props is Storm-only
+    assert [n for n, _ in _props(M.MDP_STORM_PROPS)] == list(M.MDP_STORM_ONLY)
+    values, states, out = prism(M.MDP_MODEL, _props(M.MDP_PROPS), consts, tmp=tmp_path)
     assert states == storm.states == ab.mdp_states(), out
     assert set(values) == {"p_capped", "cycle_sqrt_law", "cycle_steps"}, out
     assert values["p_capped"] == storm.values["p_capped"]
@@ -110,7 +112,8 @@ def test_example_rendering_on_prism(tmp_path):
     _assert_close(values, storm.values)
 
     mdp_model, mdp_props = out_dir / "tsq-audio_tsq.prism", out_dir / "tsq-audio_tsq.props"
-    props = [p for p in _props(mdp_props, skip=M.MDP_STORM_ONLY) if p[0] == "p_capped"]
+    assert (out_dir / "tsq-audio_tsq.storm.props").read_text() == M.MDP_STORM_PROPS.read_text()
+    props = [p for p in _props(mdp_props) if p[0] == "p_capped"]
     values, states, out = prism(mdp_model, props, tmp=tmp_path)
     storm = engine.check(mdp_model, props)
     assert states == engine.build(mdp_model).states == (800 + 2) * 31, out

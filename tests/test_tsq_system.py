@@ -161,8 +161,8 @@ def test_model_render_and_check(tmp_path, capsys):
     """`qosbound model render` writes both TSQ models with constants filled in; the DTMC then checks on Storm."""
     assert main(["model", "render", str(EXAMPLE), "--out", str(tmp_path)]) == 0
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["tsq-audio_tsq.prism", "tsq-audio_tsq.props", "tsq-audio_tsq_hint.prism",
-                     "tsq-audio_tsq_hint.props"]
+    assert names == ["tsq-audio_tsq.prism", "tsq-audio_tsq.props", "tsq-audio_tsq.storm.props",
+                     "tsq-audio_tsq_hint.prism", "tsq-audio_tsq_hint.props"]
     capsys.readouterr()
     assert main(["model", "check", str(tmp_path / "tsq-audio_tsq_hint.prism"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

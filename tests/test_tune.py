@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -111,15 +112,35 @@ def test_nothing_feasible_exits_1_with_the_nearest_points(capsys):
     assert code == 1 and not doc["found"] and doc["optimum"] is None
     assert doc["rejected"] == {"SLO AF2.delay.mean <= 1 us fails": 3}
     assert doc["nearest_rejected"][0]["reason"] == "SLO AF2.delay.mean <= 1 us fails"
+    assert doc["closest_infeasible"] == doc["nearest_rejected"][0]
+
+
+def test_nothing_feasible_says_why_and_how_far_in_text(capsys):
+    """Without a feasible point the text report proposes no value, and says why: the point closest to feasible
+    and, for each SLO it fails, by how much it misses the limit."""
+    code = main(["tune", TAKEO, "--vary", "traffic.AF2.rate=100kbit/s..300kbit/s:3", "--maximise",
+                 "traffic.AF2.rate", "--slo", "AF2.delay.mean<=1 us", "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "no feasible point: each of the 3 points evaluated fails an SLO or is invalid; no value is proposed" in out
+    assert "closest to feasible: traffic.AF2.rate = 100 kbit/s" in out
+    assert re.search(r"SLO AF2\.delay\.mean <= 1 us fails: misses its limit by [0-9.e+]+ (%|times) of the limit",
+                     out), out
+    assert "optimum:" not in out
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--vary", "traffic.AF2.rate=1..2", "--maximise", "traffic.AF1.rate"], "not varied"),
-    (["--vary", "traffic.AF2.rate=1..2", "--maximise", "AF9.nothing"], "neither a parameter"),
-    (["--vary", "traffic.AF2.rate=2..1", "--maximise", "traffic.AF2.rate"], "empty"),
-    (["--vary", "traffic.AF2.rate=1..2", "--maximise", "traffic.AF2.rate", "--slo", "AF2.delay.mean"], "--slo"),
-    (["--vary", "traffic.AF2.rate=1..2", "--maximise", "traffic.AF2.rate", "--method", "nope"], "--method"),
+    (["--vary", "traffic.AF2.rate=1Mbit/s..2Mbit/s", "--maximise", "traffic.AF1.rate"], "not varied"),
+    (["--vary", "traffic.AF2.rate=1Mbit/s..2Mbit/s", "--maximise", "AF9.nothing"], "neither a parameter"),
+    (["--vary", "traffic.AF2.rate=2Mbit/s..1Mbit/s", "--maximise", "traffic.AF2.rate"], "empty"),
+    (["--vary", "traffic.AF2.rate=1Mbit/s..2Mbit/s", "--maximise", "traffic.AF2.rate", "--slo", "AF2.delay.mean"],
+     "--slo"),
+    (["--vary", "traffic.AF2.rate=1Mbit/s..2Mbit/s", "--maximise", "traffic.AF2.rate", "--method", "nope"],
+     "--method"),
     (["--vary", "nope.x=1..2", "--maximise", "nope.x"], "no parameter"),
+    (["--vary", "traffic.AF2.rate=1..2", "--maximise", "traffic.AF2.rate"], "'1' has no unit"),
+    (["--vary", "traffic.AF2.rate=1Mbit/s..2Mbit/s", "--maximise", "traffic.AF2.rate", "--slo",
+      "AF2.delay.mean<=0.02"], "'0.02' has no unit"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, args, words):
     code = main(["tune", TAKEO, *args, "--quiet"])

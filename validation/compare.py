@@ -6,7 +6,9 @@ metrics the models produce, by name (``<class>.delay.mean``, ``.pNN``,
 colour), ``<class>.loss``, ``<class>.drop``, ``<class>.drop.<colour>``,
 ``<flow>.throughput`` (delivered bit/s; ``.rate`` names a configured or
 model rate, not a trace statistic); a colour is ``AF12``-style or
-green/yellow/red), so the same code serves every system. The ``<class>`` prefix
+green/yellow/red, and any other precedence name ``P`` of ``<class>.drop.P``
+selects the rows whose flow is ``<class>.P`` (a port's traces name their flows
+so)), so the same code serves every system. The ``<class>`` prefix
 selects the rows whose ``cls`` (or else ``flow``) equals it.
 
 Intervals: packets of a trace are correlated in time, so the packets of the
@@ -113,7 +115,8 @@ def _parse(metric: str):
         return parts[0], "drop", None
     if len(parts) == 3 and parts[1] == "drop":
         col = _colour(parts[0], parts[2])
-        return (parts[0], "drop", col) if col is not None else None
+        # a precedence named otherwise (a port's DSCP: critical.drop.AF31) selects the rows of flow 'X.<name>'
+        return (parts[0], "drop", col if col is not None else f"{parts[0]}.{parts[2]}")
     if len(parts) == 2 and parts[1] == "throughput":
         return parts[0], "rate", None
     return None
@@ -176,7 +179,10 @@ def trace_metric(t: TraceArrays, metric: str, method: str, *, batches: int = 20,
                           Interval.lower_bound(value, note=f"the largest of {len(d)} delays in the trace: the true "
                                                            "maximum is at least this"), prov)
     elif kind == "drop":
-        s2 = sel if arg in (None, -1) else sel & (t.colour == arg)
+        if isinstance(arg, str):
+            s2 = sel & (t.flow == arg)
+        else:
+            s2 = sel if arg in (None, -1) else sel & (t.colour == arg)
         x = t.dropped[s2].astype(float)
         if len(x) < 2 * batches:
             return None

@@ -1,4 +1,4 @@
-"""A dumbbell of TCP flows through a DiffServ bottleneck (numba event loop): qosbound's packet-level TCP simulator.
+"""A dumbbell of TCP, TFRC and open-loop flows through a DiffServ bottleneck: qosbound's packet-level network engine.
 
 Topology: ``n`` senders -> router R1 -> bottleneck link (``rate`` bit/s, one-way delay
 ``delay``) -> router R2 -> ``n`` receivers; ACKs come back R2 -> R1 over a reverse bottleneck
@@ -36,7 +36,11 @@ and its ACKs to ``ack_class`` of the other. A scheduler puts the next packet on 
 one has left (departure events): the highest ``priority`` level with a packet waiting is served (strict
 priority, non-preemptive), and the classes of one level share by deficit round robin with quanta in
 proportion to their ``weight`` (CBWFQ-like; Cisco's LLQ + CBWFQ is one policed priority class above
-weighted ones). ``police`` drops a class's arrivals of that colour or above (behind the flow's marker:
+weighted ones); with ``sharing="scfq"`` they share by self-clocked fair queueing instead (Golestani 1994: a
+packet's finish tag is max(the tag in service, its class's last tag) + its transmission time / the class's share of
+the level's weights; the smallest tag at the heads goes next, the lower class on a tie), which interleaves packets
+as finely as the weights allow (DRR sends a quantum per turn). Either way a level is work conserving: an idle
+class's share goes to the others (CBQ's borrowing). ``police`` drops a class's arrivals of that colour or above (behind the flow's marker:
 an EF policer). A class queue holds only waiting packets, so its dropper sees what a FIFO's sees with
 ``uncounted=1``; a class link's departure sorts before other events at the same instant, as a FIFO's
 packet that leaves at ``t`` is gone for an arrival at ``t``. With these, one class per direction gives
@@ -55,6 +59,16 @@ kept (``RunResult.udp``, :class:`UdpStats`: loss, mean, percentiles, jitter). Wi
 chains the event loop draws the same random numbers and pushes the same events as without them: TCP-only results
 are unchanged. ``n`` may be 0 when there are sources.
 
+TFRC flows (``tfrc``, tuple of :class:`Tfrc`): TFRC (RFC 5348) or gTFRC (target ``target``; Jourjon, Lochin &
+Sénac 2008) senders at a node ``access`` seconds from their router, rate-paced packets of ``size`` bytes into a
+class of their direction (colour fixed or from their own or a shared marker), their receivers at the far router.
+The sender and receiver are :mod:`qosbound.validation.tfrc_sender`, with its feedback model per flow:
+``"receiver"`` (RFC 5348: the receiver measures the loss event rate and the receive rate and reports once per RTT;
+the report is a ``fb_size``-byte packet through the reverse bottleneck, queued and possibly lost there like an
+ACK) or ``"sender"`` (immediate: the sender learns of each drop at once and of each delivered packet's RTT, its
+forward delay plus the reverse path's propagation; no packet goes back). Per-flow figures are in
+``RunResult.tfrc`` (:class:`TfrcStats`).
+
 Client chains (``then``, ``think``): a flow whose ``starts`` is ``inf`` starts only when the flow naming it in
 ``then`` has delivered its whole file, after an exponential think time of mean ``think`` (0: at once): a client
 fetching files one after another (HTTP/1.0, one connection per file), as WebStone's clients do.
@@ -66,7 +80,7 @@ Simplifications (besides those of :mod:`qosbound.validation.tcp`):
   links (12 us per 1500-byte packet).
 * A class is policed only by colour (its flows' markers); there is no class-level token bucket (Cisco's
   LLQ polices the priority class only under congestion; here a marker polices it always).
-* Data segments are ``mss + header`` bytes on the wire (``header`` 42: PPP 2 + IPv4 20 + TCP 20,
+* Data segments are ``mss + header`` bytes on the wire (``header`` 42 by default: PPP 2 + IPv4 20 + TCP 20,
   no timestamps); ACKs are ``header`` bytes plus the SACK option (4 + 8 per block, padded).
 * Flows start at ``starts[i]`` (default: independent uniform in [0, ``start_spread``)) with no
   handshake (ns-3 spends one RTT on SYN / SYN-ACK first).
@@ -77,37 +91,40 @@ Measured over [``warmup``, ``duration``] (per flow): goodput = distinct payload 
 order to the receiving application; throughput = payload bytes of every data segment that
 reached the receiver (retransmissions and duplicates included); the bottleneck's data arrivals,
 queue drops and random losses; ACKs sent, dropped and delivered; segments sent, retransmitted,
-timeouts, fast recoveries; the time-average and largest ``cwnd``. A finite file's completion time
-is from its flow's start to when its last segment reached the receiver in order.
+timeouts, fast recoveries (whole run, and in the window); the time-average and largest ``cwnd``; the
+time-average ``srtt``. A finite file's completion time is from its flow's start to when its last segment reached
+the receiver in order.
 
-Speed: the event loop is one numba function with a binary heap; a FIFO's departures are computed
-when a packet is admitted (no departure events), so a data segment costs two events (arrival at
-R1, arrival at the receiver) and an ACK two (arrival at R2, arrival at the sender). About 1e6
-packets per second on one core (``benchmarks/bench_tcp.py``: 1.09e6, 141 times ns-3's rate on the
-same dumbbell).
+Packet record (``trace``: source names ``"tcp<i>"``, ``"tfrc<j>"`` or a TFRC flow's name, ``"udp<u>"`` or a
+source's name, or ``"*"`` for all): one row per data packet of those sources (not ACKs or feedback) with its send
+time, its arrival at the bottleneck queue, its departure (last bit on the wire; nan when dropped), and its arrival
+at the receiver (``RunResult.trace``, :class:`PacketTrace`; :meth:`PacketTrace.table` gives the one trace schema).
+
+Speed: the event loop (:mod:`qosbound.validation.dumbbell_loop`) is one numba function over an array heap; a
+FIFO's departures are computed when a packet is admitted (no departure events), so a data segment costs two events
+(arrival at R1, arrival at the receiver) and an ACK one (arrival at the sender: the receiver hands it to R2's queue
+at once), with one pending delayed-ACK and retransmission timer event per flow. ``benchmarks/bench_tcp.py``
+measures it beside ns-3 on the same dumbbell (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
 from qosbound.validation import tcp as T
-from qosbound.validation.droppers import MODES, avg_index, colour_drop_prob, ewma_idle, update_averages
-from qosbound.validation.markers import KINDS, mark, new_state
+from qosbound.validation import tfrc_sender as TF
+from qosbound.validation.droppers import MODES
+from qosbound.validation.dumbbell_loop import PKT, run
+from qosbound.validation.markers import KINDS, new_state
 
-__all__ = ["Queue", "Marker", "Class", "Udp", "Dumbbell", "FlowStats", "ClassStats", "UdpStats", "RunResult",
-           "simulate", "replicate", "HEADER"]
+__all__ = ["Queue", "Marker", "Class", "Udp", "Tfrc", "Dumbbell", "FlowStats", "ClassStats", "UdpStats", "TfrcStats",
+           "PacketTrace", "RunResult", "simulate", "replicate", "HEADER", "UDP_KINDS"]
 
 HEADER = 42  # PPP 2 + IPv4 20 + TCP 20 bytes
-
-# event kinds (7: a class link's departure; 8: an open-loop packet generated at its queue; 9: delivered)
-_START, _FWD_ARR, _RX_DATA, _REV_ARR, _RX_ACK, _RTO, _DELACK = range(7)
 UDP_KINDS = {"cbr": 0, "poisson": 1, "onoff": 2}
 
 
@@ -179,7 +196,8 @@ class Udp:
     the mean rate is ``rate on / (on + off)``). ``size``: bytes on the wire (the bottleneck's packet size).
     Packets are generated until ``stop`` (default: the end of the run) and offered to the bottleneck queue of
     ``direction`` (0 R1 -> R2, 1 R2 -> R1), class ``cls`` of that direction's classes; their colour is the
-    ``marker``'s (colour blind) or the fixed ``colour``. ``access``: one-way delay added after the bottleneck
+    ``marker``'s (colour blind; an int shares entry ``marker`` of :attr:`Dumbbell.marker`, the one the TCP flows
+    of that group meter through) or the fixed ``colour``. ``access``: one-way delay added after the bottleneck
     (the sender sits at the router, its access link at the far side is infinitely fast)."""
 
     kind: str = "cbr"
@@ -188,12 +206,40 @@ class Udp:
     direction: int = 0
     cls: int = 0
     colour: int = 0
-    marker: Marker | None = None
+    marker: Marker | int | None = None
     start: float = 0.0
     stop: float = math.inf
     on: float = 0.352  # s, mean on period (onoff)
     off: float = 0.650  # s, mean off period (onoff)
     access: float = 0.0
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Tfrc:
+    """A TFRC (RFC 5348) or gTFRC (Jourjon, Lochin & Sénac 2008) flow: its sender ``access`` s from the router of its
+    ``direction`` (0: R1, data R1 -> R2), its receiver at the far router.
+
+    ``target``: gTFRC's g, bit/s (0: plain TFRC). ``size``: bytes on the wire per packet. ``feedback``:
+    ``"receiver"`` (RFC 5348 reports, ``fb_size``-byte packets through the reverse bottleneck into class
+    ``fb_class``) or ``"sender"`` (immediate; :mod:`qosbound.validation.tfrc_sender`). ``cls``: the data's class in
+    its direction's classes; colour: the ``marker``'s (an int shares an entry of :attr:`Dumbbell.marker`) or the
+    fixed ``colour``. ``max_rate``: a cap on the sending rate, bit/s (a codec's rate). ``header_rtt``: the receiver
+    takes its RTT from the data packets' headers (RFC 5348 3.2.1) instead of the sender's current estimate."""
+
+    target: float = 0.0
+    size: int = 1500
+    feedback: str = "receiver"
+    direction: int = 0
+    cls: int = 0
+    fb_class: int = 0
+    fb_size: int = 46  # PPP 2 + IPv4 20 + UDP 8 + RFC 5348 section 6.2's four 4-byte fields
+    colour: int = 0
+    marker: Marker | int | None = None
+    access: float = 0.005
+    start: float = 0.0
+    max_rate: float = math.inf
+    header_rtt: bool = False
     name: str = ""
 
 
@@ -237,6 +283,10 @@ class Dumbbell:
     then: tuple = ()  # per flow: the flow that starts when this one's file has arrived (-1: none; default: none)
     think: float = 0.0  # s, mean exponential think time before a ``then`` flow starts (0: at once)
     udp: tuple = ()  # open-loop sources (:class:`Udp`), sharing the bottleneck queues with the TCP flows
+    tfrc: tuple = ()  # TFRC / gTFRC flows (:class:`Tfrc`)
+    header: int = HEADER  # bytes of a TCP segment's headers on the wire (an ACK's size without SACK)
+    sharing: str = "drr"  # how the classes of one priority level share: "drr" or "scfq"
+    trace: tuple = ()  # sources whose data packets are recorded ("tcp0", "tfrc0", "udp0", names, or "*")
     duration: float = 30.0
     warmup: float = 5.0
 
@@ -250,7 +300,8 @@ class Dumbbell:
 
     def base_rtt(self):
         acc = np.asarray(self.per_flow(self.access, "access"), dtype=float)
-        return 2 * (acc + self.delay) + 8 * (self.mss + HEADER) / self.rate + 8 * HEADER / (self.rev_rate or self.rate)
+        h = self.header
+        return 2 * (acc + self.delay) + 8 * (self.mss + h) / self.rate + 8 * h / (self.rev_rate or self.rate)
 
 
 @dataclass
@@ -276,6 +327,11 @@ class FlowStats:
     drops_by_colour: np.ndarray  # (3,) forward drops per colour
     arrivals_by_colour: np.ndarray  # (3,)
     uplink_drops: np.ndarray = None  # data segments dropped by the full uplink of the flow's node
+    srtt_mean: np.ndarray = None  # s, time average of srtt over the window
+    window_sent: np.ndarray = None  # segments sent (new and retransmitted) in the window
+    window_retransmitted: np.ndarray = None
+    window_timeouts: np.ndarray = None
+    window_recoveries: np.ndarray = None
 
 
 @dataclass
@@ -334,14 +390,93 @@ class UdpStats:
 
 
 @dataclass
+class TfrcStats:
+    """One TFRC flow over the measurement window: packets ``sent``, ``arrivals`` at its bottleneck queue (``green``
+    of them marked green), ``dropped`` there, ``random_losses`` before it, ``delivered`` to the receiver
+    (``delivered_bytes`` on the wire); ``loss_events`` and the ``loss_event_rate`` (receiver feedback: events per
+    packet the receiver accounted for, received or detected lost; sender model: events per packet sent); ``rtt``:
+    the sender's RTT estimate averaged over its rate updates in the window (nan without one); ``updates``: those
+    updates (feedbacks applied, or the sender model's once-per-RTT updates); ``rate`` and ``p``: the sender's
+    allowed rate (bit/s) and loss event rate at the end."""
+
+    name: str
+    sent: int
+    arrivals: int
+    green: int
+    dropped: int
+    random_losses: int
+    delivered: int
+    delivered_bytes: float
+    loss_events: int
+    loss_event_rate: float
+    rtt: float
+    updates: int
+    rate: float
+    p: float
+    window: float
+
+    @property
+    def throughput(self) -> float:
+        """Bit/s delivered (wire bytes) over the window."""
+        return float(self.delivered_bytes * 8.0 / self.window)
+
+    @property
+    def in_fraction(self) -> float:
+        """Share of its arrivals marked green (IN)."""
+        return self.green / self.arrivals if self.arrivals else 0.0
+
+
+@dataclass
+class PacketTrace:
+    """The data packets of the traced sources (``Dumbbell.trace``), one row per packet in the order they were sent:
+    ``source`` (name), ``direction``, ``cls`` (index in the direction's classes; -1 for a FIFO), ``colour``,
+    ``size`` (bytes on the wire), ``sent`` (left its sender; an open-loop packet: generated at its queue),
+    ``arrival`` at the bottleneck queue, ``departure`` (its last bit left the bottleneck), ``dropped`` (by the
+    policer, the dropper, the full buffer or a random loss before the queue), ``received`` (at the receiver).
+    Times in s; nan where the event did not happen before the run ended."""
+
+    source: np.ndarray
+    direction: np.ndarray
+    cls: np.ndarray
+    colour: np.ndarray
+    size: np.ndarray
+    sent: np.ndarray
+    arrival: np.ndarray
+    departure: np.ndarray
+    dropped: np.ndarray
+    received: np.ndarray
+
+    def of(self, source: str) -> np.ndarray:
+        """Boolean mask of one source's rows."""
+        return self.source == source
+
+    def table(self, class_names: dict | None = None):
+        """The packets that reached the bottleneck as a pyarrow Table in the one trace schema
+        (:mod:`qosbound.validation.trace`); ``class_names`` maps (direction, class index) to a name (default: "BE"
+        for a FIFO, the index otherwise)."""
+        from qosbound.validation.trace import make_table  # pyarrow is imported only for a table
+
+        seen = np.isfinite(self.arrival)
+        names = class_names or {}
+        cls = np.array([names.get((int(d), int(k)), "BE" if k < 0 else str(int(k)))
+                        for d, k in zip(self.direction[seen], self.cls[seen])], dtype=object)
+        return make_table(flow=self.source[seen].astype(object), cls=cls if cls.size else "BE",
+                          size=self.size[seen], arrival=self.arrival[seen], departure=self.departure[seen],
+                          dropped=self.dropped[seen], colour=self.colour[seen])
+
+
+@dataclass
 class RunResult:
     flows: FlowStats
-    packets: int  # packets that entered the dumbbell (data at R1 + ACKs at R2), whole run
-    events: int
+    packets: int  # packets that entered the dumbbell (data, ACKs and feedback at their queues), whole run
+    events: int  # events taken from the event heap
     wall: float  # s of wall-clock time in the event loop
     window: float  # s measured
     classes: dict = field(default_factory=dict)  # (direction, class index) -> ClassStats (class queues only)
     udp: list = field(default_factory=list)  # UdpStats per open-loop source
+    tfrc: list = field(default_factory=list)  # TfrcStats per TFRC flow
+    trace: PacketTrace | None = None  # the packet record of ``Dumbbell.trace``
+    cpu: float = math.nan  # CPU s of the thread in the event loop
 
     @property
     def loss_rate(self) -> float:
@@ -357,7 +492,9 @@ class RunResult:
         return float(self.flows.throughput.sum())
 
 
-def _queue_arrays(q: Queue):
+def _queue_row(q: Queue):
+    """One queue's dropper parameters: thresholds per colour, [limit, mode, gentle, count spacing, uncounted],
+    [alpha, mean size]."""
     if q.mode not in MODES:
         raise ValueError(f"queue mode {q.mode!r}: one of {sorted(MODES)}")
     if q.spacing not in ("bernoulli", "count"):
@@ -368,15 +505,10 @@ def _queue_arrays(q: Queue):
 
 
 def _classes(net: Dumbbell):
-    """The class queues of both directions as flat arrays, classes sorted by falling priority within a
-    direction (one level = a run of equal priorities), and each flow's data and ACK class as an index into
-    them. Returns (dmode, dcls, acls, arrays..., order) where ``order[i]`` is the (direction, index) of
-    internal class ``i``."""
-    fdir = np.asarray(net.per_flow(net.direction, "direction"), np.int64)
-    if ((fdir != 0) & (fdir != 1)).any():
-        raise ValueError("direction: 0 (R1 -> R2) or 1 (R2 -> R1) per flow")
-    dcls_u = np.asarray(net.per_flow(net.data_class, "data_class"), np.int64)
-    acls_u = np.asarray(net.per_flow(net.ack_class, "ack_class"), np.int64)
+    """The queues of both directions as flat arrays: rows 0 and 1 the FIFOs ``fwd`` and ``rev``, rows 2 + i the class
+    queues, classes sorted by falling priority within a direction (one level = a run of equal priorities). Returns
+    (queue parameters, scheduler arrays, class capacity, order, classes, index) where ``order[i]`` is the
+    (direction, index) of internal class ``i`` and ``index`` maps (direction, index) back to ``i``."""
     dmode = np.zeros(2, np.int64)
     order, levels, dir_lv = [], [], np.zeros((2, 2), np.int64)
     where = {}
@@ -399,651 +531,93 @@ def _classes(net: Dumbbell):
                 where[(d, i)] = len(order)
                 order.append((d, i))
         dir_lv[d, 1] = len(levels)
-
-    def glob(d, u, what):
-        if dmode[d] == 0:
-            return 0
-        if (d, int(u)) not in where:
-            raise ValueError(f"{what}: class {int(u)} does not exist in direction {d}")
-        return where[(d, int(u))]
-
-    dcls = np.array([glob(fdir[f], dcls_u[f], "data_class") for f in range(net.n)], np.int64)
-    acls = np.array([glob(1 - fdir[f], acls_u[f], "ack_class") for f in range(net.n)], np.int64)
     cl = [(net.fwd_classes, net.rev_classes)[d][i] for d, i in order]
-    qa = [_queue_arrays(c.queue) for c in cl]
+    rows = [_queue_row(net.fwd), _queue_row(net.rev)] + [_queue_row(c.queue) for c in cl]
+    qp = (np.array([r[0] for r in rows], float).reshape(-1, 3), np.array([r[1] for r in rows], float).reshape(-1, 3),
+          np.array([r[2] for r in rows], float).reshape(-1, 3), np.array([r[3] for r in rows], np.int64).reshape(-1, 5),
+          np.array([r[4] for r in rows], float).reshape(-1, 2))
     K = len(cl)
-    cmin = np.array([q[0] for q in qa], float).reshape(K, 3)
-    cmax = np.array([q[1] for q in qa], float).reshape(K, 3)
-    cmaxp = np.array([q[2] for q in qa], float).reshape(K, 3)
-    cqi = np.array([q[3] for q in qa], np.int64).reshape(K, 5)
-    cqf = np.array([q[4] for q in qa], float).reshape(K, 2)
-    cpol = np.array([c.police for c in cl], np.int64)
-    cquant = np.zeros(K)
+    cquant, cshare = np.zeros(K), np.zeros(K)
     lv_lo = np.array([lv[0] for lv in levels], np.int64)
     lv_hi = np.array([lv[1] for lv in levels], np.int64)
     for lo, hi in zip(lv_lo, lv_hi):
         wmin = min(cl[k].weight for k in range(lo, hi))
+        wsum = sum(cl[k].weight for k in range(lo, hi))
         for k in range(lo, hi):
             cquant[k] = cl[k].quantum * cl[k].weight / wmin
+            cshare[k] = cl[k].weight / wsum
+    sch = (dmode, np.array([c.police for c in cl], np.int64), cquant, cshare, dir_lv, lv_lo, lv_hi)
     ccap = max([c.queue.limit for c in cl], default=0) + 2
-    return (fdir, dmode, dcls, acls, cmin, cmax, cmaxp, cqi, cqf, cpol, cquant, dir_lv, lv_lo, lv_hi, int(ccap)), \
-        order, cl
+    return qp, sch, int(ccap), order, cl, where
 
 
-def _markers(net: Dumbbell, markers, name, count=None):
-    count = net.n if count is None else count
-    ms = tuple(markers) + (None,) * (count - len(markers)) if len(markers) <= count else None
-    if ms is None:
-        raise ValueError(f"{name}: at most one marker per flow")
-    kind = np.array([-1 if m is None else KINDS[m.kind] for m in ms], np.int64)
-    st = np.zeros((count, 7))
-    for i, m in enumerate(ms):
-        if m is not None:
-            st[i] = m.state()
-    return kind, st
-
-
-@njit(cache=True)
-def _new_queue(limit):
-    """A queue's state: rings of departure times and colours, [head, count], and the float state
-    [packets per colour (3), averages (3), RED count, RED old, last departure, idle since]."""
-    return np.zeros(limit + 2), np.zeros(limit + 2, np.int64), np.zeros(2, np.int64), np.zeros(10)
-
-
-@njit(cache=True)
-def _red_drop(avgs, cnt_state, seen, col, full, minth, maxth, maxp, qi, alpha):
-    """The dropper of one queue: update the averages (EWMA weight ``alpha``) from the per-colour counts
-    ``seen`` the averages see, then decide for a ``col`` arrival (True: drop). ``full``: no room in the
-    buffer (a drop, drawing no random number)."""
-    update_averages(avgs, seen, alpha)
-    if full:
-        return True
-    p = colour_drop_prob(avgs, col, minth, maxth, maxp, qi[1], qi[2] == 1)
-    if qi[3] == 0:
-        return p > 0.0 and np.random.random() < p
-    # ns-3 RED ("wait"): cnt_state = [count, old]
-    q_seen = seen[0] + seen[1] + seen[2]
-    a = avgs[avg_index(qi[1], col)]
-    if a >= minth[col] and q_seen > 1:
-        cnt_state[0] += 1.0
-        if p >= 1.0:
-            cnt_state[0] = 0.0
-            return True
-        if cnt_state[1] == 0.0:
-            cnt_state[1] = 1.0
-            cnt_state[0] = 1.0
-            return False
-        cp = cnt_state[0] * p  # Floyd & Jacobson's uniformisation: 0 below 1, p / (2 - count p) below 2, then 1
-        pa = 0.0 if cp < 1.0 else (p / (2.0 - cp) if cp < 2.0 else 1.0)
-        if pa > 0.0 and np.random.random() <= pa:
-            cnt_state[0] = 0.0
-            return True
-        return False
-    cnt_state[1] = 0.0
-    cnt_state[0] += 1.0
-    return False
-
-
-@njit(cache=True)
-def _admit(t, size, col, qd, qring, qh, qs, minth, maxth, maxp, qi, qf, rate):
-    """Offer one packet to a FIFO queue (state from :func:`_new_queue`). Returns its departure time, or -1
-    when the dropper or the full buffer drops it."""
-    cap = qring.shape[0]
-    qcol = qs[0:3]
-    avgs = qs[3:6]
-    cnt_state = qs[6:8]
-    qhead = qh[0:1]
-    qcnt = qh[1:2]
-    qlast = qs[8:9]
-    qidle = qs[9:10]
-    # packets whose last bit left before t are gone
-    while qcnt[0] > 0 and qd[qhead[0]] <= t:
-        qcol[qring[qhead[0]]] -= 1.0
-        qhead[0] = (qhead[0] + 1) % cap
-        qcnt[0] -= 1
-    n_sys = qcnt[0]
-    if n_sys == 0:
-        # idle since the last departure: decay the averages (ns-3 / Floyd & Jacobson)
-        idle = t - qidle[0]
-        if idle > 0.0:
-            m = math.floor(idle * rate / (8.0 * qf[1]))
-            for k in range(3):
-                avgs[k] = ewma_idle(avgs[k], qf[0], m)
-    # what the averages see: waiting packets less the uncounted ones, taken from the head
-    seen = np.zeros(3)
-    for k in range(3):
-        seen[k] = qcol[k]
-    skip = qi[4]
-    j = qhead[0]
-    for _ in range(min(skip, n_sys)):
-        seen[qring[j]] -= 1.0
-        j = (j + 1) % cap
-    waiting = n_sys - 1 if n_sys > 0 else 0
-    if _red_drop(avgs, cnt_state, seen, col, waiting >= qi[0], minth, maxth, maxp, qi, qf[0]):
-        return -1.0
-    start = t if n_sys == 0 else max(t, qlast[0])
-    dep = start + 8.0 * size / rate
-    qlast[0] = dep
-    qidle[0] = dep
-    pos = (qhead[0] + qcnt[0]) % cap
-    qd[pos] = dep
-    qring[pos] = col
-    qcnt[0] += 1
-    qcol[col] += 1.0
-    return dep
-
-
-@njit(cache=True)
-def _class_offer(t, pid, col, k, rate, cs, ch, cring, cmin, cmax, cmaxp, cqi, cqf, cpol, wire_k):
-    """Offer packet ``pid`` (colour ``col``) to class ``k``'s queue; True when it is queued. A class queue
-    holds its waiting packets only (the packet on the wire has left it): its dropper sees what a FIFO's
-    sees with ``uncounted=1``, and its averages decay after the class was idle (queue empty, nothing of it
-    on the wire) since its last departure."""
-    if col >= cpol[k]:
-        return False
-    st = cs[k]
-    n = ch[k, 1]
-    if n == 0 and wire_k != k:
-        idle = t - st[9]
-        if idle > 0.0:
-            m = math.floor(idle * rate / (8.0 * cqf[k, 1]))
-            for j in range(3):
-                st[3 + j] = ewma_idle(st[3 + j], cqf[k, 0], m)
-    if _red_drop(st[3:6], st[6:8], st[0:3], col, n >= cqi[k, 0], cmin[k], cmax[k], cmaxp[k], cqi[k], cqf[k, 0]):
-        return False
-    cring[k, (ch[k, 0] + n) % cring.shape[1]] = pid
-    ch[k, 1] = n + 1
-    st[col] += 1.0
-    return True
-
-
-@njit(cache=True)
-def _class_next(d, dir_lv, lv_lo, lv_hi, lv_cur, lv_fresh, ch, cring, cdef, cquant, p_size):
-    """The scheduler of direction ``d``: the class whose head packet goes on the wire next (-1: nothing
-    waits). Levels are served in order (strict priority); within a level, deficit round robin: the class
-    whose turn it is adds its quantum once per turn and sends while its deficit covers the head packet."""
-    for lv in range(dir_lv[d, 0], dir_lv[d, 1]):
-        lo = lv_lo[lv]
-        hi = lv_hi[lv]
-        busy = False
-        for k in range(lo, hi):
-            if ch[k, 1] > 0:
-                busy = True
-                break
-        if not busy:
-            continue
-        if hi - lo == 1:
-            return lo
-        while True:
-            k = lv_cur[lv]
-            if ch[k, 1] > 0:
-                if lv_fresh[lv] == 0:
-                    cdef[k] += cquant[k]
-                    lv_fresh[lv] = 1
-                size = p_size[cring[k, ch[k, 0]]]
-                if cdef[k] >= size:
-                    cdef[k] -= size
-                    return k
-            else:
-                cdef[k] = 0.0
-            lv_cur[lv] = lo if k + 1 == hi else k + 1
-            lv_fresh[lv] = 0
-    return -1
-
-
-@njit(cache=True)
-def _class_pop(k, ch, cring, cs, p_col):
-    """Take class ``k``'s head packet off its queue."""
-    pid = cring[k, ch[k, 0]]
-    ch[k, 0] = (ch[k, 0] + 1) % cring.shape[1]
-    ch[k, 1] -= 1
-    cs[k, p_col[pid]] -= 1.0
-    return pid
-
-
-@njit(cache=True)
-def _enqueue(heap, t, pid, size, c, d, k, inwin, dmode, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth, fmaxp, fqi, fqf,
-             rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rates, cs, ch, cring, cmin, cmax, cmaxp, cqi, cqf,
-             cpol, wire, wire_k, p_size, p_col, cst):
-    """Offer packet ``pid`` (``size`` bytes, colour ``c``) to direction ``d``'s bottleneck: its FIFO (returns the
-    departure time, -1 when dropped) or its class ``k`` (returns -1 when dropped, -2 when queued; a packet that
-    finds the link idle goes on the wire at once, its departure event pushed). Counts the class's arrivals and
-    drops in the window."""
+def _class_of(where, dmode, d, u, what):
+    """Internal index of class ``u`` of direction ``d`` (0 when the direction is one FIFO)."""
     if dmode[d] == 0:
-        if d == 0:
-            dep = _admit(t, size, c, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth, fmaxp, fqi, fqf, rates[0])
-        else:
-            dep = _admit(t, size, c, rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rates[1])
-        return dep if dep >= 0.0 else -1.0
-    if inwin:
-        cst[k, 0] += 1
-    p_size[pid] = size
-    p_col[pid] = c
-    if not _class_offer(t, pid, c, k, rates[d], cs, ch, cring, cmin, cmax, cmaxp, cqi, cqf, cpol, wire_k[d]):
-        if inwin:
-            cst[k, 1] += 1
-        return -1.0
-    if wire[d] < 0:  # the link is idle: this packet goes on the wire now
-        wire[d] = _class_pop(k, ch, cring, cs, p_col)
-        wire_k[d] = k
-        _push_departure(heap, t + 8.0 * size / rates[d], d)
-    return -2.0
+        return 0
+    if (d, int(u)) not in where:
+        raise ValueError(f"{what}: class {int(u)} does not exist in direction {d}")
+    return where[(d, int(u))]
 
 
-@njit(cache=True, inline="always")
-def _deliver(heap, ctr, pid, t, is_ack, delay, acc):
-    """A packet's last bit left the bottleneck at ``t``: a data segment reaches its receiver after the
-    link's delay, an ACK its sender after the link's and the access delay."""
-    if is_ack:
-        _push(heap, ctr, t + delay + acc, 4, pid, 0)
-    else:
-        _push(heap, ctr, t + delay, 2, pid, 0)
+class _MarkerTable:
+    """Every marker of the run in one table (kinds, states); sources refer to rows (-1: a fixed colour)."""
+
+    def __init__(self):
+        self.kinds, self.states = [], []
+
+    def add(self, m: Marker | None) -> int:
+        if m is None:
+            return -1
+        if not isinstance(m, Marker):
+            raise ValueError("a marker is a Marker (or, for an open-loop or TFRC source, the index of a shared one)")
+        self.kinds.append(KINDS[m.kind])
+        self.states.append(m.state())
+        return len(self.kinds) - 1
+
+    def arrays(self):
+        return (np.array(self.kinds or [0], np.int64),
+                np.array(self.states, float).reshape(-1, 7) if self.states else np.zeros((1, 7)))
 
 
-@njit(cache=True)
-def _push(heap, ctr, t, kind, a, b):
-    heapq.heappush(heap, (t, ctr[0], kind, a, b))
-    ctr[0] += 1
-
-
-@njit(cache=True)
-def _push_departure(heap, t, d):
-    """A class link's departure event: it sorts before every other event at the same time (a FIFO's
-    packet whose last bit leaves at ``t`` is gone for an arrival at ``t``)."""
-    heapq.heappush(heap, (t, -1, 7, d, 0))
-
-
-@njit(cache=True)
-def _arm(heap, ctr, S, f):
-    """Make sure a timer event is pending no later than the retransmission deadline (events at a later
-    deadline re-arm themselves when they fire; an earlier deadline gets its own event)."""
-    d = T.timer_to_arm(S, f)
-    if d < np.inf:
-        _push(heap, ctr, d, 5, f, 0)
-
-
-@njit(cache=True)
-def _alloc(free, nfree):
-    if nfree[0] == 0:
-        raise RuntimeError("packet pool exhausted")
-    nfree[0] -= 1
-    return free[nfree[0]]
-
-
-@njit(cache=True, inline="always")
-def _colour(kind, state, fixed, t, size, aware=False):
-    """A packet's colour: its flow's marker (colour blind, or colour aware with the fixed colour as the
-    pre-colour) when it has one, else the fixed colour."""
-    return mark(state, kind, t, size, fixed if aware else 0, aware) if kind >= 0 else fixed
-
-
-@njit(cache=True)
-def _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, up, ufree, utx, ulim, udrop,
-          inwin):
-    """Let flow ``f`` send what its window allows now (toward its bottleneck queue) and keep its timer armed.
-    With uplinks (``utx`` > 0: one data segment's transmission time on them) the segments queue for the
-    uplink ``up[f]`` of the flow's node (a drop-tail FIFO holding ``ulim`` segments) before the access delay."""
-    k = T.send_batch(S, SB, TS, f, t, cand, out)
-    for j in range(k):
-        if utx > 0.0:
-            g = up[f]
-            if ufree[g] - t >= ulim * utx - 1e-12:
-                if inwin:
-                    udrop[f] += 1
-                continue
-        pid = _alloc(free, nfree)
-        p_f[pid] = f
-        p_s[pid] = out[j]
-        if utx > 0.0:
-            ufree[g] = max(t, ufree[g]) + utx
-            _push(heap, ctr, ufree[g] + access[f], 1, pid, 0)
-        else:
-            _push(heap, ctr, t + access[f], 1, pid, 0)
-    _arm(heap, ctr, S, f)
-
-
-@njit(cache=True)
-def _ack(heap, ctr, S, RB, f, trigger, t, p_f, p_s, p_ns, p_sack, free, nfree, sack_blocks):
-    """The receiver of flow ``f`` sends an ACK now (cumulative ACK and SACK blocks) toward R2; the
-    delayed-ACK timer is cancelled."""
-    T.ack_sent(S, f)
-    pid = _alloc(free, nfree)
-    p_f[pid] = f
-    p_s[pid] = int(S[f, T.RNXT])
-    p_ns[pid] = T.build_sack(S, RB, f, trigger, p_sack[pid], sack_blocks)
-    _push(heap, ctr, t, 3, pid, 0)
-
-
-@njit(cache=True)
-def _run(seed, S, SB, TS, RB, access, delay, rate, rrate, mss, starts, delack, sack_blocks,
-         colour, mgroup, mkind, mstate, maware, acolour, akind, astate, loss, ack_loss,
-         fminth, fmaxth, fmaxp, fqi, fqf, rminth, rmaxth, rmaxp, rqi, rqf, duration, w0, w1, pool,
-         fdir, dmode, dcls, acls, cmin, cmax, cmaxp, cqi, cqf, cpol, cquant, dir_lv, lv_lo, lv_hi, ccap,
-         up, utx, ulim, ukind, urate, usize, udir, ucls, ucol, umkind, umstate, ustart, ustop, uon, uoff, uacc,
-         ust, urec, then, think, started):
-    np.random.seed(seed)
-    ufree = np.zeros(up.max() + 1 if up.shape[0] > 0 else 1)
-    udrop = np.zeros(S.shape[0])
-    n = S.shape[0]
-    W = SB.shape[1]
-    # packet pool: flow, seq/ack, nsack, sack blocks; for class queues also size, colour, ACK or data
-    p_f = np.zeros(pool, np.int64)
-    p_s = np.zeros(pool, np.int64)
-    p_ns = np.zeros(pool, np.int64)
-    p_sack = np.zeros((pool, 8), np.int64)
-    p_size = np.zeros(pool)
-    p_col = np.zeros(pool, np.int64)
-    p_ack = np.zeros(pool, np.bool_)
-    p_t = np.zeros(pool)  # generation time of an open-loop packet
-    nu = ukind.shape[0]
-    u_end = np.zeros(nu)  # end of an on-off source's current on period
-    nrec = 0
-    free = np.arange(pool - 1, -1, -1).astype(np.int64)
-    nfree = np.array([pool], np.int64)
-    fq_d, fq_r, fq_h, fq_s = _new_queue(fqi[0])
-    rq_d, rq_r, rq_h, rq_s = _new_queue(rqi[0])
-    # class queues (both directions): float state as a FIFO's, [head, count], rings of packet ids, deficits;
-    # per direction the packet on the wire and its class; per level the class whose DRR turn it is
-    K = cmin.shape[0]
-    cs = np.zeros((K, 10))
-    ch = np.zeros((K, 2), np.int64)
-    cring = np.zeros((K, ccap), np.int64)
-    cdef = np.zeros(K)
-    lv_cur = lv_lo.copy()
-    lv_fresh = np.zeros(lv_lo.shape[0], np.int64)
-    wire = np.full(2, -1, np.int64)
-    wire_k = np.full(2, -1, np.int64)
-    rates = np.array([rate, rrate])
-    # per class: arrivals, drops, bytes sent, packets sent (in the window)
-    cst = np.zeros((K, 4))
-    # statistics (per flow): 0 goodput segs, 1 throughput segs, 2 arrivals, 3 drops, 4 random losses,
-    # 5 acks sent, 6 acks dropped, 7 acks delivered
-    st = np.zeros((n, 8))
-    col_arr = np.zeros(3)
-    col_drop = np.zeros(3)
-    cand = np.zeros(W, np.int64)
-    out = np.zeros(W, np.int64)
-    data_size = float(mss + 42)
-    heap = [(0.0, 0, 0, 0, 0)]
-    heapq.heappop(heap)
-    ctr = np.zeros(1, np.int64)
-    for f in range(n):
-        if starts[f] < np.inf:
-            _push(heap, ctr, starts[f], 0, f, 0)
-    for u in range(nu):
-        if ustart[u] <= ustop[u]:
-            if ukind[u] == 2:
-                u_end[u] = ustart[u] + np.random.exponential(uon[u])
-            _push(heap, ctr, ustart[u], 8, u, 0)
-    packets = 0
-    events = 0
-    while len(heap) > 0:
-        ev = heapq.heappop(heap)
-        t = ev[0]
-        if t > duration:
-            break
-        events += 1
-        kind = ev[2]
-        a = ev[3]
-        inwin = t >= w0 and t <= w1
-        if kind == 1 or kind == 3:  # a data segment reaches its bottleneck queue (1), or an ACK (3)
-            pid = a
-            f = p_f[pid]
-            packets += 1
-            is_ack = kind == 3
-            if is_ack:
-                d = 1 - fdir[f]
-                nb = p_ns[pid]
-                size = 42.0 + (8.0 * nb + 4.0 if nb > 0 else 0.0)
-                c = _colour(akind[f], astate[f], acolour[f], t, size)
-                if inwin:
-                    st[f, 5] += 1
-                lost = ack_loss > 0.0 and np.random.random() < ack_loss
-            else:
-                d = fdir[f]
-                size = data_size
-                g = mgroup[f]
-                c = _colour(mkind[g], mstate[g], colour[f], t, data_size, maware)
-                if inwin:
-                    st[f, 2] += 1
-                    col_arr[c] += 1
-                lost = loss > 0.0 and np.random.random() < loss
-                if lost and inwin:
-                    st[f, 4] += 1
-            ok = False
-            if not lost:
-                k = acls[f] if is_ack else dcls[f]
-                p_ack[pid] = is_ack
-                dep = _enqueue(heap, t, pid, size, c, d, k, inwin, dmode, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth,
-                               fmaxp, fqi, fqf, rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rates, cs, ch,
-                               cring, cmin, cmax, cmaxp, cqi, cqf, cpol, wire, wire_k, p_size, p_col, cst)
-                ok = dep != -1.0
-                if dep >= 0.0:
-                    _deliver(heap, ctr, pid, dep, is_ack, delay, access[f])
-                if not ok and inwin:
-                    if is_ack:
-                        st[f, 6] += 1
-                    else:
-                        st[f, 3] += 1
-                        col_drop[c] += 1
-            elif is_ack and inwin:
-                st[f, 6] += 1
-            if not ok:
-                free[nfree[0]] = pid
-                nfree[0] += 1
-        elif kind == 8:  # open-loop source a generates packet number ev[4] at its queue
-            u = a
-            gap = 8.0 * usize[u] / urate[u]
-            nxt = ustart[u] + (ev[4] + 1) * gap if ukind[u] == 0 else t + (
-                np.random.exponential(gap) if ukind[u] == 1 else gap)
-            if ukind[u] == 2:
-                while nxt >= u_end[u]:  # the on period ends: an off period, then the next on period
-                    nxt = u_end[u] + np.random.exponential(uoff[u])
-                    u_end[u] = nxt + np.random.exponential(uon[u])
-            if nxt <= ustop[u]:
-                _push(heap, ctr, nxt, 8, u, ev[4] + 1)
-            packets += 1
-            d = udir[u]
-            size = usize[u]
-            c = mark(umstate[u], umkind[u], t, size, 0, False) if umkind[u] >= 0 else ucol[u]
-            if inwin:
-                ust[u, 0] += 1
-            pid = _alloc(free, nfree)
-            p_f[pid] = n + u
-            p_t[pid] = t
-            p_ack[pid] = False
-            dep = _enqueue(heap, t, pid, size, c, d, ucls[u], inwin, dmode, fq_d, fq_r, fq_h, fq_s, fminth, fmaxth,
-                           fmaxp, fqi, fqf, rq_d, rq_r, rq_h, rq_s, rminth, rmaxth, rmaxp, rqi, rqf, rates, cs, ch,
-                           cring, cmin, cmax, cmaxp, cqi, cqf, cpol, wire, wire_k, p_size, p_col, cst)
-            ok = dep != -1.0
-            if dep >= 0.0:
-                _push(heap, ctr, dep + delay + uacc[u], 9, pid, 0)
-            if not ok:
-                if inwin:
-                    ust[u, 1] += 1
-                free[nfree[0]] = pid
-                nfree[0] += 1
-        elif kind == 9:  # an open-loop packet reaches its receiver
-            pid = a
-            u = p_f[pid] - n
-            g = p_t[pid]
-            if g >= w0 and g <= w1:
-                ust[u, 2] += 1
-                ust[u, 3] += usize[u]
-                if nrec >= urec.shape[0]:
-                    raise RuntimeError("open-loop delay record full")
-                urec[nrec, 0] = u
-                urec[nrec, 1] = g
-                urec[nrec, 2] = t - g
-                nrec += 1
-            free[nfree[0]] = pid
-            nfree[0] += 1
-        elif kind == 7:  # the packet on direction a's wire has left; the scheduler picks the next
-            d = a
-            pid = wire[d]
-            k = wire_k[d]
-            if inwin:
-                cst[k, 2] += p_size[pid]
-                cst[k, 3] += 1
-            if ch[k, 1] == 0:
-                cs[k, 9] = t
-            if p_f[pid] >= n:  # an open-loop packet
-                _push(heap, ctr, t + delay + uacc[p_f[pid] - n], 9, pid, 0)
-            else:
-                _deliver(heap, ctr, pid, t, p_ack[pid], delay, access[p_f[pid]])
-            k = _class_next(d, dir_lv, lv_lo, lv_hi, lv_cur, lv_fresh, ch, cring, cdef, cquant, p_size)
-            if k < 0:
-                wire[d] = -1
-                wire_k[d] = -1
-            else:
-                pid = _class_pop(k, ch, cring, cs, p_col)
-                wire[d] = pid
-                wire_k[d] = k
-                _push_departure(heap, t + 8.0 * p_size[pid] / rates[d], d)
-        elif kind == 2:  # data segment at the receiver
-            pid = a
-            f = p_f[pid]
-            seq = p_s[pid]
-            free[nfree[0]] = pid
-            nfree[0] += 1
-            ack_now, delivered = T.on_data(S, RB, f, seq)
-            if inwin:
-                st[f, 1] += 1
-                st[f, 0] += delivered
-            if S[f, T.FILE] >= 0 and S[f, T.DONE_T] < 0 and S[f, T.RNXT] >= S[f, T.FILE]:
-                S[f, T.DONE_T] = t
-                if then[f] >= 0:  # the next file of this client (after a think time)
-                    _push(heap, ctr, t + (np.random.exponential(think) if think > 0.0 else 0.0), 0, then[f], 0)
-            if ack_now == 0:
-                gen = T.delack_start(S, f)
-                if gen >= 0:
-                    _push(heap, ctr, t + delack, 6, f, gen)
-                continue
-            # send an ACK now
-            _ack(heap, ctr, S, RB, f, seq, t, p_f, p_s, p_ns, p_sack, free, nfree, sack_blocks)
-        elif kind == 6:  # delayed-ACK timer
-            f = a
-            if not T.delack_due(S, f, ev[4]):
-                continue
-            _ack(heap, ctr, S, RB, f, -1, t, p_f, p_s, p_ns, p_sack, free, nfree, sack_blocks)
-        elif kind == 4:  # ACK at the sender
-            pid = a
-            f = p_f[pid]
-            if inwin:
-                st[f, 7] += 1
-            T.on_ack(S, SB, TS, f, t, p_s[pid], p_sack[pid], p_ns[pid], cand)
-            free[nfree[0]] = pid
-            nfree[0] += 1
-            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, up, ufree, utx, ulim, udrop,
-                  inwin)
-        elif kind == 5:  # retransmission timer
-            f = a
-            due = T.on_timer(S, f, t)
-            if due == 1:
-                _push(heap, ctr, S[f, T.ARMED], 5, f, 0)
-            if due != 2:
-                continue
-            T.on_timeout(S, SB, f, t, cand)
-            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, up, ufree, utx, ulim, udrop,
-                  inwin)
-        else:  # start
-            f = a
-            started[f] = t
-            _emit(heap, ctr, S, SB, TS, f, t, cand, out, p_f, p_s, free, nfree, access, up, ufree, utx, ulim, udrop,
-                  inwin)
-    for f in range(n):
-        T._integrate(S, f, w1)
-    return st, col_arr, col_drop, packets, events, cst, udrop, nrec, started
-
-
-def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
-    """One run of the dumbbell (see the module docstring)."""
+def _markers(net: Dumbbell, table: _MarkerTable):
+    """Rows of the TCP flows' data and ACK markers, and the rows ``Dumbbell.marker``'s entries got (for sources that
+    share one)."""
     n = net.n
-    if n < (0 if net.udp else 1) or net.rate <= 0 or net.mss <= 0 or not 0 <= net.warmup < net.duration:
-        raise ValueError("invalid dumbbell: n >= 1 (0 with open-loop sources), positive rate and mss, "
-                         "0 <= warmup < duration")
-    if not (0 <= net.loss < 1 and 0 <= net.ack_loss < 1):
-        raise ValueError("loss probabilities lie in [0, 1)")
-    rng = np.random.default_rng(seed)
-    starts = np.asarray(net.starts if net.starts is not None else rng.uniform(0, net.start_spread, n), float)
-    if starts.shape != (n,) or np.isnan(starts).any():
-        raise ValueError("starts: one per flow (inf: started only by another flow's ``then``)")
-    W = 1 << int(math.ceil(math.log2(2 * net.rwnd + 2)))
-    files = np.asarray(net.per_flow(net.files, "files"), float)
-    S, SB, TS, RB = T.new_state(n, W, init_cwnd=net.init_cwnd, rwnd=net.rwnd, min_rto=net.min_rto, files=files,
-                                base_rtt=net.base_rtt(), window=(net.warmup, net.duration),
-                                ssthresh_rule=net.ssthresh_rule)
-    access = np.asarray(net.per_flow(net.access, "access"), float)
     if net.marker_of:
-        mgroup = np.asarray(net.per_flow(net.marker_of, "marker_of"), np.int64)
-        if (mgroup < 0).any() or (mgroup >= max(len(net.marker), 1)).any():
+        groups = max(len(net.marker), 1)
+        of = np.asarray(net.per_flow(net.marker_of, "marker_of"), np.int64)
+        if (of < 0).any() or (of >= groups).any():
             raise ValueError("marker_of: an index into marker per flow")
-        mkind, mstate = _markers(net, net.marker, "marker", max(len(net.marker), 1))
-    else:
-        mgroup = np.arange(n, dtype=np.int64)
-        mkind, mstate = _markers(net, net.marker, "marker")
-    akind, astate = _markers(net, net.ack_marker, "ack_marker")
-    colour = np.asarray(net.per_flow(net.colour, "colour"), np.int64)
-    acolour = np.asarray(net.per_flow(net.ack_colour, "ack_colour"), np.int64)
-    if ((colour < 0) | (colour > 2) | (acolour < 0) | (acolour > 2)).any():
-        raise ValueError("colours are 0, 1 or 2")
-    fq = _queue_arrays(net.fwd)
-    rq = _queue_arrays(net.rev)
-    carr, order, cl = _classes(net)
-    up = np.asarray(net.per_flow(net.uplink_of, "uplink_of") if net.uplink_of else range(n), np.int64)
-    if net.uplink_rate < 0 or (up < 0).any():
-        raise ValueError("uplink_rate >= 0; uplink_of: a node index >= 0 per flow")
-    pool = n * (4 * net.rwnd + 16) + net.fwd.limit + net.rev.limit + 64 + sum(c.queue.limit + 1 for c in cl)
-    ua = _udp_arrays(net, order)
-    if net.udp:  # open-loop packets on the links (queues are counted above)
-        pool += sum(int(math.ceil(u.rate * (net.delay + u.access) / (8.0 * u.size))) + 2 for u in net.udp)
-    rrate = float(net.rev_rate or net.rate)
-    seed32 = int(np.random.SeedSequence(seed).generate_state(1)[0])
-    t0 = time.perf_counter()
-    then = np.asarray(net.per_flow(net.then, "then") if net.then else (-1,) * n, np.int64)
-    if ((then < -1) | (then >= n)).any() or net.think < 0:
-        raise ValueError("then: -1 or a flow index per flow; think >= 0")
-    started = np.where(np.isfinite(starts), starts, np.nan)
-    st, col_arr, col_drop, packets, events, cst, udrop, nrec, started = _run(
-        seed32, S, SB, TS, RB, access, float(net.delay), float(net.rate), rrate, int(net.mss), starts,
-        float(net.delack), int(min(net.sack_blocks, 4)), colour, mgroup, mkind, mstate, bool(net.marker_aware),
-        acolour, akind, astate, float(net.loss), float(net.ack_loss), *fq, *rq, float(net.duration),
-        float(net.warmup), float(net.duration), int(pool), *carr, up,
-        8.0 * (net.mss + HEADER) / net.uplink_rate if net.uplink_rate > 0 else 0.0, int(net.uplink_limit), *ua, then,
-        float(net.think), started)
-    wall = time.perf_counter() - t0
-    win = net.duration - net.warmup
-    bits = 8.0 * net.mss / win
-    done = S[:, T.DONE_T]
-    fs = FlowStats(goodput=st[:, 0] * bits, throughput=st[:, 1] * bits, arrivals=st[:, 2], drops=st[:, 3],
-                   random_losses=st[:, 4], ack_sent=st[:, 5], ack_dropped=st[:, 6], ack_delivered=st[:, 7],
-                   sent=S[:, T.N_SENT].copy(), retransmitted=S[:, T.N_RETX].copy(), timeouts=S[:, T.N_RTO].copy(),
-                   recoveries=S[:, T.N_FR].copy(), cwnd_mean=S[:, T.CW_AREA] / win, cwnd_max=S[:, T.CW_MAX].copy(),
-                   srtt=S[:, T.SRTT].copy(), completion=np.where(done >= 0, done - started, np.nan),
-                   drops_by_colour=col_drop, arrivals_by_colour=col_arr, uplink_drops=udrop)
-    cs = {order[i]: ClassStats(cl[i].name, int(cst[i, 0]), int(cst[i, 1]), float(cst[i, 2]), int(cst[i, 3]),
-                               8.0 * float(cst[i, 2]) / win) for i in range(len(cl))}
-    ust, urec = ua[-2], ua[-1][:nrec]
-    us = []
-    for u, src in enumerate(net.udp):
-        mine = urec[urec[:, 0] == u]
-        mine = mine[np.argsort(mine[:, 1], kind="stable")]
-        us.append(UdpStats(src.name or f"udp{u}", int(ust[u, 0]), int(ust[u, 1]), int(ust[u, 2]),
-                           int(ust[u, 0] - ust[u, 1] - ust[u, 2]), mine[:, 2].copy(), win, float(ust[u, 3]),
-                           mine[:, 1].copy()))
-    return RunResult(fs, int(packets), int(events), wall, win, cs, us)
+    else:  # one marker per flow (with no TCP flow, the entries are there for other sources to share)
+        groups, of = (n if n else len(net.marker)), np.arange(n, dtype=np.int64)
+    if len(net.marker) > groups:
+        raise ValueError("marker: at most one marker per flow")
+    entries = tuple(net.marker) + (None,) * (groups - len(net.marker))
+    rows = np.array([table.add(m) for m in entries], np.int64)
+    dmark = rows[of] if n else np.zeros(0, np.int64)
+    if len(net.ack_marker) > n:
+        raise ValueError("ack_marker: at most one marker per flow")
+    amark = np.array([table.add(m) for m in tuple(net.ack_marker) + (None,) * (n - len(net.ack_marker))], np.int64)
+    return dmark, amark, rows
 
 
-def _udp_arrays(net: Dumbbell, order):
-    """The open-loop sources as arrays for the event loop, each one's class as an index into the internal
-    classes, and the empty statistics (per source: sent, dropped, delivered, bytes) and delay record."""
-    where = {o: i for i, o in enumerate(order)}
+def _source_marker(m, table: _MarkerTable, shared, what):
+    if isinstance(m, (int, np.integer)) and not isinstance(m, bool):
+        if not 0 <= m < len(shared) or shared[m] < 0:
+            raise ValueError(f"{what}: marker {m} is not an entry of the dumbbell's markers")
+        return int(shared[m])
+    return table.add(m)
+
+
+def _udp_arrays(net: Dumbbell, where, dmode, table, shared, traced):
+    """The open-loop sources as arrays for the event loop (each one's class as an internal index), and the empty
+    statistics (per source: sent, dropped, delivered, bytes) and delay record."""
     m = len(net.udp)
     ukind = np.zeros(m, np.int64)
     ucls = np.zeros(m, np.int64)
     f = np.zeros((9, m))  # rate, size, start, stop, on, off, access, direction, colour
     mk = np.full(m, -1, np.int64)
-    ms = np.zeros((m, 7))
     cap = 16
     win = net.duration - net.warmup
     for i, u in enumerate(net.udp):
@@ -1056,19 +630,179 @@ def _udp_arrays(net: Dumbbell, order):
             raise ValueError(f"udp {i}: rate and size > 0, start and access >= 0, direction 0 or 1, colour 0..2, "
                              "on and off > 0")
         ukind[i] = UDP_KINDS[u.kind]
-        classes = (net.fwd_classes, net.rev_classes)[u.direction]
-        if classes:
-            if (u.direction, u.cls) not in where:
-                raise ValueError(f"udp {i}: class {u.cls} does not exist in direction {u.direction}")
-            ucls[i] = where[(u.direction, u.cls)]
+        ucls[i] = _class_of(where, dmode, u.direction, u.cls, f"udp {i}")
         f[:, i] = (u.rate, u.size, u.start, min(u.stop, net.duration), u.on, u.off, u.access, u.direction, u.colour)
-        if u.marker is not None:
-            mk[i] = KINDS[u.marker.kind]
-            ms[i] = u.marker.state()
+        mk[i] = _source_marker(u.marker, table, shared, f"udp {i}")
         expect = u.rate * win / (8.0 * u.size)
         cap += int(expect + 10.0 * math.sqrt(expect) + 100) if u.kind == "poisson" else int(expect) + 2
-    return (ukind, f[0].copy(), f[1].copy(), f[7].astype(np.int64), ucls, f[8].astype(np.int64), mk, ms, f[2].copy(),
-            f[3].copy(), f[4].copy(), f[5].copy(), f[6].copy(), np.zeros((m, 4)), np.zeros((cap, 3)))
+    return (ukind, f[0].copy(), f[1].copy(), f[7].astype(np.int64), ucls, f[8].astype(np.int64), mk, f[2].copy(),
+            f[3].copy(), f[4].copy(), f[5].copy(), f[6].copy(), np.asarray(traced, bool)), np.zeros((m, 4)), \
+        np.zeros((cap, 3))
+
+
+def _tfrc_arrays(net: Dumbbell, where, dmode, table, shared, traced):
+    """The TFRC flows as the kernels' state (:func:`qosbound.validation.tfrc_sender.new_state`) and arrays."""
+    fl = tuple(net.tfrc)
+    for i, x in enumerate(fl):
+        if not isinstance(x, Tfrc):
+            raise ValueError("tfrc holds Tfrc objects")
+        if x.feedback not in TF.FEEDBACK:
+            raise ValueError(f"tfrc {i}: feedback one of {sorted(TF.FEEDBACK)}")
+        if not (x.size > 0 and x.fb_size > 0 and x.target >= 0 and x.max_rate > 0 and x.access >= 0 and x.start >= 0
+                and x.direction in (0, 1) and x.colour in (0, 1, 2)):
+            raise ValueError(f"tfrc {i}: size, fb_size and max_rate > 0; target, access and start >= 0; direction "
+                             "0 or 1; colour 0..2")
+    rrate = net.rev_rate or net.rate
+    base = [2 * (x.access + net.delay) + 8 * x.size / (net.rate if x.direction == 0 else rrate)
+            + 8 * x.fb_size / (rrate if x.direction == 0 else net.rate) for x in fl]
+    Q, H = TF.new_state([float(x.size) for x in fl], [x.target / 8.0 for x in fl], [x.max_rate / 8.0 for x in fl],
+                        base, [x.feedback for x in fl], [x.header_rtt for x in fl])
+    ints = np.array([[x.direction, _class_of(where, dmode, x.direction, x.cls, f"tfrc {i}"),
+                      _class_of(where, dmode, 1 - x.direction, x.fb_class, f"tfrc {i} fb_class"), x.colour,
+                      _source_marker(x.marker, table, shared, f"tfrc {i}")] for i, x in enumerate(fl)],
+                    np.int64).reshape(-1, 5)
+    return (Q, H, np.array([x.access for x in fl], float), ints[:, 0].copy(), ints[:, 1].copy(), ints[:, 2].copy(),
+            ints[:, 3].copy(), ints[:, 4].copy(), np.array([x.start for x in fl], float),
+            np.array([x.fb_size for x in fl], float), np.asarray(traced, bool))
+
+
+def _names(net: Dumbbell):
+    """Every source's name: TCP flows ``tcp<i>``, TFRC flows and open-loop sources their name or ``tfrc<j>`` /
+    ``udp<u>``."""
+    return ([f"tcp{i}" for i in range(net.n)], [x.name or f"tfrc{j}" for j, x in enumerate(net.tfrc)],
+            [u.name or f"udp{u_}" for u_, u in enumerate(net.udp)])
+
+
+def _traced(net: Dumbbell, names):
+    want = set(net.trace)
+    every = "*" in want
+    known = set().union(*map(set, names))
+    if not every and not want <= known:
+        raise ValueError(f"trace: unknown sources {sorted(want - known)} (known: tcp<i>, TFRC and UDP names, '*')")
+    return [[every or x in want for x in group] for group in names]
+
+
+def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
+    """One run of the dumbbell (see the module docstring)."""
+    n = net.n
+    if n < (0 if (net.udp or net.tfrc) else 1) or net.rate <= 0 or net.mss <= 0 or not 0 <= net.warmup < net.duration:
+        raise ValueError("invalid dumbbell: n >= 1 (0 with open-loop or TFRC sources), positive rate and mss, "
+                         "0 <= warmup < duration")
+    if not (0 <= net.loss < 1 and 0 <= net.ack_loss < 1):
+        raise ValueError("loss probabilities lie in [0, 1)")
+    if net.sharing not in ("drr", "scfq") or net.header < 0:
+        raise ValueError("sharing is 'drr' or 'scfq'; header >= 0")
+    rng = np.random.default_rng(seed)
+    starts = np.asarray(net.starts if net.starts is not None else rng.uniform(0, net.start_spread, n), float)
+    if starts.shape != (n,) or np.isnan(starts).any():
+        raise ValueError("starts: one per flow (inf: started only by another flow's ``then``)")
+    W = 1 << int(math.ceil(math.log2(2 * net.rwnd + 2)))
+    files = np.asarray(net.per_flow(net.files, "files"), float)
+    S, SB, TS, RB = T.new_state(n, W, init_cwnd=net.init_cwnd, rwnd=net.rwnd, min_rto=net.min_rto, files=files,
+                                base_rtt=net.base_rtt(), window=(net.warmup, net.duration),
+                                ssthresh_rule=net.ssthresh_rule)
+    access = np.asarray(net.per_flow(net.access, "access"), float)
+    table = _MarkerTable()
+    dmark, amark, shared = _markers(net, table)
+    colour = np.asarray(net.per_flow(net.colour, "colour"), np.int64)
+    acolour = np.asarray(net.per_flow(net.ack_colour, "ack_colour"), np.int64)
+    if ((colour < 0) | (colour > 2) | (acolour < 0) | (acolour > 2)).any():
+        raise ValueError("colours are 0, 1 or 2")
+    fdir = np.asarray(net.per_flow(net.direction, "direction"), np.int64)
+    if ((fdir != 0) & (fdir != 1)).any():
+        raise ValueError("direction: 0 (R1 -> R2) or 1 (R2 -> R1) per flow")
+    qp, sch, ccap, order, cl, where = _classes(net)
+    dmode = sch[0]
+    dcls_u = net.per_flow(net.data_class, "data_class")
+    acls_u = net.per_flow(net.ack_class, "ack_class")
+    dcls = np.array([_class_of(where, dmode, fdir[f], dcls_u[f], "data_class") for f in range(n)], np.int64)
+    acls = np.array([_class_of(where, dmode, 1 - fdir[f], acls_u[f], "ack_class") for f in range(n)], np.int64)
+    up = np.asarray(net.per_flow(net.uplink_of, "uplink_of") if net.uplink_of else range(n), np.int64)
+    if net.uplink_rate < 0 or (up < 0).any():
+        raise ValueError("uplink_rate >= 0; uplink_of: a node index >= 0 per flow")
+    then = np.asarray(net.per_flow(net.then, "then") if net.then else (-1,) * n, np.int64)
+    if ((then < -1) | (then >= n)).any() or net.think < 0:
+        raise ValueError("then: -1 or a flow index per flow; think >= 0")
+    names = _names(net)
+    tr_tcp, tr_tfrc, tr_udp = _traced(net, names)
+    ua, ust, urec = _udp_arrays(net, where, dmode, table, shared, tr_udp)
+    ta = _tfrc_arrays(net, where, dmode, table, shared, tr_tfrc)
+    rrate = float(net.rev_rate or net.rate)
+    pool = n * (4 * net.rwnd + 16) + net.fwd.limit + net.rev.limit + 64 + sum(c.queue.limit + 1 for c in cl)
+    # open-loop and TFRC packets on the links (their queues are counted above); TFRC sends at most about twice
+    # what arrives, and a few feedbacks per RTT
+    pool += sum(int(math.ceil(u.rate * (net.delay + u.access) / (8.0 * u.size))) + 2 for u in net.udp)
+    pool += sum(int(math.ceil(2.0 * max(net.rate, rrate) * (net.delay + x.access + 1.0) / (8.0 * x.size))) + 64
+                for x in net.tfrc)
+    heap_cap = 2 * pool + 64 * (n + len(net.udp) + len(net.tfrc)) + 1024
+    seed32 = int(np.random.SeedSequence(seed).generate_state(1)[0])
+    started = np.where(np.isfinite(starts), starts, np.nan)
+    nt = len(net.tfrc)
+    out = (np.zeros((n, 8)), np.zeros(3), np.zeros(3), np.zeros((len(cl), 4)), np.zeros(n), ust, urec,
+           np.zeros((nt, 9)), np.zeros((n, 4)), np.zeros((nt, 4)), started)
+    fp = np.array([net.delay, net.rate, rrate, net.delack, net.loss, net.ack_loss, net.duration, net.warmup,
+                   net.duration, 8.0 * (net.mss + net.header) / net.uplink_rate if net.uplink_rate > 0 else 0.0,
+                   net.think, float(net.mss + net.header), float(net.header)], float)
+    ip = np.array([min(net.sack_blocks, 4), int(net.marker_aware), pool, net.uplink_limit,
+                   int(net.sharing == "scfq"), ccap, max(net.fwd.limit, net.rev.limit) + 2, heap_cap,
+                   int(bool(net.trace))], np.int64)
+    tcp = (S, SB, TS, RB, access, starts, colour, acolour, dmark, amark, fdir, dcls, acls, then, up,
+           np.asarray(tr_tcp, bool))
+    t0, c0 = time.perf_counter(), time.thread_time()
+    packets, events, error, nrec_u, rec = run(seed32, fp, ip, tcp, table.arrays(), qp, sch, ua, ta, out)
+    wall, cpu = time.perf_counter() - t0, time.thread_time() - c0
+    if error:
+        raise RuntimeError(("packet pool exhausted", "event heap full", "open-loop delay record full")[error - 1])
+    st, col_arr, col_drop, cst, udrop, ust, urec, tst, snap, tsnap, started = out
+    win = net.duration - net.warmup
+    bits = 8.0 * net.mss / win
+    done = S[:, T.DONE_T]
+    fs = FlowStats(goodput=st[:, 0] * bits, throughput=st[:, 1] * bits, arrivals=st[:, 2], drops=st[:, 3],
+                   random_losses=st[:, 4], ack_sent=st[:, 5], ack_dropped=st[:, 6], ack_delivered=st[:, 7],
+                   sent=S[:, T.N_SENT].copy(), retransmitted=S[:, T.N_RETX].copy(), timeouts=S[:, T.N_RTO].copy(),
+                   recoveries=S[:, T.N_FR].copy(), cwnd_mean=S[:, T.CW_AREA] / win, cwnd_max=S[:, T.CW_MAX].copy(),
+                   srtt=S[:, T.SRTT].copy(), completion=np.where(done >= 0, done - started, np.nan),
+                   drops_by_colour=col_drop, arrivals_by_colour=col_arr, uplink_drops=udrop,
+                   srtt_mean=S[:, T.RTT_AREA] / win, window_sent=S[:, T.N_SENT] - snap[:, 0],
+                   window_retransmitted=S[:, T.N_RETX] - snap[:, 1], window_timeouts=S[:, T.N_RTO] - snap[:, 2],
+                   window_recoveries=S[:, T.N_FR] - snap[:, 3])
+    cs = {order[i]: ClassStats(cl[i].name, int(cst[i, 0]), int(cst[i, 1]), float(cst[i, 2]), int(cst[i, 3]),
+                               8.0 * float(cst[i, 2]) / win) for i in range(len(cl))}
+    urec = urec[:nrec_u]
+    us = []
+    for u, src in enumerate(net.udp):
+        mine = urec[urec[:, 0] == u]
+        mine = mine[np.argsort(mine[:, 1], kind="stable")]
+        us.append(UdpStats(names[2][u], int(ust[u, 0]), int(ust[u, 1]), int(ust[u, 2]),
+                           int(ust[u, 0] - ust[u, 1] - ust[u, 2]), mine[:, 2].copy(), win, float(ust[u, 3]),
+                           mine[:, 1].copy()))
+    Q = ta[0]
+    ts = []
+    for j in range(nt):
+        events_w = Q[j, TF.N_EVENTS] - tsnap[j, 3]
+        if Q[j, TF.MODE] == TF.FEEDBACK["receiver"]:
+            seen = (Q[j, TF.N_RECV] - tsnap[j, 1]) + (Q[j, TF.N_LOST] - tsnap[j, 2])
+        else:
+            seen = Q[j, TF.N_SENT] - tsnap[j, 0]
+        ts.append(TfrcStats(names[1][j], int(tst[j, 0]), int(tst[j, 1]), int(tst[j, 8]), int(tst[j, 2]),
+                            int(tst[j, 3]), int(tst[j, 4]), float(tst[j, 5]), int(events_w),
+                            float(events_w / seen) if seen > 0 else 0.0,
+                            float(tst[j, 6] / tst[j, 7]) if tst[j, 7] > 0 else math.nan, int(tst[j, 7]),
+                            8.0 * float(Q[j, TF.X]), float(Q[j, TF.P]), win))
+    return RunResult(fs, int(packets), int(events), wall, win, cs, us, ts, _trace(rec, names, order) if net.trace else None,
+                     cpu)
+
+
+def _trace(rec, names, order) -> PacketTrace:
+    """The packet record as a :class:`PacketTrace` (rows in send order; classes as indices in their direction)."""
+    rec = rec[np.argsort(rec[:, 6], kind="stable")]
+    cls = np.array([order[int(k)][1] if k >= 0 else -1 for k in rec[:, 3]], np.int64)
+    ty, src = rec[:, 0].astype(np.int64), rec[:, 1].astype(np.int64)
+    by_type = {PKT["tcp"]: names[0], PKT["tfrc"]: names[1], PKT["udp"]: names[2]}
+    source = np.array([by_type[t][s] for t, s in zip(ty, src)], dtype=str) if len(rec) else np.zeros(0, str)
+    return PacketTrace(source, rec[:, 2].astype(np.int64), cls, rec[:, 4].astype(np.int64),
+                       rec[:, 5].astype(np.int64), rec[:, 6].copy(), rec[:, 7].copy(), rec[:, 8].copy(),
+                       rec[:, 9] != 0, rec[:, 10].copy())
 
 
 def replicate(net: Dumbbell, replications: int, seed: int = 1) -> list[RunResult]:

@@ -37,7 +37,7 @@ def new_state(kind: str, cir: float, cbs: float, pir_or_ebs: float = 0.0, pbs: f
     return np.array([0.0, cbs, 0.0, cir, cbs, 0.0, 0.0])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)  # no reference counting: see validation/dumbbell_loop.py
 def mark(state, kind, t, size, pre, aware):
     """Colour of a ``size``-byte packet arriving at ``t`` (updates ``state`` in place)."""
     dt = t - state[0]

@@ -56,6 +56,7 @@ class Ns3Run:
     cwnd_mean: np.ndarray  # segments
     packets: int  # whole run
     wall: float  # s in Simulator::Run
+    cpu: float = float("nan")  # CPU s of the thread in Simulator::Run
 
     @property
     def loss_rate(self) -> float:
@@ -89,7 +90,8 @@ def run(net: Dumbbell, seeds, *, timeout: float = 1800.0) -> list[Ns3Run]:
     for rep in info["runs"]:
         out.append(Ns3Run(goodput=np.asarray(rep["goodput"]), throughput=rep["throughput"],
                           arrivals=rep["arrivals"], drops=rep["drops"], acks=rep["acks"],
-                          cwnd_mean=np.asarray(rep["cwnd_mean"]), packets=rep["packets"], wall=rep["wall"]))
+                          cwnd_mean=np.asarray(rep["cwnd_mean"]), packets=rep["packets"], wall=rep["wall"],
+                          cpu=rep.get("cpu", float("nan"))))
     return out
 
 
@@ -174,6 +176,7 @@ def stalled(goodputs, cwnds, share: float = 0.1) -> int:
 
 _CPP = r"""
 #include <chrono>
+#include <ctime>
 namespace qbtcp {
 using namespace ns3;
 
@@ -184,6 +187,7 @@ static std::vector<Ptr<PacketSink>> g_sinks;
 static std::vector<Ptr<Application>> g_apps;
 static double g_thrBytes, g_arr, g_drop, g_acks;
 static uint64_t g_pkts;
+static double g_cpu;
 static uint32_t g_mss;
 
 static bool InWin() { double t = Simulator::Now().GetSeconds(); return t >= g_w0 && t <= g_w1; }
@@ -299,9 +303,13 @@ double Run(uint32_t n, double rate, double revRate, double delay, std::vector<do
   Simulator::Schedule(Seconds(warmup), &Snap, 0);
   Simulator::Schedule(Seconds(duration), &Snap, 1);
   Simulator::Stop(Seconds(duration + 1e-6));
+  timespec c0, c1;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
   auto t0 = std::chrono::steady_clock::now();
   Simulator::Run();
   auto t1 = std::chrono::steady_clock::now();
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+  g_cpu = (c1.tv_sec - c0.tv_sec) + 1e-9 * (c1.tv_nsec - c0.tv_nsec);
   for (uint32_t i = 0; i < n; ++i) Cwnd(i, g_cwVal[i], g_cwVal[i]);
   Simulator::Destroy();
   return std::chrono::duration<double>(t1 - t0).count();
@@ -314,6 +322,7 @@ double Arr() { return g_arr; }
 double Drp() { return g_drop; }
 double Acks() { return g_acks; }
 uint64_t Pkts() { return g_pkts; }
+double Cpu() { return g_cpu; }
 }
 """
 
@@ -338,7 +347,7 @@ def _child(cfg_path: str, out_dir: str) -> None:
         runs.append({"goodput": rx.tolist(), "throughput": float(g.Thr()) * 8 / win, "arrivals": float(g.Arr()),
                      "drops": float(g.Drp()), "acks": float(g.Acks()),
                      "cwnd_mean": (np.array(g.CwArea()) / win).tolist(), "packets": int(g.Pkts()),
-                     "wall": float(wall)})
+                     "wall": float(wall), "cpu": float(g.Cpu())})
     np.savez(Path(out_dir) / "trace.npz", none=np.zeros(0))
     (Path(out_dir) / "info.json").write_text(json.dumps({"runs": runs, "load_seconds": time.perf_counter() - t_start,
                                                          "ns3_version": "3.44"}))

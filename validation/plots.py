@@ -51,14 +51,15 @@ def save(fig, out_dir: str | Path, stem: str) -> list[str]:
 def delay_ccdf(delays: np.ndarray, out_dir, *, cls: str = "EF", trace_label: str = "trace",
                model_points: list[tuple[float, float]] = (), trace_points: list[tuple[float, float, float, float]] = (),
                bounds: dict[str, float] | None = None, slos: list[tuple[str, float | None, float | None]] = (),
-               model_floor: float = 1e-10, title: str = "") -> list[str]:
+               model_floor: float = 1e-10, title: str = "", model_kind: str = "") -> list[str]:
     """Empirical CCDF of ``delays`` (s) with model points (d, P), bound lines and SLO limits; returns the paths.
 
     ``trace_points`` are (d, value, low, high) estimates with intervals, drawn as error bars. ``slos`` are
     (label, delay limit in s or None, probability or None): a delay limit alone is a vertical line (a mean or
     maximum), a delay with a probability a point the CCDF must pass at or below (a quantile ``pq <= d`` is the
     point (d, 1-q); ``ccdf@d <= P`` the point (d, P)). Model probabilities below ``model_floor`` (the model's
-    absolute precision) are not drawn.
+    absolute precision) are not drawn. ``model_kind`` is the kind of the model's points (``numerical``, ``upper
+    bound``), named in the legend; ``bounds`` are closed-form upper bounds on the delay, named so.
     """
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -77,11 +78,13 @@ def delay_ccdf(delays: np.ndarray, out_dir, *, cls: str = "EF", trace_label: str
                         capsize=3)
     mp = sorted((x, p) for x, p in model_points if p >= model_floor)
     if mp:
-        ax.plot([x * 1e3 for x, _ in mp], [p for _, p in mp], "o-", color="C1", ms=4, lw=1,
-                label=f"model-checked (P >= {model_floor:.0e} drawn)")
+        bound = "bound" in model_kind
+        ax.plot([x * 1e3 for x, _ in mp], [p for _, p in mp], "v--" if bound else "o-", color="C1", ms=4, lw=1,
+                label=f"model-checked{': ' + model_kind if model_kind else ''} (P >= {model_floor:.0e} drawn)")
         floor = min(floor, min(p for _, p in mp))
     for i, (name, v) in enumerate((bounds or {}).items()):
-        ax.axvline(v * 1e3, color=f"C{4 + i}", ls="--", lw=1, label=f"closed form: {name} = {v * 1e3:.4g} ms")
+        ax.axvline(v * 1e3, color=f"C{4 + i}", ls="--", lw=1,
+                   label=f"closed-form upper bound: {name} = {v * 1e3:.4g} ms")
     for label, dl, prob in slos:
         if dl is not None and prob is not None:
             ax.plot([dl * 1e3], [prob], marker="v", ms=9, color="k", ls="none", label=f"SLO {label}")
@@ -102,13 +105,14 @@ def delay_ccdf(delays: np.ndarray, out_dir, *, cls: str = "EF", trace_label: str
 
 def drop_by_colour(observed: list[tuple[str, int | None, float, float, float]],
                    reference: list[tuple[str, int | None, str, float]], out_dir, *, trace_label: str = "trace",
-                   title: str = "") -> list[str]:
+                   title: str = "", kinds: dict[str, str] | None = None) -> list[str]:
     """Drop probability per class and drop precedence at the trace's operating point.
 
     ``observed`` holds (class, precedence or None for the whole class, value, low, high) from the trace;
     ``reference`` (class, precedence or None, method, value) from the models. Each (class, precedence) is one
     position on the x-axis, named like the DSCP (AF11, AF12, AF13; 'EF' or 'AF1 (all)' for a whole class) and
-    coloured by its drop precedence; the legend names the methods (marker shapes), one entry each.
+    coloured by its drop precedence; the legend names the methods (marker shapes), one entry each, with the kind
+    of their numbers (``kinds``: method -> 'approximation', 'numerical', ...; the trace's is an interval).
     """
     plt = _plt()
     keys: list[tuple[str, int | None]] = []
@@ -157,7 +161,8 @@ def drop_by_colour(observed: list[tuple[str, int | None, float, float, float]],
 
     # one legend entry per method, in a neutral colour: the colour of a point is its drop precedence
     handles = [Line2D([], [], marker="o" if m == trace_label else markers.get(m, "^"), ls="none", color="0.6",
-                      mec="k", ms=7, label=f"{m} (with its interval)" if m == trace_label else m)
+                      mec="k", ms=7, label=(f"{m} (with its interval)" if m == trace_label else
+                                            f"{m}: {(kinds or {}).get(m)}" if (kinds or {}).get(m) else m))
                for m in [trace_label] + sorted(seen - {trace_label}) if m in seen]
     ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
               title="marker = method\ncolour = drop precedence", title_fontsize=7)

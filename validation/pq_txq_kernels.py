@@ -34,7 +34,10 @@ several streams, Ferrari et al. 2001 section V: stream ``i`` is Poisson of rate
 ``s_rate[i]`` or CBR of period ``1/s_rate[i]`` whose first arrival is at
 ``s_phase[i]``, or at a uniform random phase in one period, drawn independently
 per stream and replication, when ``s_phase[i] < 0``; the next arrival of the
-aggregate is the earliest next arrival of its streams, ties to the lower index).
+aggregate is the earliest next arrival of its streams, ties to the lower index; the streams are kept in a
+binary heap on (next arrival, index), so an arrival costs O(log streams), not O(streams); CBR streams of one
+rate whose phases lie within one period arrive in phase order round after round, O(1) per arrival, the
+order of two arrivals whose times round to the same float going to the lower phase).
 Every EF packet carries its stream's index (0 for the single-stream processes);
 ``sstats[i]`` counts stream ``i``'s arrivals, losses, delays and delay sum.
 
@@ -89,12 +92,50 @@ def _stream_next(i, s_kind, s_rate, s_phase, s_count, prev):
 
 
 @njit(cache=True)
-def _earliest(s_next):
-    j = 0
-    for i in range(1, s_next.shape[0]):
-        if s_next[i] < s_next[j]:
-            j = i
-    return j
+def _before(s_next, i, j):
+    """Stream ``i``'s next arrival comes before stream ``j``'s (ties to the lower index)."""
+    return s_next[i] < s_next[j] or (s_next[i] == s_next[j] and i < j)
+
+
+@njit(cache=True)
+def _sift_down(heap, s_next, k):
+    """Restore the heap order of ``heap`` (stream indices keyed by their next arrival) below position ``k``."""
+    n = heap.shape[0]
+    while True:
+        c = 2 * k + 1
+        if c >= n:
+            return
+        if c + 1 < n and _before(s_next, heap[c + 1], heap[c]):
+            c += 1
+        if _before(s_next, heap[c], heap[k]):
+            tmp = heap[k]
+            heap[k] = heap[c]
+            heap[c] = tmp
+            k = c
+        else:
+            return
+
+
+@njit(cache=True)
+def _one_period(s_kind, s_rate, s_ph):
+    """Whether every stream is CBR of one rate with its phases within one period (its arrivals then come in
+    the order of the phases, round after round)."""
+    n = s_kind.shape[0]
+    lo = s_ph[0]
+    hi = s_ph[0]
+    for i in range(n):
+        if s_kind[i] != 1 or s_rate[i] != s_rate[0]:
+            return False
+        lo = min(lo, s_ph[i])
+        hi = max(hi, s_ph[i])
+    return hi - lo < 1.0 / s_rate[0]
+
+
+@njit(cache=True)
+def _heapify(heap, s_next):
+    """Order ``heap`` (a permutation of the stream indices) so that ``heap[0]`` is the earliest stream."""
+    for k in range(heap.shape[0] // 2 - 1, -1, -1):
+        _sift_down(heap, s_next, k)
 
 
 @njit(cache=True)
@@ -151,6 +192,9 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
     s_next = np.zeros(n_str, np.float64)
     s_count = np.zeros(n_str, np.float64)
     s_ph = s_phase.copy()
+    s_heap = np.arange(n_str)  # the streams as a binary heap on (next arrival, index), or in phase order
+    s_pos = 0  # position in phase order (cyclic streams)
+    cyclic = False
     cur = 0  # stream of the next arrival
     if kind == 1:
         phase = np.random.random() / lam_tick
@@ -159,7 +203,14 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
             if s_kind[i] == 1 and s_ph[i] < 0.0:
                 s_ph[i] = np.random.random() / s_rate[i]
             s_next[i] = _stream_next(i, s_kind, s_rate, s_ph, s_count, 0.0)
-        cur = _earliest(s_next)
+        # CBR streams of one period whose phases lie within one period arrive in the same order every round:
+        # sorted by phase (ties to the lower index), O(1) per arrival. Otherwise the heap, O(log streams).
+        cyclic = _one_period(s_kind, s_rate, s_ph)
+        if cyclic:
+            s_heap = np.argsort(s_ph, kind="mergesort")
+        else:
+            _heapify(s_heap, s_next)
+        cur = s_heap[0]
         next_arr = s_next[cur]
     else:
         next_arr = _next_arrival(kind, lam_tick, p_slot, phase, 0, 0.0)
@@ -285,7 +336,14 @@ def simulate_one(seed, kind, lam_tick, p_slot, ef_ticks, ef_units, be_ticks, be_
                 elif kind == 3:
                     s_count[cur] += 1.0
                     s_next[cur] = _stream_next(cur, s_kind, s_rate, s_ph, s_count, s_next[cur])
-                    cur = _earliest(s_next)
+                    if cyclic:  # the next stream in phase order (after the last, the first, one period on)
+                        s_pos += 1
+                        if s_pos == n_str:
+                            s_pos = 0
+                        cur = s_heap[s_pos]
+                    else:
+                        _sift_down(s_heap, s_next, 0)  # cur is at the root: O(log streams) per arrival
+                        cur = s_heap[0]
                     next_arr = s_next[cur]
                 else:
                     next_arr = _next_arrival(kind, lam_tick, p_slot, phase, ef_gen, next_arr)

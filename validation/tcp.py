@@ -61,8 +61,11 @@ All state lives in NumPy arrays so the kernels run in numba's nopython mode: ``S
 the sender's scoreboard flags, ``TS`` (flows x W) the segments' last send times and ``RB``
 (flows x W) the receiver's out-of-order flags; W is a power of two above twice ``rwnd``.
 
+The kernels allocate nothing and are compiled without reference counting and without raising (numba's
+``_nrt=False``, ``error_model="numpy"``): the event loops call them for every packet, and counting the references of
+every array they are given cost about as much as the work itself (see :mod:`qosbound.validation.dumbbell_loop`).
 numba's on-disk cache does not follow a kernel into the modules it calls: after editing this module,
-delete the cached :mod:`qosbound.validation.dumbbell` kernels (``NUMBA_CACHE_DIR``) before measuring.
+delete the cached :mod:`qosbound.validation.dumbbell_loop` kernels (``NUMBA_CACHE_DIR``) before measuring.
 """
 
 from __future__ import annotations
@@ -71,7 +74,8 @@ import numpy as np
 from numba import njit
 
 __all__ = ["NFIELDS", "new_state", "send_batch", "on_ack", "on_timeout", "on_data", "build_sack",
-           "timer_to_arm", "on_timer", "delack_start", "delack_due", "ack_sent",
+           "timer_to_arm", "on_timer", "delack_start", "delack_due", "delack_arm", "delack_fire", "ack_sent",
+           "integrate_srtt", "close_window",
            "SACKED", "LOST", "RXT", "DUPTHRESH"]
 
 SACKED = 1
@@ -116,7 +120,11 @@ CW_MAX = 30      # largest cwnd in the window
 BACKOFF = 31     # back-to-back timeouts since the last forward progress
 FRX = 33         # 1: fast retransmit pending (sent at once, whatever the pipe)
 SSRULE = 32      # 0: ssthresh from min(cwnd, FlightSize) (RFC 5681 / Linux); 1: from pipe at every reduction (ns-3)
-NFIELDS = 34
+RTT_AREA = 34    # integral of srtt over the measurement window, s*s
+RTT_T = 35       # time of the last srtt change
+DA_DUE = 36      # receiver: deadline of the running delayed-ACK timer
+DA_EV = 37       # receiver: time of the pending delayed-ACK event (inf: none; see delack_arm)
+NFIELDS = 38
 
 
 def new_state(n: int, W: int, *, init_cwnd: float, rwnd: int, min_rto: float, files, base_rtt, window,
@@ -141,10 +149,13 @@ def new_state(n: int, W: int, *, init_cwnd: float, rwnd: int, min_rto: float, fi
     S[:, W_START], S[:, W_END] = window
     S[:, CW_T] = window[0]
     S[:, SSRULE] = 1.0 if ssthresh_rule == "ns3" else 0.0
+    S[:, RTT_T] = window[0]
+    S[:, DA_DUE] = np.inf
+    S[:, DA_EV] = np.inf
     return S, np.zeros((n, W), np.int8), np.zeros((n, W)), np.zeros((n, W), np.int8)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def _integrate(S, f, now):
     """Add cwnd x (time since the last change) inside the measurement window."""
     t0 = max(S[f, CW_T], S[f, W_START])
@@ -154,7 +165,7 @@ def _integrate(S, f, now):
     S[f, CW_T] = now
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def _set_cwnd(S, f, now, v):
     _integrate(S, f, now)
     S[f, CWND] = v
@@ -162,7 +173,7 @@ def _set_cwnd(S, f, now, v):
         S[f, CW_MAX] = v
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _scan(S, SB, f, cand):
     """RFC 6675 SetPipe and the lost segments not yet retransmitted (``cand``, highest first).
 
@@ -194,7 +205,7 @@ def _scan(S, SB, f, cand):
     return pipe, nc
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def send_batch(S, SB, TS, f, now, cand, out):
     """Segments to transmit now (written to ``out``; returns how many): while ``cwnd - pipe >= 1``,
     the lowest lost segment not yet retransmitted, else new data within ``rwnd`` and the file; on
@@ -231,8 +242,19 @@ def send_batch(S, SB, TS, f, now, cand, out):
     return n
 
 
-@njit(cache=True)
-def _rtt_sample(S, f, r):
+@njit(cache=True, error_model="numpy", _nrt=False)
+def integrate_srtt(S, f, now):
+    """Add srtt x (time since its last change) inside the measurement window (for the time-average srtt)."""
+    t0 = max(S[f, RTT_T], S[f, W_START])
+    t1 = min(now, S[f, W_END])
+    if t1 > t0:
+        S[f, RTT_AREA] += S[f, SRTT] * (t1 - t0)
+    S[f, RTT_T] = now
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _rtt_sample(S, f, r, now):
+    integrate_srtt(S, f, now)
     if S[f, N_SAMPLES] == 0:
         # the first real sample replaces the seed taken from the base RTT
         S[f, SRTT] = r
@@ -244,7 +266,7 @@ def _rtt_sample(S, f, r):
     S[f, RTO] = min(MAX_RTO, max(S[f, MINRTO], S[f, SRTT] + max(G, 4.0 * S[f, RTTVAR])))
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def on_ack(S, SB, TS, f, now, ack, sack, nsack, cand):
     """Process an ACK (cumulative ``ack``, ``nsack`` SACK blocks ``sack[2k], sack[2k+1]`` = [start, end)).
 
@@ -268,7 +290,7 @@ def on_ack(S, SB, TS, f, now, ack, sack, nsack, cand):
                 clean = False
             SB[f, k] = 0
         if clean:
-            _rtt_sample(S, f, now - TS[f, last])
+            _rtt_sample(S, f, now - TS[f, last], now)
         S[f, UNA] = ack
         S[f, DUP] = 0
         S[f, BACKOFF] = 0
@@ -309,7 +331,7 @@ def on_ack(S, SB, TS, f, now, ack, sack, nsack, cand):
     return newly
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def on_timeout(S, SB, f, now, cand):
     """Retransmission timeout: lower ssthresh (see the module docstring), cwnd 1, every unSACKed outstanding
     segment lost, back off the RTO. The caller then runs :func:`send_batch` (which retransmits ``snd_una``)."""
@@ -333,7 +355,7 @@ def on_timeout(S, SB, f, now, cand):
     S[f, DEADLINE] = np.inf
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def build_sack(S, RB, f, trigger, sack, max_blocks):
     """SACK blocks for an ACK: the block holding ``trigger`` first (if it is out of order), then the other
     out-of-order blocks from the highest down. Returns the number of blocks written to ``sack``."""
@@ -367,7 +389,7 @@ def build_sack(S, RB, f, trigger, sack, max_blocks):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def on_data(S, RB, f, seq):
     """Receiver: a data segment arrives. Returns (ack_now, delivered): ``ack_now`` 1 to acknowledge at once,
     0 to hold the ACK (the caller starts the delayed-ACK timer when ``PEND`` is 1); ``delivered`` the
@@ -405,7 +427,7 @@ def on_data(S, RB, f, seq):
 # re-arms itself, and only an earlier deadline needs an event of its own. The delayed-ACK timer is one event
 # per start, identified by its generation ``S[f, DA_GEN]`` (an ACK sent in the meantime makes it stale).
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def timer_to_arm(S, f):
     """After the sender acted: the time at which the driver must schedule a retransmission-timer event for flow
     ``f`` (the deadline, when it comes before the pending event), or inf when none is needed."""
@@ -416,7 +438,7 @@ def timer_to_arm(S, f):
     return np.inf
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def on_timer(S, f, now):
     """A retransmission-timer event scheduled at ``now`` fires. Returns 0: stale or the timer is stopped (nothing
     to do); 1: the deadline has moved later: schedule the next event at ``S[f, ARMED]``; 2: expired: the driver
@@ -432,7 +454,7 @@ def on_timer(S, f, now):
     return 2
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def delack_start(S, f):
     """:func:`on_data` asked for no ACK now: start the delayed-ACK timer unless it runs. Returns the generation
     to schedule the timer event with, or -1 when it already runs."""
@@ -443,15 +465,55 @@ def delack_start(S, f):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def delack_due(S, f, gen):
     """The delayed-ACK timer event of generation ``gen`` fires: True when it is current (the ACK is sent now)."""
     return gen == int(S[f, DA_GEN]) and S[f, DA_ON] != 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def ack_sent(S, f):
     """The receiver sends an ACK now: nothing is pending any more and a running delayed-ACK timer is stale."""
     S[f, PEND] = 0
     S[f, DA_ON] = 0.0
     S[f, DA_GEN] += 1
+
+
+# The delayed-ACK timer as one pending event per flow (what the dumbbell drives): starting a timer schedules an event
+# only when none is pending; an event that fires before the running timer's deadline re-arms itself at it. The ACK
+# goes out at the same instant as with one event per start (delack_start), with far fewer events.
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def delack_arm(S, f, now, delack):
+    """:func:`on_data` asked for no ACK now: start the delayed-ACK timer (deadline ``now + delack``) unless it runs.
+    Returns the time at which the driver must schedule a delayed-ACK event, or inf when none is needed."""
+    if S[f, DA_ON] != 0.0:
+        return np.inf
+    S[f, DA_ON] = 1.0
+    S[f, DA_GEN] += 1
+    S[f, DA_DUE] = now + delack
+    if S[f, DA_EV] == np.inf:
+        S[f, DA_EV] = S[f, DA_DUE]
+        return S[f, DA_DUE]
+    return np.inf
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def delack_fire(S, f, now):
+    """A delayed-ACK event scheduled by :func:`delack_arm` fires at ``now``. Returns 1: the timer expired, the
+    driver sends the ACK; 2: the running timer's deadline is later, schedule the next event at ``S[f, DA_EV]``;
+    0: no timer runs (an ACK went out meanwhile)."""
+    S[f, DA_EV] = np.inf
+    if S[f, DA_ON] == 0.0:
+        return 0
+    if S[f, DA_DUE] <= now:
+        return 1
+    S[f, DA_EV] = S[f, DA_DUE]
+    return 2
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def close_window(S, f, now):
+    """At the end of a run: bring the time integrals of cwnd and srtt up to ``now`` (clipped to the window)."""
+    _integrate(S, f, now)
+    integrate_srtt(S, f, now)

@@ -15,16 +15,16 @@ compiled for numba, not re-typed):
   the PI controller's current output; the packet is dropped with probability
   ``p'``, or when ``q_max`` packets already wait (tail drop); otherwise inserted.
 * PI samples the number of waiting packets at ``hz`` (see :mod:`.pi_aqm`).
-* Flows: ``cbr`` (unresponsive, fixed rate), ``tcp`` (below) and ``tfrc`` (responsive,
-  equation-based: once per smoothed RTT the rate becomes
-  ``min(max_rate, max(s/64 s, X_TFRC(s, R, p_e)))`` with the loss-event rate
-  ``p_e`` from RFC 5348's average loss interval over the last 8 intervals
-  (:func:`qosbound.analytic.tfrc.mean_loss_interval`, jitted); before the first loss event the rate doubles
-  each RTT (slow start)). ``R`` is the flow's propagation RTT plus a smoothed
-  queueing delay of its own packets. A TCP-friendly CBR source (the seed's
-  audio flow) is ``tfrc`` with ``max_rate`` its codec rate. Feedback is
-  immediate (the sender knows of a drop when it happens); rates change only
-  once per RTT.
+* Flows: ``cbr`` (unresponsive, fixed rate), ``tcp`` (below) and ``tfrc`` (responsive, equation-based): the one
+  TFRC sender model of :mod:`qosbound.validation.tfrc_sender` with its ``"sender"`` (immediate) feedback model,
+  the one the TSQ paper's simulations imply: the sender knows of a drop when it happens (a drop more than one R
+  after the current loss event's start opens a new one; the first halves the rate), keeps RFC 5348's loss
+  history itself, and once per R at a send time sets its rate to
+  ``min(max_rate, max(s/64 s, X_TFRC(s, R, p_e)))`` (before the first loss event it doubles each R, slow
+  start), starting from 4 packets per base RTT. ``R`` is the flow's propagation RTT plus a smoothed queueing
+  delay of its own packets (each packet's propagation RTT + queueing + transmission time, when it goes on the
+  wire, as its RTT sample). A TCP-friendly CBR source (the seed's audio flow) is ``tfrc`` with ``max_rate``
+  its codec rate.
 * Packet spacing: each flow sends at its current rate, each gap uniform in
   [0.5, 1.5] times the mean gap (to break phase locking).
 * ``tcp`` flows: bulk transfers driven by the TCP kernels of :mod:`qosbound.validation.tcp`
@@ -255,42 +255,19 @@ def treap_kernels():
 
 
 @lru_cache(maxsize=1)
-def _loss_rate_kernel():
-    """numba form of ``loss_rate(hist, nh, open_count)``: the loss event rate 1/I_mean of RFC 5348 section 5.4
-    (:func:`qosbound.analytic.tfrc.mean_loss_interval`, jitted, not re-typed) from the ``nh`` closed intervals
-    ``hist`` (most recent first) and the open one; 1 before the first loss event, never above 1."""
-    import numba
-
-    from qosbound.analytic import tfrc as TF
-
-    mli = numba.njit(cache=False)(TF.mean_loss_interval)
-
-    @numba.njit(cache=False)
-    def loss_rate(hist, nh, open_count):
-        if nh == 0:
-            return 1.0
-        return min(1.0, 1.0 / max(mli(float(open_count), hist, nh), 1.0))
-
-    return loss_rate
-
-
-@lru_cache(maxsize=1)
 def _kernel():
     import heapq
 
     import numba
-    import sympy as sp
 
-    from qosbound.analytic import tfrc as TF
     from qosbound.analytic import tsq as A
     from qosbound.validation import tcp as T
+    from qosbound.validation import tfrc_sender as F_
     from qosbound.validation.pi_aqm import pi_kernel
 
     new_tree, insert, pop_min, bytes_before = treap_kernels()
     wfun, pfun, _ = A.numba_functions()
     pistep = pi_kernel()
-    tfrc = numba.njit(sp.lambdify((TF.s, TF.R, TF.p, TF.b, TF.t_RTO), TF.tfrc_expr, "math"))
-    loss_rate = _loss_rate_kernel()
 
     @numba.njit(cache=False)
     def sift_down(ht, hf, i):
@@ -338,7 +315,7 @@ def _kernel():
 
     @numba.njit(cache=False)
     def run(C, duration, kind, rate, size, hint, rtt0, lat, nbits, tsq, a, b, hz, q_ref, q_max, cap, seed,
-            S, SB, TS, RB, ing, fwd, back, delack, start_spread, pool):
+            S, SB, TS, RB, ing, fwd, back, delack, start_spread, pool, Q, H):
         np.random.seed(seed)
         F = kind.shape[0]
         kw, ks, pr, lc, rc, nb, sb, pay, free, st = new_tree(q_max + 1)
@@ -354,13 +331,7 @@ def _kernel():
         ns = int(duration * hz) + 2
         p_tr = np.zeros(ns)
         q_tr = np.zeros(ns)
-        X = np.empty(F)
-        srtt = rtt0.copy()
-        next_upd = np.zeros(F)
-        hist = np.zeros((F, 8))
-        nh = np.zeros(F, dtype=np.int64)
-        cnt = np.zeros(F)
-        last_ev = np.full(F, -1e300)
+        X = np.empty(F)  # bit/s (a TFRC flow's: 8 x its sender's X)
         ht = np.empty(F)
         hf = np.empty(F, dtype=np.int64)
         # TCP: the event heap (time, order, kind, a, b), the ACK pool and the sender's work arrays
@@ -380,8 +351,8 @@ def _kernel():
                 if kind[f] == 0:
                     X[f] = rate[f]
                 else:
-                    X[f] = min(rate[f], 4.0 * 8.0 * size[f] / rtt0[f])
-                    next_upd[f] = rtt0[f]
+                    F_.start(Q, f, 0.0)
+                    X[f] = 8.0 * Q[f, F_.X]
                 ht[f] = np.random.random() * 8.0 * size[f] / X[f]
             hf[f] = f
         for i in range((F - 2) // 2, -1, -1):
@@ -410,7 +381,8 @@ def _kernel():
                     pid, nbytes = pop_min(kw, ks, lc, rc, nb, sb, pay, free, st)
                     qd = tx_end - o_arr[pid]
                     g = o_flow[pid]
-                    srtt[g] = 0.9 * srtt[g] + 0.1 * (rtt0[g] + qd + nbytes * 8.0 / C)
+                    if kind[g] == 1:
+                        F_.rtt_sample(Q, g, rtt0[g] + qd + nbytes * 8.0 / C)
                     tx_end = tx_end + nbytes * 8.0 / C
                     cur = pid
                     busy = True
@@ -497,36 +469,26 @@ def _kernel():
             o_qi[n] = qi
             o_pp[n] = pp
             o_seq[n] = seq
-            cnt[f] += 1.0
+            if kind[f] == 1:
+                F_.on_send(Q, f, t)
             if st[2] >= q_max or np.random.random() < pp:
                 o_drop[n] = True
-                if kind[f] == 1 and t - last_ev[f] > srtt[f]:
-                    if nh[f] == 0:
-                        X[f] = max(X[f] / 2.0, 8.0 * s / 64.0)
-                    for j in range(7, 0, -1):
-                        hist[f, j] = hist[f, j - 1]
-                    hist[f, 0] = cnt[f]
-                    nh[f] = min(nh[f] + 1, 8)
-                    cnt[f] = 0.0
-                    last_ev[f] = t
+                if kind[f] == 1:
+                    F_.on_drop(Q, H, f, t)
+                    X[f] = 8.0 * Q[f, F_.X]
             elif not busy:
                 busy = True
                 cur = n
                 tx_end = t + s * 8.0 / C
-                srtt[f] = 0.9 * srtt[f] + 0.1 * (rtt0[f] + s * 8.0 / C)
+                if kind[f] == 1:
+                    F_.rtt_sample(Q, f, rtt0[f] + s * 8.0 / C)
             else:
                 insert(kw, ks, pr, lc, rc, nb, sb, pay, free, st, w, n, s, n, path)
             n += 1
             if not from_ht:
                 continue
-            if kind[f] == 1 and t >= next_upd[f]:
-                if nh[f] == 0:
-                    X[f] = min(rate[f], 2.0 * X[f])
-                else:
-                    pe = loss_rate(hist[f], nh[f], cnt[f])
-                    R = srtt[f]
-                    X[f] = min(rate[f], max(8.0 * s / 64.0, 8.0 * tfrc(float(s), R, pe, 1.0, 4.0 * R)))
-                next_upd[f] = t + srtt[f]
+            if kind[f] == 1 and F_.rate_due(Q, H, f, t):
+                X[f] = 8.0 * Q[f, F_.X]
             ht[0] = t + 8.0 * s / X[f] * (0.5 + np.random.random())
             sift_down(ht, hf, 0)
         return (o_flow[:n], o_arr[:n], o_dep[:n], o_drop[:n], o_td[:n], o_qi[:n], o_pp[:n], p_tr[:k_s],
@@ -593,6 +555,7 @@ def simulate(cfg: SimConfig, seed: int = 1) -> SimOutput:
     """
     check_budget(cfg)
     from qosbound.validation import tcp as T
+    from qosbound.validation import tfrc_sender as F
 
     flows = cfg.flows
     kind = np.array([KINDS.index(f.kind) for f in flows], dtype=np.int64)
@@ -611,10 +574,12 @@ def simulate(cfg: SimConfig, seed: int = 1) -> SimOutput:
     npool = int(tcp.sum()) * (2 * cfg.tcp_rwnd + 16) + 16  # ACKs in flight: cumulative ACK, SACK blocks, free list
     pool = (np.zeros(npool, np.int64), np.zeros(npool, np.int64), np.zeros((npool, 8), np.int64),
             np.arange(npool)[::-1].copy(), np.array([npool], np.int64))
+    # every flow has a row of TFRC state; the TFRC flows use theirs (sender feedback model, X_max = the flow's rate)
+    Q, H = F.new_state(size.astype(float), np.zeros(len(flows)), rate / 8.0, rtt0, ["sender"] * len(flows))
     out = _kernel()(float(cfg.capacity), float(cfg.duration), kind, rate, size, hint, rtt0, float(cfg.latency),
                     int(cfg.bits), bool(cfg.tsq), float(pi.a), float(pi.b), float(pi.hz), float(pi.q_ref),
                     int(pi.q_max), cap, int(seed), S, SB, TS, RB, ing, fwd, back, float(cfg.tcp_delack),
-                    float(cfg.tcp_start_spread), pool)
+                    float(cfg.tcp_start_spread), pool, Q, H)
     fl, arr, dep, drop, td, qi, pp, p_tr, q_tr, t_end = out
     counters = None
     if tcp.any():

@@ -3,10 +3,12 @@
 The test bed (section 5.1): two-colour token-bucket markers with 10^4-byte buckets at the edge,
 RIO (10, 20, 0.1, 20, 40, 0.02) with a 50-packet buffer in the core, a 1000 kbit/s bottleneck,
 RTT 30 ms, 1500-byte packets; the competing aggregate is made of real TCP flows (NewReno with
-SACK and delayed ACKs, :mod:`qosbound.validation.tcp`), simulated by
+SACK and delayed ACKs, :mod:`qosbound.validation.tcp`), simulated on qosbound's network engine, the
+dumbbell of :mod:`qosbound.validation.dumbbell`, configured as the test bed by
 :mod:`qosbound.validation.qstp_sim`. The studied flow is TCP, TFRC or gTFRC (QSTP's congestion
-control; the paper's TFRC/SACK and QSTP add SACK-based reliability, which does not change the
-network-level throughput measured here).
+control, :mod:`qosbound.validation.tfrc_sender` with receiver feedback once per RTT; the paper's
+TFRC/SACK and QSTP add SACK-based reliability, which does not change the network-level throughput
+measured here).
 
 * **Fig. 4** (section 5.2): one flow with target g = 500 kbit/s against 15 TCP flows marked at
   300 kbit/s; its throughput over time (1-s windows) for TCP, TFRC and gTFRC. Claims: TCP and
@@ -69,8 +71,8 @@ TFRC_FINDING = (
     "in qosbound's test bed plain TFRC holds its target, against real TCP (NewReno + SACK, delayed ACKs) as well. "
     "Evidence: its measured rate follows the TFRC equation at its own simulated loss event rate p and RTT R (the "
     "'equation' column), and the TCP flow in its place sees about the same p and R yet stays below g (3 runs of "
-    "120 s at g = 500 kbit/s against 15 TCP flows: TCP 409 kbit/s at p = 0.0089, R = 256 ms; TFRC 502 kbit/s at "
-    "p = 0.0094, R = 268 ms; TCP's rate follows Padhye et al.'s formula with b = 2). Most likely cause: RFC 5348's "
+    "120 s at g = 500 kbit/s against 15 TCP flows: TCP 410 kbit/s at p = 0.0086, R = 255 ms; TFRC 503 kbit/s at "
+    "p = 0.0097, R = 268 ms; TCP's rate follows Padhye et al.'s formula with b = 2). Most likely cause: RFC 5348's "
     "equation counts one packet per ACK (b = 1), so at a given p and R it allows up to sqrt(2) times the rate of a "
     "TCP with delayed ACKs (b = 2); and the paced TFRC flow keeps about 97 % of its packets IN while RIO drops "
     "nearly every OUT packet once the average queue passes 20 packets, so its loss events stay as rare as TCP's. "

@@ -10,6 +10,9 @@ judged against the SLOs and across methods. Points run in this process or on Das
 
 from __future__ import annotations
 
+import json
+import sys
+
 from qosbound.sweep.cache import Cache, default_cache_dir
 from qosbound.sweep.grid import Axis, parse_vary
 from qosbound.sweep.run import Sweep, prepare, run, table_rows
@@ -33,7 +36,12 @@ def add_arguments(sp) -> None:
                     help="local Dask worker processes (1: one point after another in this process)")
     sp.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
     sp.add_argument("--no-plots", dest="no_plots", action="store_true", help="write the table only")
-    sp.add_argument("--quiet", action="store_true", help="no progress bar")
+    sp.add_argument("--json", action="store_true", help="print the machine-readable form (every point's results "
+                                                        "and verdicts) instead of the summary")
+    sp.add_argument("--html", metavar="FILE", help="also write one self-contained HTML page: the SLOs over the "
+                                                   "grid and every metric's curves")
+    sp.add_argument("--quiet", action="store_true",
+                    help="no progress: no bar on a terminal, no plain progress lines elsewhere")
 
 
 def _workers(text) -> int:
@@ -55,9 +63,9 @@ def main(args) -> int:
     from qosbound.cli import _methods_arg
     from qosbound.model_cmd import check_output_dir
     from qosbound.scenario import load
-    from qosbound.sweep.run import exit_code, summary, write_plots, write_table
+    from qosbound.sweep.run import document, exit_code, summary, write_plots, write_table
 
-    from qosbound.errors import ScenarioError
+    from qosbound.errors import Interrupted, ScenarioError
 
     workers = _workers(args.workers)
     check_output_dir(args.out, "--out")
@@ -68,10 +76,33 @@ def main(args) -> int:
         raise ScenarioError(f"cannot create '{args.out}': {e.strerror}", field="--out") from None
     scn = load(args.scenario)
     sw = prepare(scn, args.vary, _methods_arg(args.methods))
+    from qosbound.cli import understood
+
+    inputs = understood(scn)
+    if not args.json:
+        for line in inputs.lines() + ["grid"] + [f"  {a.describe()}" for a in sw.axes]:
+            print(line)
+        sys.stdout.flush()
     cache = Cache(None if args.no_cache else (args.cache or default_cache_dir()))
-    run(sw, cache=cache, workers=workers, scheduler=args.scheduler, show_progress=None if not args.quiet else False)
+    try:
+        run(sw, cache=cache, workers=workers, scheduler=args.scheduler,
+            show_progress=None if not args.quiet else False)
+    except Interrupted:
+        # the finished points are cached (unless --no-cache): the same command resumes from them
+        done = sum(k in sw.records for k in set(sw.keys))
+        print(f"{scn.name}: sweep stopped after {done} of {len(set(sw.keys))} points"
+              + ("" if args.no_cache else "; the finished points are cached: run the same command to resume")
+              + "; no table or plots written (incomplete)", file=sys.stderr if args.json else sys.stdout)
+        raise
     tables = write_table(sw, out)
     plots = [] if args.no_plots else write_plots(sw, out)
+    doc = document(sw, inputs)
+    from qosbound.cli import write_pages
+
+    write_pages(args, doc, "sweep")
+    if args.json:
+        print(json.dumps(doc, indent=2, allow_nan=False))
+        return exit_code(sw)
     for line in summary(sw):
         print(line)
     print(f"table: {', '.join(str(t) for t in tables)}"

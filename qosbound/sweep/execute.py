@@ -13,7 +13,11 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
+import time
+
+from qosbound import interrupts
 from qosbound.errors import Interrupted, QosboundError, ScenarioError
+from qosbound.progress import report_partial, report_status
 
 __all__ = ["evaluate_point", "point_seed", "with_seed", "run_serial", "run_dask"]
 
@@ -113,13 +117,16 @@ def _batch(tasks: list[Task], path: str | None, methods: list[str], cache_folder
     cache = Cache(cache_folder)
     advance = progress.task(label or f"sweep: {len(tasks)} points", len(tasks)) if progress is not None else None
     out = {}
-    for key, raw in tasks:
+    for i, (key, raw) in enumerate(tasks):
         if forked and os.getppid() != parent:
             os._exit(1)
+        interrupts.check()  # in this process (no fork): a signal whose exception was lost stops at the next point
+        report_status(progress, f"{label or 'sweep'}: point {i + 1} of {len(tasks)}")
         rec = evaluate(raw, path, methods)
+        out[key] = rec
         if rec["status"] != "error":  # an engine failure is not a property of the point: retried next time
             cache.put(key, rec)
-        out[key] = rec
+        report_partial(progress, dict(out))  # the finished points, for a report marked incomplete
         if advance is not None:
             advance()
     return out
@@ -170,13 +177,42 @@ def run_dask(tasks: list[Task], path: str | None, methods: list[str], cache, pro
         advance = progress.task(label or f"sweep: {len(tasks)} points", len(tasks))
         out = {}
         try:
-            for fut in as_completed(futures):
-                key, rec = futures[fut], fut.result()
-                if rec["status"] != "error":
-                    cache.put(key, rec)
-                out[key] = rec
-                advance()
+            pending = as_completed(futures, with_results=False)
+            while len(out) < len(futures):
+                # wait in short steps: the progress line keeps its rhythm and a signal is acted on promptly
+                batch = pending.next_batch(block=False) if not pending.is_empty() else []
+                if not batch:
+                    time.sleep(0.2)
+                    tick = getattr(progress, "tick", None)
+                    if tick is not None:
+                        tick()
+                    continue
+                for fut in batch:
+                    key, rec = futures[fut], fut.result()
+                    out[key] = rec
+                    if rec["status"] != "error":
+                        cache.put(key, rec)
+                    report_partial(progress, dict(out))
+                    advance()
+        except (interrupts.Stopped, KeyboardInterrupt, Interrupted) as e:
+            _quiet_shutdown(client, futures)
+            if isinstance(e, Interrupted):
+                raise
+            raise interrupts.stopped(label or "the sweep", dict(out), getattr(e, "signum", None)) from None
         except BaseException:
             client.cancel(list(futures))
             raise
     return out
+
+
+def _quiet_shutdown(client, futures) -> None:
+    """Cancel the work and silence Dask's loggers: a cluster torn down by a signal (its workers may have had it
+    too) logs connection errors with tracebacks that say nothing to the user."""
+    import logging
+
+    for name in ("distributed", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    try:
+        client.cancel(list(futures))
+    except Exception:  # noqa: BLE001 - the cluster may already be gone
+        pass

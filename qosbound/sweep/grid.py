@@ -3,21 +3,23 @@
 SPEC is ``LO..HI:N`` (N evenly spaced values, both ends included), ``LO..HI:N:log``
 (N values evenly spaced in the logarithm) or a list ``a,b,c``; a single value is a
 one-point list. LO, HI and the list entries carry units as in the scenario file
-("100B", "1.5 Mbps", "10 ms"); a bare number is SI. PARAM is a dotted path into the
-scenario; a number in it indexes a list (``traffic.BE.sizes.0.size``).
+("100B", "1.5 Mbit/s", "10 ms"; the grammar of :mod:`qosbound.units`); a bare number is
+refused for a time, rate or size (it is read only for counts and probabilities). The
+parameter's kind comes from the scenario's schema. PARAM is a dotted path into the
+scenario; a number in it indexes a list (``traffic.BE.sizes.0.size``), a name picks the list element of that
+``name`` (``classes.voice.police.cir``).
 """
 
 from __future__ import annotations
 
-import copy
 import itertools
 import math
 from dataclasses import dataclass
 
 from qosbound.admit import _kind_of, _parse_bound
 from qosbound.errors import ScenarioError
-from qosbound.scenario import get_path, set_path
-from qosbound.units import SI_UNIT
+from qosbound.scenario import get_path, in_form, set_path, value_text
+from qosbound.units import SI_UNIT, format_quantity
 
 __all__ = ["Axis", "parse_vary", "points", "get_param", "set_param", "MAX_POINTS"]
 
@@ -41,64 +43,35 @@ class Axis:
     def unit(self) -> str:
         return SI_UNIT[self.kind]
 
+    def describe(self) -> str:
+        """The axis as understood, for the report: 'traffic.EF.rate (rate): 5 values from 100 kbit/s to 2 Mbit/s'."""
+
+        def q(v) -> str:
+            return f"{v:g}" if self.unit == "1" else format_quantity(v, self.unit, digits=6)
+
+        n = len(self.values)
+        if n == 1:
+            return f"{self.path} ({self.kind}): {q(self.values[0])}"
+        if n <= 6:
+            return f"{self.path} ({self.kind}): {', '.join(q(v) for v in self.values)}"
+        spacing = " evenly spaced in the logarithm" if self.log else ""
+        return f"{self.path} ({self.kind}): {n} values{spacing} from {q(min(self.values))} to {q(max(self.values))}"
+
     @property
     def column(self) -> str:
         """The table column: the path, with the SI unit when it has one ('traffic.EF.rate [bit/s]')."""
         return self.path if self.unit == "1" else f"{self.path} [{self.unit}]"
 
 
-def _split(dotted: str) -> list[tuple[str, int | None]]:
-    """'a.b.0.c' -> [('a.b', 0), ('c', None)]: dict sub-paths, each followed by the list index (if any)."""
-    out: list[tuple[str, int | None]] = []
-    keys: list[str] = []
-    for part in dotted.split("."):
-        if part.isdigit() and keys:
-            out.append((".".join(keys), int(part)))
-            keys = []
-        else:
-            keys.append(part)
-    if keys:
-        out.append((".".join(keys), None))
-    return out
-
-
-def _index(seq, i: int, dotted: str):
-    if not isinstance(seq, list) or not 0 <= i < len(seq):
-        raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted)
-    return seq[i]
-
-
 def get_param(raw: dict, dotted: str):
-    """:func:`qosbound.scenario.get_path`, where a number in the path indexes a list."""
-    cur = raw
-    for keys, i in _split(dotted):
-        if not isinstance(cur, dict):
-            raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted)
-        try:
-            cur = get_path(cur, keys)
-        except ScenarioError:
-            raise ScenarioError(f"the scenario has no parameter '{dotted}'", field=dotted) from None
-        if i is not None:
-            cur = _index(cur, i, dotted)
-    return cur
+    """:func:`qosbound.scenario.get_path`: a list element by its index or its ``name``."""
+    return get_path(raw, dotted)
 
 
 def set_param(raw: dict, dotted: str, value) -> dict:
-    """:func:`qosbound.scenario.set_path` (a copy of ``raw``), where a number in the path indexes a list."""
-    get_param(raw, dotted)  # the path exists
-    parts = _split(dotted)
-    out = copy.deepcopy(raw)
-    cur = out
-    for keys, i in parts[:-1]:
-        cur = _index(get_path(cur, keys), i, dotted)
-    keys, i = parts[-1]
-    if i is None:
-        new = set_path(cur, keys, value)
-        cur.clear()
-        cur.update(new)
-    else:
-        get_path(cur, keys)[i] = value
-    return out
+    """:func:`qosbound.scenario.set_path` (a copy of ``raw``), ``value`` (SI) written in the parameter's own form
+    (a percentage stays one: :func:`qosbound.scenario.in_form`)."""
+    return set_path(raw, dotted, in_form(get_path(raw, dotted), value))
 
 
 def _number(text: str, what: str, spec: str) -> int:
@@ -118,11 +91,11 @@ def parse_vary(raw: dict, text: str) -> Axis:
     if not path or not spec:
         raise ScenarioError(f"'{text}': expected PARAM=LO..HI:N, PARAM=LO..HI:N:log or PARAM=a,b,c", field=FLAG)
     try:
-        current = get_param(raw, path)
-        kind = _kind_of(current)
+        current = value_text(get_param(raw, path))
+        kind = _kind_of(current, raw, path)
     except ScenarioError as e:
         raise ScenarioError(e.problem, field=FLAG) from None
-    integer = isinstance(current, int) and not isinstance(current, bool)
+    integer = isinstance(current, int) and not isinstance(current, bool) and kind == "count"
 
     def read(x: str) -> float:
         if not x.strip():

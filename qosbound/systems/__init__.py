@@ -37,6 +37,7 @@ SYSTEMS: dict[str, str] = {
     "af": "qosbound.systems.af",
     "tsq": "qosbound.systems.tsq",
     "tfrc": "qosbound.systems.tfrc",
+    "port": "qosbound.systems.port",
 }
 
 
@@ -82,10 +83,15 @@ class System(Protocol):
         """A system-specific admission search (an :class:`qosbound.admit.AdmitResult`), or None to let the
         generic search of :func:`qosbound.admit.admit` vary ``parameter``."""
 
+    def understood_inputs(self, scn) -> Any:
+        """The scenario's inputs as the methods use them (a :class:`qosbound.understood.Inputs`): the link rate,
+        each stream's or class's rate and share of the link, the sizes; every report shows them first."""
+
 
 #: Every hook of :class:`System`, in the order above.
 HOOKS: tuple[str, ...] = ("Scenario", "evaluate", "metric_names", "metric_kind", "slo_limit", "default_methods",
-                          "agreements", "render_models", "simulate_trace", "ns3_trace", "plot_delays", "admit")
+                          "agreements", "render_models", "simulate_trace", "ns3_trace", "plot_delays", "admit",
+                          "understood_inputs")
 
 _checked: dict[str, Any] = {}
 

@@ -4,18 +4,25 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from qosbound.errors import ScenarioError
 from qosbound.metric_names import ccdf_name, compact_time, parse_quantile_name, quantile_name
-from qosbound.scenario import PositiveInt, Rate, Time
+from qosbound.scenario import NonNegInt, PositiveInt, Rate, Time, refuse_lax_bool
 
-__all__ = ["quantile_name", "ccdf_name", "parse_quantile_name", "Strict", "compact_time"]
+__all__ = ["quantile_name", "ccdf_name", "parse_quantile_name", "Strict", "compact_time", "check_range", "MIN_RATE",
+           "MAX_RATE", "MAX_BUFFER", "MAX_BURST", "MAX_TIME"]
 
 
 class Strict(BaseModel):
     """Base for scenario sections: unknown fields are errors."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_lax_bool(cls, v, info: ValidationInfo):
+        return refuse_lax_bool(cls, v, info)
 
 
 # ---- method options shared by the systems' scenario schemas --------------------------------------------
@@ -45,7 +52,7 @@ class PacketSimOptions(Strict):
     enabled: bool = True
     packets: PositiveInt = 2_000_000
     replications: PositiveInt = 8
-    seed: int = 1
+    seed: NonNegInt = 1  # NumPy's SeedSequence takes non-negative integers only
     warmup: float = 0.01
     confidence: float = 0.95
 
@@ -94,7 +101,7 @@ class TimedSimOptions(Strict):
     duration: Time = 60.0
     warmup: Time = 10.0
     replications: PositiveInt = 3
-    seed: int = 1
+    seed: NonNegInt = 1  # NumPy's SeedSequence takes non-negative integers only
     confidence: float = 0.95
 
     @model_validator(mode="after")
@@ -113,6 +120,29 @@ class MethodsBase(Strict):
     closed_form: ClosedFormOptions = Field(default_factory=ClosedFormOptions, alias="closed-form")
 
 
+#: The physical ranges scenario numbers must lie in: beyond them no port exists, and the closed forms, solvers and
+#: simulators over- or underflow (a link of 1e308 bit/s gave rates of inf, one of 1e-308 bit/s a NaN in a root
+#: finder; a buffer of 1e308 packets an array larger than memory). Inside them every method answers.
+MIN_RATE = 1.0  # bit/s
+MAX_RATE = 1e15  # bit/s: 1 Pbit/s, above any link built
+MAX_BUFFER = 10**9  # packets
+MAX_BURST = 1e12  # bytes
+MAX_TIME = 1e6  # seconds (about 11.6 days): a latency or RTT above it is a unit mistake
+
+
+def check_range(v: float | None, lo: float | None, hi: float, what: str, unit: str, field: str | None = None):
+    """``v`` when None or within [lo, hi] (``lo`` None: at most ``hi``; a sign is checked where the field's own
+    message says what it means); else a ScenarioError (``field`` given) or a ValueError (inside a pydantic
+    validator, which adds the field) naming the range."""
+    if v is None or ((lo is None or lo <= v) and v <= hi):
+        return v
+    where = f"above {hi:g}" if lo is None else f"outside [{lo:g}, {hi:g}]"
+    problem = f"{what} {v:.4g} {unit} is {where} {unit}"
+    if field is None:
+        raise ValueError(problem)
+    raise ScenarioError(problem, field=field)
+
+
 class Link(Strict):
     """The output link: its line rate (bit/s)."""
 
@@ -123,7 +153,7 @@ class Link(Strict):
     def _pos(cls, v):
         if v <= 0:
             raise ValueError("link rate must be positive")
-        return v
+        return check_range(v, MIN_RATE, MAX_RATE, "link rate", "bit/s")
 
 
 def default_methods(scn) -> list[str]:

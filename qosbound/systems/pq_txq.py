@@ -27,6 +27,7 @@ reason when the scenario merely enables it, and refused (exit 2) when asked for.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Literal
 
 import numpy as np
@@ -39,12 +40,13 @@ from qosbound.scenario import PacketSize, PositiveInt, Probability, Rate, Scenar
 from qosbound.systems.base import (Link, MethodsBase, ModelOptionsBase, PacketSimOptions, Strict, ccdf_name,
                                    default_methods, parse_quantile_name, quantile_name)
 from qosbound.systems.capabilities import generic_admit
-from qosbound.units import Kind, parse_quantity
+from qosbound.understood import Echo, Inputs
+from qosbound.units import Kind, format_quantity, parse_quantity
 from qosbound.verdicts import default_slo_limit
 
 __all__ = ["Scenario", "Params", "params", "evaluate", "metric_kind", "slo_limit", "agreements",
            "default_methods", "metric_names", "model_route", "simulate_trace", "ns3_trace", "plot_delays",
-           "render_models", "admit"]
+           "render_models", "admit", "understood_inputs"]
 
 
 class TxQ(Strict):
@@ -283,20 +285,26 @@ class Scenario(ScenarioBase):
         rho = ef.rate / self.link.rate
         if rho >= 1:
             form = "calls" if ef.calls is not None else "streams" if ef.streams is not None else "rate"
-            what = {"calls": f"{ef.calls} calls x {ef.call.rate:g} bit/s" if ef.calls else "",
-                    "streams": f"the {len(ef.streams or [])} streams' total {ef.rate:g} bit/s", "rate": "rate"}[form]
-            raise ScenarioError(f"EF utilisation {what}/link = {rho:.4g} >= 1: the priority queue is unstable",
-                                field=f"traffic.EF.{form}")
+            what = {"calls": f"{ef.calls} calls x {_q(ef.call.rate)}" if ef.calls else "",
+                    "streams": f"the {len(ef.streams or [])} streams' total {_q(ef.rate)}",
+                    "rate": f"{_q(ef.rate)}"}[form]
+            raise ScenarioError(f"EF utilisation {what} / link {_q(self.link.rate)} = {rho:.4g} >= 1: the "
+                                "priority queue is unstable", field=f"traffic.EF.{form}")
         be = self.traffic.BE
         if be.rate is not None:
             total = rho + be.rate / self.link.rate
             if total >= 1:
-                raise ScenarioError(f"total utilisation (EF + BE rate)/link = {total:.4g} >= 1: the unbounded BE "
+                raise ScenarioError(f"total utilisation (EF {_q(ef.rate)} + BE {_q(be.rate)}) / link "
+                                    f"{_q(self.link.rate)} = {total:.4g} >= 1: the unbounded BE "
                                     "queue is unstable; lower the BE rate, or use saturated: true for the worst "
                                     "case", field="traffic.BE.rate")
         if self.traffic.EF.burst is not None and self.traffic.EF.burst < self.traffic.EF.size:
             raise ScenarioError("token-bucket depth must hold at least one EF packet", field="traffic.EF.burst")
         return self
+
+
+def _q(rate: float) -> str:
+    return format_quantity(rate, "bit/s", digits=6)
 
 
 def params(scn: Scenario) -> Params:
@@ -319,9 +327,13 @@ def params(scn: Scenario) -> Params:
 
 
 #: The metrics with a fixed name and their kinds (the quantiles and CCDF points are named by the scenario);
-#: ``EF.delay.cobham_mean`` is an approximation reported beside the mean, not a metric a trace measures.
+#: ``EF.delay.cobham_mean`` is an approximation reported beside the mean, ``EF.loss.cbr_bound`` a bound reported
+#: beside the loss: not metrics a trace measures.
 _FIXED: dict[str, Kind] = {"EF.delay.mean": "time", "EF.delay.worst_case_mean": "time", "EF.delay.max": "time",
-                           "EF.loss": "probability", "EF.delay.cobham_mean": "time"}
+                           "EF.loss": "probability", "EF.delay.cobham_mean": "time",
+                           "EF.loss.cbr_bound": "probability"}
+#: Reported beside another metric (an approximation of it, or a bound on it), not a metric of their own.
+_BESIDE = ("EF.delay.cobham_mean", "EF.loss.cbr_bound")
 
 
 def stream_prefix(i: int) -> str:
@@ -342,7 +354,7 @@ _STREAM: dict[str, Kind] = {"delay.mean": "time", "loss": "probability"}
 def metric_names(scn: Scenario) -> list[str]:
     m = ["EF.delay.mean"] + [f"EF.delay.{quantile_name(q)}" for q in scn.metrics.quantiles]
     m += [ccdf_name("EF.delay", d) for d in scn.metrics.ccdf_at]
-    m += [n for n in _FIXED if n not in m and n != "EF.delay.cobham_mean"]
+    m += [n for n in _FIXED if n not in m and n not in _BESIDE]
     ef = scn.traffic.EF
     if ef.streams is not None or ef.calls is not None:
         m.append("EF.aggregation_degree")
@@ -373,6 +385,50 @@ def metric_kind(metric: str) -> Kind:
 
 def slo_limit(scn: Scenario, slo) -> float:
     return default_slo_limit(metric_kind, slo)
+
+
+def understood_inputs(scn: Scenario) -> Inputs:
+    """The port as the methods see it: link, ring, PQ, each EF stream's rate and share of the link, the BE load
+    and size mix, and the total utilisation."""
+    link, unit = scn.link.rate, scn.txq.unit_size
+
+    def ring(size: float) -> str:
+        n = math.ceil(size / unit)
+        return f"{n} ring unit{'s' if n != 1 else ''}"
+
+    e = Echo(scn, link).quantity("link.rate", link, "rate")
+    e.quantity("txq.units", scn.txq.units, "count", noun="units", note="the scheduler refills while fewer are "
+                                                                        "occupied")
+    e.quantity("txq.unit_size", unit, "size")
+    e.quantity("pq.capacity", scn.pq.capacity, "count", noun="EF packets")
+    ef = scn.traffic.EF
+    arrivals = {"poisson": "Poisson", "cbr": "CBR", "bernoulli": "Bernoulli"}
+    if ef.calls is not None:
+        e.quantity("traffic.EF.calls", ef.calls, "count", noun="calls", note="identical CBR streams, random phases")
+        e.quantity("traffic.EF.call.rate", ef.call.rate, "rate", share=True)
+        e.quantity("traffic.EF.total", ef.rate, "rate", share=True, path=None)
+        e.quantity("traffic.EF.call.size", ef.size, "size", note=ring(ef.size))
+    elif ef.streams is not None:
+        for i, st in enumerate(ef.streams):
+            e.quantity(f"traffic.EF.streams.{i}.rate", st.rate, "rate", share=True, note=arrivals[st.arrivals])
+        e.quantity("traffic.EF.total", ef.rate, "rate", share=True, path=None)
+        e.quantity("traffic.EF.streams.0.size", ef.size, "size", note=f"every stream; {ring(ef.size)}")
+    else:
+        e.quantity("traffic.EF.rate", ef.rate, "rate", share=True, note=f"{arrivals[ef.arrivals]} arrivals")
+        e.quantity("traffic.EF.size", ef.size, "size", note=ring(ef.size))
+    be = scn.traffic.BE
+    if be.is_saturated:
+        e.text("traffic.BE", "saturated", note="always a packet waiting: the worst case")
+    else:
+        e.quantity("traffic.BE.rate", be.rate, "rate", share=True, note="Poisson packets of the size mix")
+    if be.size is not None:
+        e.quantity("traffic.BE.size", be.size, "size", note=ring(be.size))
+    else:
+        for i, x in enumerate(be.sizes):
+            e.quantity(f"traffic.BE.sizes.{i}.size", x.size, "size", note=f"p = {x.p:.6g}; {ring(x.size)}")
+    e.quantity("utilisation", (ef.rate + (be.rate or 0.0)) / link, "probability", path=None, percent=True,
+               note="EF + BE" if be.rate is not None else "EF; saturated BE fills the rest")
+    return e.done()
 
 
 def _requested_metrics(scn: Scenario, extra: list[str]) -> tuple[list[float], list[float]]:
@@ -498,6 +554,8 @@ def admit(scn: Scenario, parameter: str, *, direction=None, method=None, lo=None
     return res
 
 
+#: Where the state count of a chain far above any budget stops (:func:`check_model_size` then says "more than").
+STATE_COUNT_CAP = 10**400
 #: Largest PQ capacity the PRISM model is built for: the Poisson rendering writes O(capacity^2) terms.
 MAX_MODEL_PQ = 10_000
 
@@ -539,10 +597,12 @@ def check_model_size(scn: Scenario) -> None:
     opts = scn.methods.model_checked
     from qosbound.systems.pq_txq_adapter import scenario_fields
 
+    cap = max(STATE_COUNT_CAP, int(opts.max_states) * 10**6)  # beyond it the count says only "more than"
     with scenario_fields("methods.model-checked"):
-        states, kinds = predicted_states(params(scn), opts)
+        states, kinds = predicted_states(params(scn), opts, cap)
     if states > opts.max_states:
-        raise ResourceError(f"the exact PQ + TxQ chain would have up to {_big(states)} states (Q_t = {scn.txq.units} "
+        size = f"more than {_big(cap)}" if states > cap else f"up to {_big(states)}"
+        raise ResourceError(f"the exact PQ + TxQ chain would have {size} states (Q_t = {scn.txq.units} "
                             f"units, {kinds} packet kinds, PQ of {n} packets; it grows exponentially with Q_t), above "
                             f"the budget of {opts.max_states:.3g}: the closed forms and the simulator answer at any "
                             "size; raise methods.model-checked.max_states (or --max-states) to build it anyway",

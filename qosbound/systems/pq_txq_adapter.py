@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
+from dataclasses import replace
 
 import numpy as np
 
 from qosbound.errors import ScenarioError
 from qosbound.metric_names import ccdf_name, quantile_name
-from qosbound.results import Interval, Result
+from qosbound.results import Interval, Kind, Result
+from qosbound.systems.curves import function_ccdf, histogram_ccdf
 
 __all__ = ["PARAM_FIELDS", "scenario_fields", "model_results", "simulated_results", "render", "write_files",
            "simulate_trace"]
@@ -43,7 +45,7 @@ def scenario_fields(options: str | None = None):
         field = PARAM_FIELDS.get(e.field) or (f"{options}.{e.field}" if options else None)
         if field is None:
             raise
-        raise ScenarioError(e.problem, field=field) from None
+        raise type(e)(e.problem, field=field) from None  # a ResourceError stays one (exit 4)
 
 
 def render(p, opts, scenario_name: str = ""):
@@ -133,7 +135,8 @@ def model_results(p, opts, ccdf_at: list[float], quantiles: list[float], progres
     v, i = iv(sol.mean, "mean")
     out.append(Result("EF.delay.mean", "model-checked", v, "s", i,
                       {**prov, "source": f"Storm, {sol.states} states; Little's law gives {sol.little_mean:.9g} s",
-                       "little_law_mean": sol.little_mean, "little_law_rel_diff": little_rel}))
+                       "little_law_mean": sol.little_mean, "little_law_rel_diff": little_rel},
+                      curve=_model_curve(sol, opts, note, neglects)))
     for q in quantiles:
         v, i = iv(sol.quantiles[q], ("quantile", q))
         out.append(Result(f"EF.delay.{quantile_name(q)}", "model-checked", v, "s", i, dict(source)))
@@ -143,6 +146,28 @@ def model_results(p, opts, ccdf_at: list[float], quantiles: list[float], progres
     v, i = iv(sol.loss, "loss")
     out.append(Result("EF.loss", "model-checked", v, "1", i, dict(source)))
     return out
+
+
+def _model_curve(sol, opts, note: str, neglects: str):
+    """The model's whole EF delay CCDF (:func:`qosbound.systems.curves.function_ccdf`), of the kind its metrics
+    have: exact, numerical with the solve's error bound, or an approximation when sizes were rounded up
+    (``neglects``: :func:`rounding_neglects`; the rounded chain's error bound is not an interval on the
+    scenario's curve, so none is drawn)."""
+    dd, rendered = sol.dist, sol.rendered
+    if rendered.rounded:
+        return function_ccdf("EF.delay.ccdf", "model-checked", dd.ccdf, dd.support_max(), Kind.APPROXIMATION,
+                             neglects=neglects, note="the stationary delay law of accepted EF packets of the chain "
+                             f"with rounded sizes, at evenly spaced delays; {note}")
+    if opts.exact:
+        kind, brackets = Kind.EXACT, None
+    else:
+        kind = Kind.NUMERICAL
+
+        def brackets(ts):
+            b = dd.error_bounds([], ts, extra=rendered.truncated_mass)
+            return [b.get(("ccdf", t), (0.0, 1.0)) for t in ts]
+    return function_ccdf("EF.delay.ccdf", "model-checked", dd.ccdf, dd.support_max(), kind, brackets=brackets,
+                         note=f"the stationary delay law of accepted EF packets at evenly spaced delays; {note}")
 
 
 def simulated_results(p, opts, ccdf: list[float], qs: list[float], progress) -> list[Result]:
@@ -190,6 +215,7 @@ def simulated_results(p, opts, ccdf: list[float], qs: list[float], progress) -> 
 
     if np.all(n > 0):
         add("EF.delay.mean", "s", st[:, S_SUM] / n, "mean of per-replication sample means")
+        out[-1] = replace(out[-1], curve=histogram_ccdf("EF.delay.ccdf", rep.counts, s.bin_width, conf))
         for q in qs:
             per = [hist_quantile(rep.counts[r], 0.0, s.bin_width, q, rep.bin_min[r], rep.bin_max[r])
                    for r in range(R)]

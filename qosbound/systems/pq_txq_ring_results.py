@@ -15,11 +15,14 @@ budget) the approximation keeps the metrics' own names, as before the bound exis
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from qosbound.metric_names import ccdf_name, quantile_name
-from qosbound.results import Interval, Result
+from qosbound.results import Interval, Kind, Result
+from qosbound.systems.curves import lattice_ccdf
 from qosbound.systems.pq_txq_adapter import scenario_fields
 
-__all__ = ["RING_NEGLECTS", "ring_results", "bound_available", "conservative", "approx_name"]
+__all__ = ["RING_NEGLECTS", "ring_neglects", "ring_results", "bound_available", "conservative", "approx_name"]
 
 #: What the ring method leaves out (Interval.approximation's ``neglects``), with its measured error copied from
 #: ``python benchmarks/bench_ring.py --grid`` (docs/pq_txq.md has the table).
@@ -31,6 +34,7 @@ RING_ERRORS = "mean 0.27-1.00 x, p99 0.58-1.00 x, p99.9 0.60-1.00 x, loss 0.076-
 
 
 def ring_neglects() -> str:
+    """What the ring-count chain neglects, with its measured error (:data:`RING_NEGLECTS`)."""
     return RING_NEGLECTS.replace("{ERRORS}", RING_ERRORS)
 
 
@@ -70,7 +74,6 @@ def conservative(p, opts) -> bool:
 def closed_form_max(p) -> float | None:
     """The closed-form maximum delay (s) when it is a proved upper bound for ``p`` (None otherwise)."""
     from qosbound.analytic.pq_txq import closed_form_results
-    from qosbound.results import Kind
 
     for r in closed_form_results(p):
         if r.metric == "EF.delay.max" and r.kind is Kind.UPPER_BOUND:
@@ -122,7 +125,12 @@ def ring_results(p, opts, ccdf_at: list[float], quantiles: list[float], progress
             return Result(approx_name(metric), "model-checked", value, unit, interval, dict(prov), estimates=metric)
         return Result(metric, "model-checked", value, unit, interval, dict(prov))
 
-    out = [named("EF.delay.mean", iv(sol.mean, proved.mean if exact else None), "s")]
+    curve = lattice_ccdf("EF.delay.ccdf", "model-checked", sol.ccdf_grid, sol.slot,
+                         Kind.NUMERICAL if exact else Kind.APPROXIMATION, neglects=None if exact else ring_neglects(),
+                         note=f"the chain's delay law on its lattice of {sol.slot:.3g} s"
+                         + (", solved in floating point (no error bound per point: the metrics carry the "
+                            "intervals proved)" if exact else "") + f"; {note}")
+    out = [replace(named("EF.delay.mean", iv(sol.mean, proved.mean if exact else None), "s"), curve=curve)]
     for q in quantiles:
         out.append(named(f"EF.delay.{quantile_name(q)}", iv(sol.quantiles[q], proved.quantiles[q] if exact else None,
                                                             sol.quantile_brackets[q]), "s"))

@@ -30,19 +30,21 @@ from pydantic import Field, field_validator, model_validator
 
 from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result, Verdict
-from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size, Time
-from qosbound.systems.base import default_methods, MethodsBase, Strict, TimedSimOptions
+from qosbound.scenario import PacketSize, PositiveInt, Probability, Rate, ScenarioBase, Size, Time
+from qosbound.systems.base import (MAX_BURST, MAX_RATE, MAX_TIME, MIN_RATE, MethodsBase, Strict, TimedSimOptions,
+                                   check_range, default_methods)
 from qosbound.systems.capabilities import generic_admit, no_models, no_ns3, no_plot_delays
+from qosbound.understood import Echo, Inputs
 from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
 __all__ = ["Scenario", "evaluate", "metric_names", "metric_kind", "slo_limit", "agreements", "default_methods",
-           "simulate_trace", "ns3_trace", "plot_delays", "render_models", "admit"]
+           "simulate_trace", "ns3_trace", "plot_delays", "render_models", "admit", "understood_inputs"]
 
 
 class Flow(Strict):
     protocol: Literal["tfrc", "gtfrc"] = "gtfrc"
-    size: Size = Field(default=1000.0, description="packet size s, bytes")
+    size: PacketSize = Field(default=1000.0, description="packet size s, bytes (at most 65535 B, an IP packet)")
     rtt: Time = Field(description="round-trip time R, s")
     loss: Probability = Field(description="loss event rate p in (0, 1]")
     target: Rate | None = Field(default=None, description="gTFRC target g (the AF class's rate), bit/s")
@@ -55,6 +57,11 @@ class Flow(Strict):
         if not v > 0:
             raise ValueError("must be positive")
         return v
+
+    @field_validator("rtt", "t_rto")
+    @classmethod
+    def _time_range(cls, v):
+        return check_range(v, 0.0, MAX_TIME, "a time of", "s")
 
     @field_validator("t_rto", "target")
     @classmethod
@@ -90,16 +97,22 @@ class Network(Strict):
     def _check(self):
         if self.capacity <= 0:
             raise ScenarioError("the bottleneck capacity must be positive", field="network.capacity")
+        check_range(self.capacity, MIN_RATE, MAX_RATE, "the bottleneck capacity", "bit/s", "network.capacity")
+        check_range(self.bucket, None, MAX_BURST, "the token bucket's depth", "B", "network.bucket")
         if not 0 <= self.tcp_flows <= 200:
             raise ScenarioError("between 0 and 200 TCP flows", field="network.tcp_flows")
         if len(self.rio) != 6:
             raise ScenarioError("give six RIO numbers (min_out, max_out, p_out, min_in, max_in, p_in)",
                                 field="network.rio")
+        if not all(math.isfinite(x) for x in self.rio):
+            raise ScenarioError("RIO numbers must be finite", field="network.rio")
         mo, xo, po, mi, xi, pi = self.rio
         if not (0 <= mo < xo and 0 <= mi < xi):
             raise ScenarioError("RIO needs min_th < max_th for both colours", field="network.rio")
         if not (0 <= po <= 1 and 0 <= pi <= 1):
             raise ScenarioError("RIO drop probabilities must lie in [0, 1]", field="network.rio")
+        if not (self.bucket > 0 and math.isfinite(self.bucket)):
+            raise ScenarioError("the token bucket's depth must be positive and finite", field="network.bucket")
         if self.aggregate_target <= 0 or self.aggregate_target >= self.capacity:
             raise ScenarioError("the aggregate's target must be positive and below the capacity",
                                 field="network.aggregate_target")
@@ -177,6 +190,28 @@ def slo_limit(scn: Scenario, slo) -> float:
     return default_slo_limit(metric_kind, slo)
 
 
+def understood_inputs(scn: Scenario) -> Inputs:
+    """The flows as the equations see them (packet size, RTT, loss event rate, target, RTO) and, when given, the
+    testbed: bottleneck capacity, the competing aggregate's target (share of the bottleneck) and bucket."""
+    net = scn.network
+    e = Echo(scn, net.capacity if net is not None else None, of="the bottleneck")
+    if net is not None:
+        e.quantity("network.capacity", net.capacity, "rate")
+        e.quantity("network.tcp_flows", net.tcp_flows, "count", noun="TCP flows")
+        e.quantity("network.aggregate_target", net.aggregate_target, "rate", share=True)
+        e.quantity("network.bucket", net.bucket, "size")
+    for n, f in scn.flows.items():
+        e.text(f"flows.{n}.protocol", f.protocol)
+        e.quantity(f"flows.{n}.size", f.size, "size")
+        e.quantity(f"flows.{n}.rtt", f.rtt, "time")
+        e.quantity(f"flows.{n}.loss", f.loss, "probability", note="loss event rate")
+        if f.target is not None:
+            e.quantity(f"flows.{n}.target", f.target, "rate", share=net is not None)
+        e.quantity(f"flows.{n}.t_rto", f.t_rto if f.t_rto is not None else 4 * f.rtt, "time",
+                   note="" if f.t_rto is not None else "4 R")
+    return e.done()
+
+
 #: What the closed-form rate leaves out when it stands for the rate a flow gets in a network.
 _RATE_NEGLECTS = ("the loss event rate and RTT the network produces (the equation is evaluated at the declared "
                   "p and R), the rate's oscillation around the equation and the receive-rate cap")
@@ -194,20 +229,41 @@ def _bracket_root(f, x: float, what: str) -> Interval:
     return Interval.approximation(x, neglects=f"{what}: no sign change found within 0.1 % (solver tolerance)")
 
 
+def _finite(x: float, what: str, flow: str, unit: str = "bit/s") -> float:
+    """``x`` when finite; an over- or underflow from extreme inputs (a rate of inf bit/s) is refused at the flow."""
+    if not math.isfinite(x):
+        raise ScenarioError(f"{what} = {x} {unit}: the packet size, RTT, loss rate and target are outside the range "
+                            "the TFRC equation can be evaluated in floating point", field=f"flows.{flow}")
+    return x
+
+
 def _closed_form(scn: Scenario) -> list[Result]:
+    out = []
+    for name in scn.flows:
+        try:
+            out += _closed_form_flow(scn, name)
+        except ScenarioError as e:  # the equations name their parameter ('loss'): say which flow's it is
+            if e.file is None and not (e.field or "").startswith("flows."):
+                raise e.located(prefix=f"flows.{name}") from None
+            raise
+    return out
+
+
+def _closed_form_flow(scn: Scenario, only: str) -> list[Result]:
     from qosbound.analytic import tfrc as T
 
     out = []
     eq = "RFC 5348 section 3.1; Jourjon, Lochin & Senac 2008, eq. (1)"
-    for name, f in scn.flows.items():
+    for name, f in [(only, scn.flows[only])]:
         rto_text = "4R" if f.t_rto is None else f"{f.t_rto:g} s"
         base = {"s": f.size, "R": f.rtt, "p": f.loss, "b": f.b, "t_RTO": rto_text}
-        xc = 8.0 * float(T.tfrc_rate(f.size, f.rtt, f.loss, f.b, f.t_rto))
+        xc = _finite(8.0 * float(T.tfrc_rate(f.size, f.rtt, f.loss, f.b, f.t_rto)), "X_calc", name)
         out.append(Result(f"{name}.rate.tfrc", "closed-form", xc, "bit/s",
                           Interval.exact(xc, note="the TFRC equation X_calc at the declared p and R"),
                           {"formula": "X = s/(R sqrt(2bp/3) + t_RTO 3 sqrt(3bp/8) p (1+32p^2))", "source": eq, **base}))
         if f.protocol == "gtfrc":
-            x = 8.0 * float(T.gtfrc_rate(f.size, f.rtt, f.loss, f.target / 8.0, None, f.b, f.t_rto))
+            x = _finite(8.0 * float(T.gtfrc_rate(f.size, f.rtt, f.loss, f.target / 8.0, None, f.b, f.t_rto)),
+                        "X_gTFRC", name)
             src = "Jourjon et al. 2008 eq. (2): max(X_calc, g), floor s/64 (RFC 5348 4.3); no receive cap"
         else:
             x = xc
@@ -221,7 +277,7 @@ def _closed_form(scn: Scenario) -> list[Result]:
                           {"formula": "gTFRC" if f.protocol == "gtfrc" else "TFRC", "source": src, **base}))
         if f.target is not None:
             g = f.target / 8.0
-            pm = float(T.max_loss_for_target(f.size, f.rtt, g, f.b, f.t_rto))
+            pm = _finite(float(T.max_loss_for_target(f.size, f.rtt, g, f.b, f.t_rto)), "p_max", name, "")
             if pm < 1.0:
                 iv = _bracket_root(lambda q: float(T.tfrc_rate(f.size, f.rtt, q, f.b, f.t_rto)) - g, pm,
                                    "X_calc(p) = g")
@@ -231,11 +287,12 @@ def _closed_form(scn: Scenario) -> list[Result]:
                               {"formula": "largest p with X_calc(p) >= g (SciPy Newton in sqrt(p))", "source": eq,
                                **base}))
             if f.t_rto is None:
-                rm = float(T.max_rtt_for_target(f.size, f.loss, g, f.b))
+                rm = _finite(float(T.max_rtt_for_target(f.size, f.loss, g, f.b)), "R_max", name, "s")
                 out.append(Result(f"{name}.rtt.max_friendly", "closed-form", rm, "s",
                                   Interval.exact(rm, note="R = s/(g K(p)), a closed form"),
                                   {"formula": "R = s/(g K(p)) with t_RTO = 4R (SymPy solve)", "source": eq, **base}))
-            ratio = float(T.friendliness_ratio(f.size, f.rtt, f.loss, g, f.b, f.t_rto))
+            ratio = _finite(float(T.friendliness_ratio(f.size, f.rtt, f.loss, g, f.b, f.t_rto)), "X_gTFRC / X_TFRC",
+                            name, "")
             out.append(Result(f"{name}.friendliness", "closed-form", ratio, "1", Interval.exact(ratio),
                               {"formula": "X_gTFRC / X_TFRC = max(X_calc, g) / X_calc",
                                "source": "Jourjon et al. 2008, eq. (2)", **base}))

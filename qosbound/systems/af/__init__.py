@@ -56,7 +56,7 @@ from qosbound.results import Result
 from qosbound.systems.af.checks import agreements, ordering_sweep
 from qosbound.systems.af.closed_form import closed_form as _closed_form
 from qosbound.systems.af.inputs import (ClassInput, class_inputs, colour_fraction_error, colour_fractions, marking,
-                                        metric_kind, metric_names, neglects, slo_limit)
+                                        metric_kind, metric_names, neglects, slo_limit, understood_inputs)
 from qosbound.systems.af.model_checked import MAX_AF_MODEL_STATES, model_states
 from qosbound.systems.af.model_checked import model_checked as _model_checked
 from qosbound.systems.af.render import render_models
@@ -69,7 +69,7 @@ from qosbound.systems.capabilities import generic_admit, no_ns3, no_plot_delays
 __all__ = ["Scenario", "evaluate", "metric_names", "metric_kind", "slo_limit", "default_methods", "agreements",
            "render_models", "simulate_trace", "ns3_trace", "plot_delays", "admit", "ordering_sweep", "class_inputs",
            "ClassInput", "marking", "neglects", "colour_fractions", "colour_fraction_error", "sim_config",
-           "MAX_AF_MODEL_STATES", "model_states"]
+           "MAX_AF_MODEL_STATES", "model_states", "understood_inputs"]
 
 
 def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:

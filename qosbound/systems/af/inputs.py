@@ -9,11 +9,12 @@ import numpy as np
 from qosbound.errors import ScenarioError
 from qosbound.results import Result
 from qosbound.systems.af.schema import AFClass, Scenario, Traffic
+from qosbound.understood import Echo, Inputs
 from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
 __all__ = ["ClassInput", "colour_fractions", "colour_fraction_error", "marking", "class_inputs", "metric_names",
-           "metric_kind", "slo_limit", "neglects", "approximation", "queue_results", "profile"]
+           "metric_kind", "slo_limit", "neglects", "approximation", "queue_results", "profile", "understood_inputs"]
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,32 @@ def metric_kind(metric: str) -> Kind:
 
 def slo_limit(scn: Scenario, slo) -> float:
     return default_slo_limit(metric_kind, slo)
+
+
+def understood_inputs(scn: Scenario) -> Inputs:
+    """The AF port as the methods see it: the link, each class's CBWFQ bandwidth and queue, its offered rate
+    and share of the link, its packet size and colouring (mix or marker rates and bursts)."""
+    e = Echo(scn, scn.link.rate).quantity("link.rate", scn.link.rate, "rate")
+    e.text("service", scn.service)
+    for n, c in scn.classes.items():
+        e.quantity(f"classes.{n}.bandwidth", c.bandwidth, "rate", share=True, note="CBWFQ weight")
+        e.quantity(f"classes.{n}.buffer", c.buffer, "count", noun="packets")
+    for n, t in scn.traffic.items():
+        e.quantity(f"traffic.{n}.rate", t.rate, "rate", share=True,
+                   note=f"{'Poisson' if t.arrivals == 'poisson' else 'CBR'} arrivals")
+        e.quantity(f"traffic.{n}.size", t.size, "size", note=f"mean; {t.sizes} sizes")
+        if t.marker is not None:
+            m = t.marker
+            e.text(f"traffic.{n}.marker", m.kind, note="colour-aware" if m.aware else "colour-blind")
+            for q, v, kind in (("cir", m.cir, "rate"), ("cbs", m.cbs, "size"), ("pir", m.pir, "rate"),
+                               ("pbs", m.pbs, "size"), ("ebs", m.ebs, "size")):
+                if v is not None:
+                    e.quantity(f"traffic.{n}.marker.{q}", v, kind, share=kind == "rate")
+        else:
+            mix = t.mix if t.mix is not None else [1.0, 0.0, 0.0]
+            e.text(f"traffic.{n}.mix", ", ".join(f"{x:.6g}" for x in mix),
+                   note="green, yellow, red" + ("" if t.mix is not None else "; default: all green"))
+    return e.done()
 
 
 def approximation(scn: Scenario, ci: ClassInput) -> str:

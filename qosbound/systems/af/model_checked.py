@@ -8,42 +8,49 @@ import numpy as np
 
 from qosbound.results import Interval, Result
 from qosbound.systems.af.inputs import ClassInput, neglects, queue_results
-from qosbound.systems.af.schema import Scenario
+from qosbound.systems.af.schema import ModelOptions, Scenario
 
-__all__ = ["MAX_AF_MODEL_STATES", "model_states", "model_checked"]
+__all__ = ["MAX_AF_MODEL_STATES", "model_states", "check_model_size", "model_checked"]
 
 
-#: Largest AF chain ``plan`` builds (states, estimated from the buffer before building): a few seconds of
-#: Storm and of the direct solve on this class of machine; beyond it the closed form and the simulator answer.
-MAX_AF_MODEL_STATES = 2_000_000
+#: The default budget on an AF chain (``methods.model-checked.max_states``; states, estimated from the buffer
+#: before building): a few seconds of Storm and of the direct solve on this class of machine; beyond it the closed
+#: form and the simulator answer.
+MAX_AF_MODEL_STATES = int(ModelOptions.model_fields["max_states"].default)
 
 
 def model_states(K: int, mode: str, ewma: bool = False) -> int:
     """Upper estimate of the states of the AF chain for a buffer of ``K`` packets: ``(n)`` for WRED, ``(n, n0)``
-    for RIO, ``(n, n0, n1)`` for n-RED (all with ``n0 + n1 <= n``), ``(n, a)`` for the EWMA model."""
-    from math import comb
+    for RIO, ``(n, n0, n1)`` for n-RED (all with ``n0 + n1 <= n``), ``(n, a)`` for the EWMA model
+    (:func:`qosbound.models.af.estimate`)."""
+    from qosbound.models.af import estimate
 
-    K = int(K)
-    if ewma:
-        return (K + 1) ** 2
-    return {"wred": K + 1, "rio": comb(K + 2, 2), "nred": comb(K + 3, 3)}.get(mode, comb(K + 3, 3))
+    return int(estimate(K, mode, ewma).states)
+
+
+def check_model_size(scn: Scenario, inputs: list[ClassInput]) -> None:
+    """Refuse, before anything is built, a class whose chain is above ``methods.model-checked.max_states`` or the
+    memory left (ResourceError, exit 4, with the estimate of :func:`qosbound.models.af.estimate`)."""
+    from qosbound.models.af import estimate
+    from qosbound.models.budget import refuse_over_budget
+
+    opts = scn.methods.model_checked
+    for ci in inputs:
+        ewma = opts.average == "ewma" and ci.profile.mode == "wred"
+        refuse_over_budget(estimate(ci.K, ci.profile.mode, ewma), opts.max_states,
+                           field=f"classes.{ci.name}.buffer",
+                           remedy=f"class {ci.name}'s chain grows with its buffer; disable model-checked for this "
+                           "scenario (the closed form and the simulator answer it), use a smaller buffer, or raise "
+                           "methods.model-checked.max_states")
 
 
 def model_checked(scn: Scenario, inputs: list[ClassInput], progress) -> list[Result]:
     from qosbound.analytic.red_queue import instantaneous
-    from qosbound.errors import ResourceError
     from qosbound.models.af import check_wred, check_wred_ewma
 
     opts = scn.methods.model_checked
     out: list[Result] = []
-    for ci in inputs:  # refuse before building anything
-        ewma = opts.average == "ewma" and ci.profile.mode == "wred"
-        n = model_states(ci.K, ci.profile.mode, ewma)
-        if n > MAX_AF_MODEL_STATES:
-            raise ResourceError(f"the {ci.profile.mode} model of class {ci.name} with a buffer of {ci.K:g} packets has "
-                                f"about {n:.3g} states, above the budget of {MAX_AF_MODEL_STATES:.0e}: disable "
-                                "model-checked for this scenario (the closed form and the simulator answer it) or "
-                                "use a smaller buffer", field=f"classes.{ci.name}.buffer")
+    check_model_size(scn, inputs)  # refuse before building anything
     adv = progress.task("model checking (Storm)", len(inputs))
     for ci in inputs:
         if opts.average == "ewma" and ci.profile.mode == "wred":

@@ -10,9 +10,11 @@ from pydantic import Field, field_validator, model_validator
 from qosbound.errors import ScenarioError
 from qosbound.scenario import PositiveInt, Probability, Rate, ScenarioBase, Size
 from qosbound.systems.base import ClosedFormOptions as BaseClosedFormOptions
-from qosbound.systems.base import Link, MethodsBase, ModelOptionsBase, PacketSimOptions, Strict
+from qosbound.systems.base import (MAX_BUFFER, MAX_BURST, MAX_RATE, Link, MethodsBase, ModelOptionsBase, PacketSimOptions,
+                                   Strict, check_range)
 
-__all__ = ["Threshold", "Dropper", "AFClass", "Marker", "Traffic", "ClosedFormOptions", "ModelOptions", "SimOptions",
+__all__ = ["Threshold", "check_threshold", "Dropper", "AFClass", "Marker", "check_marker", "Traffic",
+           "ClosedFormOptions", "ModelOptions", "SimOptions",
            "Methods", "OrderingOptions", "Scenario"]
 
 
@@ -27,7 +29,7 @@ class Threshold(Strict):
     P_d: float = Field(default=10.0, description="mark-probability denominator (>= 1)")
 
 
-def _check_threshold(t: Threshold, at: str) -> None:
+def check_threshold(t: Threshold, at: str) -> None:
     for name in ("min_th", "max_th", "P_d"):
         if not math.isfinite(getattr(t, name)):
             raise ScenarioError(f"{name} = {getattr(t, name)!r} is not a finite number", field=f"{at}.{name}")
@@ -60,7 +62,7 @@ def _check_dropper(d: Dropper, at: str) -> None:
         raise ScenarioError("give thresholds for exactly three drop precedences (X1, X2, X3)",
                             field=f"{at}.thresholds")
     for k, t in d.thresholds.items():
-        _check_threshold(t, f"{at}.thresholds.{k}")
+        check_threshold(t, f"{at}.thresholds.{k}")
 
 
 class AFClass(Strict):
@@ -82,7 +84,11 @@ class Marker(Strict):
 
 
 
-def _check_marker(m: Marker, at: str) -> None:
+def check_marker(m: Marker, at: str) -> None:
+    for name in ("cir", "pir"):
+        check_range(getattr(m, name), 0.0, MAX_RATE, name.upper(), "bit/s", f"{at}.{name}")
+    for name in ("cbs", "pbs", "ebs"):
+        check_range(getattr(m, name), None, MAX_BURST, name.upper(), "B", f"{at}.{name}")
     if not m.cir > 0:
         raise ScenarioError("CIR must be positive", field=f"{at}.cir")
     if not m.cbs > 0:
@@ -114,6 +120,8 @@ class Traffic(Strict):
 
 
 def _check_traffic(t: Traffic, at: str) -> None:
+    check_range(t.rate, None, MAX_RATE, "offered rate", "bit/s", f"{at}.rate")
+    check_range(t.size, None, 65535, "mean packet size", "B", f"{at}.size")
     if not t.rate >= 0:
         raise ScenarioError("offered rate must not be negative", field=f"{at}.rate")
     if not t.size > 0:
@@ -123,7 +131,7 @@ def _check_traffic(t: Traffic, at: str) -> None:
     if t.mix is not None and (len(t.mix) != 3 or abs(sum(t.mix) - 1) > 1e-9):
         raise ScenarioError("mix must be three fractions (green, yellow, red) summing to 1", field=f"{at}.mix")
     if t.marker is not None:
-        _check_marker(t.marker, f"{at}.marker")
+        check_marker(t.marker, f"{at}.marker")
 
 
 class ClosedFormOptions(BaseClosedFormOptions):
@@ -133,6 +141,9 @@ class ClosedFormOptions(BaseClosedFormOptions):
 class ModelOptions(ModelOptionsBase):
     average: Literal["instantaneous", "ewma"] = "instantaneous"
     exact: bool = False
+    max_states: float = Field(default=2e6, ge=1, description="budget on each class's chain (states, known before "
+                              "building from the buffer): a larger chain is refused, or skipped when the scenario "
+                              "merely enables the method; 2e6 states take a few seconds")
 
 
 class SimOptions(PacketSimOptions):
@@ -187,6 +198,8 @@ class Scenario(ScenarioBase):
                 raise ScenarioError(f"thresholds must be named {', '.join(want)}, got {', '.join(keys)}",
                                     field=f"classes.{name}.dropper.thresholds")
             mx = max(t.max_th for t in c.dropper.thresholds.values())
+            check_range(c.buffer, 1, MAX_BUFFER, "a buffer of", "packets", f"classes.{name}.buffer")
+            check_range(c.bandwidth, 0.0, MAX_RATE, "bandwidth", "bit/s", f"classes.{name}.bandwidth")
             if c.buffer < mx:
                 raise ScenarioError(f"buffer of {c.buffer} packets is smaller than max_th = {mx:g}",
                                     field=f"classes.{name}.buffer")

@@ -63,11 +63,12 @@ from qosbound.systems.tsq.model_checked import abstraction as _abstraction
 from qosbound.systems.tsq.render import render_models
 from qosbound.systems.tsq.schema import Scenario
 from qosbound.systems.tsq.simulated import _sim_group_stats, _summarise, simulate_trace, simulated
+from qosbound.understood import Echo, Inputs
 
 __all__ = ["Scenario", "evaluate", "metric_names", "metric_kind", "slo_limit", "default_methods", "agreements",
            "render_models", "simulate_trace", "ns3_trace", "plot_delays", "admit", "operating_point",
            "GAIN_TOLERANCE", "MODEL_MAX_DROP", "MODEL_NEGLECTS", "CF_NEGLECTS", "_abstraction", "_sim_group_stats",
-           "_summarise"]
+           "_summarise", "understood_inputs"]
 
 
 def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
@@ -83,6 +84,29 @@ def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
         else:
             raise ScenarioError(f"method '{method}' is not available for tsq scenarios", field="methods")
     return out
+
+
+def understood_inputs(scn: Scenario) -> Inputs:
+    """The bottleneck as the methods see it: the link, TSQ's hint bits and latency constant, the PI AQM's
+    buffer and target, and each flow group's count, rate (and share of the link), size, RTT and hint."""
+    e = Echo(scn, scn.link.rate).quantity("link.rate", scn.link.rate, "rate")
+    e.quantity("tsq.hint_bits", scn.tsq.hint_bits, "count", noun="bits",
+               note=f"hints 1..{2 ** scn.tsq.hint_bits}" + ("" if scn.tsq.enabled else "; TSQ disabled"))
+    e.quantity("tsq.latency", scn.tsq.latency, "time")
+    e.quantity("aqm.q_ref", scn.aqm.q_ref, "count", noun="packets", note="PI target queue")
+    e.quantity("aqm.q_max", scn.aqm.q_max, "count", noun="packets", note="buffer")
+    for n, f in scn.flows.items():
+        e.quantity(f"flows.{n}.count", f.count, "count", noun=f"{f.kind} flow{'s' if f.count != 1 else ''}",
+                   note=f"{f.app}")
+        e.quantity(f"flows.{n}.rate", f.rate, "rate", share=f.kind == "cbr",
+                   note="per flow" + ("; its maximum (codec or access) rate" if f.kind == "tfrc" else ""))
+        e.quantity(f"flows.{n}.size", f.size, "size")
+        e.quantity(f"flows.{n}.rtt", f.rtt, "time")
+        e.quantity(f"flows.{n}.hint", f.hint, "count")
+    cbr = sum(f.rate * f.count for f in scn.flows.values() if f.kind == "cbr")
+    if cbr:
+        e.quantity("flows (cbr total)", cbr, "rate", share=True, path=None, note="unresponsive load")
+    return e.done()
 
 
 #: No ns-3 counterpart of TSQ over PI; validation plots need no extra CCDF points.

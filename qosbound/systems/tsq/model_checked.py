@@ -9,7 +9,7 @@ from qosbound.results import Interval, Result
 from qosbound.systems.tsq.closed_form import operating_point
 from qosbound.systems.tsq.schema import ModelOptions, Scenario
 
-__all__ = ["GAIN_TOLERANCE", "MODEL_NEGLECTS", "MODEL_MAX_DROP", "abstraction", "model_checked"]
+__all__ = ["GAIN_TOLERANCE", "MODEL_NEGLECTS", "MODEL_MAX_DROP", "abstraction", "check_model_size", "model_checked"]
 
 #: A model-checked relative gain at or below this counts as "no gain" (the MDP's LRA solver error).
 GAIN_TOLERANCE = 1e-6
@@ -37,10 +37,24 @@ def abstraction(scn: Scenario):
                          bits=scn.tsq.hint_bits)
 
 
+def check_model_size(scn: Scenario, ab=None) -> None:
+    """Refuse, before anything is built, an abstraction above ``methods.model-checked.max_states`` or the memory
+    left (ResourceError, exit 4, with the estimate of :func:`qosbound.models.tsq.estimate`)."""
+    from qosbound.models import tsq as M
+    from qosbound.models.budget import refuse_over_budget
+
+    opts = scn.methods.model_checked
+    ab = ab or abstraction(scn)
+    refuse_over_budget(M.estimate(ab, opts.mdp), opts.max_states, field="aqm.q_max",
+                       remedy="the slotted chains have q_max + 1 states; use a smaller aqm.q_max, or the closed-form "
+                       "or simulated method, or raise methods.model-checked.max_states")
+
+
 def model_checked(scn: Scenario, opts: ModelOptions, progress) -> list[Result]:
     from qosbound.models import tsq as M
 
     ab = abstraction(scn)
+    check_model_size(scn, ab)
     out: list[Result] = []
     note = f"Storm, solver precision {opts.precision:g} (of the abstraction)"
     names = []

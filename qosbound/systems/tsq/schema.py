@@ -9,8 +9,9 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from qosbound.errors import ScenarioError
-from qosbound.scenario import PositiveInt, Rate, ScenarioBase, Size, Time
-from qosbound.systems.base import Link, MethodsBase, ModelOptionsBase, Strict, TimedSimOptions
+from qosbound.scenario import PacketSize, PositiveInt, Rate, ScenarioBase, Size, Time
+from qosbound.systems.base import (MAX_BUFFER, MAX_RATE, MAX_TIME, Link, MethodsBase, ModelOptionsBase, Strict,
+                                   TimedSimOptions, check_range)
 
 __all__ = ["TSQConf", "PIConf", "FlowConf", "ModelOptions", "SimOptions", "Methods", "Metrics", "Scenario"]
 
@@ -25,7 +26,7 @@ class TSQConf(Strict):
     def _pos(cls, v):
         if not (v > 0 and math.isfinite(v)):
             raise ScenarioError("the latency constant l must be positive and finite", field="tsq.latency")
-        return v
+        return check_range(v, 0.0, MAX_TIME, "the latency constant", "s", "tsq.latency")
 
     @field_validator("hint_bits")
     @classmethod
@@ -52,6 +53,7 @@ class PIConf(Strict):
             raise ScenarioError("PI needs a > b (positive integral gain)", field="aqm.b")
         if not (self.sampling > 0 and math.isfinite(self.sampling)):
             raise ScenarioError("the sampling frequency must be positive and finite", field="aqm.sampling")
+        check_range(self.q_max, 1, MAX_BUFFER, "a buffer of", "packets", "aqm.q_max")
         if not 0 < self.q_ref < self.q_max:
             raise ScenarioError("need 0 < q_ref < q_max", field="aqm.q_ref")
         return self
@@ -61,7 +63,7 @@ class FlowConf(Strict):
     kind: Literal["tfrc", "cbr"]
     count: PositiveInt = 1
     rate: Rate = Field(description="cbr: sending rate; tfrc: maximum (codec or access) rate, bit/s")
-    size: Size = 1000.0
+    size: PacketSize = 1000.0
     hint: int = 16
     rtt: Time = 0.3
     one_way: Time | None = Field(default=None, description="one-way propagation delay for quality (default rtt/2)")
@@ -78,6 +80,9 @@ class FlowConf(Strict):
 
 class ModelOptions(ModelOptionsBase):
     mdp: bool = True
+    max_states: float = Field(default=1e6, ge=1, description="budget on the slotted chains' states (q_max + 1, "
+                              "known before building): a larger abstraction is refused, or skipped when the "
+                              "scenario merely enables the method")
 
 
 class SimOptions(TimedSimOptions):
@@ -117,6 +122,9 @@ class Scenario(ScenarioBase):
                 v = getattr(f, q)
                 if v is not None and not (v > 0 and math.isfinite(v)):
                     raise ScenarioError(f"{q} must be positive and finite", field=f"flows.{name}.{q}")
+            check_range(f.rate, 0.0, MAX_RATE, "rate", "bit/s", f"flows.{name}.rate")
+            for q in ("rtt", "one_way"):
+                check_range(getattr(f, q), 0.0, MAX_TIME, q, "s", f"flows.{name}.{q}")
         cbr = sum(f.rate * f.count for f in self.flows.values() if f.kind == "cbr")
         if cbr >= self.link.rate:
             raise ScenarioError(f"unresponsive (cbr) load {cbr:.4g} bit/s >= link rate: no stable operating point",

@@ -1,0 +1,734 @@
+"""The queueing meaning of a Cisco MQC configuration: one :class:`~qosbound.configs.port.Port` per interface with
+an output ``service-policy``.
+
+What each construct becomes (docs/configs.md lists them all):
+
+* ``class`` of the attached policy (or of its child under a parent shaper) -> a class of the port, in the order
+  priority levels, then bandwidth classes as written, then ``class-default`` (which always exists). A class
+  takes the DSCPs its class-map matches that no earlier class took (MQC is first-match). ``match precedence n``,
+  ``match mpls experimental topmost n`` and ``match cos n`` take the DSCPs of precedence n (EXP and CoS carried
+  from the IP precedence: an assumed platform default); ``match qos-group n`` / ``match traffic-class n`` take
+  the DSCPs that the input policies of the same router mark with that group (two-stage classification).
+* ``priority`` -> ``priority: level`` (1 when no level is written); with a rate (``priority 2000``,
+  ``priority percent 10``) its congestion-time policer -> ``police: {cir, cbs, conditional: true}``, the burst
+  200 ms of the rate unless given. An explicit ``police`` in a priority class -> ``police`` (always active).
+* ``bandwidth`` kbit/s / ``percent`` / ``remaining percent`` -> ``bandwidth`` in the same form;
+  ``remaining ratio r`` -> ``remaining r / (sum of ratios) %`` (a class with no ratio counts 1).
+* ``queue-limit`` -> ``queue_limit`` in packets (bytes and time converted with full-size packets, labelled);
+  none -> the platform's default.
+* ``random-detect`` -> a WRED dropper with thresholds per DSCP of the class (configured lines, else the
+  platform's default table), ``exponential-weighting-constant`` -> ``exponent``.
+* ``police`` -> the class's ``police``: two-colour, srTCM (``be`` or a violate action) or trTCM (``pir``), each
+  colour's action ``drop``, ``transmit`` or ``set-dscp DSCP`` (``set-dscp-transmit``); other markings noted.
+* Parent ``shape average`` over a child ``service-policy`` -> the child's server: ``link.rate`` is the shaper's
+  CIR (the child's percentages are of it) and the shaper is a rate-latency server with latency Tc = Bc / CIR
+  (``origin.shaper``). A third level is refused.
+* ``set`` in an output policy, ``fair-queue`` and the other constructs that do not change the port's queueing
+  -> "not modelled" notes with their effect.
+"""
+
+from __future__ import annotations
+
+import math
+
+from qosbound.configs.defaults import default, default_field
+from qosbound.configs.dscp import ALL_DSCPS, dscp_name, dscp_value, precedence_dscps, precedence_value
+from qosbound.configs.formatting import rate_text
+from qosbound.configs.ios_ast import (Burst, ClassMap, Interface, IosConfig, Match, PoliceCmd, PolicyClass,
+                                      PolicyMap, Rate, WredCmd)
+from qosbound.configs.port import Bandwidth, Dropper, Police, Port, QueueClass, Shaper, Threshold
+from qosbound.configs.source import Source
+from qosbound.configs.traffic import TrafficSpec
+from qosbound.configs.values import Default, Field, given
+from qosbound.errors import ConfigError, ConfigRefused
+
+__all__ = ["ios_ports", "interface_rate"]
+
+_QUEUEING = ("priority", "bandwidth", "queue_limit", "wred", "fair_queue", "shape")
+
+#: Constructs read but not modelled, with their effect on what the answers prove.
+_NOT_MODELLED = {
+    "compress": "not modelled: header compression changes packet sizes on the wire; sizes are taken as sent "
+                "(delays over-estimated for compressed flows)",
+    "account": "not modelled: per-packet overhead accounting; rates are taken without layer-2 overhead",
+    "estimate": "ignored: bandwidth estimation (an admission aid, no queueing)",
+    "queue-buffers": "not modelled: buffer carving; the class's queue limit applies",
+    "trust": "ignored: trust (classification aid on switches)",
+    "admit": "ignored: RSVP admission",
+    "priority-level": "ignored: priority-level (IOS XR scheduling hint)",
+}
+
+
+def _dscp_field(values: set[int], sources: list[Source], defaults: list[Default], how: str = "") -> Field:
+    names = [dscp_name(d) for d in sorted(values)]
+    f = Field(names, tuple(sorted(set(sources))), None, how)
+    if defaults:
+        f = Field(names, tuple(sorted(set(sources))), defaults[0], how,
+                  tuple(Field(None, (), d) for d in defaults[1:]))
+    return f
+
+
+def interface_rate(itf: Interface, cfg: IosConfig, traffic: TrafficSpec) -> Field | None:
+    """An interface's rate: the traffic file, else ``bandwidth`` (the QoS reference rate), else ``speed``, else the
+    nominal rate of its type (a labelled default); a sub-interface inherits its physical interface's."""
+    r = traffic.link_rate(cfg.host, itf.name)
+    if r is not None:
+        return r
+    chain = [itf]
+    parent = cfg.interface(itf.parent_name) if itf.parent_name else None
+    if parent is not None:
+        chain.append(parent)
+    for i in chain:
+        if i.bandwidth is not None:
+            return given(i.bandwidth[0], i.bandwidth[1], how="interface bandwidth (the QoS reference rate)")
+    for i in chain:
+        if i.speed is not None:
+            return given(i.speed[0], i.speed[1])
+    rates = default(cfg.dialect, "interface_rates")
+    kind = "".join(ch for ch in itf.name.split(".")[0] if ch.isalpha() or ch == "-").rstrip("-")
+    for name, value in sorted(rates.value.items(), key=lambda kv: -len(kv[0])):
+        if kind.lower() == name.lower():
+            return Field(float(value), (itf.source,), rates, f"nominal rate of a {name} interface")
+    return None
+
+
+class _Semantics:
+    def __init__(self, cfg: IosConfig, traffic: TrafficSpec):
+        self.cfg = cfg
+        self.family = cfg.dialect
+        self.traffic = traffic
+        self.groups: dict[tuple[str, str], tuple[set[int], list[Source], list[Default]]] = {}
+        self.input_notes: list[tuple[Source, str, str]] = []
+        self._ingress()
+
+    # -------------------------------------------------------------------------------------- classification
+
+    def error(self, src: Source, construct: str, problem: str, refused: bool = False) -> ConfigError:
+        cls = ConfigRefused if refused else ConfigError
+        return cls(problem, file=src.file, line=src.line, construct=construct)
+
+    def criterion(self, m: Match, notes: list, depth: int = 0) -> tuple[set[int] | None, list[Source], list[Default]]:
+        """The DSCPs one match criterion selects (None: not expressible by DSCP), its lines, its assumptions."""
+        src = [m.source]
+        if m.kind == "dscp":
+            out = set()
+            for v in m.values:
+                d = dscp_value(v)
+                if d is None:
+                    raise self.error(m.source, m.text, f"'{v}' is not a DSCP")
+                out.add(d)
+            return out, src, []
+        if m.kind == "precedence":
+            out = set()
+            for v in m.values:
+                p = precedence_value(v)
+                if p is None:
+                    raise self.error(m.source, m.text, f"'{v}' is not an IP precedence (0-7)")
+                out.update(precedence_dscps(p))
+            return out, src, []
+        if m.kind in ("mpls-exp", "cos"):
+            out = set()
+            for v in m.values:
+                if not (v.isdigit() and 0 <= int(v) <= 7):
+                    raise self.error(m.source, m.text, f"'{v}' is not an {'EXP' if m.kind == 'mpls-exp' else 'CoS'} "
+                                                       "value (0-7)")
+                out.update(precedence_dscps(int(v)))
+            return out, src, [default(self.family, "exp_from_precedence")]
+        if m.kind in ("qos-group", "traffic-class"):
+            out, lines, defs = set(), list(src), []
+            for v in m.values:
+                hit = self.groups.get((m.kind, v))
+                if hit is None:
+                    notes.append((m.source, m.text, f"matches {m.kind} {v}, which no input policy of this "
+                                                    "configuration sets: it selects no DSCP (give the class's "
+                                                    "traffic by name in a traffic file)"))
+                    continue
+                out.update(hit[0])
+                lines += hit[1]
+                defs += [d for d in hit[2] if d not in defs]
+            return out, lines, defs
+        if m.kind == "any":
+            return set(ALL_DSCPS), src, []
+        if m.kind == "class-map":
+            if depth > 8 or not m.values:
+                raise self.error(m.source, m.text, "nested class-maps too deep (a cycle?)")
+            cm = self.cfg.class_maps.get(m.values[0])
+            if cm is None:
+                raise self.error(m.source, m.text, f"class-map {m.values[0]} is not defined")
+            d, lines, defs = self.class_map(cm, notes, depth + 1)
+            return d, [*src, *lines], defs
+        what = {"access-group": "an access-list match (addresses, ports)", "protocol": "an NBAR protocol match",
+                "discard-class": "a discard-class match"}.get(m.kind, "a criterion other than DSCP")
+        notes.append((m.source, m.text, f"not modelled: {what}; the port classifies by DSCP only (give the class's "
+                                        "traffic by name in a traffic file)"))
+        return None, src, []
+
+    def class_map(self, cm: ClassMap, notes: list, depth: int = 0) -> tuple[set[int], list[Source], list[Default]]:
+        """The DSCPs a class-map selects, the lines that decided it and the defaults assumed."""
+        sets, lines, defs = [], [cm.source], []
+        for m in cm.matches:
+            d, ls, ds = self.criterion(m, notes, depth)
+            lines += ls
+            defs += [x for x in ds if x not in defs]
+            if d is not None and m.negate:
+                d = set(ALL_DSCPS) - d
+            elif d is None and m.negate:
+                continue
+            sets.append(d)
+        for text, s in cm.other:
+            notes.append((s, text, f"ignored: unknown command in class-map {cm.name}"))
+        known = [s for s in sets if s is not None]
+        if cm.kind == "match-any":
+            out = set().union(*known) if known else set()
+        else:
+            out = set(ALL_DSCPS)
+            for s in known:
+                out &= s
+            if not known:
+                out = set()
+            if len(known) < len(sets) and known:
+                notes.append((cm.source, f"class-map match-all {cm.name}",
+                              "not modelled: the criteria other than DSCP narrow the class further; the port takes "
+                              "every packet of its DSCPs"))
+        return out, lines, defs
+
+    def match_values(self, cm: ClassMap, qc: QueueClass, depth: int = 0) -> None:
+        """The class's classification by precedence, EXP / traffic-class, CoS or qos-group (the port's
+        ``match``), with the lines."""
+        kinds = {"precedence": "precedence", "mpls-exp": "exp", "traffic-class": "exp", "cos": "cos",
+                 "qos-group": "qos_group"}
+        for m in cm.matches:
+            if m.kind == "class-map" and m.values and depth < 8 and m.values[0] in self.cfg.class_maps:
+                self.match_values(self.cfg.class_maps[m.values[0]], qc, depth + 1)
+            elif m.kind in kinds and not m.negate:
+                vals = {precedence_value(v) if m.kind == "precedence" else (int(v) if v.isdigit() else None)
+                        for v in m.values}
+                vals.discard(None)
+                if vals:
+                    qc.match.setdefault(kinds[m.kind], set()).update(vals)
+                    qc.match_sources.append(m.source)
+
+    def _ingress(self) -> None:
+        """qos-group / traffic-class values the input policies set, with the DSCPs they set them for."""
+        for itf in self.cfg.interfaces:
+            for att in itf.policies:
+                if att.direction != "input":
+                    continue
+                pm = self.cfg.policy_maps.get(att.policy)
+                if pm is None:
+                    self.input_notes.append((att.source, f"service-policy input {att.policy}",
+                                             f"policy-map {att.policy} is not defined: the input policy is ignored"))
+                    continue
+                claimed: set[int] = set()
+                for pc in pm.classes:
+                    notes: list = []
+                    defs: list = []
+                    if pc.name == "class-default":
+                        dscps, lines = set(ALL_DSCPS) - claimed, [pc.source]
+                    else:
+                        cm = self.cfg.class_maps.get(pc.name)
+                        if cm is None:
+                            self.input_notes.append((pc.source, f"class {pc.name}", f"class-map {pc.name} is not "
+                                                     f"defined: class ignored in input policy {pm.name}"))
+                            continue
+                        d, lines, defs = self.class_map(cm, notes)
+                        dscps = d - claimed
+                    claimed |= dscps
+                    for s in pc.sets:
+                        if s.what in ("qos-group", "traffic-class"):
+                            key = (s.what, s.value)
+                            old = self.groups.get(key, (set(), [], []))
+                            self.groups[key] = (old[0] | dscps, old[1] + lines + [s.source],
+                                                old[2] + [x for x in defs if x not in old[2]])
+                        elif s.what in ("dscp", "precedence"):
+                            self.input_notes.append((s.source, s.text,
+                                                     f"input marking on {itf.name}: the output classes see the new "
+                                                     "value; traffic given by DSCP is taken as seen at the output"))
+                        else:
+                            self.input_notes.append((s.source, s.text, f"ignored: input marking on {itf.name} "
+                                                                       "(marking only, no effect on DSCP queueing)"))
+                    for p in pc.police:
+                        self.input_notes.append((p.source, p.text,
+                                                 f"not modelled: input policer on {itf.name} (class {pc.name}); what "
+                                                 "it lets through is not used to limit the output classes' offered "
+                                                 "traffic (taken from the traffic file or the defaults: conservative)"))
+                    for k in _QUEUEING:
+                        if getattr(pc, k):
+                            self.input_notes.append((pc.source, f"class {pc.name}",
+                                                     f"not modelled: queueing in input policy {pm.name} on "
+                                                     f"{itf.name}"))
+                            break
+
+    # -------------------------------------------------------------------------------------- quantities
+
+    def rate(self, r: Rate, base: Field | None, src: Source, text: str) -> Field:
+        if r.kind == "bps":
+            return given(r.value, src)
+        if r.kind == "percent":
+            if base is None:
+                raise self.error(src, text, "a percentage of an interface whose rate is unknown: give the "
+                                            "interface's rate in a traffic file")
+            return base.derive(base.value * r.value / 100.0, f"{r.value:g} % of {rate_text(base.value)}",
+                               given(r.value, src))
+        raise self.error(src, text, f"a rate in {r.kind} cannot be expressed in bit/s", refused=True)
+
+    def nbytes(self, b: Burst, rate: Field, src: Source, text: str) -> Field:
+        if b.kind == "bytes":
+            return given(b.value, src)
+        if b.kind == "bits":
+            return given(b.value / 8.0, src, how="bits / 8")
+        if b.kind in ("ms", "us"):
+            t = b.value * (1e-3 if b.kind == "ms" else 1e-6)
+            return rate.derive(rate.value * t / 8.0, f"{b.value:g} {b.kind} at {rate_text(rate.value)}",
+                               given(b.value, src))
+        if b.kind == "packets":
+            size = default_field(self.family, "packet_size")
+            return size.derive(b.value * size.value, f"{b.value:g} packets of {size.value} B", given(b.value, src))
+        raise self.error(src, text, f"cannot read a size in {b.kind}")
+
+    def packets(self, b: Burst, rate: Field | None, src: Source, text: str) -> Field:
+        """A queue or threshold size as a packet count (the port model counts packets)."""
+        if b.kind == "packets" and self.family != "ios-xr":
+            return given(b.value, src)
+        size = default_field(self.family, "packet_size")
+        if b.kind == "packets":  # IOS XR keeps byte queues: N packets are N x 256 B
+            xr = default_field(self.family, "packet_bytes")
+            nb = xr.derive(b.value * xr.value, f"{b.value:g} packets of {xr.value} B (IOS XR)", given(b.value, src))
+        else:
+            if b.kind in ("ms", "us") and rate is None:
+                raise self.error(src, text, "a time at an unknown rate: give the interface's rate in a traffic file")
+            nb = self.nbytes(b, rate, src, text) if rate is not None else self.nbytes(b, given(0.0, src), src, text)
+        n = max(1, math.floor(nb.value / size.value))
+        return nb.derive(n, f"{nb.value:g} B as {size.value} B packets", size)
+
+    # -------------------------------------------------------------------------------------- policers
+
+    def policer(self, p: PoliceCmd, base: Field | None, port: Port, cname: str) -> Police:
+        """The port's policer for a ``police`` command: its buckets (two-colour; srTCM with be or a violate
+        action; trTCM with pir) and each colour's action (``drop``, ``transmit``, ``set-dscp DSCP``)."""
+        src = p.source
+        if p.cir is None:
+            raise self.error(src, p.text, "policer without a rate")
+        cir = self.rate(p.cir, base, src, p.text)
+        if p.bc is not None:
+            cbs = self.nbytes(p.bc, cir, src, p.text)
+        else:
+            d = default(self.family, "police_bc_time")
+            cbs = Field(max(1500.0, cir.value * d.value / 8.0), (), d, f"{d.value:g} s of {rate_text(cir.value)}, "
+                        "at least 1500 B", (cir,))
+        pir = self.rate(p.pir, base, src, p.text) if p.pir is not None else None
+        be = self.nbytes(p.be, pir or cir, src, p.text) if p.be is not None else None
+        for text, s in p.other:
+            port.note(s, text, "not modelled: colour-aware policing (the policer is taken colour-blind)"
+                      if text.lower().startswith(("conform-color", "exceed-color")) else "ignored: unknown command")
+        police = Police(cir, cbs)
+        if pir is not None:
+            police.pir = pir
+            police.pbs = be if be is not None else Field(cbs.value, (), Default(
+                self.family, "police_be", "bc", "Cisco police: be defaults to bc"), "be = bc", (cbs,))
+        elif be is not None or p.violate:
+            police.ebs = be if be is not None else Field(cbs.value, (), Default(
+                self.family, "police_be", "bc", "Cisco police: be defaults to bc"), "be = bc", (cbs,))
+        for colour in ("conform", "exceed", "violate"):
+            acts = getattr(p, colour)
+            if not acts:
+                continue
+            setattr(police, colour, self.action(acts, port, cname))
+        if police.pir is None and police.ebs is None:
+            police.violate = None
+        return police
+
+    def action(self, acts, port: Port, cname: str) -> Field:
+        """One colour's action in the port's terms; markings of other fields are noted (marking only)."""
+        kinds = [a.kind for a in acts]
+        lines = tuple(a.source for a in acts)
+        if "drop" in kinds:
+            return given("drop", *lines)
+        for a in acts:
+            if a.kind == "set-dscp":
+                d = dscp_value(a.value or "")
+                if d is None:
+                    raise self.error(a.source, a.text, f"'{a.value}' is not a DSCP")
+                return given(f"set-dscp {dscp_name(d)}", *lines)
+        for a in acts:
+            if a.kind != "transmit":
+                port.note(a.source, a.text, "ignored: marking only (the port queues by DSCP); taken as transmit")
+        return given("transmit", *lines)
+
+    # -------------------------------------------------------------------------------------- WRED
+
+    def dropper(self, w: WredCmd, keys: list[int], rate: Field | None, port: Port) -> Dropper:
+        fam = self.family
+        if w.ecn is not None:
+            port.note(w.ecn, "random-detect ecn", "not modelled: ECN marking; drops are counted as if no flow were "
+                                                  "ECN-capable (loss over-estimated for ECN flows)")
+        basis = w.basis
+        if basis in ("discard-class",):
+            port.note(w.source, w.text, "approximated: WRED by discard-class; every packet is taken with "
+                                        "discard-class 0 (input markings of discard-class are not modelled)")
+        th = {}
+        mpd_default = default_field(fam, "wred_mark_denominator")
+        for d in keys:
+            def applies(v: str) -> bool:
+                if v == "*":
+                    return True
+                if basis == "dscp":
+                    return dscp_value(v) == d
+                if basis == "precedence":
+                    return precedence_value(v) == d >> 3
+                if basis in ("exp", "cos"):
+                    return v.isdigit() and int(v) == d >> 3
+                return v.isdigit() and int(v) == 0
+            hits = [t for t in w.thresholds if applies(t.value)]
+            if hits:
+                t = hits[-1]
+                lo = self.packets(t.min_th, rate, t.source, t.text)
+                hi = self.packets(t.max_th, rate, t.source, t.text)
+                pd = given(t.mpd, t.source) if t.mpd is not None else mpd_default
+            else:
+                if basis == "dscp":
+                    tab = default(fam, "wred_dscp")
+                    name = dscp_name(d)
+                    row = tab.value.get(name)
+                    if row is None:
+                        tab = default(fam, "wred_precedence")
+                        row = tab.value[d >> 3]
+                else:
+                    tab = default(fam, "wred_precedence")
+                    row = tab.value[d >> 3]
+                lo = Field(row[0], (w.source,), tab, f"default for {dscp_name(d)}")
+                hi = Field(row[1], (w.source,), tab, f"default for {dscp_name(d)}")
+                pd = mpd_default
+            th[dscp_name(d)] = Threshold(lo, hi, pd)
+        exp = given(w.exponent[0], w.exponent[1]) if w.exponent else default_field(fam, "wred_exponent")
+        return Dropper(given("wred", w.source), th, exponent=exp)
+
+    # -------------------------------------------------------------------------------------- policies
+
+    def resolve(self, att, itf: Interface, port: Port):
+        """(queueing policy, parent class with the shaper or None)."""
+        pm = self.cfg.policy_maps.get(att.policy)
+        if pm is None:
+            raise self.error(att.source, f"service-policy output {att.policy}",
+                             f"policy-map {att.policy} is not defined")
+        parents = [c for c in pm.classes if c.child is not None]
+        if not parents:
+            shaped = [c for c in pm.classes if c.shape is not None]
+            if len(shaped) == 1 and shaped[0].name == "class-default" and \
+                    not any(getattr(c, k) for c in pm.classes if c is not shaped[0] for k in _QUEUEING):
+                return pm, shaped[0]  # a port shaper over one FIFO queue
+            return pm, None
+        if len(parents) > 1:
+            raise self.error(parents[1].child[1], f"service-policy {parents[1].child[0]}",
+                             "several child policies under one parent (a per-class hierarchy): the port model has "
+                             "one scheduler under one shaper", refused=True)
+        pc = parents[0]
+        others = [c for c in pm.classes if c is not pc and any(getattr(c, k) for k in _QUEUEING)]
+        if others:
+            raise self.error(others[0].source, f"class {others[0].name}",
+                             f"parent policy {pm.name} queues in class {others[0].name} besides the shaped class "
+                             f"{pc.name}: two-level scheduling is not modelled", refused=True)
+        child = self.cfg.policy_maps.get(pc.child[0])
+        if child is None:
+            raise self.error(pc.child[1], f"service-policy {pc.child[0]}", f"policy-map {pc.child[0]} is not defined")
+        for c in child.classes:
+            if c.child is not None:
+                raise self.error(c.child[1], f"service-policy {c.child[0]}",
+                                 f"a third level of hierarchy ({pm.name} > {child.name} > {c.child[0]}): the port "
+                                 "model has one shaper over one scheduler", refused=True)
+        for k in ("priority", "bandwidth", "queue_limit", "wred", "fair_queue"):
+            if getattr(pc, k):
+                port.note(pc.source, f"class {pc.name} of {pm.name}", f"ignored: {k.replace('_', '-')} in the parent "
+                                                                      "class (no sibling to share with)")
+        for p in pc.police:
+            port.note(p.source, p.text, "not modelled: a policer in the parent class (before the child's queues)")
+        return child, pc
+
+    def shaper(self, pc: PolicyClass, phys: Field | None) -> Shaper:
+        s = pc.shape
+        cir = self.rate(s.rate, phys, s.source, s.text)
+        if s.kind == "peak":
+            pass
+        if s.bc is not None:
+            bc = self.nbytes(s.bc, cir, s.source, s.text)
+        else:
+            d = default(self.family, "shaper_tc")
+            tc = d.value["below_320k"] if cir.value < 320e3 else d.value["from_320k"]
+            bc = Field(cir.value * tc / 8.0, (), d, f"Tc = {tc:g} s at {rate_text(cir.value)}", (cir,))
+        be = self.nbytes(s.be, cir, s.source, s.text) if s.be is not None else None
+        if s.kind == "peak":
+            extra = be.value if be is not None else bc.value
+            cir = cir.derive(cir.value * (1 + extra / bc.value), "shape peak: Bc + Be per interval", bc)
+        return Shaper(cir, bc, be, phys)
+
+    def port(self, itf: Interface, att) -> Port:
+        cfg = self.cfg
+        host = cfg.host or itf.source.file.rsplit("/", 1)[-1].split(".")[0]
+        port = Port(host=host, interface=itf.name, direction="out", format=f"cisco-{self.family}",
+                    platform=self.family, source=att.source, policy=att.policy)
+        try:
+            self._build(port, itf, att)
+        except ConfigError as e:
+            port.refusals.append(e)
+        return port
+
+    def _build(self, port: Port, itf: Interface, att) -> None:
+        cfg, fam = self.cfg, self.family
+        phys = interface_rate(itf, cfg, self.traffic)
+        pm, parent = self.resolve(att, itf, port)
+        shaper = self.shaper(parent, phys) if parent is not None and parent.shape is not None else None
+        if shaper is not None:
+            port.shaper = shaper
+            port.link_rate = shaper.cir
+            if phys is not None and shaper.cir.value > phys.value:
+                port.note(parent.shape.source, parent.shape.text, f"the shaper's rate is above the interface's "
+                                                                  f"{rate_text(phys.value)}: the port runs at the "
+                                                                  "shaper's rate as configured")
+        else:
+            if phys is None:
+                raise self.error(itf.source, f"interface {itf.name}",
+                                 "the interface's rate is unknown (no bandwidth or speed, and its type gives none): "
+                                 f"give it in a traffic file (interfaces: {{'{cfg.host}:{itf.name}': "
+                                 "{rate: ...}})")
+            port.link_rate = phys
+        if itf.shutdown is not None:
+            port.note(itf.shutdown, "shutdown", "the interface is shut down: its port is imported as configured")
+        base = port.link_rate
+        for text, s in pm.other:
+            port.note(s, text, f"ignored: unknown command in policy-map {pm.name}")
+        self.classes(port, pm, base, parent)
+        self.ring(port, itf, phys)
+        for s, text, effect in self.input_notes:
+            port.note(s, text, effect)
+        for text, s in itf.other:
+            port.note(s, text, "not modelled: interface-level queueing outside MQC (the service-policy governs)")
+
+    def ring(self, port: Port, itf: Interface, phys: Field | None) -> None:
+        parent = self.cfg.interface(itf.parent_name) if itf.parent_name else None
+        ring = itf.tx_ring or (parent.tx_ring if parent is not None else None)
+        rows = default(self.family, "tx_ring")
+        size = Field("packet", (), rows, "one packet per ring entry")
+        if ring is not None:
+            port.txq_units = given(ring[0], ring[1])
+        else:
+            speed = (phys or port.link_rate).value
+            units = next(r["units"] for r in rows.value if speed <= float(r["up_to"]))
+            port.txq_units = Field(units, (), rows, f"ring of a {rate_text(speed)} interface")
+        port.txq_unit_size = size
+        if port.shaper is not None and phys is not None:
+            port.note(None, "tx-ring", f"the ring drains at the interface's {rate_text(phys.value)}; the port model "
+                                       f"drains it at the shaper's rate (ring blocking over-estimated: conservative)")
+
+    def classes(self, port: Port, pm: PolicyMap, base: Field, parent: PolicyClass | None) -> None:
+        fam = self.family
+        claimed: set[int] = set()
+        out: list[QueueClass] = []
+        notes: list = []
+        ratios: dict[str, Field] = {}
+        forms: dict[str, tuple[str, Source]] = {}
+        reserved: list[tuple[float, Source, str]] = []
+        for pc in pm.classes:
+            queueing = any(getattr(pc, k) for k in _QUEUEING) or pc.name == "class-default"
+            if pc.name == "class-default":
+                qc = QueueClass("class-default", pc.source)
+                qc.matches.append(("everything no other class takes", pc.source))
+            else:
+                cm = self.cfg.class_maps.get(pc.name)
+                if cm is None:
+                    raise self.error(pc.source, f"class {pc.name}", f"class-map {pc.name} is not defined")
+                dscps, lines, defs = self.class_map(cm, notes)
+                taken = dscps & claimed
+                if taken:
+                    notes.append((pc.source, f"class {pc.name}", f"DSCPs {', '.join(dscp_name(d) for d in sorted(taken))}"
+                                  " are taken by an earlier class (MQC is first-match)"))
+                mine = dscps - claimed
+                if not queueing:
+                    notes.append((pc.source, f"class {pc.name}", "no queueing action: its packets share "
+                                  "class-default's queue (its policers and markings are listed)"))
+                    for p in pc.police:
+                        notes.append((p.source, p.text, f"not modelled: policer of class {pc.name}, which has no queue "
+                                                        "of its own"))
+                    for s in pc.sets:
+                        notes.append((s.source, s.text, "ignored: marking only (output policy)"))
+                    continue
+                claimed |= mine
+                qc = QueueClass(pc.name, pc.source)
+                qc.dscp = _dscp_field(mine, lines, defs)
+                qc.matches += [(m.text, m.source) for m in cm.matches]
+                self.match_values(cm, qc)
+            # priority and its policer
+            if pc.priority is not None:
+                pr = pc.priority
+                qc.priority = given(pr.level or 1, pr.source)
+                if pc.bandwidth is not None:
+                    raise self.error(pc.bandwidth.source, pc.bandwidth.text, "bandwidth in a priority class "
+                                                                            "(IOS accepts one of the two)")
+                if pr.rate is not None:
+                    cir = self.rate(pr.rate, base, pr.source, pr.text)
+                    if pr.burst is not None:
+                        cbs = given(pr.burst.value, pr.source)
+                    else:
+                        d = default(fam, "priority_burst_time")
+                        cbs = Field(cir.value * d.value / 8.0, (), d, f"{d.value:g} s of {rate_text(cir.value)}",
+                                    (cir,))
+                    qc.police = Police(cir, cbs, conditional=given(True, pr.source,
+                                                                   how="priority's policer acts under congestion"))
+                    reserved.append((cir.value, pr.source, pr.text))
+            polices = list(pc.police)
+            if len(polices) > 1:
+                for p in polices[1:]:
+                    notes.append((p.source, p.text, "not modelled: a second policer in the class"))
+            if polices:
+                police = self.policer(polices[0], base, port, qc.name)
+                if qc.priority is not None and qc.police is not None:
+                    notes.append((polices[0].source, polices[0].text, "the explicit policer replaces priority's "
+                                  "congestion-time policer"))
+                    reserved = [r for r in reserved if r[1] != pc.priority.source]
+                if qc.priority is not None:
+                    police.conditional = given(False, polices[0].source, how="an explicit police is always active")
+                    reserved.append((police.cir.value, polices[0].source, polices[0].text))
+                qc.police = police
+                qc.rate_cap = police.drop_rate()
+            # bandwidth
+            if pc.bandwidth is not None:
+                b = pc.bandwidth
+                form = {"rate": "rate", "percent": "percent", "remaining-percent": "remaining",
+                        "remaining-ratio": "remaining"}[b.kind]
+                for other_form, (osrc_text, osrc) in forms.items():
+                    if other_form != form:
+                        raise self.error(b.source, b.text, f"mixes bandwidth forms in policy {pm.name}: "
+                                                           f"'{osrc_text}' at line {osrc.line} is another form "
+                                                           "(one form per policy)")
+                forms.setdefault(form, (b.text, b.source))
+                if b.kind == "rate":
+                    qc.bandwidth = given(Bandwidth("rate", b.value), b.source)
+                    reserved.append((b.value, b.source, b.text))
+                elif b.kind == "percent":
+                    qc.bandwidth = given(Bandwidth("percent", b.value), b.source)
+                    reserved.append((base.value * b.value / 100.0, b.source, b.text))
+                elif b.kind == "remaining-percent":
+                    qc.bandwidth = given(Bandwidth("remaining", b.value), b.source)
+                else:
+                    ratios[qc.name] = given(b.value, b.source)
+            elif qc.priority is None:
+                ratios.setdefault(qc.name, None)
+            # queue
+            guaranteed = self._guaranteed(qc, base)
+            if pc.queue_limit is not None:
+                q = pc.queue_limit
+                qc.queue_limit = self.packets(q.size, guaranteed, q.source, q.text)
+                if q.size.kind != "packets":
+                    notes.append((q.source, q.text, "approximated: a byte or time queue limit counted in full-size "
+                                                    "packets (with smaller packets the router's queue holds more)"))
+            else:
+                qc.queue_limit = self._default_queue(qc, base, guaranteed)
+            if pc.wred is not None:
+                # class-default's traffic is taken as unmarked (DF): its drop precedence
+                keys = [dscp_value(n) for n in qc.dscp.value] if qc.dscp is not None else [0]
+                if not keys:
+                    notes.append((pc.wred.source, pc.wred.text, "ignored: WRED in a class that matches no DSCP"))
+                else:
+                    qc.dropper = self.dropper(pc.wred, keys, guaranteed, port)
+            if pc.fair_queue is not None:
+                notes.append((pc.fair_queue, "fair-queue", "not modelled: per-flow fair queueing inside the class; "
+                              "the class is one FIFO queue (a light flow's delay is over-estimated)"))
+            if pc.shape is not None and pc is not parent:
+                notes.append((pc.shape.source, pc.shape.text, f"not modelled: a per-class shaper in class {qc.name}: "
+                              "the router serves it no faster than the shaper, the port model may serve it faster "
+                              "(its bounds are then not upper bounds)"))
+            for s in pc.sets:
+                notes.append((s.source, s.text, "ignored: marking only (output policy)"))
+            for text, s, effect in pc.other:
+                word = text.split()[0].lower()
+                notes.append((s, text, effect or _NOT_MODELLED.get(word, "ignored: unknown command")))
+            out.append(qc)
+        if not any(c.is_default for c in out):
+            qc = QueueClass("class-default", pm.source)
+            qc.matches.append(("everything no other class takes (implicit class-default)", pm.source))
+            qc.queue_limit = self._default_queue(qc, base, None)
+            ratios.setdefault("class-default", None)
+            notes.append((pm.source, f"policy-map {pm.name}", "class-default not declared: it exists on the router "
+                                                             "with the platform's defaults"))
+            out.append(qc)
+        self._ratios(out, ratios, fam)
+        total = sum(r[0] for r in reserved)
+        if total > base.value * (1 + 1e-9):
+            lines = ", ".join(f"line {r[1].line} ({r[2]})" for r in reserved)
+            raise self.error(reserved[-1][1], reserved[-1][2],
+                             f"priority and bandwidth reserve {rate_text(total)}, more than the "
+                             f"{rate_text(base.value)} of the {'shaper' if port.shaper else 'interface'} "
+                             f"({total / base.value:.0%}): {lines}")
+        rem = [(pc.bandwidth.value, pc.bandwidth.source, pc.bandwidth.text) for pc in pm.classes
+               if pc.bandwidth is not None and pc.bandwidth.kind == "remaining-percent"]
+        if sum(a for a, _, _ in rem) > 100 + 1e-9:
+            lines = ", ".join(f"line {s.line} ({t})" for _, s, t in rem)
+            raise self.error(rem[-1][1], rem[-1][2], f"bandwidth remaining percentages add up to "
+                             f"{sum(a for a, _, _ in rem):g} % (at most 100 %): {lines}")
+        prio = sorted((c for c in out if c.priority is not None), key=lambda c: c.priority.value)
+        rest = [c for c in out if c.priority is None and not c.is_default]
+        port.classes = prio + rest + [c for c in out if c.is_default]
+        for s, text, effect in notes:
+            port.note(s, text, effect)
+
+    def _ratios(self, out: list[QueueClass], ratios: dict[str, Field | None], fam: str) -> None:
+        """``bandwidth remaining ratio`` -> ``remaining N %`` over the classes that share the excess."""
+        if not any(v is not None for v in ratios.values()):
+            return
+        d = default(fam, "remaining_ratio")
+        fields = {n: (v if v is not None else Field(d.value, (), d)) for n, v in ratios.items()}
+        total = sum(f.value for f in fields.values())
+        for c in out:
+            if c.name in fields:
+                f = fields[c.name]
+                others = tuple(v for n, v in fields.items() if n != c.name)
+                c.bandwidth = f.derive(Bandwidth("remaining", 100.0 * f.value / total),
+                                       f"remaining ratio {f.value:g} of {total:g}", *others)
+
+    def _guaranteed(self, qc: QueueClass, base: Field) -> Field:
+        """The rate a class is sure of (for time-based sizes): its policer or bandwidth, else the port's rate."""
+        if qc.police is not None:
+            return qc.police.cir
+        if qc.bandwidth is not None:
+            b = qc.bandwidth.value
+            if b.kind == "rate":
+                return qc.bandwidth.derive(b.amount, "the class's bandwidth")
+            if b.kind == "percent":
+                return qc.bandwidth.derive(base.value * b.amount / 100.0, "the class's share", base)
+        return base
+
+    def _default_queue(self, qc: QueueClass, base: Field, guaranteed: Field | None) -> Field:
+        fam = self.family
+        if fam == "ios-xr":
+            d = default(fam, "queue_limit_time")
+            t = d.value["priority"] if qc.priority is not None else d.value["bandwidth"]
+            rate = base if qc.priority is not None or guaranteed is None else guaranteed
+            size = default(fam, "packet_size")
+            n = max(1, math.floor(rate.value * t / 8.0 / size.value))
+            return Field(n, (), d, f"{t * 1e3:g} ms of {rate_text(rate.value)} in {size.value} B packets",
+                         (rate, Field(size.value, (), size)))
+        return default_field(fam, "queue_limit")
+
+
+def ios_ports(cfg: IosConfig, traffic: TrafficSpec) -> tuple[list[Port], list[str]]:
+    """One port per interface with an output policy (refusals recorded on the port), and file-level notes
+    (policies never attached, input-only interfaces)."""
+    sem = _Semantics(cfg, traffic)
+    ports, notes = [], []
+    attached = set()
+    for itf in cfg.interfaces:
+        for att in itf.policies:
+            attached.add(att.policy)
+            if att.direction == "output":
+                ports.append(sem.port(itf, att))
+            else:
+                notes.append(f"{att.source}: service-policy input {att.policy} on {itf.name}: no queues of its own "
+                             "(its markings and policers are applied to the output ports' classification and notes)")
+    for name, pm in cfg.policy_maps.items():
+        children = {c.child[0] for c in pm.classes if c.child}
+        attached |= children if name in attached else set()
+    for name, pm in cfg.policy_maps.items():
+        if name not in attached:
+            notes.append(f"{pm.source}: policy-map {name}: never attached to an interface (not imported)")
+    for n in cfg.notes:
+        notes.append(str(n))
+    return ports, notes

@@ -1,0 +1,119 @@
+"""The worst-case view of each class of a port: its arrival curve, the rate-latency service it gets to the
+last bit on the wire, and the delay bound (the theorems and proofs of :mod:`qosbound.analytic.port` and
+:mod:`qosbound.analytic.drr`, in the port's terms).
+
+This is the piece networks of ports reuse: :func:`class_bounds` gives, per class, a :class:`ClassBound`
+whose ``service`` is a rate-latency curve valid for the class's packets from their arrival at the port to
+the last bit on the wire, and whose ``arrival`` is the curve of the packets entering its queue. A class
+gets no bound (``delay`` infinite, ``why`` says which hypothesis fails) when a class above it has no arrival
+curve (an unpoliced Poisson priority class can starve everything below it), or when it is saturated.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from qosbound.analytic import port as nc
+from qosbound.analytic.curves import ArrivalCurve, RateLatency
+from qosbound.analytic.drr import drr_service
+from qosbound.systems.port.elements import Port
+
+__all__ = ["ClassBound", "class_bounds", "ring_terms"]
+
+
+@dataclass(frozen=True)
+class ClassBound:
+    """One class's worst case. ``delay`` (s) bounds every delivered packet's delay; ``service`` is the class's
+    rate-latency service from its arrival to the last bit on the wire (None with no bound); ``backlog`` bounds
+    the bytes in its queue; ``parts`` decomposes ``delay`` (seconds per cause)."""
+
+    name: str
+    arrival: ArrivalCurve | None
+    service: RateLatency | None
+    delay: float
+    backlog: float
+    why: str = ""
+    parts: dict = field(default_factory=dict)
+    formula: str = ""
+
+
+def ring_terms(port: Port) -> tuple[float, float]:
+    """(V bytes, W_r s): the most work the ring holds, and the ring's work ahead of an admitted packet."""
+    return nc.ring_work(port.Q_t, port.unit, port.rate, port.largest, port.phi)
+
+
+def _sum(curves: list[ArrivalCurve | None]) -> ArrivalCurve | None:
+    out = None
+    for a in curves:
+        if a is None:
+            return None
+        out = a if out is None else out + a
+    return out
+
+
+def class_bounds(port: Port) -> dict[str, ClassBound]:
+    """Every class with traffic: its :class:`ClassBound` (module docstring)."""
+    C = port.rate
+    V, W_r = ring_terms(port)
+    out: dict[str, ClassBound] = {}
+    sigma_hi, rho_hi, held_hi = 0.0, 0.0, 0.0
+    starved = ""
+    for k in port.levels:
+        members = port.level(k)
+        alpha = _sum([c.arrival_curve() for c in members])
+        held = sum(c.held for c in members)
+        if not starved and rho_hi >= C:
+            starved = (f"the arrival curves of the priority levels above level {k} add up to {rho_hi:.6g} bit/s, the "
+                       "whole link: they prove no rate left below them")
+        if starved:
+            for c in members:
+                out[c.name] = ClassBound(c.name, c.arrival_curve(), None, math.inf, held, why=starved)
+            continue
+        R, T = nc.level_service(C, V, sigma_hi, rho_hi)
+        e = alpha.excess(R) if alpha is not None else math.inf
+        D = nc.level_delay(C, V, sigma_hi, rho_hi, e, held, held_hi)
+        own = min(e, held + held_hi)
+        parts = {"ring": 8.0 * V / R, "higher levels": 8.0 * sigma_hi / R, "own burst": 8.0 * own / R}
+        backlog = held if alpha is None else min(held, alpha.at(D))
+        for c in members:
+            out[c.name] = ClassBound(c.name, c.arrival_curve(), RateLatency(R, T), D, backlog, parts=parts,
+                                     formula="D_k = 8 (V + sigma_H + min(e_k, B_k + B_H)) / (C - rho_H)")
+        if alpha is None:
+            starved = (f"priority level {k} ({', '.join(c.name for c in members)}) has no arrival curve (neither "
+                       "a policer that drops nor a CBR envelope): it can take the whole link in the worst case")
+            continue
+        lt = alpha.long_term()
+        sigma_hi += lt.burst
+        rho_hi += lt.rate
+        held_hi += backlog
+    weighted = port.weighted
+    if not weighted:
+        return out
+    if not starved and rho_hi >= C:
+        starved = (f"the priority levels' arrival curves add up to {rho_hi:.6g} bit/s, the whole link: they prove no "
+                   "rate left for the weighted classes")
+    if starved:
+        for c in weighted:
+            out[c.name] = ClassBound(c.name, c.arrival_curve(), None, math.inf, c.held, why=starved)
+        return out
+    RW, TW = nc.weighted_aggregate(C, V, sigma_hi, rho_hi, held_hi)
+    agg = RateLatency(RW, TW)
+    q = port.quanta()
+    largest = [c.largest for c in weighted]
+    for i, c in enumerate(weighted):
+        if c.saturated:
+            out[c.name] = ClassBound(c.name, None, None, math.inf, math.inf, why="a saturated class waits forever")
+            continue
+        s = drr_service(q, largest, i, agg)
+        alpha = c.arrival_curve()
+        e = alpha.excess(s.rate) if alpha is not None else math.inf
+        D = nc.weighted_delay(s.latency, s.rate, C, W_r, e, c.smallest, c.largest, c.queue_limit)
+        service = RateLatency(s.rate, s.latency + W_r + 8.0 * c.largest / C)
+        backlog = c.held if alpha is None else min(c.held, alpha.at(D))
+        parts = {"ring": 8.0 * V / RW + W_r + 8.0 * c.largest / C, "priority levels": 8.0 * (sigma_hi + held_hi) / RW,
+                 "DRR round": s.latency - TW, "own burst": D - s.latency - W_r - 8.0 * c.largest / C}
+        out[c.name] = ClassBound(c.name, alpha, service, D, backlog, parts=parts,
+                                 formula="D_i = T_i + W_r + min(8 (e_i - L_min)/R_i + 8 L_min/C, "
+                                         "8 (Q_i - 1) L_i/R_i + 8 L_i/C), (R_i, T_i) of DRR over (R_W, T_W)")
+    return out

@@ -1,0 +1,113 @@
+"""The port's closed forms per class (qosbound.systems.port.closed_form): what each result is, by kind, and
+what it reduces to where it is exact."""
+
+from __future__ import annotations
+
+import pytest
+
+from qosbound.analytic.red_queue import mm1k_distribution
+from qosbound.results import Kind
+from qosbound.scenario import build, load
+from qosbound.systems.port.closed_form import allocation, closed_form, residual_rate, tail_profile
+from qosbound.systems.port.elements import port_of
+from tests.helpers import example
+
+
+@pytest.fixture(scope="module")
+def edge():
+    port = port_of(load(example("port_edge1g")))
+    return port, {r.metric: r for r in closed_form(port)}
+
+
+def test_every_class_of_the_edge_port_is_answered(edge):
+    """A bound on the delay of every class that is not saturated; Cobham's mean for the priority levels and
+    eq. (7) for the top one; the DRR allocation and the AF queue for the weighted classes."""
+    _, r = edge
+    for c in ("voice", "video", "critical"):
+        b = r[f"{c}.delay.max"]
+        assert b.kind is Kind.UPPER_BOUND and b.bounds == (f"{c}.delay.p*", f"{c}.delay.mean")
+    for c in ("voice", "video"):
+        assert r[f"{c}.delay.cobham_mean"].kind is Kind.APPROXIMATION
+        assert r[f"{c}.delay.cobham_mean"].estimates == f"{c}.delay.mean"
+    assert r["voice.delay.worst_case_mean"].kind is Kind.UPPER_BOUND and "video.delay.worst_case_mean" not in r
+    for m in ("critical.drop.AF31", "critical.drop.AF33", "critical.loss", "critical.delay.mean"):
+        assert r[m].kind is Kind.APPROXIMATION and "priority levels" in r[m].interval.neglects
+    assert "bulk.delay.max" not in r and "class-default.delay.max" not in r
+
+
+def test_the_drr_allocation_shares_the_residual_link_by_weight(edge):
+    """The link less the priority levels' long-run rates (32 + 200 Mbit/s), shared 20:10:10; the saturated
+    classes split what critical leaves (max-min)."""
+    port, r = edge
+    assert residual_rate(port) == pytest.approx(1e9 - 32e6 - 200e6)
+    assert r["critical.rate"].value == pytest.approx(0.5 * 768e6)
+    assert r["bulk.rate"].value == pytest.approx(0.25 * 768e6)
+    shares, thr, CW = allocation(port)
+    assert thr == pytest.approx([150e6, 309e6, 309e6])
+    assert r["bulk.throughput"].value == pytest.approx(309e6)
+
+
+def test_the_ring_adds_its_time_to_a_weighted_class_s_mean(edge):
+    """critical's mean delay is its queue's (at its residual DRR rate) plus the mean time in the 128-packet ring,
+    about 0.6 ms: the simulated mean is 0.633 ms."""
+    _, r = edge
+    m = r["critical.delay.mean"]
+    assert m.provenance["ring_term_s"] == pytest.approx(6.0e-4, rel=0.05)
+    assert 5.9e-4 < m.value < 6.5e-4
+
+
+def test_a_single_class_without_a_ring_is_exact():
+    """One weighted class of Poisson traffic with exponential sizes, tail drop, no ring: the M/M/1/K numbers,
+    labelled exact; the tail profile never drops below the limit."""
+    scn = build({"name": "m", "system": "port", "link": {"rate": "1 Mbit/s"},
+                 "classes": [{"name": "d", "dscp": ["AF11"], "bandwidth": "100 %", "queue_limit": 8,
+                              "traffic": {"rate": "700 kbit/s", "size": "500 B", "sizes": "exponential"}}]})
+    r = {x.metric: x for x in closed_form(port_of(scn))}
+    assert r["d.loss"].kind is Kind.EXACT
+    assert r["d.loss"].value == pytest.approx(mm1k_distribution(0.7, 8)[-1], rel=1e-12)
+    p = tail_profile(8)
+    assert p.prob(0, 7.0) == 0.0 and p.max_th[0] == 8.0
+
+
+def test_a_policer_on_a_weighted_class_thins_its_queue_input():
+    """CBR at 2 Mbit/s with a 1 Mbit/s two-colour policer dropping the excess: half the packets lost to the
+    policer (RFC 2697's long run), the queue fed the other half."""
+    scn = build({"name": "m", "system": "port", "link": {"rate": "10 Mbit/s"},
+                 "classes": [{"name": "d", "dscp": ["AF11"], "bandwidth": "100 %",
+                              "police": {"cir": "1 Mbit/s", "cbs": "3 kB"},
+                              "traffic": {"rate": "2 Mbit/s", "size": "500 B", "arrivals": "cbr"}}]})
+    r = {x.metric: x for x in closed_form(port_of(scn))}
+    assert r["d.loss"].value == pytest.approx(0.5, rel=1e-9)
+    assert r["d.throughput"].value == pytest.approx(1e6, rel=1e-6)
+
+
+def _edge_raw():
+    from qosbound.scenario import load_raw
+
+    return load_raw(example("port_edge1g"))
+
+
+def test_unpoliced_cbr_calls_at_the_top_level_get_the_cbr_loss_bound():
+    """400 random-phase G.711 calls alone at the top level, with no policer: the derivation of
+    qosbound.analytic.cbr_loss covers them (only they enter the ring while they have a packet queued), so the
+    port reports voice.loss.cbr_bound, an upper bound on voice.loss."""
+    raw = _edge_raw()
+    del raw["classes"][0]["police"]
+    r = {x.metric: x for x in closed_form(port_of(build(raw)))}
+    b = r["voice.loss.cbr_bound"]
+    assert b.kind is Kind.UPPER_BOUND and b.bounds == ("voice.loss",)
+    assert 0.0 <= b.value <= 1.0 and b.provenance["calls"] == 400 and b.provenance["pq_cap"] == 64
+
+
+def test_the_cbr_loss_bound_is_not_claimed_outside_its_derivation():
+    """A policer on the calls (the shipped edge port), or a second class at the top level, takes the port
+    outside the derivation: no bound is reported."""
+    r = {x.metric for x in closed_form(port_of(load(example("port_edge1g"))))}
+    assert "voice.loss.cbr_bound" not in r
+    raw = _edge_raw()
+    del raw["classes"][0]["police"]
+    raw["classes"][1]["priority"] = 1
+    raw["classes"][1].pop("police")
+    raw["classes"][1]["traffic"] = {"rate": "2 Mbit/s", "size": "1200 B", "arrivals": "poisson"}
+    r = {x.metric for x in closed_form(port_of(build(raw)))}
+    assert not any(m.endswith("cbr_bound") for m in r)
