@@ -76,7 +76,7 @@ def implied_upper(r: Result, metric: str) -> tuple[float, str] | None:
     if sa == "ccdf":
         if sb == "ccdf" and xb >= xa:
             return v, "the CCDF does not increase"
-        if sb == "quantile" and 1.0 - xb >= v - 1e-15:
+        if sb == "quantile" and 1.0 - xb >= v:
             return xa, f"P(D > {xa:g} s) <= {v:.3g} <= 1 - {xb:g}: the {xb:g}-quantile is at most {xa:g} s"
     return None
 
