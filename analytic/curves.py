@@ -96,6 +96,17 @@ class ArrivalCurve:
 
     buckets: tuple[TokenBucket, ...]
 
+    @staticmethod
+    def total(curves) -> "ArrivalCurve | None":
+        """The arrival curve of an aggregate: the sum of its members' curves (the sum of concave arrival curves
+        bounds the sum of the flows), or None when a member has none (or there are no members)."""
+        out = None
+        for a in curves:
+            if a is None:
+                return None
+            out = a if out is None else out + a
+        return out
+
     def __post_init__(self):
         if not self.buckets:
             raise ScenarioError("an arrival curve needs at least one token bucket", field="arrival curve")

@@ -72,6 +72,25 @@ most ``Q_i - 1`` packets ahead); its ring sojourn adds step 1. So
 
 (``e_i = sup_x (alpha_i(x) - R_i x / 8)``; in form a the largest value over the packet sizes is at the smallest,
 ``L_min``, because ``R_i <= C``; form b holds for any traffic, Poisson and saturated-by-others included).
+
+A parent shaper (Cisco's ``shape average`` over a child policy, tc's root ``tbf`` or htb class, Junos'
+``shaping-rate``). ``C`` is then the shaper's rate, the rate the classes are served at (a child policy's
+percentages are of it), and the shaper sends at most ``b_S`` bytes (Cisco's Bc) per interval ``Tc = 8 b_S / C``.
+Assumption (the shaper as a rate-latency server, Le Boudec & Thiran 2001, "Network Calculus", section 1.4.1,
+the rate-latency service curve ``beta_{R,T}``; Cisco's interval shaper waits at most one interval before sending
+Bc per interval): over any interval ``(s, t]`` in which some class queue holds a packet, the shaper lets the
+ring admit at least ``C (t - s - Tc) / 8`` bytes less what the ring holds back, and the ring, drained at the
+interface's rate (at least ``C``), holds back at most ``V``. So step 2's strict service curve becomes
+``(C, Tc + 8 V / C) = (C, 8 (V + b_S) / C)``: a shaped port is the port at the shaper's rate whose ring holds
+``b_S`` more bytes of work,
+
+    V_S = V + b_S                                                           (:data:`shaped_work_expr`)
+
+and every bound above holds with ``V_S`` for ``V`` in the latencies (the ring sojourn after admission, ``W_r``,
+is unchanged: a packet in the ring has passed the shaper; computed at ``C`` it over-estimates the drain at the
+interface's rate, which is at least ``C``). The residual service of a strict server of latency ``T_0``
+(Le Boudec & Thiran 2001, Theorem 6.2.1) is ``(C - rho_H, (C T_0 + 8 sigma_H) / (C - rho_H))``, and ``C T_0 =
+8 (V + b_S)``: the level and weighted latencies above with ``V_S``.
 """
 
 from __future__ import annotations
@@ -83,7 +102,8 @@ import sympy as sp
 
 from qosbound.analytic import ef_bound
 
-__all__ = ["C", "V", "sigma_H", "rho_H", "e_k", "B_k", "B_H", "level_latency_expr", "level_delay_expr",
+__all__ = ["C", "V", "b_S", "shaped_work_expr", "shaped_work", "sigma_H", "rho_H", "e_k", "B_k", "B_H",
+           "level_latency_expr", "level_delay_expr",
            "sigma_P", "rho_P", "B_P", "weighted_latency_expr", "ring_sojourn_expr", "R_i", "T_i", "L", "L_i_max",
            "Q_i", "W_r", "weighted_delay_ac_expr", "weighted_delay_ql_expr", "ring_work", "level_delay",
            "level_service", "weighted_aggregate", "weighted_delay"]
@@ -95,6 +115,9 @@ rho_H = sp.Symbol("rho_H", nonnegative=True)  # bit/s, rho_H < C
 e_k = sp.Symbol("e_k", nonnegative=True)  # bytes, level k's burst against C - rho_H
 B_k = sp.Symbol("B_k", nonnegative=True)  # bytes, level k's queue limits x largest packets
 B_H = sp.Symbol("B_H", nonnegative=True)  # bytes, backlog bound of the levels above
+b_S = sp.Symbol("b_S", nonnegative=True)  # bytes, a parent shaper's burst Bc (0: no shaper)
+#: The work a shaped port's ring and shaper hold back, bytes (module docstring, the shaper).
+shaped_work_expr = V + b_S
 
 #: Latency of level ``k``'s residual service, s (proof (a), without the level's own burst).
 level_latency_expr = 8 * (V + sigma_H) / (C - rho_H)
@@ -125,6 +148,7 @@ weighted_delay_ql_expr = T_i + 8 * (Q_i - 1) * L_i_max / R_i + ring_sojourn_expr
 @lru_cache(maxsize=None)
 def _fn(name: str):
     table = {
+        "shaped_work": ((V, b_S), shaped_work_expr),
         "level_latency": ((C, V, sigma_H, rho_H), level_latency_expr),
         "level": ((C, V, sigma_H, rho_H, e_k, B_k, B_H), level_delay_expr),
         "weighted_latency": ((C, V, sigma_P, rho_P, B_P), weighted_latency_expr),
@@ -141,6 +165,11 @@ def ring_work(Q_t: int, unit: float, rate: float, largest: float, phi: float) ->
     total = float(ef_bound.txq_work(Q_t, unit, rate, largest, phi))  # s
     ahead = total - 8.0 * largest / rate
     return total * rate / 8.0, max(ahead, 0.0)
+
+
+def shaped_work(V_bytes: float, burst: float) -> float:
+    """``V_S``, bytes: the ring's work ``V`` and a parent shaper's burst ``b_S`` (0 without one)."""
+    return float(_fn("shaped_work")(V_bytes, burst))
 
 
 def level_service(rate: float, V_bytes: float, sigma_hi: float, rho_hi: float) -> tuple[float, float]:

@@ -21,7 +21,9 @@ approximations of the EWMA average (Takeo & Tasaka 2003, section II.A):
   own stationary mean; each colour is thinned by a constant ``P_c(avg)``; the
   queue is M/M/1/K, and ``avg`` solves ``avg = E[q_counted](avg)`` (a fixed point).
 
-Per-colour drop probability ``D_c = sum_n pi_n (1 - a_c(n))`` (with ``a_c(K) = 0``);
+Per-colour drop probability ``D_c = sum_n pi_n (1 - a_c(n))`` (with ``a_c(K) = 0``: the buffer limit drops
+first, so a profile whose ``max_th`` -- or ``min_th`` -- lies above ``K`` acts only on the queue lengths below
+``K``: the drop probability never reaches ``1 / P_d`` there, or is 0 before the buffer is full);
 per-colour mean delay of admitted packets (FIFO, exponential service: an
 admitted packet meeting ``n`` packets waits ``(n+1)/mu``)
 ``W_c = sum_n pi_n a_c(n) (n+1)/mu / sum_n pi_n a_c(n)``.
@@ -156,9 +158,6 @@ def _check(lam, mu_, K, prof: Profile):
         raise ScenarioError("service rate must be positive", field="link.rate")
     if int(K) != K or K < 1:
         raise ScenarioError("buffer must be a positive whole number of packets", field="dropper.buffer")
-    if K < max(prof.max_th):
-        raise ScenarioError(f"buffer of {K:g} packets is smaller than max_th = {max(prof.max_th):g}",
-                            field="dropper.buffer")
     return lam
 
 

@@ -133,7 +133,9 @@ def _prepare(file: str, args, *, verify: bool) -> tuple[Entry, dict | None]:
     from qosbound.scenario import get_path, load
 
     t0 = time.perf_counter()
-    entry = Entry(file=file, name=Path(file).stem)
+    # a port imported from a configuration is labelled FILE#INTERFACE (qosbound.configs_cli)
+    head, sep, tail = file.partition("#")
+    entry = Entry(file=file, name=f"{Path(head).name}#{tail}" if sep else Path(file).stem)
     try:
         scn = load(file)
         entry.name, entry.system = scn.name, scn.system
@@ -227,7 +229,9 @@ def _unique_suites(entries: list[Entry]) -> None:
     names = Counter(e.name for e in entries)
     taken: set[str] = set()
     for e in entries:
-        base = e.name if names[e.name] == 1 else f"{e.name}@{Path(e.file).stem}"
+        # a port imported from a configuration is labelled FILE#INTERFACE: the configuration's file name tells it
+        stem = Path(e.file.split("#", 1)[0]).name if "#" in e.file else Path(e.file).stem
+        base = e.name if names[e.name] == 1 else f"{e.name}@{stem}"
         name, k = base, 1
         while name in taken:
             k += 1
@@ -409,18 +413,21 @@ def render_table(entries: list[Entry], where: str, seconds: float, code: int, ou
             + f"; exit {code}", highlight=False, soft_wrap=True)
 
 
-def write_junit(path: str, entries: list[Entry], stopped=None, html: str | None = None) -> None:
+def write_junit(path: str, entries: list[Entry], stopped=None, html: str | None = None,
+                per_slo: bool = False) -> None:
     """One JUnit report: each scenario's suites (``NAME.slo``, ``NAME.agreement``, ``NAME.methods``) or, when
     it could not be evaluated, ``NAME.input`` with one failing testcase; NAME is unique in the batch. When a
     signal (``stopped``) ended the batch, a scenario it did not finish is a ``NAME.slo`` suite marked
     incomplete with an error testcase naming the signal (:mod:`qosbound.incomplete`). ``html``: the link to the
-    page (see :func:`qosbound.report.write_junit`)."""
+    page (see :func:`qosbound.report.write_junit`). ``per_slo``: one testcase per SLO (its methods' verdicts in
+    it) instead of one per verdict."""
     from qosbound.incomplete import incomplete_suites
     from qosbound.report import junit_error_suite, junit_suites, write_junit_batch
 
     groups = [incomplete_suites(e.suite, stopped) if e.unfinished
               else junit_error_suite(e.suite, e.error, e.wall, html) if e.error is not None
-              else junit_suites(e.suite, e.slos + e.agreements, e.seconds, e.skipped, e.inputs, html)
+              else junit_suites(e.suite, e.slos + e.agreements, e.seconds, e.skipped, e.inputs, html,
+                                per_slo=per_slo)
               for e in entries]
     write_junit_batch(path, "qosbound", groups)
 
@@ -454,7 +461,8 @@ def main(args, *, verify: bool) -> int:
     from qosbound.cli import _html_link, write_pages
 
     if verify and getattr(args, "junit", None):
-        write_junit(args.junit, entries, stopped, _html_link(args, args.junit))
+        write_junit(args.junit, entries, stopped, _html_link(args, args.junit),
+                    per_slo=getattr(args, "per_slo", False))
     from qosbound.cli import _RUN
 
     if _RUN.get("debug"):

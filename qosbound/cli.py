@@ -354,7 +354,7 @@ def cmd_verify(args) -> int:
     verdicts = slos + agree
     if args.junit:
         write_junit(args.junit, scn.name, verdicts, seconds, skipped=skipped, inputs=inputs,
-                    html=_html_link(args, args.junit))
+                    html=_html_link(args, args.junit), per_slo=getattr(args, "per_slo", False))
     code = exit_code(verdicts)
     doc = json_document(scn.name, [r for r in results if any(r.metric == v.metric for v in slos)], verdicts,
                         {"system": scn.system, "file": args.scenario, "inputs": inputs.to_json(),
@@ -571,6 +571,10 @@ def cmd_import(args) -> int:
     return importlib.import_module("qosbound.import_cmd").run(args)
 
 
+def cmd_diff(args) -> int:
+    return importlib.import_module("qosbound.diff_cmd").run(args)
+
+
 def cmd_reproduce(args) -> int:
     if args.paper not in PAPERS:
         raise ScenarioError(f"unknown paper '{args.paper}'; expected one of {', '.join(PAPERS)}", field="paper")
@@ -713,10 +717,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="no progress: no bar on a terminal, no plain progress lines elsewhere")
 
     def scenarios(sp):
-        sp.add_argument("scenario", nargs="+", metavar="SCENARIO",
+        from qosbound.configs_cli import add_arguments as config_arguments
+
+        sp.add_argument("scenario", nargs="*", metavar="SCENARIO",
                         help="scenario YAML file; several files, a folder (its .yaml and .yml files) or a quoted glob "
-                             "pattern run as a batch with one summary table")
+                             "pattern run as a batch with one summary table; a router configuration (any other file) "
+                             "is one scenario per port with an output policy")
         common(sp, scenario=False)
+        config_arguments(sp)
         sp.add_argument("--workers", default="1", metavar="N",
                         help="batch: local Dask worker processes (1: one scenario after another in one child)")
         sp.add_argument("--scheduler", metavar="ADDRESS", help="batch: an existing Dask scheduler, e.g. "
@@ -826,6 +834,11 @@ def build_parser() -> argparse.ArgumentParser:
     importlib.import_module("qosbound.import_cmd").add_arguments(sp)
     sp.set_defaults(func=cmd_import)
 
+    sp = add(sub, "diff", help="two versions of router configurations: per port and class what changed, the answers "
+                               "before and after, the SLOs that change state (Markdown; exit 1 when one breaks)")
+    importlib.import_module("qosbound.diff_cmd").add_arguments(sp)
+    sp.set_defaults(func=cmd_diff)
+
     sp = add(sub, "reproduce", help="the tables and figures of a source paper")
     sp.add_argument("paper", help=", ".join(PAPERS))
     sp.add_argument("--json", action="store_true", help="print the machine-readable form")
@@ -898,6 +911,8 @@ def _main(argv: list[str] | None) -> int:
     try:
         if getattr(args, "max_memory", None) is not None:
             _RUN["max_memory"] = _memory_arg(args.max_memory)
+        if getattr(args, "func", None) in (cmd_plan, cmd_verify, cmd_admit, cmd_sweep):  # router configurations
+            importlib.import_module("qosbound.configs_cli").prepare(args)
         if isinstance(getattr(args, "scenario", None), str):  # a shipped example by name: `plan ferrari2001`
             from qosbound.shipped import resolve_scenario
 

@@ -151,6 +151,8 @@ def render_text(scenario_name: str, results: list[Result], verdicts: list[Verdic
     prev = None
     for r in rows:
         src = str(r.provenance.get("source", r.provenance.get("formula", "")))
+        if r.provenance.get("config"):  # an imported port: the configuration lines of the class first
+            src = f"config {r.provenance['config']}; {src}"
         if r.estimates:
             src = f"estimates {r.estimates}; {src}"
         if r.bounds:
@@ -290,9 +292,44 @@ def _suite(name: str, classname: str, verdicts: list[Verdict], seconds: dict[str
     return [head] + props + cases + ["  </testsuite>"]
 
 
+def _slo_suite(name: str, slos: list[Verdict], seconds: dict[str, float], properties) -> list[str]:
+    """One <testsuite> with a <testcase> per SLO (not per method): it fails when a verdict on the SLO fails, its
+    message lists every method's verdict; the methods' time is shared out evenly over the testcases, so the
+    times add up to the evaluation's."""
+    outcomes = slo_outcomes(slos)
+    total = sum(seconds.values())
+    each = total / len(outcomes) if outcomes else 0.0
+    names: dict[str, int] = {}
+    cases = []
+    failures = 0
+    for title, status, vs in outcomes:
+        k = names.get(title, 0) + 1
+        names[title] = k
+        case = title if k == 1 else f"{title} #{k}"
+        msg = "; ".join(f"{v.method}: {_message(v)}" for v in vs)
+        props = [("metric", vs[0].metric), ("status", status), ("methods", ", ".join(v.method for v in vs))]
+        cases.append(f'    <testcase classname={quoteattr(name)} name={quoteattr(case)} time="{each:.3f}">')
+        cases.append("      <properties>" + "".join(f"<property name={quoteattr(a)} value={quoteattr(b)}/>"
+                                                    for a, b in props) + "</properties>")
+        if status in ("violated", "missing"):
+            failures += 1
+            cases.append(f"      <failure message={quoteattr(msg)} type={quoteattr(status)}>{escape(msg)}</failure>")
+        else:
+            cases.append(f"      <system-out>{escape(msg)}</system-out>")
+        cases.append("    </testcase>")
+    head = (f'  <testsuite name={quoteattr(name)} tests="{len(outcomes)}" failures="{failures}" errors="0" '
+            f'skipped="0" time="{total:.3f}">')
+    props = (["    <properties>"]
+             + [f"      <property name={quoteattr(a)} value={quoteattr(b)}/>" for a, b in properties]
+             + ["    </properties>"]) if properties else []
+    return [head] + props + cases + ["  </testsuite>"]
+
+
 def junit_suites(suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None,
-                 skipped: dict[str, str] | None = None, inputs=None, html: str | None = None) -> list[str]:
-    """The <testsuite> elements of one scenario (see :func:`write_junit`), as lines."""
+                 skipped: dict[str, str] | None = None, inputs=None, html: str | None = None,
+                 per_slo: bool = False) -> list[str]:
+    """The <testsuite> elements of one scenario (see :func:`write_junit`), as lines; ``per_slo``: the SLO suite
+    has one testcase per SLO (:func:`_slo_suite`), as ``verify`` on router configurations writes it."""
     seconds = seconds or {}
     slos, agree = split(verdicts)
     props = inputs.properties() if inputs is not None else []
@@ -301,7 +338,8 @@ def junit_suites(suite: str, verdicts: list[Verdict], seconds: dict[str, float] 
         props = [("html_report", f"{html}#{scenario_anchor(suite)}"), *props]
         slo_link = lambda v: f"{html}#{slo_anchor(suite, v.name)}"  # noqa: E731
         agree_link = lambda v: f"{html}#{section_anchor(suite, 'agreement')}"  # noqa: E731
-    lines = _suite(f"{suite}.slo", f"{suite}.slo", slos, seconds, lambda v: v.failed, props, slo_link)
+    lines = (_slo_suite(f"{suite}.slo", slos, seconds, props) if per_slo else
+             _suite(f"{suite}.slo", f"{suite}.slo", slos, seconds, lambda v: v.failed, props, slo_link))
     lines += _suite(f"{suite}.agreement", f"{suite}.agreement", agree, seconds, lambda v: v.disagrees,
                     [("html_report", f"{html}#{section_anchor(suite, 'agreement')}")] if html else (), agree_link)
     if skipped:
@@ -315,7 +353,8 @@ def junit_suites(suite: str, verdicts: list[Verdict], seconds: dict[str, float] 
 
 
 def write_junit(path: str, suite: str, verdicts: list[Verdict], seconds: dict[str, float] | None = None,
-                skipped: dict[str, str] | None = None, inputs=None, html: str | None = None) -> None:
+                skipped: dict[str, str] | None = None, inputs=None, html: str | None = None,
+                per_slo: bool = False) -> None:
     """JUnit XML with two test suites: ``<suite>.slo`` (its ``<properties>`` the inputs as understood,
     ``input.<field>``; a failure per SLO verdict that does not hold) and
     ``<suite>.agreement`` (a failure per pair of methods that disagree). Every verdict is one testcase whose
@@ -325,7 +364,7 @@ def write_junit(path: str, suite: str, verdicts: list[Verdict], seconds: dict[st
     given as the property ``html_report`` of each suite (to the scenario's section) and ``html`` of each testcase
     (to its SLO's row, or to the agreement checks)."""
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<testsuites name={quoteattr(suite)}>"]
-    lines += junit_suites(suite, verdicts, seconds, skipped, inputs, html)
+    lines += junit_suites(suite, verdicts, seconds, skipped, inputs, html, per_slo=per_slo)
     lines.append("</testsuites>")
     _write(path, "\n".join(lines) + "\n")
 

@@ -164,7 +164,8 @@ def validate(scn, source: str, trace_spec: str | None = None, progress=None):
     observed = [r for r in observed if r.metric in names]
     verdicts = compare(ref_report, observed)
     slo = [v for v in judge_slos(system, scn, observed) if v.status != "missing"]
-    return {"system": system, "reference": ref_report, "reference_all": reference, "observed": observed,
+    # no module objects here: the dict crosses the process boundary of qosbound.isolate (pickled)
+    return {"reference": ref_report, "reference_all": reference, "observed": observed,
             "verdicts": verdicts, "slo_verdicts": slo, "trace": t, "info": info, "method": method,
             "observed_plot": obs_plot,
             "notes": notes, "grid": grid, "metrics": names}
@@ -229,12 +230,13 @@ def _slo_marks(scn, system, cls: str) -> list[tuple[str, float | None, float | N
 
 
 def _plots(ctx, scn, out_dir) -> list[str]:
+    from qosbound.systems import get_system
     from qosbound.validation import plots
     from qosbound.validation.compare import _colour, delays
     from qosbound.units import parse_quantity
 
     t = ctx["trace"]
-    system = ctx["system"]
+    system = get_system(scn.system)
     paths: list[str] = []
     classes = []
     for r in ctx["reference_all"] + ctx["observed"]:
@@ -291,14 +293,6 @@ def _plots(ctx, scn, out_dir) -> list[str]:
     return paths
 
 
-def _validate_for_parent(scn, source: str, trace_spec: str | None = None, progress=None):
-    """:func:`validate` as run in a child process: the system (a module) cannot be sent back, so it is left out
-    and looked up again by the parent."""
-    ctx = validate(scn, source, trace_spec, progress=progress)
-    del ctx["system"]
-    return ctx
-
-
 def _fmt(r: Result | None) -> tuple[str, str]:
     from qosbound.report import fmt_interval
     from qosbound.units import format_quantity
@@ -316,7 +310,6 @@ def run(args) -> int:
     from qosbound.progress import progress
     from qosbound.report import console, slo_summary
     from qosbound.scenario import load
-    from qosbound.systems import get_system
     from qosbound.units import format_quantity
     from qosbound.verdicts import exit_code
 
@@ -327,8 +320,7 @@ def run(args) -> int:
     source = "simulate" if args.simulate else "ns3" if args.ns3 else "trace"
     with progress(None if not args.quiet else False) as prog, engine_output_to_stderr():
         # in a child (qosbound.isolate): a signal stops the simulator's threads or ns-3 at once
-        ctx = isolated(_validate_for_parent, scn, source, args.trace, what=f"validating {scn.name}", progress=prog)
-    ctx["system"] = get_system(scn.system)
+        ctx = isolated(validate, scn, source, args.trace, what=f"validating {scn.name}", progress=prog)
     rows = _rows(ctx)
     plot_paths = _plots(ctx, scn, args.out) if args.out else []
     verdicts: list[Verdict] = ctx["verdicts"] + ctx["slo_verdicts"]

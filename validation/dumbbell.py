@@ -256,9 +256,10 @@ class Dumbbell:
     init_cwnd: float = 10.0
     rwnd: int = 512  # segments
     min_rto: float = 0.2
-    delack: float = 0.2  # s
+    delack: float = 0.2  # s; 0: no delayed ACKs (every in-order segment acknowledged at once)
     sack_blocks: int = 4  # 4 fit the option space without timestamps
     ssthresh_rule: str = "rfc"  # or "ns3": halve the pipe at every reduction (qosbound.validation.tcp)
+    rto_floor: str = "rto"  # or "rttvar": RTO = srtt + max(min_rto, 4 rttvar), as Linux (qosbound.validation.tcp)
     files: tuple = (-1,)  # segments per flow (-1: bulk); one value: all flows
     starts: tuple | None = None
     start_spread: float = 1.0
@@ -700,7 +701,7 @@ def simulate(net: Dumbbell, seed: int = 1) -> RunResult:
     files = np.asarray(net.per_flow(net.files, "files"), float)
     S, SB, TS, RB = T.new_state(n, W, init_cwnd=net.init_cwnd, rwnd=net.rwnd, min_rto=net.min_rto, files=files,
                                 base_rtt=net.base_rtt(), window=(net.warmup, net.duration),
-                                ssthresh_rule=net.ssthresh_rule)
+                                ssthresh_rule=net.ssthresh_rule, rto_floor=net.rto_floor)
     access = np.asarray(net.per_flow(net.access, "access"), float)
     table = _MarkerTable()
     dmark, amark, shared = _markers(net, table)

@@ -574,7 +574,7 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
                 if then[f] >= 0:  # the next file of this client (after a think time)
                     _sched(ht, hk, hv, hn, ctr, t + (np.random.exponential(think) if think > 0.0 else 0.0),
                            EV_START, then[f], 0)
-            if ack_now == 0:
+            if ack_now == 0 and delack > 0.0:  # delack 0: no delayed ACKs, every segment acknowledged at once
                 due = T.delack_arm(S, f, t, delack)
                 if due < np.inf:
                     _sched(ht, hk, hv, hn, ctr, due, EV_DELACK, f, 0)

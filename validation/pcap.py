@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from qosbound import dscp
 from qosbound.errors import TraceError
 
 __all__ = ["Capture", "MatchReport", "read_capture", "import_pair", "dscp_class"]
@@ -389,18 +390,18 @@ def _read_pcapng(path: str, buf: np.ndarray) -> Capture:
 
 # ----------------------------------------------------------------------------------------------- classes
 
-def dscp_class(dscp: int) -> tuple[str, int]:
-    """DSCP -> (class name, colour): 46 EF, 0 BE, AFxy -> (AFx, y-1), CSn, else DSCPn (RFC 2474/2597/3246)."""
-    if dscp == 46:
-        return "EF", 0
-    if dscp == 0:
+def dscp_class(code: int) -> tuple[str, int]:
+    """DSCP -> (class name, colour): 46 EF, 0 BE, AFxy -> (AFx, y-1), CSn, else DSCPn (RFC 2474/2597/3246; the
+    names from the one table of :mod:`qosbound.dscp`)."""
+    n = dscp.name(int(code))
+    if n == "DF":
         return "BE", 0
-    x, y = dscp >> 3, (dscp >> 1) & 3
-    if 1 <= x <= 4 and 1 <= y <= 3 and dscp & 1 == 0:
-        return f"AF{x}", y - 1
-    if dscp & 7 == 0:
-        return f"CS{x}", 0
-    return f"DSCP{dscp}", 0
+    y = dscp.af_drop_precedence(n)
+    if y is not None:
+        return n[:3], y - 1
+    if n == "EF" or n.startswith("CS"):
+        return n, 0
+    return f"DSCP{int(code)}", 0
 
 
 @njit(cache=True)

@@ -183,17 +183,32 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
              mk_kind, mk_state, mk_aware, mk_to, po_kind, po_state, po_cond, po_act, po_rem,
              dr_red, dr_mode, dr_gentle, dr_alpha, dr_min, dr_max, dr_maxp,
              thresholds, cst, pst, hist, hmin, hmax, above, gst,
-             tr_cls, tr_prec, tr_size, tr_arr, tr_dep, tr_drop):
+             tr_cls, tr_prec, tr_size, tr_arr, tr_dep, tr_drop,
+             feed_t=None, feed_cls=None, feed_size=None, feed_prec=None, sat_until=np.inf):
     """One replication (module docstring). ``rng`` is a NumPy Generator (spawned per replication). Per-class
     outputs: ``cst`` (m x N_CS), ``pst`` (m x 3 x 2: packets reaching the queue and queue drops per
     precedence), ``hist``/``hmin``/``hmax`` (m x NBINS), ``above`` (m x thresholds: delays above each);
     ``gst`` (N_G). Trace mode fills the ``tr_*`` rows, at most ``max_rows``, and returns their number;
-    statistics mode passes ``None`` for them (``max_rows`` = NEVER)."""
+    statistics mode passes ``None`` for them (``max_rows`` = NEVER).
+
+    **Feed mode** (a port inside a network, :mod:`qosbound.validation.network_sim`): ``feed_t`` (ticks, sorted),
+    ``feed_cls``, ``feed_size`` (bytes) and ``feed_prec`` give every arriving packet instead of the sources (the
+    run has none: ``max_packets`` is 0); packets arriving at one instant are handled in the feed's order, each
+    after any departure at that instant (as source arrivals are). Trace rows ``0 .. n - 1`` are the fed packets
+    in feed order (their departure, or their drop); the packets saturated classes hand the ring are appended
+    after them, while ``now < sat_until`` (ticks) and rows remain (``max_rows``): then the saturated classes
+    leave the round as in trace mode. The run ends once the feed is exhausted and the port is empty. A fed port
+    keeps no delay statistics (``cst``, ``hist``, ``above``): its trace rows are what the network reads."""
     m = cls_level.shape[0]
     nsrc = src_cls.shape[0]
     nlev = lvl_start.shape[0] - 1
     nthr = thresholds.shape[0]
     tracing = tr_cls is not None  # a compile-time constant: statistics runs pass None (no trace code at all)
+    feeding = feed_t is not None  # likewise: only a network's ports are fed
+    n_feed = 0
+    fi = 0  # the next fed packet
+    if feeding:
+        n_feed = feed_t.shape[0]
     # ---- class queues: one circular buffer per class, capacity queue_limit, in one flat array
     q_off = np.zeros(m + 1, np.int64)
     for c in range(m):
@@ -232,6 +247,10 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
     for s in range(nsrc):
         if cls_level[src_cls[s]] < 0:
             busy_w[src_cls[s]] = True
+    if feeding:
+        for i in range(n_feed):
+            if cls_level[feed_cls[i]] < 0:
+                busy_w[feed_cls[i]] = True
     solo = busy_w.sum() == 1
     # ---- ring
     r_tx = np.empty(Q_t, np.float64)
@@ -275,7 +294,7 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
     n_gen = 0
     gen_done = max_packets <= 0
     in_sys = 0  # packets of non-saturated classes in a queue or the ring
-    rows = 0
+    rows = n_feed  # feed mode: rows 0 .. n_feed - 1 are the fed packets
     packets = 0
     t_warm = -1.0
     t_end = -1.0
@@ -285,12 +304,17 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
         # ------------------------------------------------------------------ next event
         now = 0.0
         arrival = False
+        fed = False
         s = -1
         if first:
             first = False  # the initial refill at t = 0 (saturated classes fill the ring)
         else:
             t_dep = head_start + r_tx[r_head] if r_n > 0 else np.inf
             t_arr = h_t[0] if (nsrc > 0 and not gen_done) else np.inf
+            if feeding:
+                if fi < n_feed and feed_t[fi] < t_arr:
+                    t_arr = feed_t[fi]
+                    fed = True
             if t_dep <= t_arr:  # a departure first at equal times: arrivals then see its refill
                 if r_n == 0:
                     break
@@ -334,31 +358,41 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                 arrival = True
                 now = t_arr
                 t = now
-                s = h_s[0]
+                if not fed:
+                    s = h_s[0]
         if arrival:
             # ------------------------------------------------------------------ an arrival
-            c = src_cls[s]
-            size = _draw_size(rng, src_law[s], law_sizes, law_cum, law_n, law_exp)
-            n_gen += 1
-            counted = n_gen > warm
-            if counted and t_warm < 0.0:
-                t_warm = now
-            if n_gen >= max_packets:
-                gen_done = True
-                t_end = now
-            prec = 0
-            if nprec[c] > 1:
-                u = rng.random()
-                while prec < nprec[c] - 1 and u >= mix_cum[c, prec]:
-                    prec += 1
-            row = rows
+            if fed:  # a packet from the network: its class, size and precedence are given
+                c = feed_cls[fi]
+                size = feed_size[fi]
+                prec = feed_prec[fi]
+                row = fi
+                fi += 1
+                counted = True
+            else:
+                c = src_cls[s]
+                size = _draw_size(rng, src_law[s], law_sizes, law_cum, law_n, law_exp)
+                n_gen += 1
+                counted = n_gen > warm
+                if counted and t_warm < 0.0:
+                    t_warm = now
+                if n_gen >= max_packets:
+                    gen_done = True
+                    t_end = now
+                prec = 0
+                if nprec[c] > 1:
+                    u = rng.random()
+                    while prec < nprec[c] - 1 and u >= mix_cum[c, prec]:
+                        prec += 1
+                row = rows
             if tracing:
                 tr_cls[row] = c
                 tr_size[row] = size
                 tr_arr[row] = now
                 tr_dep[row] = np.nan
                 tr_drop[row] = False
-                rows += 1
+                if not fed:
+                    rows += 1
             if counted:
                 cst[c, CS_ARRIVALS] += 1.0
             lost = False
@@ -419,7 +453,7 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
             if lost:
                 packets += 1
             # the source's next arrival
-            if not gen_done:
+            if not gen_done and not fed:
                 if src_kind[s] == 0:  # Poisson, inline (the common case)
                     h_t[0] = now + rng.exponential(gap[s])
                 else:
@@ -441,8 +475,9 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                     c = best
                     break
             if c < 0:  # deficit round robin among the weighted classes
-                if gen_done and tracing and not trimmed:
-                    # trace mode drains without saturated packets: take them out of the round, in order
+                if tracing and not trimmed and (now >= sat_until or rows >= max_rows if feeding else gen_done):
+                    # trace mode drains without saturated packets (feed mode: from sat_until, or when the rows for
+                    # them run out): take them out of the round, in order
                     trimmed = True
                     old_head = al[al_head] if al_n > 0 else -1
                     kept = 0
@@ -515,7 +550,7 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                 size = q_size[j]
                 a_time = q_arr[j]
                 row = q_row[j]
-                meas = True if tracing else row == 1
+                meas = (True if tracing else row == 1) and not feeding  # a fed port's trace is its statistics
                 pr = q_prec[j]
                 q_head[c] += 1
                 if q_head[c] == qlimit[c]:
@@ -553,7 +588,7 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                 head_start = now
             r_n += 1
             occ += units
-        if gen_done and in_sys == 0 and (not tracing or r_n == 0):
+        if gen_done and in_sys == 0 and (not tracing or r_n == 0) and fi >= n_feed:
             break
     for c in range(m):
         cst[c, CS_BITS] *= 8.0

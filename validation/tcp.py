@@ -35,9 +35,12 @@ The TCP modelled (segment granularity, one connection per flow)
   congestion avoidance, the ACK adds ``1/cwnd``; ``cwnd`` never grows above ``rwnd``. Initial
   window ``init_cwnd`` (10 as Linux and ns-3), initial ``ssthresh`` unbounded. Duplicate ACKs do not grow the window.
 * **RTO (RFC 6298):** ``srtt``, ``rttvar`` with gains 1/8 and 1/4, ``RTO = srtt + max(G, 4 rttvar)``
-  with clock granularity G = 1 ms, at least ``min_rto``, at most 60 s. One sample per ACK that
-  advances ``snd_una``, from the send time of the newest segment it acknowledges, and only when no
-  segment it acknowledges was retransmitted or marked lost and that newest one was not SACKed
+  with clock granularity G = 1 ms, at least ``min_rto``, at most 60 s (``rto_floor="rto"``: the whole
+  RTO floored, as ns-2 and ns-3 do). ``rto_floor="rttvar"`` floors the variance term instead, as Linux
+  does (``tcp_set_rto``: ``RTO = srtt + max(min_rto, 4 rttvar)``; its ``rttvar`` never falls below
+  ``tcp_rto_min``), so the RTO stays ``min_rto`` above ``srtt`` on a path whose RTT barely varies.
+  One sample per ACK that advances ``snd_una``, from the send time of the newest segment it
+  acknowledges, and only when no segment it acknowledges was retransmitted or marked lost and that newest one was not SACKed
   before (Karn's rule as Linux applies it to a cumulative ACK). The timer runs while data is
   outstanding and restarts on every ACK of new data, which also ends a backoff (the RTO is
   recomputed from ``srtt`` and ``rttvar``, as Linux and ns-3 do; RFC 6298 would keep the
@@ -124,22 +127,29 @@ RTT_AREA = 34    # integral of srtt over the measurement window, s*s
 RTT_T = 35       # time of the last srtt change
 DA_DUE = 36      # receiver: deadline of the running delayed-ACK timer
 DA_EV = 37       # receiver: time of the pending delayed-ACK event (inf: none; see delack_arm)
-NFIELDS = 38
+RTOFLOOR = 38    # 0: the whole RTO at least min_rto (ns-2, ns-3); 1: srtt + max(min_rto, 4 rttvar) (Linux)
+NFIELDS = 39
 
 
 def new_state(n: int, W: int, *, init_cwnd: float, rwnd: int, min_rto: float, files, base_rtt, window,
-              ssthresh_rule: str = "rfc"):
+              ssthresh_rule: str = "rfc", rto_floor: str = "rto"):
     """Fresh arrays (S, SB, TS, RB) for ``n`` flows; ``files`` segments per flow (-1 bulk); ``ssthresh_rule``
-    "rfc" (default) or "ns3" (see the module docstring)."""
+    "rfc" (default) or "ns3", ``rto_floor`` "rto" (default) or "rttvar" (see the module docstring)."""
     if ssthresh_rule not in ("rfc", "ns3"):
         raise ValueError("ssthresh_rule is 'rfc' or 'ns3'")
+    if rto_floor not in ("rto", "rttvar"):
+        raise ValueError("rto_floor is 'rto' (ns-2, ns-3) or 'rttvar' (Linux)")
     S = np.zeros((n, NFIELDS))
     S[:, CWND] = init_cwnd
     S[:, SSTH] = 1e12
     S[:, RECOVER] = -1.0
     S[:, SRTT] = np.asarray(base_rtt, dtype=float)
     S[:, RTTVAR] = np.asarray(base_rtt, dtype=float) / 2.0
-    S[:, RTO] = np.maximum(min_rto, S[:, SRTT] + np.maximum(G, 4.0 * S[:, RTTVAR]))
+    S[:, RTOFLOOR] = 1.0 if rto_floor == "rttvar" else 0.0
+    if rto_floor == "rttvar":
+        S[:, RTO] = np.minimum(MAX_RTO, S[:, SRTT] + np.maximum(min_rto, 4.0 * S[:, RTTVAR]))
+    else:
+        S[:, RTO] = np.maximum(min_rto, S[:, SRTT] + np.maximum(G, 4.0 * S[:, RTTVAR]))
     S[:, DEADLINE] = np.inf
     S[:, ARMED] = np.inf
     S[:, FILE] = np.asarray(files, dtype=float)
@@ -252,6 +262,14 @@ def integrate_srtt(S, f, now):
     S[f, RTT_T] = now
 
 
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def rto_of(S, f):
+    """The RTO from ``srtt`` and ``rttvar`` under the flow's floor rule (:data:`RTOFLOOR`), at most 60 s."""
+    if S[f, RTOFLOOR] == 1.0:
+        return min(MAX_RTO, S[f, SRTT] + max(S[f, MINRTO], 4.0 * S[f, RTTVAR]))
+    return min(MAX_RTO, max(S[f, MINRTO], S[f, SRTT] + max(G, 4.0 * S[f, RTTVAR])))
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _rtt_sample(S, f, r, now):
     integrate_srtt(S, f, now)
@@ -263,7 +281,7 @@ def _rtt_sample(S, f, r, now):
         S[f, RTTVAR] = 0.75 * S[f, RTTVAR] + 0.25 * abs(S[f, SRTT] - r)
         S[f, SRTT] = 0.875 * S[f, SRTT] + 0.125 * r
     S[f, N_SAMPLES] += 1
-    S[f, RTO] = min(MAX_RTO, max(S[f, MINRTO], S[f, SRTT] + max(G, 4.0 * S[f, RTTVAR])))
+    S[f, RTO] = rto_of(S, f)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -295,7 +313,7 @@ def on_ack(S, SB, TS, f, now, ack, sack, nsack, cand):
         S[f, DUP] = 0
         S[f, BACKOFF] = 0
         # forward progress ends the backoff: the RTO is recomputed from the estimator (as Linux and ns-3 do)
-        S[f, RTO] = min(MAX_RTO, max(S[f, MINRTO], S[f, SRTT] + max(G, 4.0 * S[f, RTTVAR])))
+        S[f, RTO] = rto_of(S, f)
         if S[f, INREC] == 1.0:
             if ack > S[f, RECOVER]:
                 S[f, INREC] = 0.0

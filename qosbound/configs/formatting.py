@@ -11,13 +11,18 @@ def number(x: float) -> int | float:
 
 
 def _scaled(x: float, scales) -> str:
+    """``x`` in the largest unit that writes it exactly (or in 8 characters), else in the largest unit it
+    reaches, to 12 significant digits."""
+    first = None
     for factor, unit in scales:
         if abs(x) >= factor:
             v = x / factor
             text = f"{v:.12g}"
             if float(text) * factor == x or len(text) <= 8:
                 return f"{text} {unit}"
-    return f"{x:.12g} {scales[-1][1]}"
+            first = first or (factor, unit)
+    factor, unit = first or scales[-1]
+    return f"{x / factor:.12g} {unit}"
 
 
 def rate_text(bps: float) -> str:

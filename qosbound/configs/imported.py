@@ -195,10 +195,15 @@ def import_port(port: Port) -> ImportedPort:
         if s.parent_rate is not None:
             shaper["interface_rate"] = rate_text(s.parent_rate.value)
             shaper["provenance"]["interface_rate"] = s.parent_rate.provenance()
-        for k in ("cir", "bc", "be"):
+        for k, at in (("cir", "rate"), ("bc", "bc"), ("be", "be")):
             f = getattr(s, k)
             if f is not None:
-                w.put(f"origin.shaper.{k}", f, shaper.get(k))
+                w.put(f"shaper.{at}", f, shaper.get(k))
+        src = s.cir.sources[0] if s.cir.sources else None
+        port.note(src, f"parent shaper at {shaper['cir']}, Bc {shaper['bc']}",
+                  "modelled by the closed-form bounds (the port at the shaper's rate, its burst Bc added to the work "
+                  "ahead: a rate-latency server of latency Tc); the simulator and model checking do not model it "
+                  "and are not run on this port")
     matches = {c.name: [f"{text} ({src})" for text, src in c.matches] for c in port.classes if c.matches}
     return ImportedPort(name=name, file=port.source.file, host=port.host, interface=port.interface,
                         direction=port.direction, format=port.format, platform=port.platform, policy=port.policy,

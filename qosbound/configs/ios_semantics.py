@@ -22,7 +22,7 @@ What each construct becomes (docs/configs.md lists them all):
   colour's action ``drop``, ``transmit`` or ``set-dscp DSCP`` (``set-dscp-transmit``); other markings noted.
 * Parent ``shape average`` over a child ``service-policy`` -> the child's server: ``link.rate`` is the shaper's
   CIR (the child's percentages are of it) and the shaper is a rate-latency server with latency Tc = Bc / CIR
-  (``origin.shaper``). A third level is refused.
+  (the scenario's ``shaper``). A third level is refused.
 * ``set`` in an output policy, ``fair-queue`` and the other constructs that do not change the port's queueing
   -> "not modelled" notes with their effect.
 """
@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 
 from qosbound.configs.defaults import default, default_field
-from qosbound.configs.dscp import ALL_DSCPS, dscp_name, dscp_value, precedence_dscps, precedence_value
+from qosbound import dscp
 from qosbound.configs.formatting import rate_text
 from qosbound.configs.ios_ast import (Burst, ClassMap, Interface, IosConfig, Match, PoliceCmd, PolicyClass,
                                       PolicyMap, Rate, WredCmd)
@@ -60,7 +60,7 @@ _NOT_MODELLED = {
 
 
 def _dscp_field(values: set[int], sources: list[Source], defaults: list[Default], how: str = "") -> Field:
-    names = [dscp_name(d) for d in sorted(values)]
+    names = [dscp.name(d) for d in sorted(values)]
     f = Field(names, tuple(sorted(set(sources))), None, how)
     if defaults:
         f = Field(names, tuple(sorted(set(sources))), defaults[0], how,
@@ -113,7 +113,7 @@ class _Semantics:
         if m.kind == "dscp":
             out = set()
             for v in m.values:
-                d = dscp_value(v)
+                d = dscp.parse(v)
                 if d is None:
                     raise self.error(m.source, m.text, f"'{v}' is not a DSCP")
                 out.add(d)
@@ -121,10 +121,10 @@ class _Semantics:
         if m.kind == "precedence":
             out = set()
             for v in m.values:
-                p = precedence_value(v)
+                p = dscp.precedence_value(v)
                 if p is None:
                     raise self.error(m.source, m.text, f"'{v}' is not an IP precedence (0-7)")
-                out.update(precedence_dscps(p))
+                out.update(dscp.precedence_dscps(p))
             return out, src, []
         if m.kind in ("mpls-exp", "cos"):
             out = set()
@@ -132,7 +132,7 @@ class _Semantics:
                 if not (v.isdigit() and 0 <= int(v) <= 7):
                     raise self.error(m.source, m.text, f"'{v}' is not an {'EXP' if m.kind == 'mpls-exp' else 'CoS'} "
                                                        "value (0-7)")
-                out.update(precedence_dscps(int(v)))
+                out.update(dscp.precedence_dscps(int(v)))
             return out, src, [default(self.family, "exp_from_precedence")]
         if m.kind in ("qos-group", "traffic-class"):
             out, lines, defs = set(), list(src), []
@@ -148,7 +148,7 @@ class _Semantics:
                 defs += [d for d in hit[2] if d not in defs]
             return out, lines, defs
         if m.kind == "any":
-            return set(ALL_DSCPS), src, []
+            return set(dscp.ALL), src, []
         if m.kind == "class-map":
             if depth > 8 or not m.values:
                 raise self.error(m.source, m.text, "nested class-maps too deep (a cycle?)")
@@ -171,7 +171,7 @@ class _Semantics:
             lines += ls
             defs += [x for x in ds if x not in defs]
             if d is not None and m.negate:
-                d = set(ALL_DSCPS) - d
+                d = set(dscp.ALL) - d
             elif d is None and m.negate:
                 continue
             sets.append(d)
@@ -181,7 +181,7 @@ class _Semantics:
         if cm.kind == "match-any":
             out = set().union(*known) if known else set()
         else:
-            out = set(ALL_DSCPS)
+            out = set(dscp.ALL)
             for s in known:
                 out &= s
             if not known:
@@ -201,7 +201,7 @@ class _Semantics:
             if m.kind == "class-map" and m.values and depth < 8 and m.values[0] in self.cfg.class_maps:
                 self.match_values(self.cfg.class_maps[m.values[0]], qc, depth + 1)
             elif m.kind in kinds and not m.negate:
-                vals = {precedence_value(v) if m.kind == "precedence" else (int(v) if v.isdigit() else None)
+                vals = {dscp.precedence_value(v) if m.kind == "precedence" else (int(v) if v.isdigit() else None)
                         for v in m.values}
                 vals.discard(None)
                 if vals:
@@ -224,7 +224,7 @@ class _Semantics:
                     notes: list = []
                     defs: list = []
                     if pc.name == "class-default":
-                        dscps, lines = set(ALL_DSCPS) - claimed, [pc.source]
+                        dscps, lines = set(dscp.ALL) - claimed, [pc.source]
                     else:
                         cm = self.cfg.class_maps.get(pc.name)
                         if cm is None:
@@ -346,10 +346,10 @@ class _Semantics:
             return given("drop", *lines)
         for a in acts:
             if a.kind == "set-dscp":
-                d = dscp_value(a.value or "")
+                d = dscp.parse(a.value or "")
                 if d is None:
                     raise self.error(a.source, a.text, f"'{a.value}' is not a DSCP")
-                return given(f"set-dscp {dscp_name(d)}", *lines)
+                return given(f"set-dscp {dscp.name(d)}", *lines)
         for a in acts:
             if a.kind != "transmit":
                 port.note(a.source, a.text, "ignored: marking only (the port queues by DSCP); taken as transmit")
@@ -373,9 +373,9 @@ class _Semantics:
                 if v == "*":
                     return True
                 if basis == "dscp":
-                    return dscp_value(v) == d
+                    return dscp.parse(v) == d
                 if basis == "precedence":
-                    return precedence_value(v) == d >> 3
+                    return dscp.precedence_value(v) == d >> 3
                 if basis in ("exp", "cos"):
                     return v.isdigit() and int(v) == d >> 3
                 return v.isdigit() and int(v) == 0
@@ -388,7 +388,7 @@ class _Semantics:
             else:
                 if basis == "dscp":
                     tab = default(fam, "wred_dscp")
-                    name = dscp_name(d)
+                    name = dscp.name(d)
                     row = tab.value.get(name)
                     if row is None:
                         tab = default(fam, "wred_precedence")
@@ -396,10 +396,10 @@ class _Semantics:
                 else:
                     tab = default(fam, "wred_precedence")
                     row = tab.value[d >> 3]
-                lo = Field(row[0], (w.source,), tab, f"default for {dscp_name(d)}")
-                hi = Field(row[1], (w.source,), tab, f"default for {dscp_name(d)}")
+                lo = Field(row[0], (w.source,), tab, f"default for {dscp.name(d)}")
+                hi = Field(row[1], (w.source,), tab, f"default for {dscp.name(d)}")
                 pd = mpd_default
-            th[dscp_name(d)] = Threshold(lo, hi, pd)
+            th[dscp.name(d)] = Threshold(lo, hi, pd)
         exp = given(w.exponent[0], w.exponent[1]) if w.exponent else default_field(fam, "wred_exponent")
         return Dropper(given("wred", w.source), th, exponent=exp)
 
@@ -539,7 +539,7 @@ class _Semantics:
                 dscps, lines, defs = self.class_map(cm, notes)
                 taken = dscps & claimed
                 if taken:
-                    notes.append((pc.source, f"class {pc.name}", f"DSCPs {', '.join(dscp_name(d) for d in sorted(taken))}"
+                    notes.append((pc.source, f"class {pc.name}", f"DSCPs {', '.join(dscp.name(d) for d in sorted(taken))}"
                                   " are taken by an earlier class (MQC is first-match)"))
                 mine = dscps - claimed
                 if not queueing:
@@ -624,7 +624,7 @@ class _Semantics:
                 qc.queue_limit = self._default_queue(qc, base, guaranteed)
             if pc.wred is not None:
                 # class-default's traffic is taken as unmarked (DF): its drop precedence
-                keys = [dscp_value(n) for n in qc.dscp.value] if qc.dscp is not None else [0]
+                keys = [dscp.parse(n) for n in qc.dscp.value] if qc.dscp is not None else [0]
                 if not keys:
                     notes.append((pc.wred.source, pc.wred.text, "ignored: WRED in a class that matches no DSCP"))
                 else:

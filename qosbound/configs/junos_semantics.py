@@ -23,7 +23,7 @@ import math
 import re
 
 from qosbound.configs.defaults import default, default_field
-from qosbound.configs.dscp import ALL_DSCPS, dscp_name, dscp_value, precedence_dscps
+from qosbound import dscp
 from qosbound.configs.formatting import rate_text
 from qosbound.configs.junos_tree import JunosSyntaxError, Statement, parse_curly, parse_set
 from qosbound.configs.port import Bandwidth, Dropper, Police, Port, QueueClass, Shaper, Threshold
@@ -51,12 +51,12 @@ def _code_point(kind: str, cp: str) -> list[int] | None:
     if kind in ("dscp", "dscp-ipv6"):
         if re.fullmatch(r"[01]{6}", cp):
             return [int(cp, 2)]
-        v = _DSCP_ALIASES.get(cp.lower(), dscp_value(cp))
+        v = _DSCP_ALIASES.get(cp.lower(), dscp.parse(cp))
         return [v] if v is not None else None
     if re.fullmatch(r"[01]{3}", cp):
-        return precedence_dscps(int(cp, 2))
+        return dscp.precedence_dscps(int(cp, 2))
     alias = {"be": 0, "be1": 1, "ef": 2, "ef1": 3, "af11": 4, "af12": 5, "nc1": 6, "nc2": 7}.get(cp.lower())
-    return precedence_dscps(alias) if alias is not None else None
+    return dscp.precedence_dscps(alias) if alias is not None else None
 
 
 class _Cos:
@@ -215,7 +215,7 @@ class _Ports:
             d = default("junos", "classifier_dscp")
             dflt = Field(d.value, (), d)
             for name, fc in d.value.items():
-                out[dscp_value(name)] = (fc, "low", None)
+                out[dscp.parse(name)] = (fc, "low", None)
         return out, dflt
 
     def port(self, name: str, it: dict) -> Port | None:
@@ -309,7 +309,7 @@ class _Ports:
             else:
                 assumed = dflt_cls.default if dflt_cls else (
                     default("junos", "exp_from_precedence") if fc in self.by_precedence else None)
-                qc.dscp = Field([dscp_name(d) for d in mine], tuple(srcs) or (esrc,), assumed)
+                qc.dscp = Field([dscp.name(d) for d in mine], tuple(srcs) or (esrc,), assumed)
                 for kind, vals in self.by_precedence.get(fc, {}).items():
                     qc.match.setdefault(kind, set()).update(vals)
                     qc.match_sources += list(srcs)
@@ -469,7 +469,7 @@ class _Ports:
                            Field(lo_pct, srcs))
             hi = ql.derive(max(lo.value + 1, math.floor(ql.value * hi_pct / 100)), f"{hi_pct:g} % of the queue",
                            Field(hi_pct, srcs))
-            th[dscp_name(d)] = Threshold(lo, hi, Field(100.0 / p_hi, srcs, None, "100 / drop-probability"))
+            th[dscp.name(d)] = Threshold(lo, hi, Field(100.0 / p_hi, srcs, None, "100 / drop-probability"))
         if th:
             qc.dropper = Dropper(given("wred", *(e[3] for e in sch["dpm"])), th,
                                  exponent=default_field("ios", "wred_exponent", how="Junos averages with no stated "

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 from qosbound.configs.defaults import default_field
-from qosbound.configs.dscp import ALL_DSCPS, dscp_name
+from qosbound import dscp
 from qosbound.configs.formatting import rate_text
 from qosbound.configs.json_lines import JArray, JObject, JSONLineError, loads_with_lines
 from qosbound.configs.port import Bandwidth, Dropper, Police, Port, QueueClass, Threshold
@@ -133,7 +133,7 @@ class _OC:
                     port.note(tsrc, f"term {term.get('id')}", "not modelled: conditions other than DSCP "
                               f"({', '.join(others)}); the port classifies by DSCP only")
                 if dscps is None:
-                    dscps = set(ALL_DSCPS) if not conds else set()
+                    dscps = set(dscp.ALL) if not conds else set()
                 if group is None:
                     port.note(tsrc, f"term {term.get('id')}", "ignored: a term without a target group")
                     continue
@@ -212,7 +212,7 @@ class _OC:
                 qc = QueueClass(str(qname), isrc)
                 mine = sorted(d for d, (q, _) in dq.items() if q == qname)
                 lines = sorted({x for d, (q, ls) in dq.items() if q == qname for x in ls})
-                qc.dscp = Field([dscp_name(d) for d in mine], tuple(lines) or (isrc,))
+                qc.dscp = Field([dscp.name(d) for d in mine], tuple(lines) or (isrc,))
                 qc.matches.append((f"queue {qname}", isrc))
                 if strict:
                     qc.priority = given(level, self.src(s), how=f"scheduler sequence {cfg.get('sequence')}, STRICT")
@@ -249,7 +249,7 @@ class _OC:
             prof = _get(out_queues.get(name) or {}, "config", "queue-management-profile") or \
                 _get(self.queues.get(name) or {}, "config", "queue-management-profile")
             if prof:
-                keys = [0] if qc.is_default else [d for d in ALL_DSCPS if dq.get(d, (None,))[0] == name] or [0]
+                keys = [0] if qc.is_default else [d for d in dscp.ALL if dq.get(d, (None,))[0] == name] or [0]
                 self.wred(qc, str(prof), keys, port)
         prio = sorted((c for c in classes if c.priority is not None), key=lambda c: c.priority.value)
         port.classes = prio + [c for c in classes if c.priority is None and not c.is_default] + \
@@ -295,9 +295,9 @@ class _OC:
             if a.get("drop"):
                 setattr(police, colour, given("drop", asrc))
                 continue
-            dscp = next((v for k, v in a.items() if k.rsplit(":", 1)[-1] == "set-dscp"), None)
-            if dscp is not None:
-                setattr(police, colour, given(f"set-dscp {dscp_name(int(_num(dscp, asrc, 'set-dscp')))}", asrc))
+            code = next((v for k, v in a.items() if k.rsplit(":", 1)[-1] == "set-dscp"), None)
+            if code is not None:
+                setattr(police, colour, given(f"set-dscp {dscp.name(int(_num(code, asrc, 'set-dscp')))}", asrc))
             else:
                 if any(k.rsplit(":", 1)[-1].startswith("set-") for k in a):
                     port.note(asrc, key, "ignored: marking only (the port queues by DSCP); taken as transmit")
@@ -340,7 +340,7 @@ class _OC:
                                           "ECN-capable")
         if ql.default is not None and ql.value < hi.value:  # the model has no queue length: at least the WRED max
             qc.queue_limit = hi.derive(hi.value, "no queue length in the model: the WRED max threshold", ql)
-        qc.dropper = Dropper(given("wred", self.src(p)), {dscp_name(d): Threshold(lo, hi, pd) for d in keys},
+        qc.dropper = Dropper(given("wred", self.src(p)), {dscp.name(d): Threshold(lo, hi, pd) for d in keys},
                              exponent=default_field("openconfig", "wred_exponent"))
 
 

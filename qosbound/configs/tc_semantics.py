@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 from qosbound.configs.defaults import default, default_field
-from qosbound.configs.dscp import ALL_DSCPS, dscp_name
+from qosbound import dscp
 from qosbound.configs.formatting import rate_text
 from qosbound.configs.port import Bandwidth, Dropper, Police, Port, QueueClass, Shaper, Threshold
 from qosbound.configs.source import ConfigText, Source
@@ -203,9 +203,9 @@ class _Device:
             if others:
                 self.notes.append((f.source, f.text, "not modelled: criteria besides DSCP narrow this filter; the "
                                                      "port takes every packet of its DSCPs"))
-            sel = set(ALL_DSCPS)
+            sel = set(dscp.ALL)
             for m in ds:
-                sel &= {d for d in ALL_DSCPS if ((d << 2) & m.mask) == (m.value & m.mask)}
+                sel &= {d for d in dscp.ALL if ((d << 2) & m.mask) == (m.value & m.mask)}
             for d in sorted(sel):
                 if d not in out:
                     out[d] = target
@@ -228,7 +228,7 @@ class _Device:
             priomap = default_field("linux", "priomap")
         tos = default_field("linux", "tos_priority")
         band_of: dict[int, tuple[int, bool]] = {}
-        for d in ALL_DSCPS:
+        for d in dscp.ALL:
             if d in fmap:
                 band_of[d] = (ids.index(fmap[d]), True)
             else:
@@ -246,7 +246,7 @@ class _Device:
             srcs = [q.source] + flines.get(cid, [])
             if b < bands - 1:
                 qc.priority = given(b + 1, q.source, how=f"prio band {b}")
-                f = Field([dscp_name(d) for d in sorted(mine)], tuple(sorted(set(srcs))), None,
+                f = Field([dscp.name(d) for d in sorted(mine)], tuple(sorted(set(srcs))), None,
                           "u32 filters" if not used_map else "filters, else the priomap and the TOS -> priority table",
                           (priomap, tos) if used_map else ())
                 qc.dscp = f
@@ -312,7 +312,7 @@ class _Device:
             qc = QueueClass(name, leaf.source)
             mine = sorted(d for d, t in fmap.items() if t == cid)
             if not is_default:
-                qc.dscp = Field([dscp_name(d) for d in mine], tuple(sorted(set(flines.get(cid, [leaf.source])))))
+                qc.dscp = Field([dscp.name(d) for d in mine], tuple(sorted(set(flines.get(cid, [leaf.source])))))
             qc.matches.append((f"htb class {leaf.classid}" + (" (the qdisc's default)" if is_default else ""),
                                leaf.source))
             if "rate" not in o:
@@ -327,7 +327,7 @@ class _Device:
                 self.notes.append((leaf.source, leaf.text, f"not modelled: htb prio {o['prio']} orders the borrowing "
                                    "of spare rate; the port shares spare rate by the classes' rates"))
             child = self.child_qdisc(leaf.classid)
-            keys = mine if not is_default else sorted(set(ALL_DSCPS) - set(fmap))
+            keys = mine if not is_default else sorted(set(dscp.ALL) - set(fmap))
             self.leaf(port, qc, child, [0] if is_default else (keys or [0]))
             classes.append(qc)
         if reserved > base.value * (1 + 1e-9):
@@ -417,7 +417,7 @@ class _Device:
             p = get("probability")
             pd = given(1.0 / p, src, how="1 / probability") if p else \
                 default_field("linux", "red_probability").derive(1.0 / 0.02, "1 / probability")
-            th[dscp_name(d)] = Threshold(lo, hi, pd)
+            th[dscp.name(d)] = Threshold(lo, hi, pd)
             if wlog is None and get("wlog"):
                 wlog = given(int(get("wlog")), src)
             if wlog is None:

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from qosbound.configs.defaults import default_field
-from qosbound.configs.dscp import dscp_name, dscp_value
+from qosbound import dscp
 from qosbound.configs.formatting import rate_text, size_text
 from qosbound.configs.port import Port, QueueClass
 from qosbound.configs.source import Source
@@ -76,11 +76,11 @@ class TrafficSpec:
         if c.name in self.classes:
             value, src = self.classes[c.name]
             return given(value, src)
-        dscps = [dscp_value(d) for d in (c.dscp.value if c.dscp is not None else [])]
+        dscps = [dscp.parse(d) for d in (c.dscp.value if c.dscp is not None else [])]
         hits = [d for d in dscps if d in self.dscp]
         if len(hits) > 1:
             srcs = [self.dscp[d][1] for d in hits]
-            raise ConfigError(f"DSCPs {', '.join(dscp_name(d) for d in hits)} of the traffic file all fall into "
+            raise ConfigError(f"DSCPs {', '.join(dscp.name(d) for d in hits)} of the traffic file all fall into "
                               f"class {c.name} of {host} {interface}: give that class's traffic by its name",
                               file=srcs[0].file, line=srcs[0].line)
         if hits:
@@ -147,7 +147,7 @@ def load_traffic(path: str | Path) -> TrafficSpec:
 
     spec.classes = entries(doc.get("classes"), ("classes",))
     for k, v in entries(doc.get("dscp"), ("dscp",)).items():
-        d = dscp_value(k)
+        d = dscp.parse(k)
         if d is None:
             raise bad(f"'{k}' is not a DSCP (a name such as EF or AF31, or 0-63)", v[1].line, f"dscp.{k}")
         spec.dscp[d] = v

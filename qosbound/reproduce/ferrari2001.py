@@ -122,9 +122,10 @@ def claims(rows: list[dict], ref: dict) -> list[C.Claim]:
                            "section VI, Table IV", f"W_m = {r['W_m']:.2f} us (measured)", f"W = {r['W']:.2f} us",
                            r["W"] >= r["W_m"], "W >= W_m", paper_value=r["W_m"], value=r["W"], unit="us",
                            failure="the recomputed worst case lies below the measurement"))
-    from qosbound.reproduce.ferrari2001_aggregation import aggregation_claim
+    from qosbound.reproduce.ferrari2001_aggregation import aggregation_claim, level_claim, table_iii_means
 
-    out.append(aggregation_claim())  # Table III's direction, by simulation (about 10 CPU-seconds)
+    agg = table_iii_means()  # Table III by simulation (about 10 CPU-seconds)
+    out += [aggregation_claim(agg), level_claim(agg)]  # its direction and its level
     return out
 
 
@@ -480,14 +481,14 @@ def run(args) -> int:
         (out / "ferrari2001_wm.json").write_text(json.dumps(paths.document(wm), indent=2, allow_nan=False) + "\n",
                                                  encoding="utf-8")
     if as_json:
-        print(json.dumps(C.document("ferrari2001", checked, table="IV", unit="us", source=ref["source"],
+        print(json.dumps(C.report_document(C.evaluate("ferrari2001", checked), table="IV", unit="us", source=ref["source"],
                                     setup=ref["setup"], tolerance_us=ref["tolerance_us"], rows=rows, match=ok,
                                     quick=quick,
                                     fig3={"rows": fig_rows, "header_bytes": HEADER_BYTES, "granule_bytes":
                                           FIG3_GRANULE, "note": _fig3_note(fig), "sweep": fig["sweep"]},
                                     wm_paths=paths.document(wm)),
                          indent=2, allow_nan=False))
-        return C.exit_code(checked)
+        return C.evaluate("ferrari2001", checked).exit_code()
 
     from rich.table import Table
 
@@ -538,5 +539,5 @@ def run(args) -> int:
         c.print("  " + line, highlight=False, markup=False)
     c.print(paths.note(wm) + f". A path fits: {paths.RULE}.", highlight=False, markup=False)
     c.print()
-    C.print_table("Claims of Ferrari, Pau & Raffaelli 2001 checked by qosbound", checked)
-    return C.exit_code(checked)
+    C.print_report("Claims of Ferrari, Pau & Raffaelli 2001 checked by qosbound", C.evaluate("ferrari2001", checked))
+    return C.evaluate("ferrari2001", checked).exit_code()

@@ -202,10 +202,37 @@ def _ipdv_per_second(d: np.ndarray, seconds: int) -> list:
     return out
 
 
+#: The sensitivity run where gTFRC's clamp binds: Fig. 4's test bed with the studied flow's target raised to
+#: 800 kbit/s and the aggregate's lowered to 150 kbit/s, so the TFRC equation at the flow's own loss and RTT gives
+#: less than g (targets of 650 and 700 kbit/s against the aggregate's 300 did not: there the equation's rate
+#: followed the target, the IN-marked share lowering the flow's loss).
+CLAMP_CASE = (800e3, 150e3)
+
+
+def clamp(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
+    """TFRC and gTFRC at :data:`CLAMP_CASE` against 15 TCP flows: the replications' summary per protocol (with
+    ``lower_95``, the one-sided 95 % lower bound of the mean)."""
+    from qosbound.validation.qstp_sim import QstpConfig, replicate
+
+    st = settings(quick)
+    g, g_agg = CLAMP_CASE
+    rows = []
+    for k, proto in enumerate(("tfrc", "gtfrc")):
+        cfg = QstpConfig(protocol=proto, target=g, aggregate_target=g_agg, n_tcp=FIG4_TCP, duration=st["duration"],
+                         warmup=st["warmup"], size=PACKET_SIZE)
+        runs = replicate(cfg, st["replications"], seed, stream=(8, k))
+        summ = _summary(runs, g)
+        rows.append({"target": g, "aggregate_target": g_agg, "protocol": proto, "n_tcp": FIG4_TCP, **summ,
+                     "lower_95": 2 * summ["throughput_mean"] - summ["upper_95"]})
+        if progress is not None:
+            progress()
+    return rows
+
+
 def results(quick: bool = True, seed: int = 2008, progress=None) -> dict:
-    """Every figure's data: ``{"fig4": rows, "fig5": rows, "fig7": rows}``."""
+    """Every figure's data: ``{"fig4": rows, "fig5": rows, "fig7": rows, "clamp": rows}``."""
     return {"fig4": fig4(quick, seed, progress), "fig5": sweep(quick, seed, progress),
-            "fig7": fig7(quick, seed, progress)}
+            "fig7": fig7(quick, seed, progress), "clamp": clamp(quick, seed, progress)}
 
 
 def _kbit(x):
@@ -271,6 +298,36 @@ def claims(res: dict) -> list[C.Claim]:
             got += f"; TFRC equation there: {_kbit(pred) if pred else '-'}"
             out.append(C.judge(f"TFRC misses g = {_kbit(g)} against 1..20 TCP flows", src, f"below g = {_kbit(g)}",
                                got, not misses, miss_rule, finding=TFRC_FINDING, **nums))
+    # ---- the project's hypothesis behind the TFRC finding: TFRC follows its equation, which exceeds g ----
+    tf = [r for r in res["fig4"] + rows if r["protocol"] == "tfrc" and r.get("predicted_mean")]
+    if tf:
+        ratio = sum(r["throughput_mean"] for r in tf) / sum(r["predicted_mean"] for r in tf)
+        above = [r for r in tf if r["predicted_mean"] > r["target"]]
+        out.append(C.judge(
+            "TFRC follows the TFRC equation at its own loss and RTT, which exceeds g", "sections 5.2-5.3",
+            "(qosbound's hypothesis)",
+            f"measured / equation {ratio:.3f} over {len(tf)} rows; the equation above g in {len(above)} of {len(tf)}",
+            0.85 <= ratio <= 1.15 and 2 * len(above) >= len(tf),
+            "measured / equation (summed over TFRC's rows of Figs. 4-5) within [0.85, 1.15], and the equation above "
+            "g in half of the rows or more", failure="TFRC does not follow its equation, or the equation gives "
+            "less than g", value=ratio, unit=""))
+    # ---- the sensitivity run where gTFRC's clamp binds (the paper's contrast, exercised) ----
+    if res.get("clamp"):
+        cl = {r["protocol"]: r for r in res["clamp"]}
+        t, q = cl["tfrc"], cl["gtfrc"]
+        g = t["target"]
+        binds = t["predicted_mean"] is not None and t["predicted_mean"] < g
+        ok = binds and t["upper_95"] < (1 - MARGIN) * g and q["lower_95"] >= (1 - MARGIN) * g
+        out.append(C.judge(
+            f"clamp binds (g = {_kbit(g)}, aggregate {_kbit(t['aggregate_target'])}): gTFRC holds g, TFRC does not",
+            "section 5.2, Fig. 4(b, c)", "(qosbound's sensitivity run)",
+            f"TFRC {_kbit(t['throughput_mean'])} (upper 95% bound {_kbit(t['upper_95'])}; its equation "
+            f"{_kbit(t['predicted_mean']) if t['predicted_mean'] else '-'}), gTFRC {_kbit(q['throughput_mean'])} "
+            f"(lower 95% bound {_kbit(q['lower_95'])}), {t['replications']} runs",
+            ok, "the clamp binds (TFRC's equation rate at its own p and R below g); TFRC's one-sided 95 % upper "
+                "bound below 0.95 g; gTFRC's one-sided 95 % lower bound at or above 0.95 g",
+            failure=("the clamp does not bind here" if not binds else "the contrast is not shown"),
+            paper_value=g, value=q["throughput_mean"], unit="bit/s"))
     # ---- Fig. 6 ----
     sd = {p: float(np.sqrt(np.mean([r["throughput_std"] ** 2 for r in rows if r["protocol"] == p])))
           for p in PROTOCOLS}
@@ -396,16 +453,16 @@ def run(args) -> int:
 
     quick = bool(getattr(args, "quick", False))
     st = settings(quick)
-    total = len(PROTOCOLS) * (1 + len(st["n_values"])) + 2
+    total = len(PROTOCOLS) * (1 + len(st["n_values"])) + 2 + 2
     with progress(None if not getattr(args, "quiet", False) else False) as prog:
         res = results(quick, progress=prog.task("qstp2008", total))
     checked = claims(res)
     files = _plot(res, Path(args.out)) if getattr(args, "out", None) else []
     if getattr(args, "json", False):
-        print(json.dumps(C.document("qstp2008", checked, quick=quick,
+        print(json.dumps(C.report_document(C.evaluate("qstp2008", checked), quick=quick,
                                     settings={k: list(v) if isinstance(v, tuple) else v for k, v in st.items()},
                                     results=_json_safe(res), figures=files), indent=2, allow_nan=False))
-        return C.exit_code(checked)
+        return C.evaluate("qstp2008", checked).exit_code()
     print(f"Jourjon, Lochin & Sénac 2008 (QSTP), Figs. 4-7: {st['replications']} replications of "
           f"{st['duration']:.0f} s (measured after {st['warmup']:.0f} s), RTT 30 ms, 1000 kbit/s, "
           f"{PACKET_SIZE:.0f}-byte packets, RIO (10, 20, 0.1, 20, 40, 0.02); TCP = NewReno + SACK, delayed ACKs")
@@ -429,13 +486,19 @@ def run(args) -> int:
             r = next(x for x in rows if x["protocol"] == p and x["n_tcp"] == n)
             cells.append(f"{k(r['throughput_mean'])} ± {k(r['throughput_std'])} {k(r['predicted_mean'])}")
         print(f"{n:>3} | " + " | ".join(cells))
+    g, g_agg = CLAMP_CASE
+    print(f"\nSensitivity: gTFRC's clamp binding, g = {g / 1e3:.0f} kbit/s vs {FIG4_TCP} TCP flows marked at "
+          f"{g_agg / 1e3:.0f} kbit/s")
+    for r in res.get("clamp", []):
+        print(f"{NAMES[r['protocol']]:>13} | mean {k(r['throughput_mean'])} [{k(r['lower_95'])}, {k(r['upper_95'])}] "
+              f"equation {k(r['predicted_mean'])} p {r['loss_event_rate']:.4f} R {r['rtt'] * 1e3:.0f}ms")
     print("\nFig. 7: CBQ, 300 kbit/s pipe (borrow mode) vs UDP (300 kbit/s; 1000 kbit/s in [60, 120] s)")
     for r in res["fig7"]:
         print(f"{NAMES[r['protocol']]:>13} | in [60, 120] s {k(r['congestion_throughput'][0])}bit/s, whole run "
               f"{k(r['throughput'])}bit/s, jitter {r['jitter'][0] * 1e3:.2f} ms "
               f"(during the congestion {r['jitter_congestion'][0] * 1e3:.2f} ms)")
     print()
-    C.print_table("Claims of Jourjon, Lochin & Sénac 2008 checked by qosbound", checked)
+    C.print_report("Claims of Jourjon, Lochin & Sénac 2008 checked by qosbound", C.evaluate("qstp2008", checked))
     for f in files:
         print(f"wrote {f}")
-    return C.exit_code(checked)
+    return C.evaluate("qstp2008", checked).exit_code()

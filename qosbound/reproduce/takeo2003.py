@@ -134,13 +134,14 @@ def run(args) -> int:
 
     setup = N.Setup.quick() if quick else N.Setup()
     net = N.measure(setup)
-    checked += N.net_claims(net, 0)
+    checked += N.net_claims(net, 0, setup.replications)
     if max(setup.ms) > 0:
-        checked += N.net_claims(net, max(setup.ms))
+        checked += N.net_claims(net, max(setup.ms), setup.replications)
+        checked += N.shrink_claims(net, 0, max(setup.ms), setup.replications)
     if getattr(args, "json", False):
         cases = [{"case": k[0], "m": k[1], **{m: {"mean": _num(v[0]), "half_width_95": _num(v[1])}
                                               for m, v in d.items()}} for k, d in net.items()]
-        print(json.dumps(C.document("takeo2003", checked, avg_packets=AVG_POINTS, wred_curves=c, table_V=alloc,
+        print(json.dumps(C.report_document(C.evaluate("takeo2003", checked), avg_packets=AVG_POINTS, wred_curves=c, table_V=alloc,
                                     approximations_AF3_case1=approx, network_cases=cases, ok=ok), indent=2,
                          allow_nan=False))
     else:
@@ -168,7 +169,7 @@ def run(args) -> int:
         print()
         N.print_results(net)
         print()
-        C.print_table("Claims of Takeo & Tasaka 2003 checked by qosbound", checked)
+        C.print_report("Claims of Takeo & Tasaka 2003 checked by qosbound", C.evaluate("takeo2003", checked))
     out = getattr(args, "out", None)
     if out:
         import matplotlib
@@ -193,7 +194,7 @@ def run(args) -> int:
 
         save(fig, out, "takeo2003_wred")
         N.figure(net, out)
-    return C.exit_code(checked)
+    return C.evaluate("takeo2003", checked).exit_code()
 
 
 def _num(x: float):

@@ -23,7 +23,10 @@ __all__ = ["Axis", "Cache", "Sweep", "add_arguments", "default_cache_dir", "main
 
 def add_arguments(sp) -> None:
     """The ``sweep`` sub-command's options."""
-    sp.add_argument("scenario", help="scenario YAML file")
+    from qosbound.configs_cli import add_arguments as config_arguments
+
+    sp.add_argument("scenario", help="scenario YAML file, or a router configuration with one output port")
+    config_arguments(sp, folders=False)
     sp.add_argument("--vary", action="append", required=True, metavar="PARAM=SPEC",
                     help="a dotted parameter and its values: LO..HI:N, LO..HI:N:log or a,b,c, in the parameter's "
                          "units (e.g. traffic.BE.sizes.0.size=100B..1450B:14); repeat for a grid")

@@ -38,6 +38,7 @@ SYSTEMS: dict[str, str] = {
     "tsq": "qosbound.systems.tsq",
     "tfrc": "qosbound.systems.tfrc",
     "port": "qosbound.systems.port",
+    "network": "qosbound.systems.network",
 }
 
 

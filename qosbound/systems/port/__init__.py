@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from qosbound.errors import ScenarioError
 from qosbound.results import Result
-from qosbound.systems.base import default_methods
+from qosbound.systems.base import default_methods as _default_methods
 from qosbound.scenario import build
 from qosbound.systems import get_system
 from qosbound.systems.capabilities import generic_admit, no_plot_delays
@@ -44,6 +44,7 @@ from qosbound.systems.port import model_checked as _model_checked
 from qosbound.systems.port import render as _render
 from qosbound.systems.port import simulated as _simulated
 from qosbound.systems.port.elements import Port, port_of
+from qosbound.systems.port.origin import with_class_lines
 from qosbound.systems.port.metrics import metric_kind, metric_names, requested, slo_limit
 from qosbound.systems.port.schema import Scenario
 from qosbound.systems.port.understood import understood_inputs
@@ -52,11 +53,23 @@ __all__ = ["Scenario", "Port", "port_of", "evaluate", "metric_names", "metric_ki
            "agreements", "render_models", "simulate_trace", "ns3_trace", "plot_delays", "admit", "understood_inputs"]
 
 
-def _port(scn: Scenario) -> Port:
-    if scn.shaper is not None:
-        raise ScenarioError("a parent shaper is not modelled yet (the field is reserved for configuration "
-                            "importers): leave it out, or give the shaped rate as the link rate", field="shaper")
+def _port(scn: Scenario, what: str | None = None) -> Port:
+    """The port; ``what`` names a method that does not model a parent shaper, refused for a shaped port with the
+    configuration line of its shaper."""
+    if what is not None and scn.shaper is not None:
+        where = scn.provenance.get("shaper.rate") or scn.provenance.get("shaper.bc")
+        at = f" (configured at {where})" if where else ""
+        raise ScenarioError(f"{what} does not model a parent shaper{at}: its bursts of bc at the interface's rate "
+                            "are not in the simulator or the chains; the closed forms bound a shaped port "
+                            "(--methods closed-form)", field="shaper")
     return port_of(scn)
+
+
+def default_methods(scn: Scenario) -> list[str]:
+    """The enabled methods; a shaped port the closed forms only (the simulator and the chains refuse it when
+    asked by name, :func:`_port`)."""
+    out = _default_methods(scn)
+    return [m for m in out if m == "closed-form"] if scn.shaper is not None else out
 
 
 def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
@@ -68,12 +81,14 @@ def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
         if method == "closed-form":
             out += _closed_form.closed_form(port, scn.methods.closed_form.approximation)
         elif method == "model-checked":
+            _port(scn, "model checking")
             out += _model_checked.model_checked(scn, port, ccdf, qs, progress)
         elif method == "simulated":
+            _port(scn, "the simulator")
             out += _simulated.simulated(port, scn.methods.simulated, qs, ccdf, progress)
         else:
             raise ScenarioError(f"method '{method}' is not available for port scenarios", field="methods")
-    return out
+    return with_class_lines(scn, out)
 
 
 def agreements(scn: Scenario, results: list[Result]) -> list:
@@ -84,12 +99,12 @@ def agreements(scn: Scenario, results: list[Result]) -> list:
 
 def simulate_trace(scn: Scenario, packets: int, seed: int):
     """A per-packet trace of the port simulator (``qosbound validate --simulate``)."""
-    return _simulated.simulate_trace(_port(scn), packets, seed)
+    return _simulated.simulate_trace(_port(scn, "the simulator"), packets, seed)
 
 
 def render_models(scn: Scenario, out_dir) -> list:
     """Write the PRISM models of the classes model checking covers (:mod:`.render`)."""
-    return _render.render_models(scn, _port(scn), out_dir)
+    return _render.render_models(scn, _port(scn, "model checking"), out_dir)
 
 
 def ns3_trace(scn: Scenario, ef_packets: int):
@@ -97,7 +112,7 @@ def ns3_trace(scn: Scenario, ef_packets: int):
     packets (ns-3's ``PrioQueueDisc`` with two FIFO bands over the device queue), no policer, marker or RED --
     exactly ``pq_txq``'s ns-3 counterpart, which answers with the classes renamed. ns-3 has no DRR or WFQ queue
     disc, no policer and no per-DSCP WRED: any other port is refused, naming what ns-3 lacks."""
-    port = _port(scn)
+    port = _port(scn, "ns-3")
     why = _ns3_gap(port)
     ccdf, qs = requested(scn)
     raw = None

@@ -39,45 +39,52 @@ class ClassBound:
 
 
 def ring_terms(port: Port) -> tuple[float, float]:
-    """(V bytes, W_r s): the most work the ring holds, and the ring's work ahead of an admitted packet."""
+    """(V bytes, W_r s): the most work the ring holds, and the ring's work ahead of an admitted packet (a parent
+    shaper's burst is added to ``V`` by :func:`class_bounds`)."""
     return nc.ring_work(port.Q_t, port.unit, port.rate, port.largest, port.phi)
 
 
-def _sum(curves: list[ArrivalCurve | None]) -> ArrivalCurve | None:
-    out = None
-    for a in curves:
-        if a is None:
-            return None
-        out = a if out is None else out + a
-    return out
-
-
-def class_bounds(port: Port) -> dict[str, ClassBound]:
-    """Every class with traffic: its :class:`ClassBound` (module docstring)."""
+def class_bounds(port: Port, arrivals: dict[str, ArrivalCurve | None] | None = None) -> dict[str, ClassBound]:
+    """Every class with traffic: its :class:`ClassBound` (module docstring). ``arrivals`` replaces, for the
+    classes it names, the traffic's own envelope by the given curve (None: none) -- a network's port, whose
+    classes carry flows shaped upstream; a class's policer still adds its buckets."""
+    if arrivals:
+        def curve(c) -> ArrivalCurve | None:
+            if c.name not in arrivals:
+                return c.arrival_curve()
+            a = arrivals[c.name]
+            pol = c.police.passed() if c.police is not None else None
+            return pol if a is None else (a if pol is None else a.meet(pol))
+    else:
+        def curve(c) -> ArrivalCurve | None:
+            return c.arrival_curve()
     C = port.rate
-    V, W_r = ring_terms(port)
+    V_ring, W_r = ring_terms(port)
+    V = nc.shaped_work(V_ring, port.shaper_burst)  # a parent shaper's burst adds to the ring's work
     out: dict[str, ClassBound] = {}
     sigma_hi, rho_hi, held_hi = 0.0, 0.0, 0.0
     starved = ""
     for k in port.levels:
         members = port.level(k)
-        alpha = _sum([c.arrival_curve() for c in members])
+        alpha = ArrivalCurve.total([curve(c) for c in members])
         held = sum(c.held for c in members)
         if not starved and rho_hi >= C:
             starved = (f"the arrival curves of the priority levels above level {k} add up to {rho_hi:.6g} bit/s, the "
                        "whole link: they prove no rate left below them")
         if starved:
             for c in members:
-                out[c.name] = ClassBound(c.name, c.arrival_curve(), None, math.inf, held, why=starved)
+                out[c.name] = ClassBound(c.name, curve(c), None, math.inf, held, why=starved)
             continue
         R, T = nc.level_service(C, V, sigma_hi, rho_hi)
         e = alpha.excess(R) if alpha is not None else math.inf
         D = nc.level_delay(C, V, sigma_hi, rho_hi, e, held, held_hi)
         own = min(e, held + held_hi)
-        parts = {"ring": 8.0 * V / R, "higher levels": 8.0 * sigma_hi / R, "own burst": 8.0 * own / R}
+        parts = {"ring": 8.0 * V_ring / R, "higher levels": 8.0 * sigma_hi / R, "own burst": 8.0 * own / R}
+        if port.shaper_burst:
+            parts["shaper"] = 8.0 * port.shaper_burst / R
         backlog = held if alpha is None else min(held, alpha.at(D))
         for c in members:
-            out[c.name] = ClassBound(c.name, c.arrival_curve(), RateLatency(R, T), D, backlog, parts=parts,
+            out[c.name] = ClassBound(c.name, curve(c), RateLatency(R, T), D, backlog, parts=parts,
                                      formula="D_k = 8 (V + sigma_H + min(e_k, B_k + B_H)) / (C - rho_H)")
         if alpha is None:
             starved = (f"priority level {k} ({', '.join(c.name for c in members)}) has no arrival curve (neither "
@@ -95,7 +102,7 @@ def class_bounds(port: Port) -> dict[str, ClassBound]:
                    "rate left for the weighted classes")
     if starved:
         for c in weighted:
-            out[c.name] = ClassBound(c.name, c.arrival_curve(), None, math.inf, c.held, why=starved)
+            out[c.name] = ClassBound(c.name, curve(c), None, math.inf, c.held, why=starved)
         return out
     RW, TW = nc.weighted_aggregate(C, V, sigma_hi, rho_hi, held_hi)
     agg = RateLatency(RW, TW)
@@ -106,13 +113,16 @@ def class_bounds(port: Port) -> dict[str, ClassBound]:
             out[c.name] = ClassBound(c.name, None, None, math.inf, math.inf, why="a saturated class waits forever")
             continue
         s = drr_service(q, largest, i, agg)
-        alpha = c.arrival_curve()
+        alpha = curve(c)
         e = alpha.excess(s.rate) if alpha is not None else math.inf
         D = nc.weighted_delay(s.latency, s.rate, C, W_r, e, c.smallest, c.largest, c.queue_limit)
         service = RateLatency(s.rate, s.latency + W_r + 8.0 * c.largest / C)
         backlog = c.held if alpha is None else min(c.held, alpha.at(D))
-        parts = {"ring": 8.0 * V / RW + W_r + 8.0 * c.largest / C, "priority levels": 8.0 * (sigma_hi + held_hi) / RW,
+        parts = {"ring": 8.0 * V_ring / RW + W_r + 8.0 * c.largest / C,
+                 "priority levels": 8.0 * (sigma_hi + held_hi) / RW,
                  "DRR round": s.latency - TW, "own burst": D - s.latency - W_r - 8.0 * c.largest / C}
+        if port.shaper_burst:
+            parts["shaper"] = 8.0 * port.shaper_burst / RW
         out[c.name] = ClassBound(c.name, alpha, service, D, backlog, parts=parts,
                                  formula="D_i = T_i + W_r + min(8 (e_i - L_min)/R_i + 8 L_min/C, "
                                          "8 (Q_i - 1) L_i/R_i + 8 L_i/C), (R_i, T_i) of DRR over (R_W, T_W)")

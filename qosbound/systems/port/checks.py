@@ -13,7 +13,7 @@ the intervals their kinds give, per class -- is the generic rule's, driven by ea
 from __future__ import annotations
 
 from qosbound.results import Result, Verdict
-from qosbound.systems.port import dscp
+from qosbound import dscp
 from qosbound.systems.port.elements import Port
 
 __all__ = ["agreements", "ordered_precedences"]
@@ -66,7 +66,7 @@ def _storm_vs_scipy(port: Port, results: list[Result]) -> list[Verdict]:
         diffs = []
         for r in rs:
             sol = r.provenance["direct_solution"]
-            k = sol["precedences"].index(r.metric.split(".", 2)[2])
+            k = sol["precedences"].index(r.metric[len(f"{c.name}.drop."):])
             diffs.append(abs(r.value - sol["drop"][k]))
         worst = max(diffs)
         tol = 1e-5  # the engine's float route: errors up to ~2e-6 absolute measured on these chains (as af)

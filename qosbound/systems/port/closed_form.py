@@ -43,6 +43,10 @@ __all__ = ["closed_form", "allocation", "residual_rate", "queue_inputs", "approx
            "queue_neglects", "class_queue_results"]
 
 
+#: What the approximations leave out of a shaped port (the bounds include it: qosbound.analytic.port).
+SHAPER_NEGLECT = "; the parent shaper's bursts (the port served steadily at the shaper's rate)"
+
+
 def tail_profile(K: int) -> Profile:
     """A RED profile that never drops below the queue limit: tail drop as the RED-family models take it
     (the instantaneous solution is then the M/M/1/K queue)."""
@@ -189,6 +193,8 @@ def queue_neglects(port: Port, c: TrafficClass, approx: str | None) -> list[str]
                    "residual rate)")
     if port.ring is not None:
         out.append("the tx-ring (admission to the ring taken as the class's exponential service)")
+    if port.shaper_burst:
+        out.append(SHAPER_NEGLECT[2:])
     return out
 
 
@@ -340,14 +346,16 @@ def _priority_means(port: Port) -> list[Result]:
             out.append(Result(
                 f"{c.name}.delay.cobham_mean", "closed-form", M, "s",
                 Interval.approximation(M, neglects="the ring dynamics beyond a mean-value fixed point for the time "
-                                                   "in it, the queue limits, and the arrival law (taken Poisson)"),
+                                                   "in it, the queue limits, and the arrival law (taken Poisson)"
+                                                   + (SHAPER_NEGLECT if port.shaper_burst else "")),
                 {"formula": "W_k + T, W_k Cobham's non-preemptive priority wait (levels as classes, the weighted "
                             f"classes the lowest: {form}), T the ring term of qosbound.analytic.pq_txq",
                  "source": "Cobham 1954; Bertsekas & Gallager, Data Networks, sec. 3.5.3; ring term approximate",
                  "W_k": W, "T_ring": T, "level": k},
                 estimates=f"{c.name}.delay.mean"))
     top = port.level(levels[0])
-    if all(s.kind in ("poisson", "cbr") for c in top for s in c.streams):
+    # eq. (7) counts the ring's units at line rate; a parent shaper's wait for its interval is not in it
+    if not port.shaper_burst and all(s.kind in ("poisson", "cbr") for c in top for s in c.streams):
         k_max = max(port.units_of(L) for x in port.active for law in [x.size_law()] if law is not None
                     for L in (law.sizes if not law.exponential else (law.largest,)))
         rho = sum(c.long_run_rate for c in top) / C
@@ -416,6 +424,7 @@ def _weighted_results(port: Port, setting: str) -> list[Result]:
                               {"formula": "a class without traffic is never backlogged"}))
     for c, sh, t in zip(w, shares, thr):
         note = ("the priority levels taken at their long-run rates (their losses neglected)" if prio else "")
+        # a shaper's long-run rate is its rate: the DRR shares are unchanged by its bursts
         iv = (Interval.approximation(float(sh), neglects=note) if prio else Interval.exact(float(sh)))
         out.append(Result(f"{c.name}.rate", "closed-form", float(sh), "bit/s", iv,
                           {"formula": "C_W w_i / sum of w over the classes with traffic (DRR quanta in proportion)",

@@ -25,7 +25,7 @@ import copy
 
 from qosbound.errors import ScenarioError
 from qosbound.scenario import build, load
-from qosbound.systems.port import dscp
+from qosbound import dscp
 from qosbound.units import parse_quantity
 
 __all__ = ["UNBOUNDED_QUEUE", "convert", "from_pq_txq", "from_af"]

@@ -19,14 +19,14 @@ from qosbound.analytic.drr import quanta
 from qosbound.analytic.wred import Profile
 from qosbound.errors import ScenarioError
 from qosbound.scenario import MAX_PACKET_BYTES
-from qosbound.systems.port import dscp
-from qosbound.systems.port.schema import (DEFAULT_CLASS, Scenario, parse_bandwidth, precedences,
+from qosbound import dscp
+from qosbound.systems.port.schema import (DEFAULT_CLASS, Scenario, parse_bandwidth, precedences, shaper_burst,
                                           priority_reservation)
 from qosbound.systems.port.schema import Traffic as TrafficSpec
 from qosbound.systems.port.schema import TrafficClass as ClassSpec
 
 __all__ = ["SizeLaw", "Stream", "Policer", "Marker", "Dropper", "TrafficClass", "Ring", "Port", "port_of",
-           "EXP_MIN_BYTES", "COLOURS"]
+           "streams_of", "EXP_MIN_BYTES", "COLOURS"]
 
 #: Exponential sizes are drawn at least this many bytes (as the af simulator does) and at most the largest IP
 #: packet (:data:`qosbound.scenario.MAX_PACKET_BYTES`).
@@ -277,13 +277,7 @@ class TrafficClass:
 
     def envelope(self) -> ArrivalCurve | None:
         """The traffic's own arrival curve (every stream constrained: their sum), or None."""
-        out = None
-        for s in self.streams:
-            e = s.envelope()
-            if e is None:
-                return None
-            out = e if out is None else out + e
-        return out
+        return ArrivalCurve.total(s.envelope() for s in self.streams)
 
     def arrival_curve(self) -> ArrivalCurve | None:
         """The arrival curve of the packets entering the class queue: the traffic's envelope and the buckets its
@@ -329,6 +323,8 @@ class Port:
     classes: tuple[TrafficClass, ...]
     quantum: float
     delay: float = 0.0
+    #: the parent shaper's burst Bc, bytes (0: no shaper; the port's ``rate`` is then the shaper's)
+    shaper_burst: float = 0.0
 
     def cls(self, name: str) -> TrafficClass:
         for c in self.classes:
@@ -393,7 +389,8 @@ class Port:
         return quanta([c.weight for c in self.weighted], self.quantum)
 
 
-def _streams(t: TrafficSpec | None) -> tuple[Stream, ...]:
+def streams_of(t: TrafficSpec | None) -> tuple[Stream, ...]:
+    """The streams a validated traffic section describes (none for None)."""
     if t is None:
         return ()
     if t.is_saturated:
@@ -486,11 +483,11 @@ def port_of(scn: Scenario) -> Port:
         classes.append(TrafficClass(
             name=c.name, index=i, precedences=tuple(prec), priority=c.priority,
             weight=0.0 if c.priority is not None else weights[c.name], queue_limit=int(c.queue_limit),
-            dropper=_dropper(c, prec), police=_policer(c, prec), marker=_marker(c, prec), streams=_streams(t),
+            dropper=_dropper(c, prec), police=_policer(c, prec), marker=_marker(c, prec), streams=streams_of(t),
             mix=mix, implicit=implicit and c.name == DEFAULT_CLASS, spec=c))
     ring = None
     if scn.txq is not None:
         per_packet = scn.txq.unit_size == "packet"
         ring = Ring(int(scn.txq.units), 0.0 if per_packet else float(scn.txq.unit_size), per_packet)
     return Port(scn.name, float(scn.link.rate), ring, tuple(classes), float(scn.scheduler.quantum),
-                float(scn.link.delay))
+                float(scn.link.delay), shaper_burst(scn))

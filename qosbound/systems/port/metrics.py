@@ -21,11 +21,12 @@ from __future__ import annotations
 from qosbound.errors import ScenarioError
 from qosbound.metric_names import ccdf_name, parse_quantile_name, quantile_name
 from qosbound.systems.port.elements import Port, TrafficClass, port_of
-from qosbound.systems.port.schema import Scenario
+from qosbound.systems.port.schema import Scenario, split_metric
 from qosbound.units import Kind, parse_quantity
 from qosbound.verdicts import default_slo_limit
 
-__all__ = ["class_metrics", "metric_names", "metric_kind", "slo_limit", "requested", "carried_precedences"]
+__all__ = ["class_metrics", "metric_names", "metric_kind", "slo_limit", "requested", "carried_precedences",
+           "split_metric"]
 
 _KINDS: dict[str, Kind] = {"loss": "probability", "drop": "probability", "throughput": "rate", "rate": "rate",
                            "aggregation_degree": "probability"}
@@ -71,22 +72,17 @@ def metric_names(scn: Scenario, port: Port | None = None) -> list[str]:
 
 
 def metric_kind(metric: str) -> Kind:
-    parts = metric.split(".")
-    if len(parts) >= 2:
-        q = parts[1]
-        if q == "delay" and len(parts) >= 3:
-            stat = ".".join(parts[2:])
-            if stat.startswith("ccdf@"):
-                return "probability"
-            if stat in ("mean", "max", "worst_case_mean", "cobham_mean") or parse_quantile_name(stat) is not None:
-                return "time"
-        elif q in ("loss", "drop") and len(parts) in (2, 3):
+    _, q = split_metric(metric)
+    if q.startswith("delay."):
+        stat = q[len("delay."):]
+        if stat.startswith("ccdf@"):
             return "probability"
-        elif q in _KINDS and len(parts) == 2:
-            return _KINDS[q]
-    raise ScenarioError(f"unknown metric '{metric}' for a port scenario; known per class X: X.delay.mean, "
-                        "X.delay.pNN, X.delay.ccdf@<time>, X.delay.max, X.loss, X.loss.police, X.loss.queue, "
-                        "X.drop.<DSCP>, X.throughput, X.rate", field="metric")
+        if stat in ("mean", "max", "worst_case_mean", "cobham_mean") or parse_quantile_name(stat) is not None:
+            return "time"
+        raise ScenarioError(f"unknown delay statistic '{stat}' in '{metric}'", field="metric")
+    if q.startswith(("loss", "drop.")):
+        return "probability"
+    return _KINDS[q]
 
 
 def slo_limit(scn: Scenario, slo) -> float:
@@ -98,10 +94,13 @@ def requested(scn: Scenario) -> tuple[list[float], list[float]]:
     ccdf = list(scn.metrics.ccdf_at)
     qs = list(scn.metrics.quantiles)
     for s in scn.slos:
-        parts = s.metric.split(".")
-        if len(parts) < 3 or parts[1] != "delay":
+        try:
+            _, q = split_metric(s.metric)
+        except ScenarioError:
             continue
-        stat = ".".join(parts[2:])
+        if not q.startswith("delay."):
+            continue
+        stat = q[len("delay."):]
         if stat.startswith("ccdf@"):
             d = parse_quantity(stat[5:], "time", field="metric")
             if not any(abs(d - x) <= 1e-12 for x in ccdf):

@@ -13,10 +13,16 @@ without effect on any number):
 * ``assumed`` -- field path -> why a platform default was assumed (e.g. ``"IOS-XE default WRED thresholds"``);
 * ``not_modelled`` -- constructs of the configuration the model leaves out, each with its effect;
 * ``classes[].match`` -- classification by something other than DSCP (IP precedence, MPLS EXP, CoS,
-  qos-group). Each class declares its own traffic, so classification changes no number; the DSCPs of a
-  class name its drop precedences;
-* ``shaper`` -- a parent shaper (rate, Bc, Tc) as the port's server. Refused at evaluation (one line, exit
-  2) until a method models it: its rate would replace the link rate and ``Tc`` add a latency.
+  qos-group). Each class declares its own traffic, so classification changes no number.
+
+A class's ``dscp`` lists every DSCP it matches (any number: a class matching IP precedence 5 matches eight);
+its ``precedences`` -- at most three of them, the drop precedences the droppers and markers tell apart, green
+first -- default to the ``dscp`` list itself when that has at most three entries (:func:`precedences`).
+
+Class names are what routers allow (letters, digits and most punctuation: ``VOICE.RTP``, ``AF4:video``,
+``q/1``); a name heads its metrics (``VOICE.RTP.delay.p99``) and addresses its parameters
+(``classes.VOICE.RTP.police.cir``), both read against the port's own class names (the longest that fits), or
+quoted (``classes."VOICE.RTP".police.cir``) -- :func:`qosbound.scenario.path_parts`.
 """
 
 from __future__ import annotations
@@ -34,24 +40,29 @@ from qosbound.systems.af.schema import Marker as AFMarker
 from qosbound.systems.af.schema import Threshold, check_marker, check_threshold
 from qosbound.systems.base import (MAX_BURST, MAX_RATE, MAX_TIME, Link, MethodsBase, PacketSimOptions, Strict,
                                    check_range)
-from qosbound.systems.port import dscp
+from qosbound import dscp
 from qosbound.systems.pq_txq import BESize, EFStream
 from qosbound.systems.pq_txq import ModelOptions as PQModelOptions
 from qosbound.systems.pq_txq import TxQ
-from qosbound.units import parse_quantity
+from qosbound.units import format_exact, parse_quantity
 
 __all__ = ["PortLink", "Ring", "Action", "Police", "Marker", "Dropper", "Traffic", "Match", "TrafficClass",
            "Scheduler", "Shaper", "NotModelled", "Metrics", "ClosedFormOptions", "ModelOptions", "SimOptions",
            "Methods", "Scenario",
            "DEFAULT_CLASS", "CLASS_NAME", "MAX_PRECEDENCES", "MAX_QUEUE", "MAX_CLASSES", "MAX_STREAMS",
            "parse_bandwidth", "parse_action", "precedences",
-           "check_port", "priority_reservation", "offered_rate", "long_run_rate"]
+           "check_port", "priority_reservation", "offered_rate", "long_run_rate", "split_metric",
+           "check_slo_classes"]
 
 #: The class every port has, declared or not (what routers do): it gets the unreserved rest of the link.
 DEFAULT_CLASS = "class-default"
-#: Class names: they head metric names (``voice.delay.p99``), so no dots, spaces or '@'.
-CLASS_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_+-]*$")
-#: Most drop precedences (DSCPs) one class carries: the RED-family droppers and markers have three colours.
+#: Class names: what router configurations allow (letters, digits, ``_ - . : / + @ % & * ! ~ ^ $ ? #``), at most
+#: 100 characters; no spaces, quotes, brackets, commas, '=' or '|' (they separate fields of the command line,
+#: the reports and Markdown tables), and no empty dotted segment (no leading, trailing or double dot), so a
+#: metric or parameter path naming the class still reads back (:func:`qosbound.scenario.path_parts`).
+_NAME_CHAR = r"[^\s\x00-\x1f\x7f\"'`,;|=\[\]{}()<>\\]"
+CLASS_NAME = re.compile(rf"^(?!.*\.\.)(?!\.){_NAME_CHAR}{{1,100}}(?<!\.)$")
+#: Most drop precedences one class tells apart: the RED-family droppers and markers have three colours.
 MAX_PRECEDENCES = 3
 #: Largest queue limit and ring, packets or units (the simulator keeps arrays of these sizes), and most classes
 #: and streams (calls) of a port: beyond them a port is refused before anything is built.
@@ -132,7 +143,8 @@ def _action(v):
 class Police(Strict):
     """A policer on the class's arrivals, before its queue. One bucket (``cir``, ``cbs``): conform or exceed;
     ``ebs`` adds srTCM's excess bucket (RFC 2697) and ``pir``/``pbs`` make it trTCM (RFC 2698): conform,
-    exceed or violate. Each colour's action is ``drop``, ``transmit`` or ``set-dscp DSCP``."""
+    exceed or violate. Each colour's action is ``drop``, ``transmit`` or ``set-dscp DSCP`` (a precedence of the
+    class)."""
 
     cir: Rate = Field(description="committed information rate, bit/s")
     cbs: Size = Field(description="committed burst, bytes")
@@ -166,21 +178,26 @@ class Police(Strict):
 
 class Marker(AFMarker):
     """A marker on the class's arrivals (srTCM / trTCM / two-colour, colour-blind or colour-aware), as ``af``
-    has it: green, yellow and red become the class's first, second and third DSCP (a two-colour marker's
+    has it: green, yellow and red become the class's first, second and third precedence (a two-colour marker's
     red the last). Colour-aware, the pre-colour is the precedence the traffic arrives with (its ``mix``)."""
 
 
 class Dropper(Strict):
     """The class queue's drop policy: ``tail`` (drop at the queue limit only) or a RED-family dropper with
-    thresholds per DSCP of the class (as ``af`` has it: ``wred`` one average, ``rio`` and ``nred`` averages
-    over precedences, ``gentle`` RED)."""
+    thresholds per precedence of the class (as ``af`` has it: ``wred`` one average, ``rio`` and ``nred``
+    averages over precedences, ``gentle`` RED). Thresholds may also be given for DSCPs of the class that are
+    not among its precedences: no packet reaches the queue with those, so they change nothing. Thresholds
+    above the queue limit are accepted, as IOS accepts them: the average never exceeds the packets the queue
+    holds, so the queue limit drops first -- a ``max_th`` above it means the drop probability never reaches
+    ``1 / P_d`` before the queue is full, a ``min_th`` at or above it means RED never drops (tail drop only)."""
 
     mode: Literal["tail", "wred", "rio", "nred"] = "tail"
     gentle: bool = False
     alpha: float | None = Field(default=None, description="EWMA weight; default 2^-exponent")
     exponent: PositiveInt = Field(default=9, description="alpha = 2^-exponent (Cisco's default 9)")
-    thresholds: dict[str, Threshold] = Field(default_factory=dict, description="per DSCP of the class: min_th, "
-                                             "max_th (packets), P_d (mark-probability denominator)")
+    thresholds: dict[str, Threshold] = Field(default_factory=dict, description="per precedence (DSCP) of the "
+                                             "class: min_th, max_th (packets; above the queue limit the limit "
+                                             "drops first), P_d (mark-probability denominator)")
 
     @property
     def weight(self) -> float:
@@ -192,7 +209,7 @@ class Traffic(Strict):
     exponential`` of mean ``size``) and ``arrivals`` (``poisson``, ``cbr``, ``on-off``); or ``streams`` (a list,
     as ``pq_txq``'s EF aggregate); or ``calls`` identical CBR ``call`` streams with independent uniform phases;
     or ``saturated: true`` (always a packet waiting, sizes from ``size``/``sizes``). ``mix`` gives the fractions
-    of packets arriving with each of the class's DSCPs (in the order of ``dscp``)."""
+    of packets arriving with each of the class's precedences (in their order)."""
 
     rate: Rate | None = Field(default=None, description="offered rate on the wire, bit/s")
     size: PacketSize | None = Field(default=None, description="packet size on the wire, bytes (the mean for "
@@ -208,8 +225,8 @@ class Traffic(Strict):
     calls: int | None = Field(default=None, description="number of identical calls (CBR, random phases)")
     call: EFStream | None = Field(default=None, description="the per-call stream of 'calls'")
     saturated: bool | None = Field(default=None, description="the class always has a packet waiting")
-    mix: list[Probability] | None = Field(default=None, description="fraction of packets with each DSCP of the "
-                                          "class, in the order of 'dscp'")
+    mix: list[Probability] | None = Field(default=None, description="fraction of packets arriving with each "
+                                          "precedence of the class, in the order of 'precedences'")
 
     @field_validator("calls", mode="before")
     @classmethod
@@ -301,9 +318,15 @@ class TrafficClass(Strict):
     """One class of the port, in the order the policy lists it: either a strict-priority level or a weighted
     share, its queue, its drop policy, its meters, and what is offered to it."""
 
-    name: str = Field(description="class name; heads its metrics (voice.delay.p99)")
+    name: str = Field(description="class name; heads its metrics (voice.delay.p99); dots, dashes, colons and "
+                      "the other characters routers allow are accepted")
     dscp: list[str | int] = Field(default_factory=list, description="the DSCPs the class matches: names (EF, "
-                                  "AF41, CS5, DF) or numbers 0-63; its drop precedences, in order")
+                                  "AF41, CS5, DF) or numbers 0-63, any number of them")
+    precedences: list[str | int] | None = Field(default=None, description="its drop precedences: at most three "
+                                                "DSCPs, green first, that droppers, markers, remarks and 'mix' "
+                                                "tell apart (default: 'dscp' when it lists at most three; else "
+                                                "the AF codepoints it matches of its first AF class, or its first "
+                                                "DSCP)")
     match: Match | None = Field(default=None, description="reserved: classification by precedence, EXP, CoS or "
                                 "qos-group (no effect on the numbers)")
     priority: PositiveInt | None = Field(default=None, description="strict-priority level (1 = served first)")
@@ -325,11 +348,13 @@ class TrafficClass(Strict):
                              "effect)")
         return v
 
-    @field_validator("dscp", mode="before")
+    @field_validator("dscp", "precedences", mode="before")
     @classmethod
-    def _dscp(cls, v):
+    def _dscp(cls, v, info):
+        if v is None and info.field_name == "precedences":
+            return v
         if not isinstance(v, list):
-            raise ValueError("dscp is a list of DSCP names or numbers")
+            raise ValueError(f"{info.field_name} is a list of DSCP names or numbers")
         return [dscp.canonical(x) for x in v]
 
 
@@ -351,11 +376,16 @@ class Scheduler(Strict):
 
 
 class Shaper(Strict):
-    """Reserved: a parent shaper (``shape average`` with a child policy) as the port's server."""
+    """A parent shaper (``shape average`` over a child policy, a root ``tbf`` or htb class, a Junos
+    ``shaping-rate``) as the port's server: the scheduler is served at ``link.rate`` -- the shaper's rate -- by a
+    rate-latency server of latency ``Tc = Bc / rate`` (Cisco's interval shaper sends Bc per interval Tc). The
+    bounds take it as a port at the shaper's rate holding ``bc`` more bytes of work
+    (:mod:`qosbound.analytic.port`, the shaper); the simulator and the chains do not model it and refuse."""
 
-    rate: Rate = Field(description="shaped rate, bit/s")
-    bc: Size | None = Field(default=None, description="committed burst per interval, bytes")
-    tc: Time | None = Field(default=None, description="shaping interval, s")
+    rate: Rate | None = Field(default=None, description="shaped rate, bit/s: the port's link.rate (the child's "
+                              "percentages are of it); default link.rate")
+    bc: Size | None = Field(default=None, description="committed burst per interval, bytes (default rate x tc)")
+    tc: Time | None = Field(default=None, description="shaping interval, s (= bc / rate)")
 
 
 class NotModelled(Strict):
@@ -443,7 +473,8 @@ class Scenario(ScenarioBase):
     classes: list[TrafficClass] = Field(description="the classes, in the policy's order; class-default is added "
                                         "when not declared")
     scheduler: Scheduler = Field(default_factory=Scheduler)
-    shaper: Shaper | None = Field(default=None, description="reserved: a parent shaper (not modelled yet)")
+    shaper: Shaper | None = Field(default=None, description="a parent shaper serving the classes at link.rate "
+                                  "with a burst bc (closed forms only)")
     provenance: dict[str, str] = Field(default_factory=dict, description="reserved: field path -> file:line")
     assumed: dict[str, str] = Field(default_factory=dict, description="reserved: field path -> the platform "
                                     "default assumed there")
@@ -454,7 +485,46 @@ class Scenario(ScenarioBase):
     @model_validator(mode="after")
     def _check(self):
         check_port(self)
+        check_slo_classes(self)
         return self
+
+
+#: What follows the class name in a port metric (the class name itself may hold dots: ``VOICE.RTP.delay.p99``).
+_SUFFIX = re.compile(r"\.(?P<q>delay\.(?P<stat>mean|max|worst_case_mean|cobham_mean|p[0-9.eE+-]+|ccdf@.+)"
+                     r"|loss(?:\.police|\.queue)?|drop\.[^.]+|throughput|rate|aggregation_degree)$")
+
+
+def split_metric(metric: str, names=None) -> tuple[str, str]:
+    """(class name, quantity) of a port metric: ``'VOICE.RTP.delay.p99'`` -> ``('VOICE.RTP', 'delay.p99')``.
+    With the port's class ``names``, the class is the longest of them the metric starts with; without, what
+    precedes the longest quantity the grammar knows. ScenarioError for a metric that fits neither."""
+    if names is not None:
+        for n in sorted(names, key=len, reverse=True):
+            if metric.startswith(n + ".") and _SUFFIX.fullmatch("." + metric[len(n) + 1:]):
+                return n, metric[len(n) + 1:]
+    else:
+        for m in _SUFFIX.finditer(metric):  # the first match leaves the longest quantity
+            if m.start() > 0:
+                return metric[:m.start()], m.group("q")
+    raise ScenarioError(f"unknown metric '{metric}' for a port scenario; known per class X: X.delay.mean, "
+                        "X.delay.pNN, X.delay.ccdf@<time>, X.delay.max, X.loss, X.loss.police, X.loss.queue, "
+                        "X.drop.<DSCP>, X.throughput, X.rate", field="metric")
+
+
+def check_slo_classes(scn) -> None:
+    """Every SLO names a class of the port (its name read with dots and all: :func:`split_metric`); a
+    ScenarioError naming the SLO otherwise."""
+    names = [c.name for c in scn.classes] + ["class-default"]
+    for i, slo in enumerate(scn.slos):
+        try:
+            split_metric(slo.metric, names)
+        except ScenarioError:
+            try:
+                cls, _ = split_metric(slo.metric)
+            except ScenarioError as e:
+                raise ScenarioError(e.problem, field=f"slos[{i}].metric") from None
+            raise ScenarioError(f"the port has no class '{cls}' (it has {', '.join(names[:-1])})",
+                                field=f"slos[{i}].metric") from None
 
 
 def _at(c: TrafficClass, field: str = "") -> str:
@@ -462,8 +532,18 @@ def _at(c: TrafficClass, field: str = "") -> str:
 
 
 def precedences(c: TrafficClass) -> list[str]:
-    """The class's drop precedences: its DSCPs in order, or DF for a class matching none."""
-    return list(c.dscp) or ["DF"]
+    """The class's drop precedences, green first: ``precedences`` as given; else its DSCPs when it matches at
+    most three; else the AF codepoints it matches of the first AF class among its DSCPs (AFx1, AFx2, AFx3, in
+    drop-precedence order), or, with none, its first DSCP; DF for a class matching none."""
+    if c.precedences is not None:
+        return list(c.precedences)
+    if len(c.dscp) <= MAX_PRECEDENCES:
+        return list(c.dscp) or ["DF"]
+    first_af = next((d for d in c.dscp if dscp.af_drop_precedence(d) is not None), None)
+    if first_af is None:
+        return [c.dscp[0]]
+    return sorted((d for d in c.dscp if d[:3] == first_af[:3] and dscp.af_drop_precedence(d) is not None),
+                  key=dscp.af_drop_precedence)
 
 
 def check_port(scn: Scenario) -> None:
@@ -476,8 +556,9 @@ def check_port(scn: Scenario) -> None:
     names = set()
     for c in scn.classes:
         if not CLASS_NAME.match(c.name):
-            raise ScenarioError(f"class name {c.name!r}: use letters, digits, '_', '+' and '-' (it heads metric "
-                                "names such as voice.delay.p99)", field="classes")
+            raise ScenarioError(f"class name {c.name!r}: at most 100 letters, digits and punctuation, without "
+                                "spaces, quotes, brackets, ',', ';', '=', '|', a leading or trailing '.' or '..' "
+                                "(it heads metric names such as voice.delay.p99)", field="classes")
         if c.name in names:
             raise ScenarioError(f"two classes are named {c.name!r}", field="classes")
         names.add(c.name)
@@ -486,15 +567,54 @@ def check_port(scn: Scenario) -> None:
                 raise ScenarioError(f"DSCP {d} is matched by classes {seen[d]} and {c.name}: a packet must belong "
                                     "to one class", field=_at(c, "dscp"))
             seen[d] = c.name
+    for c in scn.classes:
+        if not c.dscp and c.precedences:  # a class matching no DSCP (class-default) takes the ones left
+            taken = [d for d in c.precedences if d in seen]
+            if taken:
+                raise ScenarioError(f"precedence {taken[0]} is a DSCP class {seen[taken[0]]} matches: a packet must "
+                                    "belong to one class", field=_at(c, "precedences"))
         _check_class(scn, c)
     forms = {parse_bandwidth(c.bandwidth)[0] for c in scn.classes if c.bandwidth is not None}
     if len(forms) > 1:
         raise ScenarioError(f"bandwidths mix the forms {', '.join(sorted(forms))}: a port uses one form (rates, "
                             "'N %', or 'remaining N %'), as routers require", field="classes")
     _check_ranges(scn)
+    _check_shaper(scn)
     levels = sorted({c.priority for c in scn.classes if c.priority is not None})
     _check_rates(scn, forms.pop() if forms else None, levels)
     _check_times(scn)
+
+
+def shaper_burst(scn: Scenario) -> float:
+    """The parent shaper's burst Bc, bytes: ``bc``, else ``rate x tc``; 0 without a shaper."""
+    sh = scn.shaper
+    if sh is None:
+        return 0.0
+    if sh.bc is not None:
+        return float(sh.bc)
+    return float(scn.link.rate) * float(sh.tc) / 8.0
+
+
+def _check_shaper(scn: Scenario) -> None:
+    """The shaper's rate is the port's (``link.rate``: the child policy's percentages are of it), its burst is
+    given by ``bc`` or ``tc``, and the two agree when both are (within 1 %, as configurations round them)."""
+    sh = scn.shaper
+    if sh is None:
+        return
+    C = float(scn.link.rate)
+    if sh.rate is not None and abs(float(sh.rate) - C) > 1e-9 * C:
+        raise ScenarioError(f"the shaper's rate ({format_exact(float(sh.rate), 'rate')}) differs from link.rate "
+                            f"({format_exact(C, 'rate')}): link.rate is the rate the shaper serves the classes at (the "
+                            "interface's own rate does not enter the port)", field="shaper.rate")
+    if sh.bc is None and sh.tc is None:
+        raise ScenarioError("give the shaper's burst: bc (bytes per interval) or tc (the interval)", field="shaper")
+    if sh.bc is not None:
+        check_range(sh.bc, 1.0, MAX_BURST, "shaper burst", "B", "shaper.bc")
+        if sh.tc is not None and abs(8.0 * float(sh.bc) / C - float(sh.tc)) > 0.01 * float(sh.tc):
+            raise ScenarioError(f"bc = {sh.bc:g} B at {format_exact(C, 'rate')} is an interval of "
+                                f"{8.0 * float(sh.bc) / C:.6g} s, not tc = {sh.tc:g} s", field="shaper.tc")
+    else:
+        check_range(sh.tc, None, MAX_TIME, "shaping interval", "s", "shaper.tc")
 
 
 #: The smallest packet a port takes, bytes (an exponential size law is drawn at least this large).
@@ -577,10 +697,20 @@ def _check_class(scn: Scenario, c: TrafficClass) -> None:
             parse_bandwidth(c.bandwidth)
         except ScenarioError as e:
             raise ScenarioError(e.problem, field=_at(c, "bandwidth")) from None
+    for what, codes in (("dscp", c.dscp), ("precedences", c.precedences or [])):
+        twice = [d for k, d in enumerate(codes) if d in codes[:k]]
+        if twice:
+            raise ScenarioError(f"DSCP {twice[0]} is listed twice", field=_at(c, what))
     prec = precedences(c)
-    if len(prec) > MAX_PRECEDENCES:
-        raise ScenarioError(f"{len(prec)} DSCPs: a class carries at most {MAX_PRECEDENCES} drop precedences (the "
-                            "droppers' and markers' colours)", field=_at(c, "dscp"))
+    if not prec or len(prec) > MAX_PRECEDENCES:
+        raise ScenarioError(f"{len(prec)} precedences: a class tells apart one to {MAX_PRECEDENCES} drop "
+                            "precedences (the droppers' and markers' colours); its 'dscp' may list any number of "
+                            "DSCPs", field=_at(c, "precedences"))
+    if c.dscp:
+        strays = [d for d in prec if d not in c.dscp]
+        if strays:
+            raise ScenarioError(f"precedence {strays[0]} is not one of the DSCPs the class matches "
+                                f"({', '.join(c.dscp)})", field=_at(c, "precedences"))
     t = c.traffic
     if t is not None:
         if t.is_saturated and c.priority is not None:
@@ -588,7 +718,7 @@ def _check_class(scn: Scenario, c: TrafficClass) -> None:
                                 field=_at(c, "traffic.saturated"))
         if t.mix is not None:
             if len(t.mix) != len(prec) or abs(sum(t.mix) - 1.0) > 1e-9:
-                raise ScenarioError(f"mix gives the fractions of the class's {len(prec)} DSCP(s) "
+                raise ScenarioError(f"mix gives the fractions of the class's {len(prec)} precedence(s) "
                                     f"({', '.join(prec)}): {len(prec)} numbers summing to 1",
                                     field=_at(c, "traffic.mix"))
     d = c.dropper
@@ -605,17 +735,14 @@ def _check_class(scn: Scenario, c: TrafficClass) -> None:
                 name = dscp.canonical(k)
             except ValueError as e:
                 raise ScenarioError(str(e), field=_at(c, f"dropper.thresholds.{k}")) from None
-            if name not in prec:
-                raise ScenarioError(f"{k} is not one of the class's DSCPs ({', '.join(prec)})",
+            if name not in prec and name not in c.dscp:
+                raise ScenarioError(f"{k} is not one of the class's DSCPs ({', '.join(c.dscp or prec)})",
                                     field=_at(c, f"dropper.thresholds.{k}"))
             check_threshold(th, _at(c, f"dropper.thresholds.{k}"))
-            if th.max_th > c.queue_limit:
-                raise ScenarioError(f"max_th = {th.max_th:g} is above the queue limit of {c.queue_limit} packets",
-                                    field=_at(c, f"dropper.thresholds.{k}.max_th"))
             keys[name] = th
         missing = [p for p in prec if p not in keys]
         if missing:
-            raise ScenarioError(f"give thresholds for every DSCP of the class: {', '.join(missing)} missing",
+            raise ScenarioError(f"give thresholds for every precedence of the class: {', '.join(missing)} missing",
                                 field=_at(c, "dropper.thresholds"))
     if c.marker is not None:
         m = c.marker
@@ -625,9 +752,9 @@ def _check_class(scn: Scenario, c: TrafficClass) -> None:
                                 field=_at(c, "marker.precolour"))
         need = 2 if m.kind == "two-colour" else 3
         if len(prec) < need:
-            raise ScenarioError(f"a {m.kind} marker colours packets with {need} DSCPs of the class (green, "
-                                f"{'yellow, ' if need == 3 else ''}red, in the order of 'dscp'); the class lists "
-                                f"{len(prec)}", field=_at(c, "marker"))
+            raise ScenarioError(f"a {m.kind} marker colours packets with {need} precedences of the class (green, "
+                                f"{'yellow, ' if need == 3 else ''}red, in the order of its precedences); the class "
+                                f"has {len(prec)}", field=_at(c, "marker"))
     if c.police is not None:
         _check_police(c)
 
@@ -658,7 +785,7 @@ def _check_police(c: TrafficClass) -> None:
     for name, a in zip(("conform", "exceed", "violate"), p.actions()):
         if a.action == "remark" and a.dscp not in prec:
             raise ScenarioError(f"set-dscp {a.dscp}: the packet stays in this class, so its new DSCP must be one of "
-                                f"the class's ({', '.join(prec)})", field=f"{at}.{name}")
+                                f"the class's precedences ({', '.join(prec)})", field=f"{at}.{name}")
 
 
 def priority_reservation(c: TrafficClass) -> float:

@@ -19,6 +19,10 @@ def understood_inputs(scn: Scenario) -> Inputs:
     the file by their index (``classes.0.police.cir``)."""
     port = port_of(scn)
     e = Echo(scn, port.rate).quantity("link.rate", port.rate, "rate")
+    if port.shaper_burst:
+        e.quantity("shaper.bc", port.shaper_burst, "size", path=None,
+                   note=f"a parent shaper at the link rate: Tc = {8e3 * port.shaper_burst / port.rate:.6g} ms "
+                        "(closed forms only)")
     if port.ring is None:
         e.text("txq", "none", note="the scheduler hands the wire one packet at a time")
     else:

@@ -1,0 +1,92 @@
+"""End-to-end network-calculus formulas for a flow crossing ports in tandem: the FIFO residual service a flow
+gets inside its class aggregate, a flow's arrival curve after a hop, and the two end-to-end bounds built from
+them (total flow analysis, separated flow analysis).
+
+Sources: J.-Y. Le Boudec and P. Thiran, *Network Calculus*, Springer LNCS 2050, 2001 (LBT): Theorem 1.4.2
+(delay bound), Theorem 1.4.6 (concatenation of service curves), Section 1.4.3 and Theorem 1.4.3 (output
+bound), Section 6.2.2 (FIFO minimum service curves, with their rate-latency case: a FIFO aggregate served
+with ``beta_{R,T}``, the other flows constrained by ``gamma_{r,b}``, offers one flow ``beta_{R - r, T + b/R}``);
+J. B. Schmitt and F. A. Zdarsky, "The DISCO network calculator -- a toolbox for worst case analysis", VALUETOOLS
+2006 (TFA and SFA as named here); A. Bouillard, M. Boyer and E. Le Corronc, *Deterministic Network Calculus*,
+Wiley-ISTE 2018, Chapter 7 (the same analyses on feed-forward networks).
+
+Units as in :mod:`qosbound.analytic.curves`: bytes, bit/s, seconds (the factor 8 between bytes and bits).
+
+**Output after a hop.** A flow whose packets each spend at most ``D`` s at a server (arrival to last bit out),
+with arrival curve ``alpha`` at its input, has ``alpha(t + D)`` at its output: the packets leaving in a closed
+window ``[s, t]`` arrived in ``[s - D, t]``. For a token bucket ``(b, r)`` that is ``(b + r D / 8, r)``
+(:data:`shifted_burst_expr`). A propagation delay shifts every packet by the same time and changes no curve.
+
+**FIFO residual** (LBT Section 6.2.2). In a FIFO aggregate with service curve ``beta_{R,T}`` whose other flows
+have the token bucket ``(b_x, r_x)``, ``r_x < R``, the flow of interest has the rate-latency service curve
+``(R - r_x, T + 8 b_x / R)`` (:data:`fifo_residual_rate_expr`, :data:`fifo_residual_latency_expr`).
+
+**TFA** (total flow analysis): the sum over the hops of each hop's delay bound, each computed for the class
+aggregate with every flow's arrival curve propagated to that hop (bursts grow hop by hop), plus the links'
+propagation delays.
+
+**SFA** (separated flow analysis, pay bursts only once): the flow's residual services concatenated (LBT Theorem
+1.4.6: ``(min R_h, sum T_h)``), the delay bound of its source curve through that one server (LBT Theorem 1.4.2:
+``sum T_h + 8 e / min R_h``, ``e`` the source curve's burst against ``min R_h``), plus the propagation delays
+(:data:`sfa_delay_expr` with the sums done by the caller) -- and one packet per hop after the first. A port's
+class guarantee is per packet (its last bit leaves by ``max_m (a_m + T + 8 sum_{j=m..n} L_j / R)``, a
+guaranteed-rate node), which is a rate-latency service element followed by a packetizer (LBT Theorem 2.1.3); a
+packetizer holds back at most one packet of the flow, ``L`` bytes (LBT Section 1.7), so between the ``K`` hops the
+``K - 1`` packetizers lower the concatenated service by ``(K - 1) L`` bytes: ``sum T_h + 8 (e + (K - 1) L) / min
+R_h``. (The last packetizer adds nothing: the delay runs to the last bit.)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy as sp
+
+__all__ = ["b", "r", "D", "R", "T", "b_x", "r_x", "e", "K", "L", "shifted_burst_expr", "fifo_residual_rate_expr",
+           "fifo_residual_latency_expr", "sfa_delay_expr", "shifted_burst", "fifo_residual", "sfa_delay"]
+
+b = sp.Symbol("b", nonnegative=True)  # bytes, a token bucket's depth
+r = sp.Symbol("r", nonnegative=True)  # bit/s, its rate
+D = sp.Symbol("D", nonnegative=True)  # s, a hop's delay bound
+R = sp.Symbol("R", positive=True)  # bit/s, a service rate
+T = sp.Symbol("T", nonnegative=True)  # s, a service latency
+b_x = sp.Symbol("b_x", nonnegative=True)  # bytes, the other flows' burst in the FIFO aggregate
+r_x = sp.Symbol("r_x", nonnegative=True)  # bit/s, their rate (r_x < R)
+e = sp.Symbol("e", nonnegative=True)  # bytes, the flow's burst against the end-to-end rate
+K = sp.Symbol("K", positive=True, integer=True)  # hops
+L = sp.Symbol("L", positive=True)  # bytes, the flow's largest packet
+
+#: Depth of a token bucket after a hop of delay bound D, bytes (LBT Section 1.4.3).
+shifted_burst_expr = b + r * D / 8
+#: FIFO residual service of one flow in an aggregate (LBT Section 6.2.2), bit/s and s.
+fifo_residual_rate_expr = R - r_x
+fifo_residual_latency_expr = T + 8 * b_x / R
+#: SFA's end-to-end bound through the concatenated service (R, T) of K hops (LBT Theorems 1.4.6, 1.4.2, 2.1.3), s.
+sfa_delay_expr = T + 8 * (e + (K - 1) * L) / R
+
+
+@lru_cache(maxsize=None)
+def _fn(name: str):
+    table = {"shifted": ((b, r, D), shifted_burst_expr),
+             "res_rate": ((R, r_x), fifo_residual_rate_expr),
+             "res_latency": ((T, b_x, R), fifo_residual_latency_expr),
+             "sfa": ((T, e, R, K, L), sfa_delay_expr)}
+    args, expr = table[name]
+    return sp.lambdify(args, expr, "math")
+
+
+def shifted_burst(burst: float, rate: float, delay: float) -> float:
+    """The depth of bucket ``(burst, rate)`` after a hop of delay bound ``delay``, bytes."""
+    return float(_fn("shifted")(burst, rate, delay))
+
+
+def fifo_residual(rate: float, latency: float, cross_burst: float, cross_rate: float) -> tuple[float, float]:
+    """(rate bit/s, latency s) one flow of a FIFO aggregate served at ``(rate, latency)`` gets when the other
+    flows have the bucket ``(cross_burst, cross_rate)``; requires ``cross_rate < rate``."""
+    return float(_fn("res_rate")(rate, cross_rate)), float(_fn("res_latency")(latency, cross_burst, rate))
+
+
+def sfa_delay(latency: float, burst: float, rate: float, hops: int, largest: float) -> float:
+    """``T + 8 (e + (K - 1) L) / R``, s: the flow's delay bound through the concatenated service of ``hops`` hops,
+    ``largest`` its largest packet."""
+    return float(_fn("sfa")(latency, burst, rate, hops, largest))

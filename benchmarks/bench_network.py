@@ -1,0 +1,117 @@
+"""Benchmark of the network system: end-to-end bounds at scale, and the chained simulator's packet-hop rate.
+
+Prints (CPU time of this process, one thread, and wall-clock beside it; the machine may be shared, so the CPU
+figures are the ones to compare):
+
+1. bounds: a generated network of ``--ports`` ports and ``--flows`` flows (qosbound.systems.network.generate:
+   11 layers of 10 routers, every router linked to every router of the next layer, flows down random paths of
+   1-4 hops, voice calls and Poisson or CBR data) written as YAML, then loaded (YAML, validation, the network
+   built: routes, classes, 1,000 ports) and bounded (TFA and SFA for every flow) -- target <= 10 s on one core,
+   loading included;
+2. the chained simulator (qosbound.validation.network_sim): packet-hops per CPU second on examples/network_wan.yaml
+   and on a generated mesh of 40 ports and 400 flows, beside the port kernel's own rate in trace mode on the WAN's
+   core port fed the same packets (the share of the time the chaining costs).
+
+Run: ``python benchmarks/bench_network.py [--ports 1000 --flows 10000] [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import _common  # noqa: E402,F401 - one BLAS thread
+from qosbound.scenario import build, load  # noqa: E402
+from qosbound.systems.network import network  # noqa: E402
+from qosbound.systems.network.bounds import analyse  # noqa: E402
+from qosbound.systems.network.generate import random_network  # noqa: E402
+from qosbound.systems.network.simulated import network_config  # noqa: E402
+from qosbound.validation.network_sim import simulate  # noqa: E402
+
+
+def _clock():
+    return time.process_time(), time.perf_counter()
+
+
+def bounds(ports: int, flows: int) -> None:
+    width = 10
+    layers = max(2, int(round(ports / width ** 2)) + 1)
+    raw = random_network(layers, width, flows, seed=1)
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "net.yaml"
+        f.write_text(yaml.safe_dump(raw, sort_keys=False))
+        size = f.stat().st_size
+        c0, w0 = _clock()
+        scn = load(f)
+        net = network(scn)
+        c1, w1 = _clock()
+        nb = analyse(net)
+        c2, w2 = _clock()
+    bounded = [fb for fb in nb.flows.values() if math.isfinite(fb.best)]
+    sfa = sum(fb.sfa < fb.tfa for fb in bounded)
+    print(f"bounds: {len(net.ports)} ports, {len(net.flows)} flows, {size / 1e6:.2f} MB of YAML")
+    print(f"  load + build {c1 - c0:.2f} s CPU ({w1 - w0:.2f} s wall); TFA + SFA {c2 - c1:.2f} s CPU "
+          f"({w2 - w1:.2f} s wall); total {c2 - c0:.2f} s CPU, target <= 10 s")
+    print(f"  {len(bounded)} flows bounded; SFA the tighter for {sfa}, TFA for {len(bounded) - sfa}")
+
+
+def _rate(cfg, duration: float, reps: int, seed: int) -> tuple[float, int, float]:
+    simulate(cfg, min(duration, 0.5), 2, seed)  # compile and warm
+    c0, w0 = _clock()
+    _, hops = simulate(cfg, duration, reps, seed)
+    c1, w1 = _clock()
+    return hops / (c1 - c0), hops, hops / (w1 - w0)
+
+
+def kernel_share(cfg) -> float:
+    """The port kernel's packets per CPU second on the WAN's core port fed a recorded arrival sequence."""
+    from qosbound.validation.network_sim import _run_port  # the feed-mode call the chain makes
+
+    rng = np.random.default_rng(1)
+    p = 1  # core-1->core-2, in the network's feed-forward order
+    port = cfg.ports[p]
+    n = 2_000_000
+    t = np.cumsum(rng.exponential(1.0 / 60_000.0, n))
+    cls = np.where(rng.random(n) < 0.35, 0, 1).astype(np.int64)
+    size = np.where(cls == 0, 200.0, rng.choice([40.0, 576.0, 1500.0], n, p=[0.5833, 0.3334, 0.0833]))
+    prec = np.zeros(n, np.int64)
+    _run_port(rng, port, t[:1000], cls[:1000], size[:1000], prec[:1000], float(t[999]), 0)
+    c0, _ = _clock()
+    _run_port(rng, port, t, cls, size, prec, float(t[-1]), 0)
+    c1, _ = _clock()
+    return n / (c1 - c0)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ports", type=int, default=1000)
+    ap.add_argument("--flows", type=int, default=10000)
+    ap.add_argument("--quick", action="store_true", help="a tenth of the sizes")
+    a = ap.parse_args(argv)
+    q = 10 if a.quick else 1
+    bounds(a.ports // q, a.flows // q)
+    wan = network_config(network(load(ROOT / "examples" / "network_wan.yaml")))
+    r, hops, rw = _rate(wan, 20.0 / q, 4, 1)
+    print(f"simulator: WAN example {hops:,} packet-hops: {r:.3g} packet-hops per CPU second ({rw:.3g} per wall "
+          "second)")
+    mesh = network_config(network(build(random_network(5, 4, 400, seed=2, rates=(10e6, 100e6)))))
+    r2, hops2, rw2 = _rate(mesh, 5.0 / q, 2, 2)
+    print(f"simulator: mesh of {len(mesh.ports)} ports, 400 flows, {hops2:,} packet-hops: {r2:.3g} per CPU second "
+          f"({rw2:.3g} per wall second)")
+    k = kernel_share(wan)
+    print(f"port kernel alone (trace mode, fed, the WAN's core port): {k:.3g} packets per CPU second; the chained "
+          f"simulator runs at {r / k:.2f} of it on the WAN")
+
+
+if __name__ == "__main__":
+    main()

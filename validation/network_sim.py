@@ -1,0 +1,287 @@
+"""The chained network simulator: every port is the port kernel (:func:`qosbound.validation.port_kernels.run_port`)
+in feed mode, run once per replication in a feed-forward order of the ports, each fed the packets its upstream
+ports sent (their departure, the last bit on the wire, plus the link's propagation delay) and those the flows
+starting there generate.
+
+Semantics (the port's, :mod:`qosbound.validation.port_kernels`, at every port; here what the chaining adds):
+
+* **Sources** at a flow's first port, on ``[0, H)`` s: Poisson (exponential gaps from 0), CBR (one packet every
+  ``8 E[L] / rate`` s from a phase uniform over one period unless given; ``calls`` copies with independent
+  phases), on-off (a CBR clock at the peak rate with a uniform phase, its ticks kept while an alternating
+  process of exponential on and off periods, started in its stationary state, is on); sizes drawn per packet
+  from the flow's law (exponential: at least 1 B, at most 65535 B). A **saturated** flow is its class's
+  saturated traffic at its first port (it must be alone in that class there) until ``H``; the packets that port
+  sends go on along its path as any other.
+* **Forwarding.** A packet leaving port ``p`` at ``d`` (its last bit on the wire) arrives at the next port of
+  its path at ``d + delay_p``; a packet dropped at a port goes no further. Packets arriving at one port at the
+  same instant are fed in the order of the flows crossing it (then their own order).
+* **End-to-end delay** of a delivered packet: its departure from its last port plus that link's propagation
+  delay, less its arrival at its first port. Packets whose first arrival lies in the first ``warmup`` or the last
+  ``cooldown`` fraction of ``[0, H)`` are forwarded (they load the ports) but not counted.
+* **Replications** are independent: replication ``r`` uses the ``r``-th of ``SeedSequence(seed).spawn(R)``,
+  spawned again into one Generator per flow's sources and one per port.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from qosbound.errors import ScenarioError
+from qosbound.validation.port_kernels import N_CS, N_G, run_port
+from qosbound.validation.port_sim import PortConfig
+from qosbound.validation.stats import seed_sequences
+
+__all__ = ["SourceSpec", "FlowSpec", "NetworkConfig", "FlowSample", "simulate", "generate", "POISSON", "CBR",
+           "ON_OFF", "SATURATED"]
+
+POISSON, CBR, ON_OFF, SATURATED = 0, 1, 2, 3
+_EMPTY_I = np.zeros(0, np.int64)
+_EMPTY_F = np.zeros(0, np.float64)
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """One stream of a flow: ``kind``, ``rate`` (bit/s per copy; the mean for on-off), ``count`` copies, sizes
+    (bytes) with their probabilities or ``exponential`` of mean ``sizes[0]``, ``phase`` (s; None: random),
+    ``on``/``off`` mean periods (s)."""
+
+    kind: int
+    rate: float
+    sizes: tuple
+    probs: tuple
+    exponential: bool = False
+    count: int = 1
+    phase: float | None = None
+    on: float = 0.0
+    off: float = 0.0
+
+    @property
+    def mean(self) -> float:
+        return self.sizes[0] if self.exponential else float(np.dot(self.sizes, self.probs))
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    """A flow: its hops as (port index, class index, precedence index) and its sources at the first hop."""
+
+    ports: tuple
+    classes: tuple
+    precs: tuple
+    sources: tuple
+    saturated: bool = False
+
+
+@dataclass
+class NetworkConfig:
+    """Ports in a feed-forward order (each a :class:`PortConfig`, a saturated flow's class saturated at its first
+    port), the propagation delay after each (s), and the flows."""
+
+    ports: list
+    prop: np.ndarray
+    flows: list
+    members: list = field(default_factory=list)  # per port: (flow, hop) pairs, filled by check()
+
+    def check(self) -> None:
+        P = len(self.ports)
+        self.members = [[] for _ in range(P)]
+        for k, f in enumerate(self.flows):
+            for h, p in enumerate(f.ports):
+                if h > 0 and not self.order_ok(f.ports[h - 1], p):
+                    raise ScenarioError(f"flow {k}: port {p} comes before port {f.ports[h - 1]} in the order given: "
+                                        "the ports must be in a feed-forward order", field="flows")
+                self.members[p].append((k, h))
+
+    @staticmethod
+    def order_ok(a: int, b: int) -> bool:
+        return a < b
+
+
+@dataclass
+class FlowSample:
+    """Per replication and flow: the counted packets' end-to-end delays (s, delivered ones), how many were
+    counted and lost, the delivered bytes, each hop's largest delay (s), the counted window (s), and how many
+    counted packets each hop dropped."""
+
+    delays: list
+    sent: np.ndarray
+    lost: np.ndarray
+    bytes: np.ndarray
+    hop_max: np.ndarray  # (R, hops)
+    window: float
+    hop_lost: np.ndarray | None = None  # (R, hops): counted packets dropped at each hop
+
+
+def _sizes(rng, s: SourceSpec, n: int) -> np.ndarray:
+    if s.exponential:
+        return np.clip(rng.exponential(s.sizes[0], n), 1.0, 65535.0)
+    if len(s.sizes) == 1:
+        return np.full(n, float(s.sizes[0]))
+    return rng.choice(np.asarray(s.sizes, float), n, p=np.asarray(s.probs, float) / np.sum(s.probs))
+
+
+def _clock(rng, period: float, H: float, phase: float | None) -> np.ndarray:
+    ph = rng.random() * period if phase is None else phase
+    n = int(math.ceil((H - ph) / period)) if ph < H else 0
+    return ph + period * np.arange(max(n, 0), dtype=np.float64)
+
+
+def generate(rng, s: SourceSpec, H: float) -> tuple[np.ndarray, np.ndarray]:
+    """(arrival times s, sizes B) of one stream (all its copies) on ``[0, H)``, unsorted across copies."""
+    pkts = s.rate / (8.0 * s.mean)  # packets/s of one copy
+    if s.kind == POISSON:
+        out, t0 = [], 0.0
+        while True:
+            n = int(pkts * (H - t0) + 6.0 * math.sqrt(pkts * (H - t0) + 1.0) + 16)
+            t = t0 + np.cumsum(rng.exponential(1.0 / pkts, n))
+            out.append(t[t < H])
+            if t[-1] >= H:
+                break
+            t0 = float(t[-1])
+        times = np.concatenate(out)
+    elif s.kind == CBR:
+        times = np.concatenate([_clock(rng, 1.0 / pkts, H, s.phase) for _ in range(s.count)])
+    elif s.kind == ON_OFF:
+        peak = pkts * (s.on + s.off) / s.on
+        ticks = _clock(rng, 1.0 / peak, H, None)
+        on = rng.random() < s.on / (s.on + s.off)
+        bounds, t, state = [], 0.0, on
+        t = rng.exponential(s.on if state else s.off)
+        bounds.append(t)
+        while t < H:
+            state = not state
+            t += rng.exponential(s.on if state else s.off)
+            bounds.append(t)
+        idx = np.searchsorted(np.asarray(bounds), ticks, side="right")
+        keep = (idx % 2 == 0) == on
+        times = ticks[keep]
+    else:
+        raise ScenarioError("a saturated flow has no source times", field="traffic")
+    return times, _sizes(rng, s, times.shape[0])
+
+
+def _source(rng, f: FlowSpec, H: float) -> tuple[np.ndarray, np.ndarray]:
+    ts, ss = [], []
+    for s in f.sources:
+        t, z = generate(rng, s, H)
+        ts.append(t)
+        ss.append(z)
+    t = np.concatenate(ts) if ts else _EMPTY_F
+    z = np.concatenate(ss) if ss else _EMPTY_F
+    o = np.argsort(t, kind="stable")
+    return t[o], z[o]
+
+
+def _run_port(rng, cfg: PortConfig, t: np.ndarray, cls: np.ndarray, size: np.ndarray, prec: np.ndarray,
+              H: float, extra: int):
+    """The port fed the packets (t s sorted; cls, size, prec); ``extra`` rows for its saturated class's packets.
+    Returns (departures s of the fed packets, NaN when dropped; the saturated rows as (arr, dep, size))."""
+    tick = cfg.tick
+    n = t.shape[0]
+    rows_max = n + extra
+    tr = (np.zeros(rows_max, np.int64), np.zeros(rows_max, np.int64), np.zeros(rows_max), np.zeros(rows_max),
+          np.full(rows_max, np.nan), np.zeros(rows_max, np.bool_))
+    m = cfg.classes
+    # a fed port keeps no delay statistics: its histograms are never written, so one bin each is enough
+    out = (np.zeros((m, N_CS)), np.zeros((m, 3, 2)), np.zeros((m, 1), np.int64), np.zeros((m, 1)), np.zeros((m, 1)),
+           np.zeros((m, 0), np.int64), np.zeros(N_G))
+    args = list(cfg.args())
+    # no sources: the feed is every arrival (src_cls .. src_off are the 13th to 19th arrays)
+    args[12:19] = [_EMPTY_I, _EMPTY_I, _EMPTY_F, _EMPTY_I, _EMPTY_F, _EMPTY_F, _EMPTY_F]
+    rows = run_port(rng, cfg.Q_t, float(cfg.unit), bool(cfg.per_packet), bool(cfg.incl_ring), 0, 0,
+                    np.int64(rows_max), *args, _EMPTY_F, *out, *tr, t / tick, cls, size, prec, H / tick)
+    dep = np.where(tr[5][:n], np.nan, tr[4][:n] * tick)
+    sat = (tr[3][n:rows] * tick, tr[4][n:rows] * tick, tr[2][n:rows])
+    return dep, sat
+
+
+def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup: float = 0.05,
+             cooldown: float = 0.05, advance=None) -> tuple[FlowSample, int]:
+    """``replications`` runs of ``H`` simulated seconds; per flow its :class:`FlowSample`, and the packet-hops
+    simulated (module docstring)."""
+    net.check()
+    P = len(net.ports)
+    F = len(net.flows)
+    lo, hi = warmup * H, (1.0 - cooldown) * H
+    samples = [FlowSample([], np.zeros(replications), np.zeros(replications), np.zeros(replications),
+                          np.zeros((replications, len(f.ports))), hi - lo, np.zeros((replications, len(f.ports))))
+               for f in net.flows]
+    sat_at = {}
+    for k, f in enumerate(net.flows):
+        if f.saturated:
+            sat_at[(f.ports[0], f.classes[0])] = k
+    hops_total = 0
+    for r, seq in enumerate(seed_sequences(seed, replications)):
+        kids = seq.spawn(F + P)
+        t_first = [None] * F
+        t_cur = [None] * F
+        size = [None] * F
+        alive = [None] * F
+        for k, f in enumerate(net.flows):
+            if not f.saturated:
+                t_first[k], size[k] = _source(np.random.Generator(np.random.PCG64(kids[k])), f, H)
+                t_cur[k] = t_first[k].copy()
+                alive[k] = np.ones(t_first[k].shape[0], np.bool_)
+        for p in range(P):
+            cfg = net.ports[p]
+            ts, cs, zs, ps, who = [], [], [], [], []
+            for k, h in net.members[p]:
+                f = net.flows[k]
+                if f.saturated and h == 0:
+                    continue
+                idx = np.flatnonzero(alive[k])
+                ts.append(t_cur[k][idx])
+                zs.append(size[k][idx])
+                cs.append(np.full(idx.shape[0], f.classes[h], np.int64))
+                ps.append(np.full(idx.shape[0], f.precs[h], np.int64))
+                who.append((k, h, idx))
+            t = np.concatenate(ts) if ts else _EMPTY_F
+            order = np.argsort(t, kind="stable")
+            extra = 0
+            sat_here = [(c, k) for (pp, c), k in sat_at.items() if pp == p]
+            if sat_here:
+                smallest = min(min(s.sizes) if not s.exponential else 1.0 for _, k in sat_here
+                               for s in net.flows[k].sources)
+                extra = int(H * cfg.C / 8.0 / smallest) + cfg.Q_t + 16
+            rng = np.random.Generator(np.random.PCG64(kids[F + p]))
+            cls = np.concatenate(cs)[order] if cs else _EMPTY_I
+            zz = np.concatenate(zs)[order] if zs else _EMPTY_F
+            pr = np.concatenate(ps)[order] if ps else _EMPTY_I
+            dep_sorted, sat = _run_port(rng, cfg, t[order], cls, zz, pr, H, extra)
+            dep = np.empty_like(dep_sorted)
+            dep[order] = dep_sorted
+            hops_total += t.shape[0] + sat[0].shape[0]
+            off = 0
+            for k, h, idx in who:
+                n = idx.shape[0]
+                d = dep[off:off + n]
+                arr = t[off:off + n]
+                off += n
+                ok = ~np.isnan(d)
+                counted = (t_first[k][idx] >= lo) & (t_first[k][idx] < hi)
+                samples[k].hop_lost[r, h] += np.count_nonzero(counted & ~ok)
+                cnt = counted & ok
+                if cnt.any():
+                    samples[k].hop_max[r, h] = max(samples[k].hop_max[r, h], float(np.max(d[cnt] - arr[cnt])))
+                alive[k][idx[~ok]] = False
+                t_cur[k][idx[ok]] = d[ok] + net.prop[p]
+            for c, k in sat_here:  # the saturated flow's packets, from their admission at its first port
+                arr, d, z = sat
+                keep = ~np.isnan(d)
+                t_first[k] = arr
+                size[k] = z
+                alive[k] = keep.copy()
+                t_cur[k] = np.where(keep, d + net.prop[p], np.nan)
+        for k, f in enumerate(net.flows):
+            s = samples[k]
+            cnt = (t_first[k] >= lo) & (t_first[k] < hi)
+            ok = cnt & alive[k]
+            s.sent[r] = cnt.sum()
+            s.lost[r] = (cnt & ~alive[k]).sum()
+            s.bytes[r] = size[k][ok].sum()
+            s.delays.append(t_cur[k][ok] - t_first[k][ok])
+        if advance is not None:
+            advance(1)
+    return samples, hops_total
