@@ -116,7 +116,7 @@ def bound(p, which=None):
     maximum delay), or ``which`` = 1 (one stage) / 2 (the front run) alone: (states, mean, p99, p99.9, loss,
     the abstractions solved)."""
     from qosbound.models.pq_txq_ring_bound import solve_bound
-    from qosbound.systems.pq_txq_ring_results import closed_form_max
+    from qosbound.systems.pq_txq.ring_results import closed_form_max
 
     only = [ABSTRACTION[which](int(p.Q_t))] if which else None
     b = solve_bound(p, [], [0.99, 0.999], only=only, max_delay=closed_form_max(p))
@@ -171,7 +171,7 @@ def size_table(qts, exact_max):
 
 def simulate(scn, packets, reps):
     from qosbound.progress import QUIET
-    from qosbound.systems.pq_txq_adapter import simulated_results
+    from qosbound.systems.pq_txq.simulated import simulated_results
 
     opts = scn.methods.simulated.model_copy(update={"packets": packets, "replications": reps, "seed": 7})
     return {r.metric: (r.value, r.interval.low, r.interval.high)
@@ -324,7 +324,7 @@ def main():
     import qosbound.models.pq_txq  # noqa: F401  (imported here: the children time the work, not the imports)
     import qosbound.models.pq_txq_ring  # noqa: F401
     import qosbound.models.pq_txq_ring_bound  # noqa: F401
-    import qosbound.systems.pq_txq_adapter  # noqa: F401
+    import qosbound.systems.pq_txq.simulated  # noqa: F401
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="Q_t up to 64, a smaller simulation")

@@ -147,7 +147,7 @@ def layout(p, opts) -> Layout:
 
 
 def render(p, opts, scenario_name: str = "") -> Rendered:
-    """Render the PRISM model for scenario parameters ``p`` (a :class:`qosbound.params.Params`).
+    """Render the PRISM model for scenario parameters ``p`` (a :class:`qosbound.systems.pq_txq.params.Params`).
 
     A ScenarioError names the parameter at fault by its attribute of ``p`` (or ``granule`` of ``opts``)."""
     lay = layout(p, opts)

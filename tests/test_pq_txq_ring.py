@@ -148,7 +148,7 @@ def test_real_ports_agree_with_the_simulator_within_the_stated_error(name, make,
     ring bound's MDP fits its budget (wan100 and the rings of 16 and 32) the metrics' own names carry the upper
     bound and the approximation is named EF.approx.*: no simulated interval lies above the bound."""
     from qosbound.agreement import agreements
-    from qosbound.systems.pq_txq_ring_results import approx_name
+    from qosbound.systems.pq_txq.ring_names import approx_name
 
     scn = make()
     assert pq_txq.model_route(scn)[0] == "ring"

@@ -143,7 +143,7 @@ def test_on_the_issues_lossy_port_the_mean_bound_is_below_every_quantile_bound_a
     """Issue 18: 10 Mbit/s, ring 16, PQ 4, EF 40 B at 30 % (about 45 % of EF lost): the previous bound's mean
     (49.7 ms) exceeded its own p99.9 bound and the closed-form maximum delay. Every bound is now the smallest of
     the processes solved and the closed form, and the mean is at most the integral of the proved CCDF."""
-    from qosbound.systems.pq_txq_ring_results import closed_form_max
+    from qosbound.systems.pq_txq.ring_results import closed_form_max
 
     p = pq_txq.params(build(raw(16, "3 Mbit/s", 40, IMIX, 4, link="10 Mbps")))
     dmax = closed_form_max(p)

@@ -47,7 +47,7 @@ def imix_raw(packets=400_000, replications=6):
 
 def test_p99_9_verdict_names_its_metric():
     """The max-delay bound's check on p99.9 names 'EF.delay.p99.9', never 'model-checked 9'."""
-    from qosbound.analytic.pq_txq import closed_form_results
+    from qosbound.systems.pq_txq.closed_form import closed_form_results
     from qosbound.systems import pq_txq
 
     scn = build(load_raw(FERRARI))
@@ -64,7 +64,7 @@ def test_p99_9_verdict_names_its_metric():
 def test_pq_txq_closed_forms_have_honest_kinds():
     """Eq. (7) bounds the mean; the max-delay bound bounds quantiles only when it applies; Cobham is an
     approximation of EF.delay.mean saying what it neglects."""
-    from qosbound.analytic.pq_txq import closed_form_results
+    from qosbound.systems.pq_txq.closed_form import closed_form_results
     from qosbound.systems import pq_txq
 
     raw = load_raw(FERRARI)

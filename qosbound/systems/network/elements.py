@@ -16,6 +16,7 @@ from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -26,7 +27,10 @@ from qosbound import dscp as dscp_names
 from qosbound.systems.port.elements import Port, SizeLaw, Stream, port_of, streams_of
 from qosbound.systems.port.schema import DEFAULT_CLASS
 from qosbound.systems.port.schema import Scenario as PortScenario
-from qosbound.systems.network.schema import Scenario, port_ends
+from qosbound.systems.network.names import port_ends
+
+if TYPE_CHECKING:  # the scenario file imports this builder, to build a network when it is loaded
+    from qosbound.systems.network.schema import Scenario
 
 __all__ = ["Hop", "Flow", "Network", "network_of", "network", "bulk", "PORT_FIELDS"]
 

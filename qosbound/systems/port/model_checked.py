@@ -46,8 +46,9 @@ from qosbound.systems.port.closed_form import (allocation, class_queue_results, 
                                                residual_rate)
 from qosbound.systems.port.elements import Port, TrafficClass
 from qosbound.systems.port.schema import Scenario
-from qosbound.systems.pq_txq import model_route, params
-from qosbound.systems.pq_txq_ring_results import ring_neglects
+from qosbound.systems.pq_txq.params import params
+from qosbound.systems.pq_txq.ring_names import ring_neglects
+from qosbound.systems.pq_txq.route import model_route
 
 __all__ = ["model_checked", "level_chain", "pq_txq_raw", "exact_shape", "weighted_chain"]
 

@@ -9,12 +9,13 @@ import numpy as np
 from qosbound.results import Interval, Result
 from qosbound.systems.tsq.metrics import add_group, app_assumption
 from qosbound.systems.tsq.schema import Scenario, SimOptions
+from qosbound.validation.stats import t_interval
 
 __all__ = ["simulated", "simulate_trace"]
 
 
 def _sim_flows(scn: Scenario, override: tuple[str, int] | None = None):
-    from qosbound.validation.tsq_sim import Flow
+    from qosbound.validation.tsq_sim import Flow  # costly: numba at import
 
     flows, groups = [], []
     for name, f in scn.flows.items():
@@ -26,8 +27,8 @@ def _sim_flows(scn: Scenario, override: tuple[str, int] | None = None):
 
 
 def _sim_group_stats(scn, out, groups, name, warmup) -> dict:
-    from qosbound.analytic.quality import quality
-    from qosbound.validation.tsq_sim import flow_stats
+    from qosbound.analytic.quality import quality  # costly: sympy at import
+    from qosbound.validation.tsq_sim import flow_stats  # costly: numba at import
 
     f = scn.flows[name]
     idx = np.flatnonzero(groups == name)
@@ -50,8 +51,8 @@ def _sim_group_stats(scn, out, groups, name, warmup) -> dict:
 
 def _sim_config(scn: Scenario, flows):
     """The simulator's configuration; refuses (ScenarioError naming the duration) a run too large to record."""
-    from qosbound.validation.pi_aqm import PIParams
-    from qosbound.validation.tsq_sim import SimConfig, check_budget
+    from qosbound.validation.pi_aqm import PIParams  # costly: sympy, numba at import
+    from qosbound.validation.tsq_sim import SimConfig, check_budget  # costly: numba at import
 
     a, opts = scn.aqm, scn.methods.simulated
     cfg = SimConfig(scn.link.rate, flows, opts.duration, PIParams(a.a, a.b, a.sampling, a.q_ref, a.q_max),
@@ -61,7 +62,7 @@ def _sim_config(scn: Scenario, flows):
 
 
 def _run_reps(scn: Scenario, opts: SimOptions, override, names, tick):
-    from qosbound.validation.tsq_sim import simulate
+    from qosbound.validation.tsq_sim import simulate  # costly: numba at import
 
     flows, groups = _sim_flows(scn, override)
     cfg = _sim_config(scn, flows)
@@ -81,8 +82,6 @@ def _run_reps(scn: Scenario, opts: SimOptions, override, names, tick):
 
 def _summarise(per_list: list[dict], confidence: float):
     """Means over replications with their Student-t estimates (validation/stats.py) at ``confidence``."""
-    from qosbound.validation.stats import t_interval
-
     vals, ci = {}, {}
     for key in ("delay", "rate", "drop", "quality", "p99"):
         x = [d[key] for d in per_list if math.isfinite(d[key])]
@@ -104,7 +103,6 @@ def simulated(scn: Scenario, opts: SimOptions, progress) -> list[Result]:
     per, pbar, npk = _run_reps(scn, opts, None, names, tick)
     prov = {"source": "validation/tsq_sim.py (treap TSQ over PI, TFRC and CBR senders)", "seed": opts.seed,
             "packets": npk, "duration_s": opts.duration, "warmup_s": opts.warmup}
-    from qosbound.validation.stats import t_interval
 
     e = t_interval(pbar, opts.confidence)
     out.append(Result("tsq.aqm_drop", "simulated", e.mean, "1",
@@ -143,7 +141,7 @@ def simulate_trace(scn: Scenario, packets: int, seed: int):
     """
     import pyarrow as pa
 
-    from qosbound.validation.tsq_sim import simulate, to_trace
+    from qosbound.validation.tsq_sim import simulate, to_trace  # costly: numba at import
 
     flows, groups = _sim_flows(scn)
     cfg = _sim_config(scn, flows)

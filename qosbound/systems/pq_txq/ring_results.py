@@ -18,43 +18,23 @@ from __future__ import annotations
 from dataclasses import replace
 
 from qosbound.metric_names import ccdf_name, quantile_name
+from qosbound.models import pq_txq_ring, pq_txq_ring_bound
 from qosbound.results import Interval, Kind, Result
 from qosbound.systems.curves import lattice_ccdf
-from qosbound.systems.pq_txq_adapter import scenario_fields
+from qosbound.systems.pq_txq.closed_form import closed_form_results
+from qosbound.systems.pq_txq.params import scenario_fields
+from qosbound.systems.pq_txq.ring_names import approx_name, ring_neglects
 
-__all__ = ["RING_NEGLECTS", "ring_neglects", "ring_results", "bound_available", "conservative", "approx_name"]
-
-#: What the ring method leaves out (Interval.approximation's ``neglects``), with its measured error: the ranges of
-#: approximation / simulated over the grid of ``python benchmarks/bench_ring.py --grid --quick`` (docs/pq_txq.md
-#: has the table; a loss the simulator saw below 1e-4 is not in the range), and the exact-chain survey's worst
-#: case (docs/pq_txq.md, the ring-count chain).
-RING_NEGLECTS = ("the order of the EF packets within each stage of the tx-ring (their positions are taken as "
-                 "exchangeable given how many a stage holds: the head is EF with probability e_1/c_1); measured on "
-                 "the grid of benchmarks/bench_ring.py: {ERRORS}; up to 15 % low against the exact chain where EF "
-                 "is most of the departures; docs/pq_txq.md")
-RING_ERRORS = 'mean 0.96-1.00 x, p99 0.93-1.00 x, p99.9 0.94-1.00 x, loss 0.91-0.91 x the simulated value'
-
-
-def ring_neglects() -> str:
-    """What the ring-count chain neglects, with its measured error (:data:`RING_NEGLECTS`)."""
-    return RING_NEGLECTS.replace("{ERRORS}", RING_ERRORS)
-
-
-def approx_name(metric: str) -> str:
-    """The approximation's name beside a bound: 'EF.delay.p99' -> 'EF.approx.delay.p99'."""
-    return "EF.approx." + metric[len("EF."):]
+__all__ = ["ring_results", "bound_results", "bound_available", "conservative", "staged_exact", "closed_form_max"]
 
 
 def bound_budget(opts) -> float:
-    from qosbound.models import pq_txq_ring_bound
-
+    """The state budget of the bound's processes: the scenario's, at most the module's BOUND_STATES."""
     return min(float(opts.max_states), pq_txq_ring_bound.BOUND_STATES)
 
 
 def staged_exact(p, opts) -> bool:
     """Whether the staged chain the ring method takes has one ring position per stage (it is then exact)."""
-    from qosbound.models import pq_txq_ring
-
     budget = min(float(opts.max_states), pq_txq_ring.STAGED_STATES)
     return pq_txq_ring.choose_stages(int(p.Q_t), int(p.pq_cap), budget) == p.Q_t
 
@@ -62,8 +42,6 @@ def staged_exact(p, opts) -> bool:
 def bound_available(p, opts) -> bool:
     """Whether the ring method answers with the upper bound too: the staged chain is not already exact and the
     bound's smallest process fits its budget."""
-    from qosbound.models import pq_txq_ring_bound
-
     return not staged_exact(p, opts) and pq_txq_ring_bound.smallest_states(p) <= bound_budget(opts)
 
 
@@ -75,8 +53,6 @@ def conservative(p, opts) -> bool:
 
 def closed_form_max(p) -> float | None:
     """The closed-form maximum delay (s) when it is a proved upper bound for ``p`` (None otherwise)."""
-    from qosbound.analytic.pq_txq import closed_form_results
-
     for r in closed_form_results(p):
         if r.metric == "EF.delay.max" and r.kind is Kind.UPPER_BOUND:
             return r.value
@@ -90,8 +66,6 @@ def ring_results(p, opts, ccdf_at: list[float], quantiles: list[float], progress
     metric comes with an interval proved on it (:func:`~qosbound.models.pq_txq_ring_bound.exact_intervals`);
     otherwise approximations, and beside them the upper bounds when :func:`bound_available` (see the module
     docstring for the names)."""
-    from qosbound.models import pq_txq_ring, pq_txq_ring_bound
-
     with_bound = bound_available(p, opts)
     advance = progress.task("ring-count chain" + (" and its upper bound" if with_bound else ""),
                             total=2 if with_bound else 1)
@@ -149,8 +123,6 @@ def ring_results(p, opts, ccdf_at: list[float], quantiles: list[float], progress
 def bound_results(p, opts, ccdf_at, quantiles, exact_refused: str) -> list[Result]:
     """The upper bounds of :mod:`qosbound.models.pq_txq_ring_bound` under the metrics' own names: per metric the
     smallest of the ring bound's processes and the closed-form maximum delay (all proved), with which decided."""
-    from qosbound.models import pq_txq_ring_bound
-
     dmax = closed_form_max(p)
     with scenario_fields("methods.model-checked"):
         b = pq_txq_ring_bound.solve_bound(p, ccdf_at, quantiles, max_states=min(
