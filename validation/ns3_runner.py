@@ -148,7 +148,7 @@ def _pq_inputs(cfg: PqConfig):
 
 # ----------------------------------------------------------------------------------------------- parent side
 
-def _run_child(kind: str, cfg, timeout: float, module: str = "qosbound.validation.ns3_runner"):
+def run_child(kind: str, cfg, timeout: float, module: str = "qosbound.validation.ns3_runner"):
     if not available():
         raise EngineError("ns-3 is not installed: pip install 'qosbound[ns3]' (the ns3 wheel, Linux only)")
     with tempfile.TemporaryDirectory(prefix="qosbound-ns3-") as tmp:
@@ -170,7 +170,7 @@ def _run_child(kind: str, cfg, timeout: float, module: str = "qosbound.validatio
 
 def run_pq(cfg: PqConfig, *, timeout: float = 900.0):
     """Run the strict-priority topology in ns-3; returns (trace table, info dict)."""
-    d, info = _run_child("pq", cfg, timeout)
+    d, info = run_child("pq", cfg, timeout)
     n_ef = int(info["ef_packets"])
     cls = np.where(np.arange(len(d["tx"])) < n_ef, "EF", "BE")
     dropped = d["rx"] < 0
@@ -181,7 +181,7 @@ def run_pq(cfg: PqConfig, *, timeout: float = 900.0):
 
 def run_red(cfg: RedConfig, *, timeout: float = 900.0):
     """Run the RED topology in ns-3; returns (trace table, info dict)."""
-    d, info = _run_child("red", cfg, timeout)
+    d, info = run_child("red", cfg, timeout)
     dropped = d["rx"] < 0
     table = make_table(flow="AF1", cls="AF1", size=d["size"], arrival=d["tx"],
                        departure=np.where(dropped, np.nan, d["rx"]), dropped=dropped)

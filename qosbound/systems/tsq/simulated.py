@@ -26,7 +26,7 @@ def _sim_flows(scn: Scenario, override: tuple[str, int] | None = None):
     return tuple(flows), np.asarray(groups)
 
 
-def _sim_group_stats(scn, out, groups, name, warmup) -> dict:
+def sim_group_stats(scn, out, groups, name, warmup) -> dict:
     from qosbound.analytic.quality import quality  # costly: sympy at import
     from qosbound.validation.tsq_sim import flow_stats  # costly: numba at import
 
@@ -73,14 +73,14 @@ def _run_reps(scn: Scenario, opts: SimOptions, override, names, tick):
         out = simulate(cfg, seed=opts.seed + 7919 * r + (override[1] if override else 0) * 104729)
         npk += len(out.arrival)
         for n in names:
-            per[n].append(_sim_group_stats(scn, out, groups, n, opts.warmup))
+            per[n].append(sim_group_stats(scn, out, groups, n, opts.warmup))
         k0 = int(len(out.p_trace) * opts.warmup / opts.duration)
         pbar.append(float(out.p_trace[k0:].mean()) if len(out.p_trace) > k0 else 0.0)
         tick()
     return per, pbar, npk
 
 
-def _summarise(per_list: list[dict], confidence: float):
+def summarise(per_list: list[dict], confidence: float):
     """Means over replications with their Student-t estimates (validation/stats.py) at ``confidence``."""
     vals, ci = {}, {}
     for key in ("delay", "rate", "drop", "quality", "p99"):
@@ -109,7 +109,7 @@ def simulated(scn: Scenario, opts: SimOptions, progress) -> list[Result]:
                       Interval.ci(e.low, e.high, e.confidence, se=e.std_error, dof=e.n - 1),
                       {**prov, "replications": e.n}))
     for n in names:
-        vals, ci = _summarise(per[n], opts.confidence)
+        vals, ci = summarise(per[n], opts.confidence)
         add_group(out, n, "simulated", vals, {**prov, **app_assumption(scn.flows[n].app)}, ci=ci)
     if hints:
         name = scn.metrics.sweep
@@ -119,7 +119,7 @@ def simulated(scn: Scenario, opts: SimOptions, progress) -> list[Result]:
                 p1 = per[name]
             else:
                 p1 = _run_reps(scn, opts, (name, h), [name], tick)[0][name]
-            vals, ci = _summarise(p1, opts.confidence)
+            vals, ci = summarise(p1, opts.confidence)
             quals.append(vals["quality"])
             add_group(out, f"{name}@h{h}", "simulated", vals, {**prov, "hint": h, **app_assumption(scn.flows[name].app)},
                       ci=ci)
