@@ -102,17 +102,18 @@ superposition of streams of one packet size.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 import sympy as sp
 
-from qosbound.analytic import cbr_loss, ef_bound, ferrari, priority
+from qosbound.analytic import ef_bound, ferrari, priority
 from qosbound.errors import ScenarioError
-from qosbound.results import Interval, Result
 
-__all__ = ["closed_form_results", "max_bound_applies", "aggregation_degree_exact", "check_range", "txq_units_expr",
-           "txq_fixed_point", "txq_wait_expr", "txq_wait", "txq_wait_loaded"]
+__all__ = ["check_range", "WorstCaseMean", "worst_case_mean", "MaxDelay", "max_delay", "max_bound_applies",
+           "BEMoments", "be_moments", "CobhamMean", "cobham_mean", "cobham_mean_loaded", "aggregation_degree_exact",
+           "txq_units_expr", "txq_fixed_point", "txq_wait_expr", "txq_wait", "txq_wait_loaded"]
 
 _Q = sp.Symbol("Q_t", positive=True, integer=True)  # units
 _k1 = sp.Symbol("Ek", positive=True)  # units, E[k] of BE packets
@@ -165,106 +166,77 @@ def txq_wait_loaded(Q_t, Ek, Ek2, EL, C, lam, L_ef, k_ef, L_be) -> float:
     return float(_txq_wait_loaded_fn()(Q_t, Ek, Ek2, EL, C, lam, L_ef, k_ef, L_be))
 
 
-#: Parameter names of the analytic modules -> the scenario fields they come from.
-_FIELDS = {"lam": "traffic.EF.rate", "m1": "traffic.BE.sizes", "m2": "traffic.BE.sizes", "r": "traffic.EF.rate",
-           "L_max": "traffic.BE.sizes", "rho": "traffic.EF.rate", "T_u": "link.rate", "Q_t": "txq.units",
-           "k": "txq.unit_size", "phi": "txq.unit_size", "sigma": "traffic.EF.burst",
-           "lam_be": "traffic.BE.rate"}
-
-
 def check_range(p) -> None:
     """Transmission times and their squares must be normal floating-point numbers, or the formulas over- or
-    underflow (e.g. a 1e-300 bit/s link)."""
+    underflow (e.g. a 1e-300 bit/s link); a ScenarioError names the line rate ``C``."""
     times = {"EF": p.ef_size * 8.0 / p.C, "BE": float(np.max(p.be_sizes)) * 8.0 / p.C,
              "unit": p.unit * 8.0 / p.C, "smallest BE": float(np.min(p.be_sizes)) * 8.0 / p.C}
     for what, t in times.items():
         if not (math.isfinite(t) and math.isfinite(t * t) and t * t > 1e-300 and t < 1e100):
             raise ScenarioError(f"a line rate of {p.C:g} bit/s gives {what} packets a transmission time of {t:g} s, "
-                                "outside the range the closed forms can evaluate in floating point",
-                                field="link.rate")
+                                "outside the range the closed forms can evaluate in floating point", field="C")
 
 
-def closed_form_results(p) -> list[Result]:
-    """Every closed-form EF delay metric for one :class:`qosbound.params.Params`.
+@dataclass(frozen=True)
+class WorstCaseMean:
+    """Ferrari, Pau & Raffaelli 2001, eq. (7), and its two terms (eqs. 5 and 6), s; ``k`` units."""
 
-    Domain errors of the analytic modules (named by their own parameters, e.g. ``m2[0]``) are reported
-    against the scenario field they come from."""
-    check_range(p)
-    try:
-        with np.errstate(over="raise", invalid="raise", divide="raise"):
-            return _closed_form_results(p)
-    except ScenarioError as e:
-        base = (e.field or "").split("[")[0]
-        field = _FIELDS.get(base)
-        if field is None:
-            raise
-        raise ScenarioError(f"{e.problem} ({e.field} of the closed form)", field=field) from None
-    except (OverflowError, ZeroDivisionError, FloatingPointError) as e:
-        raise ScenarioError(f"the closed forms cannot be evaluated for these rates and sizes ({e})",
-                            field="link.rate") from None
+    W: float
+    W_pq: float
+    W_t: float
+    k: int
 
 
-def _closed_form_results(p) -> list[Result]:
-    T_u, rho = p.T_u, p.rho
-    k = p.k_max
-    streams = tuple(getattr(p, "ef_streams", ()))
-    aggregate = f"an aggregate of {len(streams)} EF streams, at their total rate" if len(streams) > 1 else ""
+def worst_case_mean(p) -> WorstCaseMean:
+    """Eq. (7) for ``p`` (a PQ + TxQ port reduced to SI numbers), ``k`` the largest number of units a packet fills:
+    a worst case of the mean EF delay (module docstring: an upper bound on the mean, with or without a BE load)."""
+    T_u, rho, k = p.T_u, p.rho, p.k_max
     W_pq = ferrari.w_pq(k, rho, T_u)
     W_t = ferrari.w_t(k, p.Q_t, T_u)
-    W = ferrari.w(k, rho, p.Q_t, T_u)
-    loaded = getattr(p, "be_rate", None) is not None
-    be_note = ("; with the BE load it still bounds the mean: EF delay <= V + Z + S_EF with Z the FIFO workload of EF "
-               "alone (module docstring), whatever BE does" if loaded else "")
-    out = [Result(
-        "EF.delay.worst_case_mean", "closed-form", W, "s",
-        Interval.upper_bound(W, note="Ferrari et al.'s worst case of the mean EF delay: the maximum residual "
-                                     "service k*T_u in Cobham's formula and Q_t+k-1 full TxQ units"),
-        {"formula": ferrari.eq7_text, "source": "Ferrari et al. 2001, eq. (7)",
-         "W_pq": W_pq, "W_t": W_t, "k": k, "rho": rho, "Q_t": p.Q_t, "T_u": T_u,
-         **({"aggregate": aggregate + ": eq. (7) depends on EF only through rho"} if aggregate else {}),
-         "note": "worst case of the mean: eq. (5) uses the maximum residual k*T_u in Cobham's formula and "
-                 "eq. (6) Q_t+k-1 full units of TxQ; not a bound on the maximum delay" + be_note},
-        bounds=("EF.delay.mean",),
-    )]
+    return WorstCaseMean(W=ferrari.w(k, rho, p.Q_t, T_u), W_pq=W_pq, W_t=W_t, k=k)
 
+
+@dataclass(frozen=True)
+class MaxDelay:
+    """The maximum delay of an accepted EF packet (:mod:`qosbound.analytic.ef_bound`), s, with its inputs: the
+    fill fraction ``phi``, the largest packet ``L_max`` (bytes), the TxQ work bound ``txq_work`` (s), whether it
+    is an upper bound for ``p``'s arrivals (:func:`max_bound_applies`) and the number of CBR streams."""
+
+    D: float
+    phi: float
+    L_max: float
+    txq_work: float
+    applies: bool
+    cbr_streams: int
+
+
+def max_delay(p) -> MaxDelay:
+    """:class:`MaxDelay` for ``p``, the largest packet and the fill fraction taken over the BE sizes and EF's."""
     sizes = np.concatenate([p.be_sizes, [p.ef_size]])
     phi = ef_bound.fill_fraction(sizes, p.unit)
     L_max = float(sizes.max())
     D = ef_bound.ef_delay_bound(p.Q_t, p.unit, p.C, L_max, p.ef_size, p.burst, p.pq_cap, phi=phi)
     applies = max_bound_applies(p)
     n_cbr = p.cbr_streams if hasattr(p, "cbr_streams") else int(p.arrivals == "cbr")
-    if n_cbr > 1 and applies:
-        assumption = (f"{n_cbr} CBR EF streams of {p.ef_size:g} B conform together to a token bucket of {n_cbr} "
-                      f"packets ({n_cbr * p.ef_size:g} B) at {p.ef_rate:g} bit/s whatever their phases; the bound "
-                      "holds for every accepted EF packet")
-    elif p.arrivals == "cbr":
-        assumption = (f"CBR EF conforms to a token bucket of one packet ({p.ef_size:g} B) at "
-                      f"{p.ef_rate:g} bit/s; the bound holds for every EF packet")
-    elif applies:
-        assumption = (f"{p.arrivals} EF is not token-bucket constrained; the PQ capacity ({p.pq_cap} packets) "
-                      "bounds the burst, so the bound holds for every accepted EF packet")
-    else:
-        assumption = (f"assumes EF conforms to a token bucket of {p.burst:g} B at {p.ef_rate:g} bit/s; "
-                      f"{p.arrivals} arrivals do not, so only the PQ-capacity bound "
-                      f"({p.pq_cap} packets) holds for them")
-    if applies:
-        iv, also = Interval.upper_bound(D, note=assumption), ("EF.delay.p*", "EF.delay.mean", "EF.s*.delay.mean")
-    else:
-        iv, also = Interval.approximation(
-            D, neglects=f"{p.arrivals} EF bursts beyond the {p.burst:g} B token bucket (not a bound for these "
-                        "arrivals)", note=assumption), ()
-    out.append(Result(
-        "EF.delay.max", "closed-form", D, "s", iv,
-        {"formula": ef_bound.bound_text, "source": "qosbound.analytic.ef_bound (derivation in its docstring)",
-         "assumption": assumption, "sigma": p.burst, "pq_cap": p.pq_cap, "L_max": L_max, "L_EF": p.ef_size,
-         "phi": phi, "Q_t": p.Q_t, "T_u": T_u,
-         "txq_work": ef_bound.txq_work(p.Q_t, p.unit, p.C, L_max, phi)},
-        bounds=also,
-    ))
+    return MaxDelay(D=D, phi=phi, L_max=L_max, txq_work=ef_bound.txq_work(p.Q_t, p.unit, p.C, L_max, phi),
+                    applies=applies, cbr_streams=n_cbr)
 
-    if cbr_loss.applies(p):
-        out.append(cbr_loss.loss_result(p, ef_bound.txq_work(p.Q_t, p.unit, p.C, L_max, phi)))
 
+@dataclass(frozen=True)
+class BEMoments:
+    """The transmission-time moments Cobham's formula takes: EF's ``s_ef`` (s), BE's ``m1_be``, ``m2_be`` (s, s^2),
+    and BE's units ``Ek``, ``Ek2`` and bytes ``EL`` per packet on average."""
+
+    s_ef: float
+    m1_be: float
+    m2_be: float
+    Ek: float
+    Ek2: float
+    EL: float
+
+
+def be_moments(p) -> BEMoments:
+    """:class:`BEMoments` of ``p``'s size mix at its line rate."""
     s_be = p.be_sizes * 8.0 / p.C
     m1_be = float(np.dot(p.be_probs, s_be))
     m2_be = float(np.dot(p.be_probs, s_be ** 2))
@@ -272,60 +244,37 @@ def _closed_form_results(p) -> list[Result]:
     kb = p.k_be.astype(float)
     Ek, Ek2 = float(np.dot(p.be_probs, kb)), float(np.dot(p.be_probs, kb ** 2))
     EL = float(np.dot(p.be_probs, p.be_sizes))
-    if loaded:
-        return out + [_cobham_loaded(p, s_ef, m1_be, m2_be, Ek, Ek2, EL)]
-    W1 = float(priority.cobham_wait_saturated([p.lam], [s_ef], [s_ef ** 2], m1_be, m2_be)[0])
-    T = txq_wait(p.Q_t, Ek, Ek2, EL, p.C, p.lam, p.ef_size, p.k_ef)
-    M = W1 + T
-    out.append(Result(
-        "EF.delay.cobham_mean", "closed-form", M, "s",
-        Interval.approximation(M, neglects="the TxQ dynamics beyond a mean-value fixed point for the time in the "
-                                           "TxQ, and the PQ capacity (exact only for Q_t = 1)"),
-        {"formula": "W_1 + T, W_1 = R/(1-rho) (Cobham, BE saturated), T = U*(f*S_EF/k_EF + (1-f)*b) + S_EF, "
-                    "f = lambda*T*k_EF/Q_t, U = max(0, Q_t-1-(E[k^2]/E[k]-1)/2), b = 8*E[L]/(E[k]*C)",
-         "source": "Bertsekas & Gallager, Data Networks, sec. 3.5.3 (Cobham); TxQ term approximate",
-         "approximation": "Cobham's formula ignores the TxQ, added as an approximate mean time T in it; "
-                          "ignores the PQ capacity; exact only for Q_t = 1",
-         "W_1": W1, "T_txq": T, "S_EF": s_ef, "residual_BE": m2_be / (2 * m1_be)},
-        estimates="EF.delay.mean",
-    ))
-    if aggregate:
-        out[-1].provenance["aggregate"] = aggregate + ", treated as one Poisson stream"
-    if streams:
-        A, text = aggregation_degree_exact([r for r, _, _ in streams])
-        out.append(Result(
-            "EF.aggregation_degree", "closed-form", float(A), "1",
-            Interval.exact(float(A), note=f"A = {text} in rational arithmetic from the streams' rates"),
-            {"formula": "A = 1 - l_max/L_BA", "source": "Ferrari et al. 2001, eq. (1)", "A": text,
-             "l_max": max(r for r, _, _ in streams), "L_BA": p.ef_rate, "streams": len(streams)}))
-    return out
+    return BEMoments(s_ef=s_ef, m1_be=m1_be, m2_be=m2_be, Ek=Ek, Ek2=Ek2, EL=EL)
 
 
-def _cobham_loaded(p, s_ef, m1_be, m2_be, Ek, Ek2, EL) -> Result:
-    """``EF.delay.cobham_mean`` with a BE load: Cobham's two-class EF wait plus the TxQ term with the units ahead
-    ``E[min(U, X)]``, ``X`` exponential with Cobham's mean BE queue in units (module docstring)."""
-    lam_be = float(p.be_rate) / (8.0 * EL)
-    W1, W2 = (float(w) for w in priority.cobham_wait([p.lam, lam_be], [s_ef, m1_be], [s_ef ** 2, m2_be]))
+@dataclass(frozen=True)
+class CobhamMean:
+    """Cobham's mean EF wait ``W1`` plus the mean time ``T`` in the TxQ after admission: ``M = W1 + T``, s. With a
+    BE load also BE's Cobham wait ``W2`` (s), its mean queue ``L_be`` (packets) and packet rate ``lam_be`` (1/s)."""
+
+    M: float
+    W1: float
+    T: float
+    W2: float | None = None
+    L_be: float | None = None
+    lam_be: float | None = None
+
+
+def cobham_mean(p, m: BEMoments) -> CobhamMean:
+    """The approximate mean EF delay with saturated best effort (module docstring), s."""
+    W1 = float(priority.cobham_wait_saturated([p.lam], [m.s_ef], [m.s_ef ** 2], m.m1_be, m.m2_be)[0])
+    T = txq_wait(p.Q_t, m.Ek, m.Ek2, m.EL, p.C, p.lam, p.ef_size, p.k_ef)
+    return CobhamMean(M=W1 + T, W1=W1, T=T)
+
+
+def cobham_mean_loaded(p, m: BEMoments) -> CobhamMean:
+    """The approximate mean EF delay with a BE load ``p.be_rate``: Cobham's two-class EF wait plus the TxQ term with
+    the units ahead ``E[min(U, X)]``, ``X`` exponential with Cobham's mean BE queue in units (module docstring), s."""
+    lam_be = float(p.be_rate) / (8.0 * m.EL)
+    W1, W2 = (float(w) for w in priority.cobham_wait([p.lam, lam_be], [m.s_ef, m.m1_be], [m.s_ef ** 2, m.m2_be]))
     L_be = lam_be * W2
-    T = txq_wait_loaded(p.Q_t, Ek, Ek2, EL, p.C, p.lam, p.ef_size, p.k_ef, L_be)
-    M = W1 + T
-    return Result(
-        "EF.delay.cobham_mean", "closed-form", M, "s",
-        Interval.approximation(M, neglects="the law of the BE backlog (taken exponential with Cobham's mean), the "
-                                           "TxQ dynamics beyond a mean-value fixed point, and the PQ capacity "
-                                           "(exact only for Q_t = 1)"),
-        {"formula": "W_1 + T, W_1 = R/(1-rho), R = (lambda*E[S_EF^2] + lambda_BE*E[S_BE^2])/2 (Cobham, two classes), "
-                    "T = U*(f*S_EF/k_EF + (1-f)*b) + S_EF, U = m*(1-exp(-U_sat/m)), "
-                    "U_sat = max(0, Q_t-1-(E[k^2]/E[k]-1)/2), m = E[k]*L_BE, L_BE = lambda_BE*W_2, "
-                    "f = lambda*T*k_EF/Q_t, b = 8*E[L]/(E[k]*C)",
-         "source": "Bertsekas & Gallager, Data Networks, sec. 3.5.3 (Cobham); TxQ term approximate",
-         "approximation": "M/G/1 non-preemptive priority with the BE load, plus an approximate mean time T in the "
-                          "TxQ whose BE units are E[min(U_sat, X)], X exponential with Cobham's mean BE queue (in "
-                          "units); exact only for Q_t = 1",
-         "W_1": W1, "W_2_BE": W2, "L_BE": L_be, "lambda_BE": lam_be, "rho_BE": float(p.be_rate) / p.C,
-         "T_txq": T, "S_EF": s_ef},
-        estimates="EF.delay.mean",
-    )
+    T = txq_wait_loaded(p.Q_t, m.Ek, m.Ek2, m.EL, p.C, p.lam, p.ef_size, p.k_ef, L_be)
+    return CobhamMean(M=W1 + T, W1=W1, T=T, W2=W2, L_be=L_be, lam_be=lam_be)
 
 
 def aggregation_degree_exact(rates) -> tuple[sp.Rational, str]:

@@ -16,13 +16,14 @@ With ``--survey`` instead, the accuracy survey (approximation, bound and referen
 4. small rings against the exact chain (the staged chain with one position per stage, itself equal to the PRISM
    chain): five configurations (Ferrari et al.'s sizes; EF the size of the smallest BE packet; one 1536-byte BE
    size; IMIX with EF at 40 % and 70 %) at Q_t = 3 ... 8, the approximation with one stage and the bound with one
-   and two stages;
+   stage and with the front run;
 5. high EF shares against the simulator: 100 Mbit/s, ring 32, PQ 64, IMIX, EF at 50 ... 80 % of the link.
 
 Every measurement runs in a forked child; memory is the child's peak resident set. Run:
 python benchmarks/bench_ring.py [--quick] [--exact-max N]
 python benchmarks/bench_ring.py --survey [--quick]
 python benchmarks/bench_ring.py --ports [--quick]   (table 3 alone)
+python benchmarks/bench_ring.py --grid [--quick]    (the published grid: bound / simulated, approximation / simulated)
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ try:
 except ImportError:  # run as a script from benchmarks/
     import _common  # noqa: F401
 
+from qosbound.models import ring_abstraction
 from qosbound.scenario import build, load
 from qosbound.systems.pq_txq import ModelOptions, params
 
@@ -105,19 +107,26 @@ def ring(p, stages=1):
     return s.states, s.mean, s.quantiles[0.99], s.quantiles[0.999], s.loss, s.ccdf_grid.size, s.stages
 
 
-def bound(p, stages=None):
-    """The ring bound: (states, mean, p99, p99.9, loss, stages), ``stages=None`` as plan takes them."""
-    from qosbound.models.pq_txq_ring_bound import solve_bound
+ABSTRACTION = {1: lambda QT: ("stages(1)", lambda: ring_abstraction.stages(QT, 1)),
+               2: lambda QT: ("front_run", lambda: ring_abstraction.front_run(QT, 1))}
 
-    b = solve_bound(p, [], [0.99, 0.999], stages=stages)
-    return b.states, b.mean, b.quantiles[0.99], b.quantiles[0.999], b.loss, b.stages
+
+def bound(p, which=None):
+    """The ring bound as ``model-checked`` computes it (every abstraction that fits, capped by the closed-form
+    maximum delay), or ``which`` = 1 (one stage) / 2 (the front run) alone: (states, mean, p99, p99.9, loss,
+    the abstractions solved)."""
+    from qosbound.models.pq_txq_ring_bound import solve_bound
+    from qosbound.systems.pq_txq.ring_results import closed_form_max
+
+    only = [ABSTRACTION[which](int(p.Q_t))] if which else None
+    b = solve_bound(p, [], [0.99, 0.999], only=only, max_delay=closed_form_max(p))
+    return b.states, b.mean, b.quantiles[0.99], b.quantiles[0.999], b.loss, "+".join(n for n, *_ in b.solved)
 
 
 def has_bound(p):
-    from qosbound.models.pq_txq_ring import stage_states
-    from qosbound.models.pq_txq_ring_bound import BOUND_STATES
+    from qosbound.models.pq_txq_ring_bound import BOUND_STATES, smallest_states
 
-    return stage_states(int(p.Q_t), int(p.pq_cap), 1) <= BOUND_STATES
+    return smallest_states(p) <= BOUND_STATES
 
 
 def size_table(qts, exact_max):
@@ -162,7 +171,7 @@ def size_table(qts, exact_max):
 
 def simulate(scn, packets, reps):
     from qosbound.progress import QUIET
-    from qosbound.systems.pq_txq_adapter import simulated_results
+    from qosbound.systems.pq_txq.simulated import simulated_results
 
     opts = scn.methods.simulated.model_copy(update={"packets": packets, "replications": reps, "seed": 7})
     return {r.metric: (r.value, r.interval.low, r.interval.high)
@@ -190,7 +199,7 @@ def target_table(packets, reps):
             bnd, bt, bmb = in_child(bound, p)
         print(f"{name}: exact chain bound {float(exact_bound):.3g} states; ring chain ({S} stage(s), as plan) {rs} "
               f"states, {rt:.2f} s, {rmb:.0f} MB (lattice {lat} points); "
-              + (f"ring bound ({bnd[5]} stage(s)) {bnd[0]} states, {bt:.2f} s, {bmb:.0f} MB; " if bnd else
+              + (f"ring bound ({bnd[5]}) {bnd[0]} states, {bt:.2f} s, {bmb:.0f} MB; " if bnd else
                  "ring bound: its MDP is above BOUND_STATES; ")
               + f"simulator {st:.1f} s")
         for i, (label, v, key) in enumerate((("mean", rmean, "EF.delay.mean"), ("p99", r99, "EF.delay.p99"),
@@ -221,7 +230,7 @@ SURVEY = {"ferrari": ("300 kbit/s", 128, SIZES[3], 10, "2 Mbps"),
 
 
 def survey_small(qts):
-    print("Small rings: the approximation (one stage) and the bound (one and two stages) against the exact chain "
+    print("Small rings: the approximation (one stage) and the bound (one stage; the front run) against the exact chain "
           "(one position per stage); relative error of mean, p99, p99.9, and loss ratio")
     print(f"{'config':>15} {'Q_t':>3} | {'approx mean':>11} {'p99':>8} {'p99.9':>8} {'loss x':>7} | "
           f"{'bound1 mean':>11} {'p99':>8} {'p99.9':>8} {'loss x':>7} | {'bound2 mean':>11} {'p99':>8} {'p99.9':>8} "
@@ -260,7 +269,7 @@ def survey_high_ef(packets, reps):
         (rs, rmean, r99, r999, rloss, _, S), rt, _ = in_child(ring, p, None)
         bnd, bt, _ = in_child(bound, p)
         sim, st, _ = in_child(simulate, scn, packets, reps)
-        print(f"EF {share} %: approximation {S} stage(s) {rs} states {rt:.2f} s; bound {bnd[5]} stage(s) {bnd[0]} "
+        print(f"EF {share} %: approximation {S} stage(s) {rs} states {rt:.2f} s; bound ({bnd[5]}) {bnd[0]} "
               f"states {bt:.2f} s; simulator {st:.1f} s")
         for i, (label, v, key) in enumerate((("mean", rmean, "EF.delay.mean"), ("p99", r99, "EF.delay.p99"),
                                              ("p99.9", r999, "EF.delay.p99.9"), ("loss", rloss, "EF.loss"))):
@@ -268,11 +277,54 @@ def survey_high_ef(packets, reps):
             print(_row(label, v, bnd[1 + i], sv, lo, hi, key == "EF.loss"), flush=True)
 
 
+#: The published grid (``--grid``): the kinds of port where the bound was loose or the approximation far off
+#: (issue 18): lossy, small PQ, EF large and small against BE, bimodal BE; and two realistic ports.
+GRID = [("10M ring 16 PQ 4, EF 40 B 30 % (lossy)", ("10 Mbps", 16, 4, "3 Mbit/s", 40, IMIX)),
+        ("10M ring 16 PQ 16, EF 1200 B 30 %", ("10 Mbps", 16, 16, "3 Mbit/s", 1200, IMIX)),
+        ("1G ring 128 PQ 64, EF 1500 B 5 %, BE 40/1500 0.9/0.1", ("1 Gbps", 128, 64, "50 Mbit/s", 1500,
+                                                                  [(40, 0.9), (1500, 0.1)])),
+        ("100M ring 64 PQ 8, EF 40 B 5 %, BE 40/1500 0.1/0.9", ("100 Mbps", 64, 8, "5 Mbit/s", 40,
+                                                               [(40, 0.1), (1500, 0.9)])),
+        ("2M ring 4 PQ 4, EF 200 B 40 %, BE 40/1500 (lossy)", ("2 Mbps", 4, 4, "800 kbit/s", 200,
+                                                              [(40, 0.5), (1500, 0.5)])),
+        ("10M ring 16 PQ 32, EF 200 B 30 %, IMIX", ("10 Mbps", 16, 32, "3 Mbit/s", 200, IMIX)),
+        ("wan100: 100M ring 64 PQ 64, EF 10 %, IMIX", ("100 Mbps", 64, 64, "10 Mbit/s", 200, IMIX))]
+
+
+def grid_table(packets, reps):
+    """bound / simulated and approximation / simulated for mean, p99, p99.9 and loss over GRID, and the range of
+    each ratio (the figures docs/pq_txq.md and the approximation's ``neglects`` text quote)."""
+    print(f"Grid: the ring bound (as model-checked computes it) and the ring-count chain (stages as plan) over the "
+          f"packet simulator ({reps} x {packets:g} EF packets, 95 % interval)")
+    ratios = {"bound": {k: [] for k in ("mean", "p99", "p99.9", "loss")},
+              "approx": {k: [] for k in ("mean", "p99", "p99.9", "loss")}}
+    for name, (link, QT, PQ, rate, size, be) in GRID:
+        scn = port(name, link, QT, PQ, rate, size, be)
+        p = params(scn)
+        (rs, rmean, r99, r999, rloss, _, S), rt, _ = in_child(ring, p, None)
+        bnd, bt, _ = in_child(bound, p) if has_bound(p) else (None, 0.0, 0.0)
+        sim, st, _ = in_child(simulate, scn, packets, reps)
+        print(f"{name}: approximation {S} stage(s), {rs} states, {rt:.1f} s; "
+              + (f"bound ({bnd[5]}, {bnd[0]} states) {bt:.1f} s; " if bnd else "no bound (above BOUND_STATES); ")
+              + f"simulator {st:.1f} s", flush=True)
+        for i, (label, v, key) in enumerate((("mean", rmean, "EF.delay.mean"), ("p99", r99, "EF.delay.p99"),
+                                             ("p99.9", r999, "EF.delay.p99.9"), ("loss", rloss, "EF.loss"))):
+            sv, lo, hi = sim[key]
+            print(_row(label, v, bnd[1 + i] if bnd else None, sv, lo, hi, key == "EF.loss"), flush=True)
+            if sv > 0 and (key != "EF.loss" or sv > 1e-4):  # (a loss seen a few times has no useful ratio)
+                ratios["approx"][label].append(v / sv)
+                if bnd:
+                    ratios["bound"][label].append(bnd[1 + i] / sv)
+    for kind, per in ratios.items():
+        cells = ", ".join(f"{k} {min(v):.2f}-{max(v):.2f} x" for k, v in per.items() if v)
+        print(f"{kind} / simulated over the grid: {cells}")
+
+
 def main():
     import qosbound.models.pq_txq  # noqa: F401  (imported here: the children time the work, not the imports)
     import qosbound.models.pq_txq_ring  # noqa: F401
     import qosbound.models.pq_txq_ring_bound  # noqa: F401
-    import qosbound.systems.pq_txq_adapter  # noqa: F401
+    import qosbound.systems.pq_txq.simulated  # noqa: F401
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="Q_t up to 64, a smaller simulation")
@@ -280,7 +332,12 @@ def main():
     ap.add_argument("--survey", action="store_true", help="the accuracy survey instead: small rings against the "
                     "exact chain, high EF shares against the simulator (approximation, bound, reference, errors)")
     ap.add_argument("--ports", action="store_true", help="only the ports table (approximation, bound, simulator)")
+    ap.add_argument("--grid", action="store_true", help="only the published grid of bound / simulated and "
+                    "approximation / simulated ratios")
     args = ap.parse_args()
+    if args.grid:
+        grid_table(250_000 if args.quick else 1_000_000, 4 if args.quick else 8)
+        return
     if args.ports:
         target_table(250_000 if args.quick else 1_000_000, 4 if args.quick else 8)
         return

@@ -29,7 +29,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from qosbound.errors import EngineError, ModelError
+from qosbound.errors import EngineError, ModelError, ResourceError
 from qosbound.models import stationary
 
 __all__ = ["Built", "CheckResult", "parse_props_text", "load_program", "build", "check", "steady_state",
@@ -75,8 +75,6 @@ def _storm_error(prefix: str, e: BaseException) -> Exception:
     """One-line error for a failure inside Storm: the line that says what is wrong (Storm's own ``ERROR (file:
     line):`` prefix removed) and the offending source line when Storm quotes it (never a lone caret). Memory
     exhaustion (``std::bad_alloc``) is a resource error, not bad input."""
-    from qosbound.errors import ResourceError
-
     lines = [x.strip() for x in str(e).splitlines() if x.strip() and not set(x.strip()) <= set("^~ ")]
     if any("bad_alloc" in x or "out of memory" in x.lower() for x in lines) or isinstance(e, MemoryError):
         return ResourceError(f"{prefix}: Storm ran out of memory; make the model smaller (or allow more memory with "

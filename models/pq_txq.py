@@ -4,7 +4,7 @@
 :mod:`qosbound.models.pq_txq_delay` turns Storm's stationary distribution into
 the EF delay distribution, and :func:`solve` runs both and returns plain numbers
 (values in seconds or as probabilities, with their numerical brackets); the
-system layer (:mod:`qosbound.systems.pq_txq_adapter`) names them as metrics.
+system layer (:mod:`qosbound.systems.pq_txq.model_checked`) names them as metrics.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from qosbound.errors import EngineError
+from qosbound.models.engine import prism_available
 from qosbound.models.pq_txq_delay import DelayDistribution, delay_distribution
 from qosbound.models.pq_txq_render import PROPS_TEXT, TINY, Rendered, poisson_excess, render, write_files
 
@@ -42,14 +43,12 @@ class Solution:
 
 
 def solve(p, opts, ccdf_at: list[float], quantiles: list[float], progress) -> Solution:
-    """Render and solve the model of ``p`` (:class:`qosbound.params.Params`) with options ``opts`` (engine,
-    exact, precision, granule, max_granules) and compute the EF delay statistics asked for."""
+    """Render and solve the model of ``p`` (:class:`qosbound.systems.pq_txq.params.Params`) with options ``opts``
+    (engine, exact, precision, granule, max_granules) and compute the EF delay statistics asked for."""
     advance = progress.task("model checking (Storm)", total=2)
     rendered = render(p, opts)
     advance()
     if opts.engine == "prism":
-        from qosbound.models.engine import prism_available
-
         if not prism_available():
             raise EngineError("engine 'prism' needs a 'prism' executable on PATH; use engine: storm")
         raise EngineError("engine 'prism' computes the .props properties only: run `qosbound model check` on the "

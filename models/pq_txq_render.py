@@ -147,17 +147,36 @@ def layout(p, opts) -> Layout:
 
 
 def render(p, opts, scenario_name: str = "") -> Rendered:
-    """Render the PRISM model for scenario parameters ``p`` (a :class:`qosbound.params.Params`).
+    """Render the PRISM model for scenario parameters ``p`` (a :class:`qosbound.systems.pq_txq.params.Params`).
 
     A ScenarioError names the parameter at fault by its attribute of ``p`` (or ``granule`` of ``opts``)."""
     lay = layout(p, opts)
-    ef, be, g, rounded = lay.ef, lay.be, lay.granule, lay.rounded
+    ef, g, rounded = lay.ef, lay.granule, lay.rounded
     gef, gbe, kef, kbe = lay.gef, lay.gbe, lay.kef, lay.kbe
     slot, a, cbr = lay.slot, lay.a, lay.cbr
-    QT, PQ, K = p.Q_t, p.pq_cap, len(be)
+    QT, PQ, K = p.Q_t, p.pq_cap, len(lay.be)
     N = QT  # at most QT packets: each takes >= 1 unit and the fill stops at QT units
+    be_consts, probs = _be_constants(p, lay)
+    txq = _txq_formulas(N, K)
+    arr = _arrivals(p, a, cbr, PQ)
+    tick_commands, fill_ef, fill_be = _commands(arr.outcomes, N, K)
+    gmax = max([gef] + gbe)
+    rounding = "" if not rounded else " (sizes rounded UP to whole granules: the model's times are upper estimates)"
+    text = Template(TEMPLATE.read_text()).substitute(
+        scenario=scenario_name or "(unnamed)", granule_bytes=g, slot_us=f"{slot * 1e6:.6g}",
+        link=f"{p.C:g} bit/s", rounding=rounding, arrivals=p.arrivals, cbr_state_doc=arr.cbr_doc,
+        QT=QT, PQ=PQ, GMAX=gmax, unit_bytes=f"{p.unit:g}", KEF=kef, GEF=gef, ef_bytes=ef,
+        be_consts="\n".join(be_consts), arrival_consts="\n".join(arr.consts), **txq, cbr_decl=arr.cbr_decl,
+        tick_commands=tick_commands, fill_ef_commands="\n".join(fill_ef), fill_be_commands="\n".join(fill_be),
+        lost_rewards=arr.lost_rewards, accepted_rewards=arr.accepted_rewards)
+    return Rendered(text, g, slot, gef, kef, gbe, kbe, probs, p.arrivals, a, cbr, QT, PQ, rounded, arr.truncated)
 
-    kinds = [(1, "KEF", "GEF")] + [(i + 2, f"KB{i + 1}", f"GB{i + 1}") for i in range(K)]
+
+def _be_constants(p, lay: Layout) -> tuple[list[str], list[float]]:
+    """The BE classes' constants (units, granules, probabilities; the last probability the complement of the
+    others, so they sum to one exactly) and the probabilities as floats."""
+    be, g, gbe, kbe = lay.be, lay.granule, lay.gbe, lay.kbe
+    K = len(be)
     be_consts = []
     for i in range(K):
         be_consts.append(f"const int KB{i + 1} = {kbe[i]};   // units of BE class {i + 1} (code {i + 2}, "
@@ -171,6 +190,12 @@ def render(p, opts, scenario_name: str = "") -> Rendered:
             rest = " - ".join(f"PB{j + 1}" for j in range(K - 1))
             be_consts.append(f"const double PB{K} = {'1 - ' + rest if rest else '1'};   // probability of BE "
                              f"class {K} ({_fmt(probs[i])})")
+    return be_consts, probs
+
+
+def _txq_formulas(N: int, K: int) -> dict[str, str]:
+    """The TxQ's formulas and slot variables for ``N`` packet slots and ``K`` BE classes (template fields)."""
+    kinds = [(1, "KEF", "GEF")] + [(i + 2, f"KB{i + 1}", f"GB{i + 1}") for i in range(K)]
 
     def kind_sum(slot_i: int, which: int) -> str:
         terms = [f"(s{slot_i}={code}?{(u if which == 0 else gg)}:0)" for code, u, gg in kinds]
@@ -180,62 +205,82 @@ def render(p, opts, scenario_name: str = "") -> Rendered:
     for i in range(1, N + 1):
         unit_formulas.append(f"formula u{i} = {kind_sum(i, 0)};   // units of packet {i}")
         unit_formulas.append(f"formula g{i} = {kind_sum(i, 1)};   // granules of packet {i}")
-    occ_sum = " + ".join(f"u{i}" for i in range(1, N + 1))
-    npk_sum = " + ".join(f"(s{i}>0?1:0)" for i in range(1, N + 1))
-    nef_sum = " + ".join(f"(s{i}=1?1:0)" for i in range(1, N + 1))
-    work_tail = "".join(f" + g{i}" for i in range(2, N + 1))
-    slot_decls = "\n".join(f"  s{i} : [0..{K + 1}] init 0;   // packet {i} of the TxQ" for i in range(1, N + 1))
+    return dict(unit_formulas="\n".join(unit_formulas),
+                occ_sum=" + ".join(f"u{i}" for i in range(1, N + 1)),
+                npk_sum=" + ".join(f"(s{i}>0?1:0)" for i in range(1, N + 1)),
+                nef_sum=" + ".join(f"(s{i}=1?1:0)" for i in range(1, N + 1)),
+                work_tail="".join(f" + g{i}" for i in range(2, N + 1)),
+                slot_decls="\n".join(f"  s{i} : [0..{K + 1}] init 0;   // packet {i} of the TxQ"
+                                     for i in range(1, N + 1)))
 
-    # Arrivals per slot.
+
+@dataclass(frozen=True)
+class _Arrivals:
+    """The EF arrivals per slot as model text: constants, the tick's outcomes (probability, update), the lost and
+    accepted rewards, the CBR credit's declaration and doc line, and the probability left out."""
+
+    consts: list
+    outcomes: list
+    lost_rewards: str
+    accepted_rewards: str
+    cbr_decl: str
+    cbr_doc: str
+    truncated: float
+
+
+def _arrivals(p, a: float, cbr, PQ: int) -> _Arrivals:
+    """EF arrivals per slot: Poisson (truncated below TINY), Bernoulli, or CBR by a credit counter."""
     if p.arrivals == "poisson":
-        # P(k arrivals) for k < PQ and the tail P(>= PQ); the most probable outcome's constant is written as the
-        # complement of the others, so the distribution sums to one exactly (also in exact arithmetic) and no
-        # constant goes negative through rounding.
-        k_ = np.arange(PQ)
-        pa = list(np.exp(-a + k_ * math.log(a) - special.gammaln(k_ + 1))) + [float(special.gammainc(PQ, a))]
-        mode = int(np.argmax(pa))
-        # Probabilities below TINY are left out (their mass goes to the complement): Storm evaluates constants
-        # as rationals and its expression evaluator rejects subnormal doubles. The mass left out is reported.
-        dropped = [k for k in range(PQ + 1) if k != mode and pa[k] < TINY]
-        truncated = math.fsum(pa[k] for k in dropped) + sum(5e-324 for k in dropped if pa[k] == 0.0)
-        kept = [k for k in range(PQ + 1) if k not in dropped]
-        arrival_consts = [f"const double AEF = {_fmt(a)};   // mean EF arrivals per slot (Poisson), lambda * slot"]
-        if dropped:
-            arrival_consts.append(f"// P(k arrivals) for k in {{{', '.join(map(str, dropped[:3]))}{', ...' if len(dropped) > 3 else ''}}}"
-                                  f" ({len(dropped)} outcomes, each < {TINY:g}, {truncated:.3g} in total) is left out")
-        for k in [j for j in kept if j != mode] + [mode]:  # the complement is declared last
-            what = f"P({k} arrivals in a slot)" if k < PQ else f"P(>= {PQ} arrivals in a slot): fills the PQ"
-            if k == mode:
-                rest = " + ".join(f"PA{j}" for j in kept if j != mode) or "0"
-                arrival_consts.append(f"const double PA{k} = 1 - ({rest});   // {what} = {_fmt(pa[k])}")
-            else:
-                arrival_consts.append(f"const double PA{k} = {_fmt(pa[k])};   // {what}")
-        outcomes = [(f"PA{k}", f"(pq'=min(PQ,pq+{k}))") for k in kept]
-        lost = [poisson_excess(a, PQ - n) for n in range(PQ + 1)]
-        acc = [a - x for x in lost]
-        truncated += math.fsum(x for x in lost if 0 < x < TINY)
-        lost_rewards = "\n".join(f"  ph=0 & pq={n} : {_fmt(lost[n])};" for n in range(PQ + 1) if lost[n] >= TINY)
-        accepted_rewards = "\n".join(f"  ph=0 & pq={n} : {_fmt(acc[n])};" for n in range(PQ + 1) if acc[n] > 0)
-        cbr_decl, cbr_doc = "", ""
-    elif p.arrivals == "bernoulli":
-        truncated = 0.0
-        arrival_consts = [f"const double AEF = {_fmt(a)};   // P(an EF packet arrives in a slot) (Bernoulli)"]
-        outcomes = [("1-AEF", "(pq'=pq)"), ("AEF", "(pq'=min(PQ,pq+1))")]
-        lost_rewards = "  ph=0 & pq=PQ : AEF;"
-        accepted_rewards = "  ph=0 & pq<PQ : AEF;"
-        cbr_decl, cbr_doc = "", ""
-    else:
-        truncated = 0.0
-        P_, Q_ = cbr
-        arrival_consts = [f"const int CP = {P_};   // CBR: EF arrivals per slot = CP/CQ = {_fmt(a)}",
-                          f"const int CQ = {Q_};   // CBR credit resolution (credit counter c in 0..CQ-1)"]
-        outcomes = [("1", "(pq'=min(PQ,pq+floor((c+CP)/CQ)))&(c'=mod(c+CP,CQ))")]
-        lost_rewards = "  ph=0 : max(0, floor((c+CP)/CQ) - (PQ-pq));"
-        accepted_rewards = "  ph=0 : min(floor((c+CP)/CQ), PQ-pq);"
-        cbr_decl = "  c  : [0..CQ-1] init 0;   // CBR credit: the next arrival comes when c+CP*u reaches CQ\n"
-        cbr_doc = ("//        c      CBR credit in 1/CQ of a packet: the slot's arrivals come at u = (i*CQ - c)/CP,"
-                   " i = 1, 2, ... (u in (0,1])")
+        return _poisson_arrivals(a, PQ)
+    if p.arrivals == "bernoulli":
+        return _Arrivals([f"const double AEF = {_fmt(a)};   // P(an EF packet arrives in a slot) (Bernoulli)"],
+                         [("1-AEF", "(pq'=pq)"), ("AEF", "(pq'=min(PQ,pq+1))")],
+                         "  ph=0 & pq=PQ : AEF;", "  ph=0 & pq<PQ : AEF;", "", "", 0.0)
+    P_, Q_ = cbr
+    return _Arrivals([f"const int CP = {P_};   // CBR: EF arrivals per slot = CP/CQ = {_fmt(a)}",
+                      f"const int CQ = {Q_};   // CBR credit resolution (credit counter c in 0..CQ-1)"],
+                     [("1", "(pq'=min(PQ,pq+floor((c+CP)/CQ)))&(c'=mod(c+CP,CQ))")],
+                     "  ph=0 : max(0, floor((c+CP)/CQ) - (PQ-pq));", "  ph=0 : min(floor((c+CP)/CQ), PQ-pq);",
+                     "  c  : [0..CQ-1] init 0;   // CBR credit: the next arrival comes when c+CP*u reaches CQ\n",
+                     "//        c      CBR credit in 1/CQ of a packet: the slot's arrivals come at u = (i*CQ - c)/CP,"
+                     " i = 1, 2, ... (u in (0,1])", 0.0)
 
+
+def _poisson_arrivals(a: float, PQ: int) -> _Arrivals:
+    """Poisson arrivals: P(k arrivals) for k < PQ and the tail P(>= PQ); the most probable outcome's constant is
+    written as the complement of the others, so the distribution sums to one exactly (also in exact arithmetic)
+    and no constant goes negative through rounding."""
+    k_ = np.arange(PQ)
+    pa = list(np.exp(-a + k_ * math.log(a) - special.gammaln(k_ + 1))) + [float(special.gammainc(PQ, a))]
+    mode = int(np.argmax(pa))
+    # Probabilities below TINY are left out (their mass goes to the complement): Storm evaluates constants
+    # as rationals and its expression evaluator rejects subnormal doubles. The mass left out is reported.
+    dropped = [k for k in range(PQ + 1) if k != mode and pa[k] < TINY]
+    truncated = math.fsum(pa[k] for k in dropped) + sum(5e-324 for k in dropped if pa[k] == 0.0)
+    kept = [k for k in range(PQ + 1) if k not in dropped]
+    arrival_consts = [f"const double AEF = {_fmt(a)};   // mean EF arrivals per slot (Poisson), lambda * slot"]
+    if dropped:
+        arrival_consts.append(f"// P(k arrivals) for k in {{{', '.join(map(str, dropped[:3]))}{', ...' if len(dropped) > 3 else ''}}}"
+                              f" ({len(dropped)} outcomes, each < {TINY:g}, {truncated:.3g} in total) is left out")
+    for k in [j for j in kept if j != mode] + [mode]:  # the complement is declared last
+        what = f"P({k} arrivals in a slot)" if k < PQ else f"P(>= {PQ} arrivals in a slot): fills the PQ"
+        if k == mode:
+            rest = " + ".join(f"PA{j}" for j in kept if j != mode) or "0"
+            arrival_consts.append(f"const double PA{k} = 1 - ({rest});   // {what} = {_fmt(pa[k])}")
+        else:
+            arrival_consts.append(f"const double PA{k} = {_fmt(pa[k])};   // {what}")
+    outcomes = [(f"PA{k}", f"(pq'=min(PQ,pq+{k}))") for k in kept]
+    lost = [poisson_excess(a, PQ - n) for n in range(PQ + 1)]
+    acc = [a - x for x in lost]
+    truncated += math.fsum(x for x in lost if 0 < x < TINY)
+    lost_rewards = "\n".join(f"  ph=0 & pq={n} : {_fmt(lost[n])};" for n in range(PQ + 1) if lost[n] >= TINY)
+    accepted_rewards = "\n".join(f"  ph=0 & pq={n} : {_fmt(acc[n])};" for n in range(PQ + 1) if acc[n] > 0)
+    return _Arrivals(arrival_consts, outcomes, lost_rewards, accepted_rewards, "", "", truncated)
+
+
+def _commands(outcomes: list, N: int, K: int) -> tuple[str, list[str], list[str]]:
+    """The tick commands (a granule leaves; the head packet departs and the FIFO shifts) and the fill commands
+    (EF from the PQ first, else a BE packet of each class by its probability)."""
     def tick(extra: str) -> str:
         return " + ".join(f"{pr}:{upd}&{extra}" for pr, upd in outcomes) if len(outcomes) > 1 else \
             f"{outcomes[0][1]}&{extra}"
@@ -260,18 +305,7 @@ def render(p, opts, scenario_name: str = "") -> Rendered:
             terms.append(f"PB{i + 1}:(s{n + 1}'={i + 2})&(ph'=(occ+KB{i + 1}<QT?1:0)){set_rb}")
         body = " + ".join(terms) if K > 1 else terms[0].split(":", 1)[1]
         fill_be.append(f"  [] ph=1 & occ<QT & npk={n} & pq=0 -> {body};")
-    gmax = max([gef] + gbe)
-    rounding = "" if not rounded else " (sizes rounded UP to whole granules: the model's times are upper estimates)"
-    text = Template(TEMPLATE.read_text()).substitute(
-        scenario=scenario_name or "(unnamed)", granule_bytes=g, slot_us=f"{slot * 1e6:.6g}",
-        link=f"{p.C:g} bit/s", rounding=rounding, arrivals=p.arrivals, cbr_state_doc=cbr_doc,
-        QT=QT, PQ=PQ, GMAX=gmax, unit_bytes=f"{p.unit:g}", KEF=kef, GEF=gef, ef_bytes=ef,
-        be_consts="\n".join(be_consts), arrival_consts="\n".join(arrival_consts),
-        unit_formulas="\n".join(unit_formulas), occ_sum=occ_sum, npk_sum=npk_sum, nef_sum=nef_sum,
-        work_tail=work_tail, slot_decls=slot_decls, cbr_decl=cbr_decl, tick_commands=tick_commands,
-        fill_ef_commands="\n".join(fill_ef), fill_be_commands="\n".join(fill_be),
-        lost_rewards=lost_rewards, accepted_rewards=accepted_rewards)
-    return Rendered(text, g, slot, gef, kef, gbe, kbe, probs, p.arrivals, a, cbr, QT, PQ, rounded, truncated)
+    return tick_commands, fill_ef, fill_be
 
 
 def poisson_excess(a: float, m: int) -> float:

@@ -1,106 +1,117 @@
-"""A sound upper bound on the EF delay and loss of the PQ + TxQ port with a packet-unit tx-ring: the staged
-ring-count chain with an adversary choosing the order within each stage (a Markov decision process).
+"""A sound upper bound on the EF delay and loss of the PQ + TxQ port with a packet-unit tx-ring: the exact ring
+chain with part of the ring's EF/BE pattern forgotten and chosen by an adversary, under Little's law.
 
-The system and the notation are those of :mod:`qosbound.models.pq_txq_ring` (ring of ``Q_t`` packets, each in
-one unit; saturated BE; Poisson EF; ``S`` stages of ``c_1 .. c_S`` positions, stage 1 holding the head). There
-the order of the packets within a stage is replaced by exchangeability, which is an approximation (measured
-below the exact chain everywhere). Here the same lumped state ``(n, e_1, .., e_S)`` (EF waiting, EF in each
-stage) is kept, but the two kinds of choice the lumping leaves open at a departure -- is the head EF or BE,
-and for each stage boundary is the front packet of stage ``i+1`` EF or BE -- are made by an ADVERSARY (any
-choice the counts allow), not by a coin. That is a Markov decision process, and:
+The system and the notation are those of :mod:`qosbound.models.pq_txq_ring`: a ring of ``Q_t`` packets, each in
+one unit; saturated BE; Poisson EF; at every departure the head leaves and one packet is admitted -- EF when the
+PQ is not empty after the arrivals during the head's service, else a BE packet of a size drawn from the mix.
+The exact chain, embedded at departures, has state ``(n, pattern)``: ``n`` EF waiting (0 .. PQ - 1 after the
+admission), and which of the ``Q_t`` ring positions hold EF -- ``2^Q_t`` patterns.
 
-Why it bounds the exact chain (the proof sketch).
+The bounding process. An abstraction (:mod:`qosbound.models.ring_abstraction`) maps each pattern to a label that
+keeps the head's kind, the EF count and some partial order information, and lists for every label ``L`` and
+admitted kind ``a`` the set ``post[a](L)`` of labels that can follow (the labels of all successors of all
+patterns labelled ``L``). The process has state ``(label, n)``; a departure draws the arrivals during the
+head's service (Poisson, over a service of ``GEF`` granules for an EF head, of a BE size drawn from the mix for
+a BE head), from them ``n'`` and ``a``; then an ADVERSARY chooses the next label in ``post[a](L)``. Solved by
+:class:`qosbound.models.ratio_mdp.ChoiceMDP`.
 
-1. *The exact system is one policy of the MDP.* Embed the exact system at departure epochs and map its state
-   (PQ count, the EF/BE pattern of the ring, the sizes of the BE packets in it) to the lumped state. The kinds
-   of the head and of the packets crossing the stage boundaries are functions of the pattern, and the pattern is
-   a function of the initial pattern and of the sequence of lumped states (which packet was admitted, where it
-   entered): so the exact system's choices are those of a deterministic, history-dependent policy. Given the
-   choices, the lumped step has the same law in both: the head's service is ``GEF`` or a BE size independent of
-   the past (a BE packet's size is drawn at its admission and influences nothing until it is served), the
-   Poisson arrivals during it are independent of the past, and the admission rule (EF when the PQ is not empty
-   after them) is the same.
-2. *Its reward per step is a function of the lumped state and the choice.* A Poisson EF arrival a time ``u``
-   into a service of ``s``, after ``j`` earlier arrivals of that service, with ``n`` waiting, is accepted iff
-   ``n + j < PQ`` and leaves after ``D = (s - u) + (n + j + 1) GEF + E' GEF + S_1 + .. + S_{Q_t - 1 - E'}``
-   (``E'`` the EF among ring positions 2..``Q_t``; the ``S_i`` i.i.d. BE sizes, independent of the rest given
-   the pattern). So the expected number of accepted arrivals of a service with ``D > x`` (and the expected
-   number lost, and the expected sum of accepted delays) given the exact state depends only on ``(n``, the
-   head's kind, ``E')``: the MDP's reward ``r_x(s, a)``, and the service's expected length ``tau(s, a)``.
-3. *Any function h certifies a bound on every policy's rate.* Let ``x(s, a)`` be the exact chain's stationary
-   frequency of lumped state ``s`` and choice ``a`` per departure. By 1 it satisfies the MDP's balance equations
-   ``sum_a x(j, a) = sum_{s,a} x(s, a) p(j | s, a)``, and the exact long-run reward per unit time is ``sum x r /
-   sum x tau``. If ``g tau(s, a) + h(s) >= r(s, a) + sum_j p(j | s, a) h(j)`` for every ``s, a`` (dual
-   feasibility of the semi-Markov MDP's linear programme), multiplying by ``x`` and summing cancels ``h`` by the
-   balance equations: ``g >= sum x r / sum x tau``. Value iteration on the uniformised MDP (``r / tau`` per unit
-   time, ``I + (eta / tau)(P - I)`` as transitions, ``eta < min tau``) gives ``h``, and ``g = max_s (T h - h)(s)``
-   satisfies the inequality with ``eta h`` (Odoni's upper end of the bracket): the bound is sound at every
-   iteration, not only at convergence; iterating only tightens it.
-4. *From rates to the metrics.* Per unit time the exact system accepts ``lambda (1 - loss)`` arrivals. So
-   ``loss <= g*_lost / lambda``, ``P(D > x | accepted) <= g*_x / (lambda (1 - loss_ub))``, ``E[D | accepted]
-   <= g*_sum / (lambda (1 - loss_ub))``; the CCDF bound is non-increasing in ``x``, so a quantile is at most the
-   smallest lattice point where it falls to ``1 - q`` (found by bisection). Every number is on the lattice of
-   :mod:`qosbound.models.pq_txq_ring`: ``P(D > x)`` at a lattice point is exact for the reward, and between two
-   points the bound takes the lower point's value. (Poisson counts are cut where their tail is below
-   ``POISSON_TAIL`` = 1e-16, folded into the largest count kept, as in the approximation: the bound holds up to
-   that mass per departure.)
+Why it bounds the exact chain (the proof).
 
-Why not a monotone coupling (measured, ``docs/pq_txq.md``): an EF packet's delay is ``V + GEF`` with ``V``
-increasing in the number of BE packets admitted before its arrival (sizes coupled by admission index), but
-that number is not monotone in any order of the ring's content: a long BE head delays the next departures, EF
-accumulates and is admitted instead of the BE that a short head would have let in. The adversary needs no such
-order: it takes, step by step, whichever choice is worst for the reward being bounded (a different policy for
-each metric and each ``x``).
+1. *The exact chain is one way of choosing.* Given the exact pattern, its next label is in the set (by the
+   construction of the sets), and its draws have the same law: the head's kind is a function of the label, a BE
+   head's size is independent of the past (drawn at its admission, used at its service), the Poisson arrivals of
+   the service are independent of the past, and ``(a, n')`` follow from ``n`` and the arrivals by the same rule.
+   So the exact chain's long-run frequencies ``x`` over (label, n) and over the choices made satisfy the
+   process's balance equations.
+2. *Every metric is a ratio of long-run averages of per-departure rewards that are functions of the state.* A
+   Poisson arrival a time ``u`` into a service of ``s``, after ``j`` earlier arrivals of that service, with ``n``
+   waiting, is accepted iff ``n + j < PQ`` and leaves after ``D = (s - u) + (n + j + 1) GEF + E' GEF + S_1 + ..
+   + S_{Q_t - 1 - E'}`` (``E'`` the EF among ring positions 2 .. Q_t, the ``S_i`` i.i.d. BE sizes independent of
+   the rest given the pattern). So, per departure from state ``(L, n)``, the expected numbers of arrivals, of
+   lost ones, of accepted ones with ``D > X`` and the expected sum of accepted delays are functions of the head's
+   kind, ``n`` and ``E'`` -- of the state (:class:`_Services` computes them in closed form). Loss = lost /
+   arrivals; ``P(D > X | accepted)`` = (accepted with D > X) / accepted; mean = (sum of delays) / accepted:
+   each a ratio ``x . N / x . D``.
+3. *Little's law, one more equation the exact chain satisfies.* Every EF packet admitted stays in the ring for
+   exactly ``Q_t`` departures (FIFO, one departure per step), so over a long run the average EF count in the ring
+   (after each admission) is ``Q_t`` times the average number admitted per departure: ``x . C = 0`` with
+   ``C(L, n) = EF(L) - Q_t P(an EF is admitted at the next departure | L, n)``. An adversary that holds EF in the
+   ring beyond their time (or lets them out early) breaks it; with the constraint it can do so only as much as
+   it pays back elsewhere.
+4. *A certificate proves the bound.* :mod:`qosbound.models.ratio_mdp`: a function ``h`` and a multiplier ``mu``
+   with ``N - rho D + mu C + max-choice P h - h <= 0`` at every state prove ``x . N <= rho x . D`` for every
+   ``x`` of 1 and 3 -- hence for the exact chain. The inequality is checked at every state, in floating point;
+   the search that finds ``h`` and ``mu`` (policy iteration, bisection) does not enter the proof.
+5. *From ratios to the metrics.* Loss and the mean come from bisection on ``rho`` (the smallest proved value
+   within a relative ``REL``); ``P(D > t) <= P(D > X)`` at the lattice point ``X`` at or below ``t`` (the CCDF is
+   non-increasing); a ``q``-quantile is at most the smallest lattice point ``X`` where ``P(D > X) <= 1 - q`` is
+   proved. The lattice is that of :mod:`qosbound.models.pq_txq_ring` (the gcd of the packet sizes, refined), on
+   which these rewards are exact.
+6. *Truncations, accounted for.* Poisson counts are cut where their tail is below ``POISSON_TAIL``; the mass
+   moved is added to every certificate as ``mass * span(h)`` (it changes ``P h`` by at most that), and the
+   accepted arrivals beyond the cut are added to the numerators (at most 1 each to a CCDF count, at most the
+   largest delay each to the sum of delays) and left out of the denominators.
 
-Cost and tightness. The MDP has the staged chain's states and at most ``2^S`` choices; one value iteration per
-CCDF point (bisection: about ``log2`` of the lattice per quantile). With one position per stage there is no
-choice: the MDP is the exact chain and the bound is the exact value. With fewer stages the adversary may
-reorder the packets within a stage, which is the whole looseness: it shrinks with every stage (measured:
-``benchmarks/bench_ring.py --survey``).
+Which abstraction (:func:`abstractions`). With one label per pattern there is no choice and the bound is the
+exact chain. Otherwise: ``blocks(c)`` (the order within blocks of ``c`` consecutive admissions is forgotten;
+every packet leaves within ``c - 1`` departures of its time) is the tightest per state, but its labels grow like
+``Q_t^3`` and exponentially in ``Q_t / c``; ``front_run`` (the oldest packets known up to the first change of
+kind) grows like ``Q_t^2`` and holds the oldest EF packet to its exact time, so it is tight where EF is a
+minority of the ring (one EF packet at a time); tracked only for EF counts up to ``K`` it fits any ring.
+:func:`solve_bound` solves every abstraction that fits ``max_states`` and reports, per metric, the smallest
+bound and which abstraction gave it (each is proved, so the smallest is).
+
+Measured (``benchmarks/bench_ring.py``): see ``docs/pq_txq.md`` for the ratios to the truth, copied from the
+benchmark's output.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
+from scipy import stats
 
 from qosbound.errors import ResourceError, ScenarioError
+from qosbound.models import ring_abstraction as ra
 from qosbound.models.budget import Estimate, refuse_over_budget
-from qosbound.models.pq_txq_ring import (FINE_PER_EF, FINE_POINTS, MAX_LATTICE, _pois_trunc, _sizes, head_part,
-                                         refinement, stage_sizes, stage_states, why_not)
+from qosbound.models.pq_txq_render import poisson_excess
+from qosbound.models.pq_txq_ring import (FINE_PER_EF, FINE_POINTS, MAX_LATTICE, POISSON_TAIL, _pois_trunc, _sizes,
+                                         head_part, refinement, why_not)
+from qosbound.models.ratio_mdp import ChoiceMDP
 
-__all__ = ["RingBound", "solve_bound", "estimate_bound", "choose_stages", "BOUND_STATES", "BOUND_STAGED_STATES", "REL_GAP"]
+__all__ = ["RingBound", "solve_bound", "abstractions", "Candidate", "estimate_bound", "estimate_process",
+           "mean_cap", "exact_intervals", "BOUND_STATES", "REL", "CLOSED_FORM", "CAPPED"]
 
-#: The bound is computed when its MDP with one stage has at most this many states (wan100: 4 225, about 4 s).
-BOUND_STATES = 1e4
-#: It takes the most stages whose MDP stays within this many states (value iteration per CCDF point, with up to
-#: 2^S choices per state: measured, more stages tighten the bound slowly -- 10 Mbit/s, ring 16, EF 30 %: +16.6 %
-#: over the approximation with one stage, +14.7 % with three, at three times the cost).
-BOUND_STAGED_STATES = 3e3
-#: Value iteration stops when its bracket on the optimal rate is this tight (relative); the upper end is used.
-REL_GAP = 1e-4
-#: At most this many value-iteration sweeps per solve (the bound is sound at any sweep; the bracket is reported).
-MAX_SWEEPS = 20_000
-
-
-def choose_stages(QT: int, PQ: int, max_states: float = BOUND_STAGED_STATES) -> int:
-    """The most stages (at least one, at most 8 and Q_t) whose MDP fits ``max_states``."""
-    S = 1
-    while S < QT and stage_states(QT, PQ, S + 1) <= max_states and S + 1 <= 8:
-        S += 1
-    return S
+#: The bound is computed when the smallest abstraction it would solve has at most this many states
+#: ((PQ) x labels; the one-stage abstraction has 2 (Q_t + 1) - 2 labels).
+BOUND_STATES = 2e4
+#: Budget on the states of each abstraction solved (a sparse LU factorisation per policy; 4e4 states take
+#: about a second each here).
+ABSTRACTION_STATES = 8e3
+#: Largest block of :func:`~qosbound.models.ring_abstraction.blocks` tried (measured: blocks(9) of a 16-ring,
+#: 7 872 states, took 40 s per ratio and was looser than the front run's 968 states at 0.5 s).
+BLOCKS_MAX = 3
+#: Bisections stop when the proved value is within this relative distance of the last value not proved.
+REL = 2e-3
+#: ``RingBound.decided`` of a metric settled by the closed-form largest delay, and of a mean capped by
+#: :func:`mean_cap`.
+CLOSED_FORM = "the closed-form maximum delay"
+CAPPED = "the integral of the proved CCDF (quantile bounds, CCDF points and the largest delay)"
+#: Smallest loss probability bisected to (a bound below it is reported as this value).
+LOSS_FLOOR = 1e-15
 
 
 @dataclass
 class RingBound:
-    """Upper bounds on the EF delay metrics of accepted packets and on loss (times in seconds)."""
+    """Upper bounds on the EF delay metrics of accepted packets and on loss (times in seconds), with the
+    abstraction that gave each (``decided``)."""
 
-    states: int
-    stages: int
+    states: int  # of the largest process solved
     seconds: float
     slot: float  # seconds per refined lattice step
     granule: int
@@ -108,15 +119,17 @@ class RingBound:
     loss: float
     quantiles: dict = field(default_factory=dict)
     ccdf: dict = field(default_factory=dict)
-    solves: int = 0
-    worst_gap: float = 0.0  # largest relative width of a value-iteration bracket left (the upper end is used)
+    decided: dict = field(default_factory=dict)  # metric key -> abstraction name
+    solved: list = field(default_factory=list)  # (abstraction name, states, seconds, factorisations)
+    max_delay: float = 0.0  # the largest delay any accepted packet can have (s): the lattice's end
+    mean_capped: bool = False  # the mean bound was lowered by the quantile bounds and the largest delay
 
 
-class _MDP:
-    """The staged chain with the adversary's choices: per action a sparse transition matrix, the head's kind
-    (0 EF, 1 BE), the valid states, and the per-step reward ingredients."""
+class _Services:
+    """Per-departure expectations, by the head's class ``k`` (0 EF, 1 .. K the BE sizes) and ``n`` waiting
+    (0 .. PQ - 1), and the ring part's law by ``E'`` (see the module docstring, step 2)."""
 
-    def __init__(self, p, stages: int):
+    def __init__(self, p):
         why = why_not(p)
         if why is not None:
             raise ScenarioError(f"the ring method does not cover {why}", field="Q_t")
@@ -128,63 +141,21 @@ class _MDP:
         self.QT, self.PQ = QT, PQ
         K = len(gbe)
         self.K = K
-        serv = np.concatenate([[gef], gbe]).astype(float)
-        self.serv = serv
-        self.pmfs = [_pois_trunc(a * serv[k], PQ)[0] for k in range(K + 1)]
-        sizes = stage_sizes(QT, stages)
-        S = len(sizes)
-        self.S = S
-        dims = [c + 1 for c in sizes] + [PQ + 1]
-        grid = np.indices(dims).reshape(len(dims), -1)
-        ev, nn = [grid[i] for i in range(S)], grid[S]
-        self.n = nn
-        self.E = np.sum(ev, axis=0)
-        nS = nn.size
-        self.nS = nS
-        src = np.ravel_multi_index(tuple(ev) + (nn,), dims)
-        self.P, self.valid, self.head = [], [], []
-        for act in range(1 << S):
-            h = act & 1  # 1: the head is EF
-            ok = (ev[0] >= 1) if h else (ev[0] < sizes[0])
-            moves = [(act >> (i + 1)) & 1 for i in range(S - 1)]
-            for i, m in enumerate(moves):
-                ok &= (ev[i + 1] >= 1) if m else (ev[i + 1] < sizes[i + 1])
-            e2 = [x.copy() for x in ev]
-            e2[0] = e2[0] - h
-            for i, m in enumerate(moves):
-                e2[i] += m
-                e2[i + 1] -= m
-            rows, cols, vals = [], [], []
-            classes = [(0, 1.0)] if h else [(k + 1, pbe[k]) for k in range(K)]
-            sel = np.flatnonzero(ok)
-            for k, w in classes:
-                pm = self.pmfs[k]
-                for m in range(len(pm)):
-                    n1 = np.minimum(PQ, nn[sel] + m)
-                    adm = (n1 > 0).astype(np.int64)
-                    e3 = [x[sel] for x in e2]
-                    e3[S - 1] = e3[S - 1] + adm
-                    rows.append(src[sel])
-                    cols.append(np.ravel_multi_index(tuple(e3) + (n1 - adm,), dims))
-                    vals.append(np.full(sel.size, w * pm[m]))
-            M = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(nS, nS))
-            M.sum_duplicates()
-            self.P.append(M)
-            self.valid.append(ok)
-            self.head.append(h)
-        self.tau = [np.full(nS, float(gef) if h else float(np.dot(pbe, gbe))) for h in self.head]
-        self.eta = 0.9 * min(float(gef), float(np.dot(pbe, gbe)))
-        self._ingredients(p)
-
-    def _ingredients(self, p):
-        """Per (head class k, n waiting): accepted and lost arrivals per service, the head + PQ part of the
-        accepted arrivals' delay (its sum, and the weight exceeding each refined lattice point), and the ring
-        part's distribution by E'."""
-        from qosbound.models.pq_txq_render import poisson_excess
-
-        a, gef, PQ, QT, K = self.a, self.gef, self.PQ, self.QT, self.K
-        serv = self.serv
-        gmax = int(max(self.gbe.max(), gef))
+        self.serv = serv = np.concatenate([[gef], gbe]).astype(float)
+        # Poisson arrivals per service, cut at POISSON_TAIL (the mass moved is the process's slack)
+        self.pmfs, self.slack = [], 0.0
+        for k in range(K + 1):
+            m = a * serv[k]
+            kmax = int(stats.poisson.isf(POISSON_TAIL, m)) + 2 if m > 0 else 1
+            J = min(PQ + 1, max(kmax, 1))
+            pmf = stats.poisson.pmf(np.arange(J), m) if m > 0 else (np.arange(J) == 0).astype(float)
+            tail = float(stats.poisson.sf(J - 1, m)) if m > 0 else 0.0
+            pmf = pmf.copy()
+            pmf[-1] += tail
+            self.pmfs.append(pmf)
+            if J < PQ + 1:
+                self.slack = max(self.slack, tail)
+        gmax = int(max(gbe.max(), gef))
         Y = int(serv.max() + (PQ + 1) * gef) + 1
         L = (QT - 1) * gmax + 1
         M = 1
@@ -194,26 +165,27 @@ class _MDP:
             raise ResourceError(f"the ring bound's lattice would have {(L + Y) * M:.3g} points; above "
                                 f"{MAX_LATTICE:.3g}", field="Q_t")
         self.M, self.Y, self.L = M, Y, L
+        self.top = (L + Y) * M  # no delay reaches this many refined steps
         Yf = Y * M
         z = np.arange(Yf, dtype=float) / M
-        self.acc = np.zeros((K + 1, PQ + 1))
-        self.lost = np.zeros((K + 1, PQ + 1))
-        self.headsum = np.zeros((K + 1, PQ + 1))
-        self.hn = np.zeros((K + 1, PQ + 1, Yf))
+        self.acc = np.zeros((K + 1, PQ))
+        self.lost = np.zeros((K + 1, PQ))
+        self.missing = np.zeros((K + 1, PQ))  # accepted arrivals beyond the cut (not in acc)
+        self.headsum = np.zeros((K + 1, PQ))
+        self.hn = np.zeros((K + 1, PQ, Yf))
         for k in range(K + 1):
             s = serv[k]
             m = a * s
             Jall = min(PQ, len(self.pmfs[k]) + 1)
             jj = np.arange(Jall)
             F, pj1, pj2 = head_part(a, s, gef, Jall, z)
-            for n in range(PQ + 1):
+            for n in range(PQ):
                 J = min(PQ - n, Jall)
-                if J <= 0:
-                    self.lost[k, n] = m
-                    continue
-                acc_n = float(np.sum(pj1[:J])) if J < PQ - n else m - poisson_excess(m, PQ - n)
-                self.acc[k, n] = acc_n
-                self.lost[k, n] = max(m - acc_n, 0.0)
+                exact_acc = m - poisson_excess(m, PQ - n)  # E[min(A, PQ - n)]
+                acc_n = float(np.sum(pj1[:J]))
+                self.acc[k, n] = min(acc_n, exact_acc)
+                self.missing[k, n] = max(exact_acc - self.acc[k, n], 0.0) if J < PQ - n else 0.0
+                self.lost[k, n] = max(m - self.acc[k, n], 0.0)
                 sh = n * gef * M
                 self.hn[k, n, :sh] = F[J - 1, 0]
                 self.hn[k, n, sh:] = F[J - 1, :Yf - sh]
@@ -223,188 +195,483 @@ class _MDP:
         pmfR = np.zeros((QT, L + 1))
         cur = np.zeros(L + 1)
         cur[0] = 1.0
-        for nb in range(QT):  # nb BE sizes: E' = QT - 1 - nb
+        for nb in range(QT):
             Ep = QT - 1 - nb
             sh = Ep * gef
             pmfR[Ep, sh:] = cur[:L + 1 - sh]
             nxt = np.zeros(L + 1)
-            for b, pb in zip(self.gbe, self.pbe):
+            for b, pb in zip(gbe, pbe):
                 nxt[b:] += pb * cur[:L + 1 - b]
             cur = nxt
         self.pmfR = pmfR
-        self.sfR = 1.0 - np.cumsum(pmfR, axis=1)  # P(R > rho)
-        ES = float(np.dot(self.pbe, self.gbe))
-        self.ringmean = np.arange(QT) * gef + (QT - 1 - np.arange(QT)) * ES  # E[R | E']
+        self.sfR = np.clip(1.0 - np.cumsum(pmfR, axis=1), 0.0, 1.0)
+        ES = float(np.dot(pbe, gbe))
+        self.ringmean = np.arange(QT) * gef + (QT - 1 - np.arange(QT)) * ES
+        self.dmax = float(self.top) / M  # granules: above every delay
 
-    def reward(self, per: np.ndarray) -> list[np.ndarray]:
-        """Per-step reward of each action from ``per[k, n, E']`` (a function of the head's class k, n waiting and
-        E' the EF among ring positions 2..Q_t); invalid actions get -inf."""
+    def transitions(self) -> list[np.ndarray]:
+        """T[kind][n, a, n'] for a BE head (kind 0, the size drawn from the mix) and an EF head (kind 1)."""
+        PQ = self.PQ
         out = []
-        for act, h in enumerate(self.head):
-            if h:
-                r = per[0, self.n, np.maximum(self.E - 1, 0)]
-            else:
-                Ep = np.minimum(self.E, self.QT - 1)
-                r = sum(self.pbe[k] * per[k + 1, self.n, Ep] for k in range(self.K))
-            r = np.where(self.valid[act], r, -np.inf)
-            out.append(r)
+        for classes in ([(k + 1, self.pbe[k]) for k in range(self.K)], [(0, 1.0)]):
+            T = np.zeros((PQ, 2, PQ))
+            for k, w in classes:
+                pm = self.pmfs[k]
+                for n in range(PQ):
+                    n1 = np.minimum(PQ, n + np.arange(len(pm)))
+                    adm = n1 > 0
+                    np.add.at(T[n, 1], n1[adm] - 1, w * pm[adm])
+                    T[n, 0, 0] += w * float(np.sum(pm[~adm]))
+            out.append(T)
         return out
 
+    def no_arrival(self) -> tuple[float, float]:
+        """P(no EF arrival during the service) for a BE head (over the mix) and an EF head."""
+        return float(sum(self.pbe[k] * self.pmfs[k + 1][0] for k in range(self.K))), float(self.pmfs[0][0])
+
     def per_ccdf(self, X: int) -> np.ndarray:
-        """``per[k, n, E']``: accepted arrivals of a service with D > X refined lattice steps."""
+        """``per[k, n, E']``: accepted arrivals of a service with D > X refined lattice steps (an upper bound:
+        the arrivals beyond the Poisson cut are counted)."""
         M, Yf = self.M, self.hn.shape[2]
         rho = np.arange(self.L + 1)
         idx = X - rho * M
         inside = (idx >= 0) & (idx < Yf)
         r_in = rho[inside]
-        G = self.hn[:, :, idx[inside]]  # [k, n, rho]
-        per = G @ self.pmfR[:, r_in].T  # [k, n, E']
-        above = X // M  # rho > X/M: the head + PQ part exceeds a negative threshold: all accepted arrivals count
-        tail = self.sfR[:, min(above, self.L)] if above <= self.L else np.zeros(self.QT)
+        per = self.hn[:, :, idx[inside]] @ self.pmfR[:, r_in].T
+        above = X // M
+        tail = self.sfR[:, above] if above <= self.L else np.zeros(self.QT)
         per += self.hn[:, :, 0][:, :, None] * tail[None, None, :]
-        return per
+        return per + self.missing[:, :, None]
 
-    def gain_steps(self, rewards: list[np.ndarray], h: np.ndarray, sweeps: int):
-        """``sweeps`` value-iteration sweeps from ``h``: (upper end, lower end of the bracket, h, sweeps)."""
-        rt = [r / t for r, t in zip(rewards, self.tau)]
-        coef = [self.eta / t for t in self.tau]
-        hi = lo = 0.0
-        for _ in range(sweeps):
-            best = np.full(self.nS, -np.inf)
-            for P, r, c in zip(self.P, rt, coef):
-                np.maximum(best, r + h + c * (P @ h - h), out=best)
-            d = best - h
-            hi, lo = float(d.max()), float(d.min())
-            h = best - best[0]
-        return hi, lo, h, sweeps
-
-    def gain(self, rewards: list[np.ndarray], h0: np.ndarray | None = None, floor: float = 0.0):
-        """(upper end, lower end of the bracket on the optimal long-run reward per unit time, relative values,
-        sweeps) by value iteration on the uniformised semi-Markov MDP (Odoni's bracket). Stops when the bracket is
-        within REL_GAP of the rate, or below ``floor`` (a rate too small to matter)."""
-        h = np.zeros(self.nS) if h0 is None else h0.copy()
-        rt = [r / t for r, t in zip(rewards, self.tau)]
-        coef = [self.eta / t for t in self.tau]
-        hi, lo = math.inf, -math.inf
-        sweeps = 0
-        for sweeps in range(1, MAX_SWEEPS + 1):
-            best = np.full(self.nS, -np.inf)
-            for P, r, c in zip(self.P, rt, coef):
-                v = r + h + c * (P @ h - h)
-                np.maximum(best, v, out=best)
-            d = best - h
-            hi, lo = float(d.max()), float(d.min())
-            h = best - best[0]
-            if hi - lo <= REL_GAP * max(abs(hi), abs(lo)) or hi <= floor:
-                break
-        return hi, lo, h, sweeps
+    def per_sum(self) -> np.ndarray:
+        """``per[k, n, E']``: the sum of accepted delays of a service (granules; an upper bound)."""
+        return (self.headsum[:, :, None] + self.acc[:, :, None] * self.ringmean[None, None, :]
+                + self.missing[:, :, None] * self.dmax)
 
 
-def estimate_bound(p, stages: int) -> Estimate:
-    """What :func:`solve_bound` builds with ``stages`` stages, from the parameters alone (nothing is allocated).
-
-    States: :func:`~qosbound.models.pq_txq_ring.stage_states`. Transitions, over the 2^S actions: an EF head
-    (2^(S-1) actions) has one entry per state and per arrival count of the EF service's truncated pmf, a BE head
-    (the other 2^(S-1)) one per BE class and arrival count, so at most ``states * 2^(S-1) * sum_k len(pmf_k)``.
-    Memory: the actions' CSR matrices and their triplets while built (64 B per transition), the value-iteration
-    vectors (a few per action and state), and the dense ingredients -- the head + PQ parts (K + 1) (PQ + 1) x Y M,
-    the ring part's pmf and survival function by E' (Q_t x (L + 1), with their cumulative sum) and a CCDF point's
-    per-step rewards -- in 8-byte floats."""
+def solved_levels(p) -> int:
+    """How many PQ occupancies the process is SOLVED on (its certificate covers all; ratio_mdp's cut): all,
+    unless the PQ drains on average from every level above (the EF arrivals per service below 0.9 for both
+    heads) -- then the smallest level the drain makes unlikely to be passed (about 1e-6 by a geometric tail)."""
     g, gef, gbe, pbe = _sizes(p)
-    QT, PQ, K = int(p.Q_t), int(p.pq_cap), len(gbe)
     a = p.lam * g * 8.0 / p.C
+    drain = max(a * gef, a * float(np.dot(pbe, gbe)))
+    PQ = int(p.pq_cap)
+    if drain >= 0.9:
+        return PQ
+    cut = int(min(PQ, max(4, math.ceil(math.log(1e-6) / math.log(max(drain, 1e-6))) + 1)))
+    return PQ if cut > PQ // 2 else cut  # a cut that saves little costs more (the charge per level is settled
+    #                                      by solving the programme up to three times)
+
+
+def smallest_states(p) -> int:
+    """States of the smallest process :func:`solve_bound` would solve (the one-stage abstraction)."""
+    return ra.stages_labels(int(p.Q_t), 1) * solved_levels(p)
+
+
+class Candidate(NamedTuple):
+    """An abstraction :func:`solve_bound` may solve: its name, its builder and, known before it is built, its
+    labels and the entries of its choice sets (summed over the labels and both admitted kinds; at least as many
+    as are built)."""
+
+    name: str
+    build: Callable[[], ra.Abstraction]
+    labels: int
+    entries: int
+
+
+def abstractions(QT: int, PQ: int, max_states: float = ABSTRACTION_STATES) -> list[Candidate]:
+    """The abstractions :func:`solve_bound` solves for a ring of ``QT`` and a PQ of ``PQ``.
+
+    The exact pattern when it fits; else ``blocks(c)`` with the smallest ``c`` that fits (if any up to
+    ``BLOCKS_MAX``: larger blocks keep little order and their programmes are slow),
+    and ``front_run`` tracked for the largest ``K`` that fits (at least the one-stage abstraction otherwise)."""
+    budget = max(1.0, max_states / PQ)
+    if 2 ** QT <= budget:
+        return [Candidate("exact", lambda: ra.exact(QT), 2 ** QT, ra.exact_entries(QT))]
+    out = []
+    for c in range(2, min(QT, BLOCKS_MAX + 1)):
+        if ra.blocks_labels(QT, c) <= budget:
+            out.append(Candidate(f"blocks({c})", lambda c=c: ra.blocks(QT, c), ra.blocks_labels(QT, c),
+                                 ra.blocks_entries(QT, c)))
+            break
+    K = None
+    for k in range(QT // 2 + 1, -1, -1):
+        if ra.front_run_labels(QT, k) <= budget:
+            K = k
+            break
+    if K is not None:
+        out.append(Candidate(f"front_run({K})", lambda K=K: ra.front_run(QT, K), ra.front_run_labels(QT, K),
+                             ra.front_run_entries(QT, K)))
+        if K > 0 and ra.front_run_labels(QT, 0) * 2 <= budget:  # also the coarsest front run: its programmes
+            out.append(Candidate("front_run(0)", lambda: ra.front_run(QT, 0), ra.front_run_labels(QT, 0),
+                                 ra.front_run_entries(QT, 0)))  # can be the better-conditioned ones
+            # (measured: wan100's loss bound 4.2e-9 with front_run(0), 7.9e-6 with front_run(1), whose
+            # second programme HiGHS left with numerical difficulties); each is proved, the smallest is kept
+    if not out:
+        out.append(Candidate("stages(1)", lambda: ra.stages(QT, 1), ra.stages_labels(QT, 1),
+                             ra.stages_entries(QT, 1)))
+    return out
+
+
+# ---- the estimate before building (models/budget.py) ----------------------------------------------------------
+
+#: Bytes per nonzero of the linear programme's constraint matrix at the peak of building and solving it: its
+#: triplets (24 B) and their concatenation, the CSR matrix and its copy with the normalisation row (12 B each),
+#: and HiGHS's own copies (calibrated on measured peaks: see :func:`estimate_process`).
+LP_BYTES = 160
+#: Bytes per nonzero of a policy's chain at the peak of a policy evaluation: the triplets and the CSC matrices
+#: of P and of the system, and the sparse LU factors (fill-in measured at most ~LU_FILL x the chain's nonzeros).
+LU_BYTES = 100
+LU_FILL = 12
+#: Bytes the solvers take at their first use besides the arrays counted (HiGHS, SuperLU and scipy's wrappers).
+SOLVER_BYTES = 16e6
+
+
+class _Dims(NamedTuple):
+    QT: int
+    PQ: int
+    K: int  # BE sizes
+    cut: int  # PQ levels solved (solved_levels)
+    draws: int  # nonzeros of T on the solved levels, the larger head kind
+    Yf: int  # refined points of the head + PQ part
+    L: int  # granule points of the ring part
+    Jall: int  # arrival counts of the head part's largest array
+
+
+def _draws(J: int, PQ: int, cut: int) -> int:
+    """Nonzeros of one head kind's draws ``T[n, a, n']`` on the solved levels (``n, n' < cut``) with ``J``
+    arrival counts kept: from ``n = 0`` no admission, or EF admitted after 1 .. J - 1 arrivals; from ``n >= 1``,
+    ``n'`` from ``n - 1`` up to ``min(n + J - 1, PQ, cut) - 1`` (draws past the cut land on ``cut - 1``)."""
+    n = np.arange(1, cut)
+    return 1 + min(J - 1, PQ, cut) + int(np.sum(np.minimum(np.minimum(n + J - 1, PQ), cut) - n + 1))
+
+
+def _dims(p, whole: bool = False) -> _Dims:
+    """The sizes :class:`_Services` and the processes take, from the parameters (as they compute them);
+    ``whole``: the process solved on every PQ level (no cut)."""
+    g, gef, gbe, pbe = _sizes(p)
+    a = p.lam * g * 8.0 / p.C
+    QT, PQ, K = int(p.Q_t), int(p.pq_cap), len(gbe)
     serv = np.concatenate([[gef], gbe]).astype(float)
     lens = [len(_pois_trunc(a * serv[k], PQ)[0]) for k in range(K + 1)]
-    states = stage_states(QT, PQ, stages)
-    transitions = float(states) * 2.0 ** (stages - 1) * sum(lens)
+    cut = PQ if whole else solved_levels(p)
     Y = int(serv.max() + (PQ + 1) * gef) + 1
     L = (QT - 1) * int(max(gbe.max(), gef)) + 1
     M = refinement(gef, L + Y)
-    floats = ((K + 1) * (PQ + 1) * Y * M + 3 * QT * (L + 1) + 2 * (K + 1) * (PQ + 1) * (QT + L + 1)
-              + 6 * states * 2 ** stages + 3 * Y * M * min(PQ, max(lens) + 1))
-    memory = 64.0 * transitions + 8.0 * floats
-    return Estimate(f"the ring bound's MDP ({stages} stage(s) of a {QT}-packet ring, {2 ** stages} actions, "
-                    "models/pq_txq_ring_bound.py)", float(states), transitions, memory)
+    return _Dims(QT, PQ, K, cut, max(_draws(lens[0], PQ, cut), _draws(max(lens[1:]), PQ, cut)), Y * M, L,
+                 min(PQ, max(lens) + 1))
 
 
-def solve_bound(p, ccdf_at=(), quantiles=(), stages: int | None = None,
-                max_states: float = BOUND_STAGED_STATES) -> RingBound:
-    """Upper bounds on mean delay, loss, the CCDF at ``ccdf_at`` (seconds) and ``quantiles`` (accepted EF); refused
-    before anything is built (ResourceError) when :func:`estimate_bound` is above ``max_states`` or the memory
-    left."""
+def estimate_process(p, name: str, labels: int, entries: int, dims: _Dims | None = None) -> Estimate:
+    """What solving one abstraction's process builds (with the shared per-service arrays), from the parameters
+    and the abstraction's ``labels`` and choice-set ``entries`` alone (nothing is allocated).
+
+    States: ``labels x cut`` (:func:`solved_levels`; a cut is taken only where both heads' mean arrivals per
+    service are below 0.9, so the drift above it is below -0.1 and :class:`ChoiceMDP` accepts it). Transitions:
+    the process's edges as built, from every state to its draws ``(a, n')`` (:func:`_draws`, the larger head
+    kind) and from every post-decision node ``(label, a, n')`` to each label of its choice set -- the nonzeros
+    of the linear programme's balance rows besides its identity. Memory, in 8-byte floats unless said: the
+    per-service arrays (the head + PQ parts (K + 1) PQ x Y M and the head part's (J x Y M) arrays, the ring part
+    by E' with its survival function, Q_t x (L + 1) each), a CCDF point's rewards ((K + 1) PQ x (L + 1 + 2 Q_t),
+    and a dozen label x PQ arrays), the draws T and their truncation (2 kinds x PQ x 2 x PQ, thrice), the
+    Bellman operator's per-entry arrays at the full width (5 x entries x PQ), the linear programme
+    (:data:`LP_BYTES` per nonzero) and a policy evaluation (:data:`LU_BYTES` per nonzero of the chain and of its
+    :data:`LU_FILL` x fill-in), and the solvers' own :data:`SOLVER_BYTES`. Not a proof: an estimate of the
+    dominant arrays (tests/test_model_estimates.py checks states and transitions against what is built). Against
+    the peak resident memory measured around :func:`solve_bound` in a fresh interpreter (p99 and p99.9): 1.7 x
+    on Ferrari's sizes with an 8-packet ring (exact, 2 560 states, 28.7 MB), 1.2 x and 1.3 x on IMIX with a
+    16-packet ring at 40 % and 70 % EF (front_run(9), 2 904 and 3 872 states, 51 and 70 MB), 1.5 x with one
+    1536-byte BE size and a PQ of 64 (front_run(3), 7 424 states, 175 MB)."""
+    d = dims if dims is not None else _dims(p)
+    states = labels * d.cut
+    draw_edges = labels * d.draws
+    choice_edges = entries * d.cut
+    floats = ((d.K + 1) * d.PQ * d.Yf + 2 * d.Jall * d.Yf + 3 * d.QT * (d.L + 1) + 8 * (d.K + 1) * d.PQ
+              + (d.K + 1) * d.PQ * (d.L + 1 + 2 * d.QT) + (d.K + 12) * labels * d.PQ
+              + 12 * d.PQ * d.PQ + 5 * entries * d.PQ)
+    memory = (8.0 * floats + LP_BYTES * (2 * choice_edges + draw_edges + 3 * states)
+              + LU_BYTES * (1 + LU_FILL) * (draw_edges + states) + SOLVER_BYTES)
+    return Estimate(f"the ring bound's process {name} ({labels} labels x {d.cut} PQ levels, a {d.QT}-packet ring, "
+                    "models/pq_txq_ring_bound.py)", float(states), float(draw_edges + choice_edges), memory)
+
+
+def estimate_bound(p, candidates: list[Candidate] | None = None,
+                   max_states: float = ABSTRACTION_STATES) -> Estimate:
+    """What :func:`solve_bound` builds, from the parameters alone: the largest of its processes (``candidates``,
+    by default :func:`abstractions`; they are solved one after the other, so the largest sets the peak)."""
+    d = _dims(p)
+    todo = candidates if candidates is not None else abstractions(d.QT, d.cut, max_states)
+    return max((estimate_process(p, c.name, c.labels, c.entries, d) for c in todo),
+               key=lambda e: (e.memory, e.states))
+
+
+class _Bounder:
+    """One abstraction's process with its rewards."""
+
+    def __init__(self, sv: _Services, ab: ra.Abstraction, cut: int | None = None):
+        self.sv, self.ab = sv, ab
+        QT = sv.QT
+        self.mdp = ChoiceMDP(ab.head, ab.post, sv.transitions(), slack=sv.slack, cut=cut)
+        self.Ep = np.clip(ab.ef - ab.head, 0, QT - 1)
+        full = lambda arr: np.broadcast_to(arr[:, :, None], arr.shape + (QT,))  # noqa: E731
+        self.acc = self.rew(full(sv.acc))
+        self.lost = self.rew(full(sv.lost))
+        arr = np.concatenate([[sv.a * sv.gef], sv.a * sv.gbe.astype(float)])
+        self.arr = self.rew(np.broadcast_to(arr[:, None, None], (sv.K + 1, sv.PQ, QT)))
+        p0_be, p0_ef = sv.no_arrival()
+        p0 = np.where(ab.head == 1, p0_ef, p0_be)
+        n = np.arange(sv.PQ)
+        admit = 1.0 - (n[None, :] == 0) * p0[:, None]
+        self.C = ab.ef[:, None].astype(float) - QT * admit
+        self.mu = 0.0
+        self.memo: dict = {}  # lattice point -> proved CCDF bound
+
+    def rew(self, per: np.ndarray) -> np.ndarray:
+        """Per state (label, n): per[k, n, E'] at the label's head (EF: k = 0; BE: averaged over the mix)."""
+        sv, ab = self.sv, self.ab
+        out = np.empty((ab.size, sv.PQ))
+        ef = ab.head == 1
+        out[ef] = per[0][:, self.Ep[ef]].T
+        be = ~ef
+        out[be] = sum(sv.pbe[k] * per[k + 1][:, self.Ep[be]].T for k in range(sv.K))
+        return out
+
+    def ratio(self, N, D, polish: bool = True) -> float:
+        """A proved upper bound on (x . N) / (x . D) for the exact chain's frequencies x (``polish``: also try the
+        h of policy iteration from the programme's policy; the smaller certified bound is kept)."""
+        if not np.any(N > 0):
+            return 0.0
+        rho, self.mu = self.mdp.lp_bound(N, D, self.C, polish=polish)
+        return max(rho, 0.0)
+
+    def ccdf(self, X: int) -> float:
+        """A proved upper bound on P(D > X lattice steps | accepted) (the programme's own h, certified: policy
+        iteration changed it by under 1e-6 relative where measured, at the cost of a factorisation per point)."""
+        if X not in self.memo:
+            self.memo[X] = min(1.0, self.ratio(self.rew(self.sv.per_ccdf(X)), self.acc, polish=False))
+        return self.memo[X]
+
+    def quantile(self, q: float, start: int) -> int:
+        """The smallest lattice point proved (within REL) to have P(D > X) <= 1 - q. The CCDF bound is
+        non-increasing in X (each point is proved on its own, so any point proved is a valid answer): the
+        bracket [lo not proved, hi proved] starts from every point already evaluated; each round tries the
+        false-position point on log P, then nudges by REL towards the side it did not reach (an interpolation
+        that lands just short of the target closes the bracket at the next try)."""
+        target = math.log(1.0 - q)
+        lo, hi = 0, self.sv.top  # lo: not proved (P(D > 0) = 1); hi: proved (no delay reaches the top)
+        flo, fhi = 0.0, None  # (hi = top is proved without an evaluation: no value to interpolate with)
+        for X, v in self.memo.items():
+            f = math.log(max(v, 1e-300))
+            if f <= target and X < hi:
+                hi, fhi = X, f
+            elif f > target and X > lo:
+                lo, flo = X, f
+        X = min(max(start, 2 * lo if fhi is None else lo + 1), hi - 1)
+        nudge = 0
+        while hi - lo > max(1, REL * hi):
+            fx = math.log(max(self.ccdf(X), 1e-300))
+            if fx <= target:
+                hi, fhi, nudge = X, fx, -1
+            else:
+                lo, flo, nudge = X, fx, 1
+            if hi - lo <= max(1, REL * hi):
+                break
+            step = max(1, int(REL * X))
+            if fhi is not None and lo < X + nudge * step < hi and not getattr(self, "_nudged", False):
+                X, self._nudged = X + nudge * step, True
+                continue
+            self._nudged = False
+            if fhi is None:  # no proved point evaluated yet: search upwards
+                X = 2 * X
+            elif fhi >= flo or flo - fhi < 1e-12:
+                X = (lo + hi) // 2
+            else:
+                X = int(round(lo + (hi - lo) * (flo - target) / (flo - fhi)))
+            X = min(max(X, lo + 1), hi - 1)
+        return hi
+
+
+def _bisect(proved, lo: float, hi: float, log: bool = False) -> float:
+    """The smallest value in (lo, hi] proved (hi is taken as proved), to a relative REL."""
+    while hi - lo > REL * hi and hi > 0:
+        mid = math.sqrt(lo * hi) if log and lo > 0 else 0.5 * (lo + hi)
+        if proved(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _solve_one(sv: _Services, ab: ra.Abstraction, ccdf_points: list[int], quantiles, cut=None) -> dict:
+    try:
+        b = _Bounder(sv, ab, cut)
+    except ValueError:  # the drift above the cut is not negative at every level: solve it whole
+        b = _Bounder(sv, ab, None)
+    out: dict = {}
+    # loss: lost / arrivals; mean: sum of delays / accepted (granules); CCDF points: accepted above / accepted
+    out["loss"] = b.ratio(b.lost, b.arr)
+    out["mean"] = b.ratio(b.rew(sv.per_sum()), b.acc)
+    for X in ccdf_points:
+        out[("ccdf", X)] = b.ccdf(X)
+    for q in quantiles:
+        out[("quantile", q)] = b.quantile(q, int(out["mean"] * sv.M * 1.5))
+    out["factorisations"] = b.mdp.factorisations
+    out["lps"] = b.mdp.lps
+    out["states"] = b.mdp.size
+    return out
+
+
+def solve_bound(p, ccdf_at=(), quantiles=(), max_states: float = ABSTRACTION_STATES, only=None,
+                max_delay: float | None = None) -> RingBound:
+    """Upper bounds on loss, mean delay, the CCDF at ``ccdf_at`` (seconds) and ``quantiles`` (accepted EF): the
+    smallest over the abstractions of :func:`abstractions` (``only``: a list of :class:`Candidate` instead, or
+    of (name, build) pairs), and over what ``max_delay`` implies (a proved bound on the largest delay, seconds:
+    e.g. the closed form's).
+
+    Refused (ResourceError) before anything is built when a process's estimate (:func:`estimate_process`) is
+    above ``max_states`` -- the one-stage abstraction, the least there is, excepted: callers decide whether it
+    fits their budget (:func:`qosbound.systems.pq_txq_ring_results.bound_available`) -- or above the memory
+    left. An abstraction given as a (name, build) pair has no counts known before building: it is built (its
+    labels and choice sets) and its process estimated from them before the process is built."""
     t0 = time.perf_counter()
-    QT, PQ = int(p.Q_t), int(p.pq_cap)
-    if stages is None:
-        stages = choose_stages(QT, PQ, max_states)
     why = why_not(p)
     if why is not None:
         raise ScenarioError(f"the ring method does not cover {why}", field="Q_t")
-    # ``max_states`` chooses the stages; one stage is the least there is (callers decide whether it fits their
-    # budget: qosbound.systems.pq_txq_ring_results.bound_available), so its states are never refused here
-    refuse_over_budget(estimate_bound(p, stages), max_states if stages > 1 else None, field="Q_t",
-                       remedy="the ring-count approximation, the closed forms and the simulator answer without it")
-    mdp = _MDP(p, stages)
-    lam = mdp.a  # arrivals per granule
-    gaps = []
-    solves = 0
-    tiny = 1e-12 * lam  # a rate below this (per granule) is reported as its bound without iterating further
-    # loss: lost arrivals per unit time
-    per = np.broadcast_to(mdp.lost[:, :, None], (mdp.K + 1, PQ + 1, QT)).copy()
-    g_lost, lo, h, _ = mdp.gain(mdp.reward(per), floor=tiny)
-    solves += 1
-    loss_ub = min(1.0, max(g_lost, 0.0) / lam) if lam > 0 else 0.0
-    acc_rate = lam * (1.0 - loss_ub)
-    if acc_rate <= 0:
-        raise ResourceError("the ring bound cannot bound the delay: its loss bound is 1", field="Q_t")
-    # mean: the sum of accepted delays per unit time
-    per = mdp.headsum[:, :, None] + mdp.acc[:, :, None] * mdp.ringmean[None, None, :]
-    g_sum, lo, h, _ = mdp.gain(mdp.reward(per), h)
-    solves += 1
-    gaps.append((g_sum - lo) / g_sum)
-    slot_f = mdp.slot_g / mdp.M
-    mean_ub = g_sum / acc_rate * mdp.slot_g
-    hx = [h]
-    known: dict[int, float] = {}  # lattice point -> a CCDF bound proved there
-    brackets: dict[int, float] = {}  # lattice point -> relative width of the value-iteration bracket left
+    d = _dims(p)
+    cut = d.cut
+    todo = list(only) if only is not None else abstractions(d.QT, cut, max_states)
+    least = smallest_states(p)
 
-    def ccdf_ub(X: int, below: float | None = None) -> float:
-        """A bound on P(D > X steps); with ``below``, iterate only until it is known whether a bound <= below
-        exists (returns the proved bound, or a value above ``below``)."""
-        nonlocal solves
-        if X in known and (below is None or known[X] <= below):
-            return known[X]
-        thr = -math.inf if below is None else below * acc_rate
-        rewards = mdp.reward(mdp.per_ccdf(X))
-        h = hx[0]
-        g, lo_ = math.inf, -math.inf
-        for _ in range(MAX_SWEEPS // 100):
-            g, lo_, h, n = mdp.gain_steps(rewards, h, 100)
-            if g - lo_ <= REL_GAP * max(abs(g), abs(lo_)) or g <= tiny or g <= thr or lo_ > thr > -math.inf:
-                break
-        hx[0] = h
-        solves += 1
-        if lo_ > thr > -math.inf and g > thr:
-            return max(lo_, thr * 1.0000001) / acc_rate  # no bound this low exists at X: not a proved bound
-        brackets[X] = (g - lo_) / g if g > tiny else 0.0
-        known[X] = min(1.0, max(g, 0.0) / acc_rate)
-        return known[X]
+    def refuse(name: str, labels: int, entries: int) -> None:
+        est = estimate_process(p, name, labels, entries, d)
+        refuse_over_budget(est, float(max_states) if est.states > least else None, field="Q_t",
+                           remedy="the ring-count approximation, the closed forms and the simulator answer "
+                                  "without it")
 
-    out = RingBound(mdp.nS, mdp.S, 0.0, slot_f, mdp.g, mean_ub, loss_ub)
-    for t in ccdf_at:
-        X = int(math.floor(t / slot_f + 1e-9))  # P(D > t) <= P(D > the lattice point at or below t)
-        out.ccdf[t] = ccdf_ub(X)
-        gaps.append(brackets[X])
-    top = (mdp.L + mdp.Y) * mdp.M  # beyond the largest delay: the bound is 0 there
+    for c in todo:
+        if isinstance(c, Candidate):
+            refuse(c.name, c.labels, c.entries)
+    sv = _Services(p)
+    slot_f = sv.slot_g / sv.M
+    points = {t: int(math.floor(t / slot_f + 1e-9)) for t in ccdf_at}
+    best: dict = {}
+    decided: dict = {}
+    solved = []
+    states = 0
+    for c in todo:
+        t1 = time.perf_counter()
+        name, ab = c[0], c[1]()
+        if not isinstance(c, Candidate):
+            refuse(name, ab.size, ab.entries)
+        res = _solve_one(sv, ab, sorted(set(points.values())), quantiles, cut)
+        solved.append((name, res["states"], time.perf_counter() - t1, res["factorisations"]))
+        states = max(states, res["states"])
+        for key, v in res.items():
+            if key in ("factorisations", "states", "lps"):
+                continue
+            if key not in best or v < best[key]:
+                best[key], decided[key] = v, name
+    loss = min(1.0, best["loss"])
+    out = RingBound(states, 0.0, slot_f, sv.g, best["mean"] * sv.slot_g, loss, max_delay=sv.dmax * sv.slot_g)
+    for t, X in points.items():
+        out.ccdf[t] = min(1.0, best[("ccdf", X)])
+        out.decided[("ccdf", t)] = decided[("ccdf", X)]
     for q in quantiles:
-        lo_i, hi_i = 0, top
-        while hi_i - lo_i > 1:
-            mid = (lo_i + hi_i) // 2
-            if ccdf_ub(mid, 1.0 - q) <= 1.0 - q:
-                hi_i = mid
-            else:
-                lo_i = mid
-        out.quantiles[q] = hi_i * slot_f
-    out.solves = solves
-    out.worst_gap = max(gaps) if gaps else 0.0
+        out.quantiles[q] = best[("quantile", q)] * slot_f
+        out.decided[("quantile", q)] = decided[("quantile", q)]
+    out.decided["loss"], out.decided["mean"] = decided["loss"], decided["mean"]
+    if max_delay is not None and max_delay < out.max_delay:  # a tighter proved largest delay
+        out.max_delay = max_delay
+        for q, v in out.quantiles.items():
+            if max_delay < v:
+                out.quantiles[q], out.decided[("quantile", q)] = max_delay, CLOSED_FORM
+        for t in out.ccdf:
+            if max_delay <= t and out.ccdf[t] > 0.0:
+                out.ccdf[t], out.decided[("ccdf", t)] = 0.0, CLOSED_FORM
+    cap = mean_cap(out.quantiles, out.ccdf, out.max_delay)
+    if cap < out.mean:
+        out.mean, out.mean_capped, out.decided["mean"] = cap, True, CAPPED
+    out.solved = solved
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def mean_cap(quantiles: dict, ccdf: dict, max_delay: float) -> float:
+    """An upper bound on the mean delay implied by upper bounds on its quantiles (``{q: u}``: the q-quantile is
+    at most ``u``), on its CCDF (``{t: c}``: P(D > t) <= c) and on its largest value (``max_delay``).
+
+    Proof. For a delay ``D >= 0``, E[D] = integral over s >= 0 of P(D > s) ds. Each bound gives a point ``(t, c)``
+    with P(D > t) <= c: a quantile bound ``(u, 1 - q)`` (P(D > q-quantile) <= 1 - q by right-continuity, and
+    P(D > u) <= P(D > q-quantile) as u is at or above it), a CCDF bound ``(t, c)``, the largest delay
+    ``(max_delay, 0)``. The CCDF is non-increasing, so for every s, P(D > s) <= min(1, min over points with
+    t <= s of c) =: G(s), and G(s) = 0 from max_delay on. Hence E[D] <= the integral of G, a step function,
+    integrated exactly below."""
+    pts = sorted([(u, 1.0 - q) for q, u in quantiles.items()] + [(t, c) for t, c in ccdf.items()]
+                 + [(max_delay, 0.0)])
+    total, prev, level = 0.0, 0.0, 1.0
+    for t, c in pts:
+        if t >= max_delay:
+            break
+        if t > prev:
+            total += level * (t - prev)
+            prev = t
+        level = min(level, c)
+    return total + level * max(0.0, max_delay - prev)
+
+
+@dataclass
+class ExactIntervals:
+    """Proved intervals on the exact ring chain's metrics (with one label per pattern there is no choice):
+    ``mean``, ``loss`` -> (low, high), ``quantiles[q]`` and ``ccdf[t]`` -> (low, high); times in seconds."""
+
+    states: int
+    seconds: float
+    mean: tuple
+    loss: tuple
+    quantiles: dict = field(default_factory=dict)
+    ccdf: dict = field(default_factory=dict)
+
+
+def exact_intervals(p, ccdf_at=(), quantiles=()) -> ExactIntervals:
+    """Intervals proved by :meth:`~qosbound.models.ratio_mdp.ChoiceMDP.ratio_interval` on the exact chain (the
+    pattern abstraction: no choice), for rings small enough to enumerate their ``2^Q_t`` patterns. Refused
+    before anything is built (ResourceError) when its estimate is above the memory left; its states, ``PQ x
+    2^Q_t``, are fewer than the staged chain's with one position per stage, which the caller's budget admitted."""
+    t0 = time.perf_counter()
+    why = why_not(p)
+    if why is not None:
+        raise ScenarioError(f"the ring method does not cover {why}", field="Q_t")
+    QT = int(p.Q_t)
+    refuse_over_budget(estimate_process(p, "exact", 2 ** QT, ra.exact_entries(QT), _dims(p, whole=True)), None,
+                       field="Q_t", remedy="the closed forms and the simulator answer without it")
+    sv = _Services(p)
+    b = _Bounder(sv, ra.exact(sv.QT))
+    slot_f = sv.slot_g / sv.M
+    mean = tuple(v * sv.slot_g for v in b.mdp.ratio_interval(b.rew(sv.per_sum()), b.acc))
+    loss = tuple(min(1.0, max(0.0, v)) for v in b.mdp.ratio_interval(b.lost, b.arr))
+    memo: dict = {}
+
+    def ccdf(X):
+        if X not in memo:
+            lo, hi = b.mdp.ratio_interval(b.rew(sv.per_ccdf(X)), b.acc)
+            memo[X] = (max(0.0, lo), min(1.0, hi))
+        return memo[X]
+
+    out = ExactIntervals(b.mdp.size, 0.0, mean, loss)
+    for t in ccdf_at:
+        X = int(math.floor(t / slot_f + 1e-9))
+        out.ccdf[t] = (ccdf(X + 1)[0], ccdf(X)[1])  # P(D > t) lies between its lattice neighbours
+    for q in quantiles:
+        lo, hi = 0, sv.top  # smallest X with the upper end <= 1 - q
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if ccdf(mid)[1] <= 1 - q else (mid, hi)
+        upper = hi
+        lo, hi = -1, upper  # largest X with the lower end > 1 - q (the quantile is at least X)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if ccdf(mid)[0] > 1 - q else (lo, mid)
+        out.quantiles[q] = (max(lo, 0) * slot_f, upper * slot_f)
     out.seconds = time.perf_counter() - t0
     return out

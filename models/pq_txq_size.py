@@ -18,7 +18,7 @@ The bound counts, for every TxQ content a state can hold:
 
 each times the PQ occupancies ``0 .. PQ`` and the CBR credit values. Orders of
 EF and BE packets that the scheduler cannot produce are counted too, which is
-why this is an upper bound; on the instances in ``tests/test_pq_txq_size.py``
+why this is an upper bound; on the instances in ``tests/models/test_pq_txq_size.py``
 it is 10-40 % above Storm's count with Poisson arrivals, and about 10 times it
 with CBR arrivals (most pairs of PQ occupancy and credit are then unreachable). The number of FIFOs is counted by dynamic
 programming over the occupied units, in O(Q_t * kinds^2) operations.
@@ -68,9 +68,9 @@ def state_bound(QT: int, PQ: int, units: list[int], grans: list[int], credits: i
 
 def predicted_states(p, opts, cap: int | None = None) -> tuple[int, int]:
     """(the state bound, the number of packet kinds) of the chain qosbound renders for parameters ``p`` (a
-    :class:`qosbound.params.Params`) and model options ``opts``: the same layout as the renderer's. With ``cap``,
-    a bound above it may come back as a smaller number that is still above it (:func:`state_bound`)."""
-    from qosbound.models.pq_txq_render import layout
+    :class:`qosbound.systems.pq_txq.params.Params`) and model options ``opts``: the same layout as the renderer's.
+    With ``cap``, a bound above it may come back as a smaller number that is still above it (:func:`state_bound`)."""
+    from qosbound.models.pq_txq_render import layout  # costly: scipy.special at import
 
     lay = layout(p, opts)
     units, grans = [lay.kef] + lay.kbe, [lay.gef] + lay.gbe

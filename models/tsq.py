@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from qosbound.analytic.tsq import adjusted_drop, throughput
 from qosbound.errors import ModelError
 from qosbound.markov import stationary_dtmc
 from qosbound.models import engine
@@ -154,8 +155,6 @@ def hint_distribution(ab: Abstraction, hint: int):
 
 def _qp(ab: Abstraction, k: np.ndarray, hint):
     """q' and p' of the models' formulas (kept beside the models for the cross-engine check)."""
-    from qosbound.analytic.tsq import adjusted_drop
-
     qprime = np.minimum(k, np.ceil(np.asarray(hint, dtype=float) * k / ab.H))
     pb = ab.p_lo + (ab.p_hi - ab.p_lo) * k / ab.N
     return qprime, adjusted_drop(k, qprime, pb, ab.l)
@@ -168,8 +167,6 @@ def no_gain(ab: Abstraction, precision: float = 1e-10, goodput: bool = False) ->
     computed from Storm's steady state of the DTMC and the square-root law of analytic/tsq.py (one MDP
     LRA query is the expensive part). ``goodput=True`` also checks the accepted-fraction rewards.
     """
-    from qosbound.analytic.tsq import throughput
-
     props = [("max_sqrt_law", 'R{"sqrt_law"}max=? [ LRA ]'), ("p_capped", 'Pmax=? [ F "capped" ]')]
     if goodput:
         props += [("max_goodput", 'R{"goodput"}max=? [ LRA ]'), ("goodput_fifo", 'R{"goodput_fifo"}min=? [ LRA ]')]
@@ -199,8 +196,6 @@ def best_policy_direct(ab: Abstraction) -> float:
     every policy and the best policy picks, in every state, the hint with the largest reward:
     max LRA = sum_k pi(k) max_h T'(k, h) (every hint 1..2^n is tried; nothing assumes which one wins).
     """
-    from qosbound.analytic.tsq import throughput
-
     pi = stationary_scipy(transition_matrix(ab))
     k = np.arange(ab.N + 1, dtype=float)
     best = np.full(k.shape, -np.inf)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from qosbound.analytic import cbr_loss, ef_bound
-from qosbound.analytic.pq_txq import closed_form_results
+from qosbound.systems.pq_txq.closed_form import closed_form_results
 from qosbound.isolate import run_isolated
 from qosbound.results import Kind
 from qosbound.scenario import build

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The neutral core every layer may use: units, errors, results, input checks, progress, the forked-child
 #: runner and its signal policy, the shared parameter types, the metric-name helpers and the stationary solve of a Markov chain.
 CORE = {"qosbound", "qosbound.units", "qosbound.errors", "qosbound.results", "qosbound.inputs",
-        "qosbound.progress", "qosbound.isolate", "qosbound.interrupts", "qosbound.params", "qosbound.metric_names",
+        "qosbound.progress", "qosbound.isolate", "qosbound.interrupts", "qosbound.metric_names",
         "qosbound.markov", "qosbound.dscp"}
 
 #: Each lower layer (folder, package) and the lower layers it may use besides the core.

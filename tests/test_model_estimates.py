@@ -19,6 +19,7 @@ from qosbound.models import af as AF
 from qosbound.models import budget
 from qosbound.models import pq_txq_ring as ring
 from qosbound.models import pq_txq_ring_bound as rb
+from qosbound.models import ring_abstraction as ra
 from qosbound.models import tsq as M
 from qosbound.progress import QUIET
 from qosbound.scenario import build, load_raw
@@ -161,7 +162,7 @@ def test_af_honours_max_states_from_the_file_and_the_command_line(tmp_path, caps
     assert "budget of 10 states" in doc["skipped"]["model-checked"]
 
 
-# ---- the ring-count chain and the ring bound's MDP -----------------------------------------------------------
+# ---- the ring-count chain and the ring bound's processes -----------------------------------------------------------
 
 RING_CASES = {"ferrari": ("300 kbit/s", 128, FERRARI_BE, 10, "2 Mbps"),
               "imix": ("4 Mbit/s", 200, IMIX, 12, "10 Mbps")}
@@ -182,26 +183,104 @@ def test_ring_chain_estimate_bounds_what_is_built(cfg, QT, S):
     assert sol.transitions <= est.transitions
 
 
-@pytest.mark.parametrize("cfg,QT,S", [s for s in SHAPES if s[2] < s[1] and s[2] <= 3],
-                         ids=[f"{c}-Q{q}-S{s}" for c, q, s in SHAPES if s < q and s <= 3])
-def test_ring_bound_estimate_bounds_the_mdp_built(cfg, QT, S):
+def _candidate(QT: int, family: str) -> rb.Candidate:
+    """One abstraction of each family as :func:`~qosbound.models.pq_txq_ring_bound.abstractions` names it, with
+    the counts it declares before building."""
+    if family == "exact":
+        return rb.Candidate("exact", lambda: ra.exact(QT), 2 ** QT, ra.exact_entries(QT))
+    if family == "stages(1)":
+        return rb.Candidate(family, lambda: ra.stages(QT, 1), ra.stages_labels(QT, 1), ra.stages_entries(QT, 1))
+    if family.startswith("blocks"):
+        c = int(family[7:-1])
+        return rb.Candidate(family, lambda: ra.blocks(QT, c), ra.blocks_labels(QT, c), ra.blocks_entries(QT, c))
+    K = int(family[10:-1])
+    return rb.Candidate(family, lambda: ra.front_run(QT, K), ra.front_run_labels(QT, K), ra.front_run_entries(QT, K))
+
+
+BOUND_SHAPES = [(c, QT, f) for c in RING_CASES for QT, f in ((3, "exact"), (5, "stages(1)"), (5, "front_run(0)"),
+                                                             (8, "front_run(2)"), (8, "blocks(2)"), (8, "blocks(3)"))]
+
+
+def _built_edges(mdp) -> tuple[int, int]:
+    """The edges of a process as built: (state -> draw (a, n'), post-decision node (label, a, n') -> a label)."""
+    draws = sum(sel.size * int(np.count_nonzero(mdp.T[k])) for k, sel in enumerate(mdp._by_kind))
+    return draws, sum(idx.size for _, idx in mdp.post) * mdp.nn
+
+
+@pytest.mark.parametrize("cfg,QT,family", BOUND_SHAPES, ids=[f"{c}-Q{q}-{f}" for c, q, f in BOUND_SHAPES])
+def test_ring_bound_estimate_bounds_the_process_built(cfg, QT, family):
+    """The estimate of one abstraction's process, from the parameters and the counts the abstraction declares
+    before building, has the states built and at least the transitions built: the draws and the choices, which
+    make the linear programme's matrix and each policy's chain."""
     p = _ring_params(cfg, QT)
-    mdp = rb._MDP(p, S)
-    est = rb.estimate_bound(p, S)
-    assert mdp.nS == est.states
-    assert sum(P.nnz for P in mdp.P) <= est.transitions
+    cand = _candidate(QT, family)
+    est = rb.estimate_process(p, cand.name, cand.labels, cand.entries)
+    ab = cand.build()
+    assert ab.size == cand.labels and ab.entries <= cand.entries
+    mdp = rb._Bounder(rb._Services(p), ab, rb.solved_levels(p)).mdp
+    assert mdp.size == est.states
+    draws, choices = _built_edges(mdp)
+    assert draws + choices <= est.transitions
+    A = mdp._lp_matrix()[0]
+    assert A.nnz <= 2 * est.transitions + est.states
+    pol = [np.zeros((mdp.N, mdp.nn), dtype=np.int64) for _ in mdp.post]
+    assert mdp._matrix(pol).nnz <= draws
+
+
+@pytest.mark.parametrize("cfg", list(RING_CASES))
+@pytest.mark.parametrize("QT", [5, 8, 16])
+def test_ring_bound_estimate_from_the_parameters_bounds_every_process_solve_bound_builds(cfg, QT, monkeypatch):
+    """estimate_bound (the parameters alone) against the processes solve_bound actually builds: the largest
+    has the estimate's states, and none has more transitions."""
+    p = _ring_params(cfg, QT)
+    est = rb.estimate_bound(p)
+    built = []
+    real = rb.ChoiceMDP
+
+    def recording(*args, **kwargs):
+        mdp = real(*args, **kwargs)
+        built.append((mdp.size, sum(_built_edges(mdp))))
+        return mdp
+
+    monkeypatch.setattr(rb, "ChoiceMDP", recording)
+    b = rb.solve_bound(p, [], [0.99])
+    assert built and max(n for n, _ in built) == est.states == b.states
+    assert max(t for _, t in built) <= est.transitions
 
 
 def test_ring_chain_and_bound_are_refused_before_building_when_memory_is_short(monkeypatch):
     p = _ring_params("imix", 8)
     monkeypatch.setattr(budget, "available_memory", lambda: 1e4)
     monkeypatch.setattr(ring, "sp", _NoSparse())
-    monkeypatch.setattr(rb, "_MDP", _must_not_build)
+    for builder in ("_Services", "_Bounder", "ChoiceMDP"):
+        monkeypatch.setattr(rb, builder, _must_not_build)
+    for builder in ("exact", "stages", "front_run", "blocks"):
+        monkeypatch.setattr(ra, builder, _must_not_build)
     with pytest.raises(ResourceError, match="the ring-count chain .* memory left") as e:
         ring.solve(p, [], [0.99], stages=2, max_chain=1e6)
     assert e.value.field == "Q_t"
-    with pytest.raises(ResourceError, match="the ring bound's MDP .* memory left"):
-        rb.solve_bound(p, [], [0.99], stages=2, max_states=1e6)
+    with pytest.raises(ResourceError, match="the ring bound's process .* memory left") as e:
+        rb.solve_bound(p, [], [0.99], max_states=1e6)
+    assert e.value.field == "Q_t"
+    with pytest.raises(ResourceError, match="the ring bound's process exact .* memory left"):
+        rb.exact_intervals(_ring_params("imix", 5), [], [0.99])
+
+
+def test_a_ring_bound_process_above_the_budget_is_refused_before_building(monkeypatch):
+    """A process above max_states is refused before anything is built; the one-stage abstraction, the least
+    there is, is left to the callers' budget (bound_available)."""
+    p = _ring_params("imix", 8)
+    big = _candidate(8, "front_run(4)")
+    assert big.labels * rb.solved_levels(p) > rb.smallest_states(p)
+    for builder in ("_Services", "_Bounder", "ChoiceMDP"):
+        monkeypatch.setattr(rb, builder, _must_not_build)
+    with pytest.raises(ResourceError, match="the ring bound's process front_run\\(4\\) .* above the budget of 10 "
+                                            "states") as e:
+        rb.solve_bound(p, [], [0.99], max_states=10, only=[big])
+    assert e.value.field == "Q_t"
+    monkeypatch.undo()
+    b = rb.solve_bound(p, [], [0.99], max_states=10, only=[_candidate(8, "stages(1)")])
+    assert b.states == rb.smallest_states(p) > 10
 
 
 def test_ring_chain_with_more_stages_than_the_budget_is_refused_before_building(monkeypatch):
@@ -218,7 +297,8 @@ def test_a_million_unit_ring_is_refused_by_its_estimate_not_by_running_out_of_me
     from tests.helpers import one_line
 
     monkeypatch.setattr(ring, "sp", _NoSparse())
-    monkeypatch.setattr(rb, "_MDP", _must_not_build)
+    for builder in ("_Services", "_Bounder", "ChoiceMDP"):
+        monkeypatch.setattr(rb, builder, _must_not_build)
     for name, unit in (("wan100", None), ("ferrari2001", None), ("wan100", "1536 B")):
         r = load_raw(example(name))
         r["txq"]["units"] = 1_000_000

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from qosbound.analytic import ef_bound
-from qosbound.analytic.pq_txq import aggregation_degree_exact, closed_form_results
+from qosbound.analytic.pq_txq import aggregation_degree_exact
+from qosbound.systems.pq_txq.closed_form import closed_form_results
 from qosbound.errors import ResourceError, ScenarioError
 from qosbound.results import Kind
 from qosbound.scenario import build

@@ -15,11 +15,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qosbound.analytic.pq_txq import closed_form_results
+from qosbound.systems.pq_txq.closed_form import closed_form_results
 from qosbound.analytic.priority import cobham_wait, pk_wait
 from qosbound.cli import main
 from qosbound.errors import ScenarioError
-from qosbound.params import Params
+from qosbound.systems.pq_txq.params import Params
 from qosbound.results import Kind
 from qosbound.scenario import build, load_raw
 from qosbound.systems.pq_txq import params as scenario_params

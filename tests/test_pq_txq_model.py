@@ -13,7 +13,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from qosbound.analytic.pq_txq import closed_form_results
+from qosbound.systems.pq_txq.closed_form import closed_form_results
 from qosbound.models.pq_txq import delay_distribution, render
 from qosbound.scenario import build, load
 from qosbound.systems.pq_txq import ModelOptions, params
@@ -263,7 +263,7 @@ def test_property_file_values_match_exact_arithmetic():
 def test_reported_interval_contains_the_exact_value_on_a_hard_instance():
     """Where Storm's floating stationary vector is least accurate (heavy loss), the a-posteriori interval of
     the model-checked mean still contains the exact (rational) value."""
-    from qosbound.systems.pq_txq_adapter import model_results
+    from qosbound.systems.pq_txq.model_checked import model_results
     from qosbound.progress import QUIET
 
     scn = scenario(QT=5, PQ=3, be=((512, 0.5), (1024, 0.3), (1536, 0.2)), rate="1200 kbit/s", arrivals="poisson")
@@ -279,7 +279,7 @@ def test_reported_interval_contains_the_exact_value_on_a_hard_instance():
 def test_every_model_checked_interval_is_numerical_and_contains_the_exact_value(arrivals, rate):
     """Every model-checked metric (mean, quantiles, CCDF, loss) carries Interval.numerical with a TRUE bound
     (direct solve + a-posteriori brackets) that contains the exact (rational) result, and is narrow."""
-    from qosbound.systems.pq_txq_adapter import model_results
+    from qosbound.systems.pq_txq.model_checked import model_results
     from qosbound.progress import QUIET
     from qosbound.results import Kind
 

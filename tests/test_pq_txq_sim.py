@@ -14,10 +14,10 @@ from scipy import stats
 
 from qosbound.analytic.priority import cobham_wait_saturated
 from qosbound.errors import ScenarioError
-from qosbound.params import Params
+from qosbound.systems.pq_txq.params import Params
 from qosbound.results import Result
 from qosbound.systems.pq_txq import SimOptions
-from qosbound.systems.pq_txq_adapter import simulated_results
+from qosbound.systems.pq_txq.simulated import simulated_results
 from qosbound.validation import pq_txq_sim as sim
 from qosbound.validation.pq_txq_reference import reference_departures
 from qosbound.validation.stats import batch_means, hist_ccdf, hist_quantile, t_interval

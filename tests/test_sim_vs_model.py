@@ -10,7 +10,8 @@ from scipy import stats
 from qosbound.progress import QUIET
 from qosbound.scenario import build
 from qosbound.systems.pq_txq import ModelOptions, SimOptions, params
-from qosbound.systems.pq_txq_adapter import model_results, simulated_results
+from qosbound.systems.pq_txq.model_checked import model_results
+from qosbound.systems.pq_txq.simulated import simulated_results
 
 
 def scenario(QT, PQ, k, rate, arrivals, mix):

@@ -97,7 +97,7 @@ def test_overloaded_hint_drop_equals_an_independent_solve_of_the_chain():
     raw["methods"]["model-checked"]["mdp"] = False
     scn = build(raw, "x.yaml")
     res = {r.metric: r for r in S.evaluate(scn, ["model-checked"], QUIET)}
-    ab = S._abstraction(scn)
+    ab = S.abstraction(scn)
     vals, pi, built = engine.steady_state(T.HINT_MODEL, {**ab.constants(), "d": 1}, ["k"])
     _, pp = T._qp(ab, vals["k"].astype(float), 1)
     P = stationary._matrix(built.model).toarray()

@@ -91,8 +91,8 @@ def test_flow_that_delivered_nothing_has_no_delay():
                     departure=np.full(n, np.nan), dropped=np.ones(n, dtype=bool), t_d=np.zeros(n),
                     q_ins=np.zeros(n), p_adj=np.ones(n), p_trace=np.zeros(3), q_trace=np.zeros(3),
                     names=("audio",), capacity=2e6, duration=6.0)
-    st = S._sim_group_stats(scn, out, np.asarray(["audio"]), "audio", 2.0)
+    st = S.sim_group_stats(scn, out, np.asarray(["audio"]), "audio", 2.0)
     assert math.isnan(st["delay"]) and math.isnan(st["p99"]) and math.isnan(st["delay_max"])
     assert st["drop"] == 1.0 and st["quality"] == 0.0
-    vals, ci = S._summarise([st, st], 0.95)
+    vals, ci = S.summarise([st, st], 0.95)
     assert "delay" not in vals and "p99" not in vals and "delay_max" not in vals and vals["drop"] == 1.0

@@ -34,6 +34,7 @@ from numba import njit
 
 from qosbound.validation.droppers import colour_drop_prob, update_averages
 from qosbound.validation.markers import mark
+from qosbound.validation.trace import make_table
 
 __all__ = ["Config", "SimStats", "simulate", "replicate", "trace_table"]
 
@@ -302,8 +303,6 @@ def replicate(cfg: Config, packets: int, replications: int, seed: int, warmup: i
 
 def trace_table(cfg: Config, packets: int, seed: int, class_names: list[str], flow_names: list[str] | None = None):
     """Simulate ``packets`` arrivals and return them as a trace in :mod:`qosbound.validation.trace`'s schema."""
-    from qosbound.validation.trace import make_table
-
     _, (cls, col, size, arr, dep, drop) = simulate(cfg, packets, seed, 0, n_trace=packets)
     names = np.asarray(class_names, dtype=object)[cls]
     return make_table(flow=names if flow_names is None else np.asarray(flow_names, dtype=object)[cls],

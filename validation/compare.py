@@ -34,7 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from qosbound.errors import TraceError
+from qosbound.metric_names import parse_quantile_name
 from qosbound.results import Interval, Result
+from qosbound.units import parse_quantity
 from qosbound.validation.stats import proportion_se, two_sided_t
 
 __all__ = ["TraceArrays", "arrays", "trace_results", "trace_metric", "ks_test", "ccdf", "delays", "bounded_by"]
@@ -91,9 +93,6 @@ def _select(t: TraceArrays, prefix: str) -> np.ndarray:
 
 def _parse(metric: str):
     """metric -> (prefix, kind, arg): kinds 'delay' (arg = statistic), 'loss', 'drop' (arg = colour), 'rate'."""
-    from qosbound.metric_names import parse_quantile_name
-    from qosbound.units import parse_quantity
-
     parts = metric.split(".")
     if len(parts) >= 3 and parts[1] == "delay":
         stat = ".".join(parts[2:])

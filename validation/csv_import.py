@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from qosbound.errors import TraceError
+from qosbound.inputs import check_input_file
+from qosbound.validation.trace import make_table
 
 __all__ = ["read_timestamps_csv"]
 
@@ -42,8 +44,6 @@ def _pick(header: list[str], names, path, what) -> int | None:
 def read_timestamps_csv(path: str | Path, *, time_unit: str = "s", default_class: str = "EF",
                         default_size: int = 0):
     """Read a timestamp CSV into a trace table (see the module docstring for the columns)."""
-    from qosbound.inputs import check_input_file
-
     if time_unit not in _SCALE:
         raise TraceError(f"unknown time unit {time_unit!r}; expected one of {', '.join(_SCALE)}")
     scale = _SCALE[time_unit]
@@ -65,8 +65,7 @@ def read_timestamps_csv(path: str | Path, *, time_unit: str = "s", default_class
 
 
 def _read_rows(f, path, scale, default_class, default_size):
-    from qosbound.validation.pcap import dscp_class
-    from qosbound.validation.trace import make_table
+    from qosbound.validation.pcap import dscp_class  # costly: numba (the pcap reader's kernels) at import
 
     rows = csv.reader(f)
     try:

@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from qosbound.errors import EngineError, ScenarioError
+from qosbound.validation.trace import make_table
 
 __all__ = ["PqConfig", "RedConfig", "available", "run_pq", "run_red", "pq_config_from_params",
            "send_schedule", "HEADER_BYTES"]
@@ -112,7 +113,7 @@ def send_schedule(rng: np.random.Generator, rate_pps: float, duration: float, ki
 
 
 def pq_config_from_params(p, *, duration: float = 10.0, seed: int = 1, be_capacity: int = 64) -> PqConfig:
-    """The ns-3 counterpart of a pq_txq scenario (``qosbound.params.Params``).
+    """The ns-3 counterpart of a pq_txq scenario (``qosbound.systems.pq_txq.params.Params``).
 
     ns-3 counts the transmission queue in packets; the scenario's ``Q_t`` units
     become a device queue of ``Q_t - 1`` packets (+ 1 on the wire). This is the
@@ -147,7 +148,7 @@ def _pq_inputs(cfg: PqConfig):
 
 # ----------------------------------------------------------------------------------------------- parent side
 
-def _run_child(kind: str, cfg, timeout: float, module: str = "qosbound.validation.ns3_runner"):
+def run_child(kind: str, cfg, timeout: float, module: str = "qosbound.validation.ns3_runner"):
     if not available():
         raise EngineError("ns-3 is not installed: pip install 'qosbound[ns3]' (the ns3 wheel, Linux only)")
     with tempfile.TemporaryDirectory(prefix="qosbound-ns3-") as tmp:
@@ -169,9 +170,7 @@ def _run_child(kind: str, cfg, timeout: float, module: str = "qosbound.validatio
 
 def run_pq(cfg: PqConfig, *, timeout: float = 900.0):
     """Run the strict-priority topology in ns-3; returns (trace table, info dict)."""
-    from qosbound.validation.trace import make_table
-
-    d, info = _run_child("pq", cfg, timeout)
+    d, info = run_child("pq", cfg, timeout)
     n_ef = int(info["ef_packets"])
     cls = np.where(np.arange(len(d["tx"])) < n_ef, "EF", "BE")
     dropped = d["rx"] < 0
@@ -182,9 +181,7 @@ def run_pq(cfg: PqConfig, *, timeout: float = 900.0):
 
 def run_red(cfg: RedConfig, *, timeout: float = 900.0):
     """Run the RED topology in ns-3; returns (trace table, info dict)."""
-    from qosbound.validation.trace import make_table
-
-    d, info = _run_child("red", cfg, timeout)
+    d, info = run_child("red", cfg, timeout)
     dropped = d["rx"] < 0
     table = make_table(flow="AF1", cls="AF1", size=d["size"], arrival=d["tx"],
                        departure=np.where(dropped, np.nan, d["rx"]), dropped=dropped)

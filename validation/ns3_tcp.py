@@ -40,6 +40,7 @@ import numpy as np
 
 from qosbound.errors import ScenarioError
 from qosbound.validation.dumbbell import Dumbbell, simulate
+from qosbound.validation.ns3_runner import run_child
 
 __all__ = ["Ns3Run", "config_from", "run", "compare", "Agreement"]
 
@@ -83,9 +84,7 @@ def config_from(net: Dumbbell, seeds) -> dict:
 
 def run(net: Dumbbell, seeds, *, timeout: float = 1800.0) -> list[Ns3Run]:
     """Run the dumbbell in ns-3 once per seed (one child process); returns one :class:`Ns3Run` per seed."""
-    from qosbound.validation.ns3_runner import _run_child
-
-    d, info = _run_child("tcp", config_from(net, seeds), timeout, module="qosbound.validation.ns3_tcp")
+    d, info = run_child("tcp", config_from(net, seeds), timeout, module="qosbound.validation.ns3_tcp")
     out = []
     for rep in info["runs"]:
         out.append(Ns3Run(goodput=np.asarray(rep["goodput"]), throughput=rep["throughput"],

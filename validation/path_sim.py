@@ -48,6 +48,8 @@ import numpy as np
 from numba import njit
 
 from qosbound.errors import ScenarioError
+from qosbound.validation.pq_txq_sim import simulate_trace
+from qosbound.validation.stats import replication_seeds, two_sided_t
 
 __all__ = ["Hop", "PreTraffic", "PathEstimate", "fifo", "path_trace", "run_path", "rows_for"]
 
@@ -144,8 +146,6 @@ def path_trace(p, rows: int, seed: int, *, pre=(), post=(), port_latency: float 
     ``delay`` (end to end), ``prev_bits`` (size of the packet sent just before it by the port, bits; 0 for the
     first) and ``lost`` (EF packets the PQ dropped); and ``post_arrival``/``post_departure``/``post_cls``, every
     packet (EF cls 0, BE 1) at the first post hop's input and the last hop's output (the final arrival)."""
-    from qosbound.validation.pq_txq_sim import simulate_trace
-
     pre, post = tuple(pre), tuple(post)
     _check(pre, post, port_latency)
     table = simulate_trace(p, int(rows), int(seed))
@@ -198,8 +198,6 @@ class PathEstimate:
 
 
 def _interval(x: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    from qosbound.validation.stats import two_sided_t
-
     m = float(np.mean(x))
     if x.shape[0] < 2:
         return m, m, m
@@ -212,8 +210,6 @@ def run_path(p, ef_packets: int, replications: int, seed: int, *, pre=(), post=(
              ) -> PathEstimate:
     """Mean EF end-to-end delay over ``replications`` independent replications of about ``ef_packets`` EF
     packets each (the first ``warmup`` fraction of each not counted), with its ``confidence`` t-interval."""
-    from qosbound.validation.stats import replication_seeds
-
     for bad, problem, name in ((ef_packets < 10, "a path replication needs at least 10 EF packets", "ef_packets"),
                                (replications < 2, "a confidence interval needs at least 2 replications",
                                 "replications"),

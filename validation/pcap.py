@@ -43,6 +43,8 @@ from numba import njit
 
 from qosbound import dscp
 from qosbound.errors import TraceError
+from qosbound.inputs import check_input_file
+from qosbound.validation.trace import make_table
 
 __all__ = ["Capture", "MatchReport", "read_capture", "import_pair", "dscp_class"]
 
@@ -287,7 +289,6 @@ def read_capture(path: str | Path) -> Capture:
     """Read a pcap or pcapng file into per-frame arrays. Raises TraceError on truncated or corrupt files."""
     if not str(path).strip():
         raise TraceError("a capture file name is empty")
-    from qosbound.inputs import check_input_file
 
     p = Path(path)
     st = check_input_file(p, "capture file (pcap or pcapng)", lambda problem: TraceError(f"{path}: {problem}"))
@@ -456,8 +457,6 @@ def import_pair(ingress: str | Path, egress: str | Path, *, max_clock_skew: floa
     seconds: the two capture clocks disagree).
     """
     import pyarrow as pa
-
-    from qosbound.validation.trace import make_table
 
     # the two files are read and parsed in parallel (the compiled loops release the GIL)
     from concurrent.futures import ThreadPoolExecutor

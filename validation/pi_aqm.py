@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from qosbound.analytic import tsq as A
+from qosbound.analytic.tsq import reference_data
 
 __all__ = ["PIParams", "seed_params", "pi_kernel", "pi_run"]
 
@@ -41,8 +43,6 @@ class PIParams:
 
 def seed_params() -> PIParams:
     """The seed's PI constants, read from the data file."""
-    from qosbound.analytic.tsq import reference_data
-
     pi = reference_data()["pi_aqm"]
     return PIParams(a=pi["a"]["value"], b=pi["b"]["value"], hz=float(pi["sampling_hz"]["value"]),
                     q_ref=float(pi["q_ref_packets"]["value"]), q_max=int(pi["q_max_packets"]["value"]))
@@ -53,8 +53,6 @@ def pi_kernel():
     """The clamped PI update as a numba function ``(p_prev, q_now, q_prev, q_ref, a, b) -> p``."""
     import numba
     import sympy as sp
-
-    from qosbound.analytic import tsq as A
 
     return numba.njit(sp.lambdify((A.p_prev, A.q_now, A.q_prev, A.q_ref, A.pi_a, A.pi_b),
                                   A.pi_update_clamped_expr, "math"))

@@ -1,11 +1,11 @@
 """Packet-level simulator of the EF priority queue + transmission queue (Ferrari, Pau & Raffaelli 2001, "Measurement Based Analysis of Delay in Priority Queueing"): set-up and runs.
 
 The semantics and the compiled loops are in :mod:`qosbound.validation.pq_txq_kernels`;
-this module checks a :class:`qosbound.params.Params`, converts it to the kernels'
+this module checks a :class:`qosbound.systems.pq_txq.params.Params`, converts it to the kernels'
 integers and ticks (:func:`setup`), runs independent replications
 (:func:`run_replications`, plain per-replication arrays) or one per-packet trace
 (:func:`simulate_trace`). The system layer names the estimates as metrics
-(:func:`qosbound.systems.pq_txq_adapter.simulated_results`).
+(:func:`qosbound.systems.pq_txq.simulated.simulated_results`).
 
 Consequence used as a check: an EF packet's delay is a function of the state it
 finds, ``D = W + (n + 1) * L_EF*8/C`` with ``W`` the remaining work in the TxQ at
@@ -44,6 +44,7 @@ from qosbound.validation.pq_txq_kernels import (ARRIVALS, N_SSTATS, N_STATS, NEV
                                                 S_OVERFLOW, S_PACKETS, S_SUM, S_SUMSQ, S_TIME, simulate_batch,
                                                 simulate_one)
 from qosbound.validation.stats import nice_bin_width, replication_seeds
+from qosbound.validation.trace import make_table
 
 __all__ = ["Setup", "setup", "max_delay_bound", "run_replications", "Replications", "simulate_trace", "threads",
            "S_ARRIVALS", "S_LOST", "S_DELAYS", "S_SUM", "S_SUMSQ", "S_MAX", "S_OVERFLOW", "S_PACKETS", "S_TIME",
@@ -57,7 +58,7 @@ BOUND_MARGIN = 1.05  # bins cover the max-delay bound times this
 
 @dataclass(frozen=True)
 class Setup:
-    """A :class:`qosbound.params.Params` reduced to the kernel's integers and ticks."""
+    """A :class:`qosbound.systems.pq_txq.params.Params` reduced to the kernel's integers and ticks."""
 
     tick: float  # s per tick
     integral: bool  # every size is a whole number of ticks
@@ -299,8 +300,6 @@ def simulate_trace(p, packets: int, seed: int, *, with_state: bool = False):
     ``work`` (remaining TxQ work found by an EF arrival, s; NaN for BE) and ``ahead`` (EF packets
     ahead of it in the PQ; -1 for BE).
     """
-    from qosbound.validation.trace import make_table
-
     s = setup(p)
     if packets < 1:
         raise ScenarioError("a trace needs at least one packet", field="packets")

@@ -41,6 +41,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from qosbound.results import Interval
 
 __all__ = ["Estimate", "t_interval", "batch_means", "proportion_interval", "ci_kind", "nice_bin_width", "Histogram",
            "hist_quantile", "hist_ccdf", "t_quantile", "two_sided_t", "bonferroni", "seed_sequences",
@@ -203,8 +204,6 @@ class Estimate:
     def interval(self, note: str = ""):
         """This estimate's interval as a :class:`qosbound.results.Interval` (a confidence interval carrying its
         standard error and degrees of freedom, so agreement checks can rebuild it family-wise)."""
-        from qosbound.results import Interval
-
         return Interval.ci(self.low, self.high, self.confidence, se=self.std_error, dof=self.dof, note=note)
 
 

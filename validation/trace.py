@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from qosbound.errors import TraceError
+from qosbound.inputs import check_input_file
 
 __all__ = ["COLUMNS", "make_table", "write_trace", "read_trace", "check_trace", "MAX_TRACE_BYTES"]
 
@@ -101,8 +102,6 @@ def write_trace(table, path: str | Path) -> None:
 def read_trace(path: str | Path):
     """Read a trace (Parquet or CSV) and check it against the schema."""
     import pyarrow as pa
-
-    from qosbound.inputs import check_input_file
 
     p = Path(path)
     check_input_file(p, "trace file (Parquet or CSV)", lambda problem: TraceError(f"{path}: {problem}"),

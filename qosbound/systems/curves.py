@@ -81,12 +81,12 @@ def lattice_ccdf(metric: str, method: str, grid, step: float, kind: Kind, *, neg
 
 
 def function_ccdf(metric: str, method: str, ccdf, top: float, kind: Kind, *, brackets=None, points: int = 90,
-                  coarse_points: int = 61, note: str = "") -> Curve:
+                  coarse_points: int = 61, neglects: str | None = None, note: str = "") -> Curve:
     """A CCDF given as a function ``ccdf(t)`` on ``[0, top]``: evaluated on a coarse grid to find where its tail
     falls below :data:`TAIL_FLOOR`, then on ``points`` evenly spaced delays up to there (151 evaluations in all,
     a few percent of a model's solve: every run pays it, a page or not). ``brackets(ts)``, when
     given, returns the (low, high) interval of each value (a numerical solve's error bound); with
-    ``kind`` upper bound the values are the brackets' upper ends."""
+    ``kind`` upper bound the values are the brackets' upper ends; an approximation says what it ``neglects``."""
     coarse = np.linspace(0.0, top, coarse_points)
     vals = np.array([ccdf(t) for t in coarse])
     end = coarse[min(_tail_end(vals), len(coarse) - 1)]
@@ -100,4 +100,4 @@ def function_ccdf(metric: str, method: str, ccdf, top: float, kind: Kind, *, bra
         if kind is Kind.UPPER_BOUND:
             v, lo, hi = hi, None, None
     return Curve(metric, method, "s", "1", kind, tuple(ts), tuple(v), None if lo is None else tuple(lo),
-                 None if hi is None else tuple(hi), note=note)
+                 None if hi is None else tuple(hi), neglects=neglects, note=note)

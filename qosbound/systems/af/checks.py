@@ -22,7 +22,7 @@ def ordering_sweep(scn: Scenario, cls: str, loads: list[float]) -> tuple[float |
     Returns the first load multiple where drop(X3) >= drop(X2) >= drop(X1) fails (None if it never does)
     and the sweep. RIO and n-RED with a buffer over 40 packets use the fixed-average approximation here.
     """
-    from qosbound.analytic.red_queue import solve
+    from qosbound.analytic.red_queue import solve  # costly: sympy at import
 
     ci = next(c for c in class_inputs(scn) if c.name == cls)
     approx = approximation(scn, ci)

@@ -23,7 +23,7 @@ def solve_sized(ci: ClassInput, approx: str):
     """
     from scipy.optimize import brentq
 
-    from qosbound.analytic.red_queue import solve
+    from qosbound.analytic.red_queue import solve  # costly: sympy at import
 
     sizes = ci.colour_sizes if ci.colour_sizes is not None else np.full(3, ci.size)
     used = sizes[ci.lam > 0]
@@ -49,8 +49,8 @@ def solve_sized(ci: ClassInput, approx: str):
 
 
 def closed_form(scn: Scenario, inputs: list[ClassInput]) -> list[Result]:
-    from qosbound.analytic.cbwfq import allocate
-    from qosbound.analytic.red_queue import solve
+    from qosbound.analytic.cbwfq import allocate  # costly: sympy at import
+    from qosbound.analytic.red_queue import solve  # costly: sympy at import
 
     out: list[Result] = []
     names = list(scn.classes)

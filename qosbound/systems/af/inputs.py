@@ -41,7 +41,7 @@ class ClassInput:
 
 
 def profile(c: AFClass, name: str):
-    from qosbound.analytic.wred import Profile
+    from qosbound.analytic.wred import Profile  # costly: sympy at import
 
     th = [c.dropper.thresholds[f"{name}{k}"] for k in (1, 2, 3)]
     try:
@@ -65,7 +65,7 @@ def colour_fraction_error(t: Traffic) -> np.ndarray:
 
 def marking(t: Traffic):
     """Colour fractions by packets and by bytes (:class:`qosbound.analytic.markers.MarkerFractions`)."""
-    from qosbound.analytic.markers import MarkerFractions, marker_fractions
+    from qosbound.analytic.markers import MarkerFractions, marker_fractions  # costly: sympy, scipy at import
 
     if t.marker is None or t.rate <= 0:
         mix = (1.0, 0.0, 0.0) if (t.marker is not None or t.mix is None) else tuple(float(x) for x in t.mix)
@@ -81,7 +81,7 @@ def marking(t: Traffic):
 
 
 def class_inputs(scn: Scenario) -> list[ClassInput]:
-    from qosbound.analytic.cbwfq import allocate, service_rates
+    from qosbound.analytic.cbwfq import allocate, service_rates  # costly: sympy at import
 
     names = list(scn.classes)
     backlogged = [1.0 if (n in scn.traffic and scn.traffic[n].rate > 0) else 0.0 for n in names]

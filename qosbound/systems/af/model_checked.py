@@ -9,6 +9,7 @@ import numpy as np
 from qosbound.results import Interval, Result
 from qosbound.systems.af.inputs import ClassInput, neglects, queue_results
 from qosbound.systems.af.schema import ModelOptions, Scenario
+from qosbound.models.budget import refuse_over_budget
 
 __all__ = ["MAX_AF_MODEL_STATES", "model_states", "check_model_size", "model_checked"]
 
@@ -23,7 +24,7 @@ def model_states(K: int, mode: str, ewma: bool = False) -> int:
     """Upper estimate of the states of the AF chain for a buffer of ``K`` packets: ``(n)`` for WRED, ``(n, n0)``
     for RIO, ``(n, n0, n1)`` for n-RED (all with ``n0 + n1 <= n``), ``(n, a)`` for the EWMA model
     (:func:`qosbound.models.af.estimate`)."""
-    from qosbound.models.af import estimate
+    from qosbound.models.af import estimate  # costly: scipy at import
 
     return int(estimate(K, mode, ewma).states)
 
@@ -31,8 +32,7 @@ def model_states(K: int, mode: str, ewma: bool = False) -> int:
 def check_model_size(scn: Scenario, inputs: list[ClassInput]) -> None:
     """Refuse, before anything is built, a class whose chain is above ``methods.model-checked.max_states`` or the
     memory left (ResourceError, exit 4, with the estimate of :func:`qosbound.models.af.estimate`)."""
-    from qosbound.models.af import estimate
-    from qosbound.models.budget import refuse_over_budget
+    from qosbound.models.af import estimate  # costly: scipy at import
 
     opts = scn.methods.model_checked
     for ci in inputs:
@@ -45,8 +45,8 @@ def check_model_size(scn: Scenario, inputs: list[ClassInput]) -> None:
 
 
 def model_checked(scn: Scenario, inputs: list[ClassInput], progress) -> list[Result]:
-    from qosbound.analytic.red_queue import instantaneous
-    from qosbound.models.af import check_wred, check_wred_ewma
+    from qosbound.analytic.red_queue import instantaneous  # costly: sympy at import
+    from qosbound.models.af import check_wred, check_wred_ewma  # costly: scipy at import
 
     opts = scn.methods.model_checked
     out: list[Result] = []

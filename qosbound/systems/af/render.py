@@ -15,8 +15,8 @@ def render_models(scn: Scenario, out_dir) -> list:
     import re
     from pathlib import Path
 
-    from qosbound.models.af import wred_constants
-    from qosbound.models.engine import MODELS_DIR
+    from qosbound.models.af import wred_constants  # costly: scipy at import
+    from qosbound.models.engine import MODELS_DIR  # costly: scipy at import
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -144,16 +144,36 @@ def analyse(net: Network) -> NetworkBounds:
 
 def _analyse(net: Network) -> NetworkBounds:
     out = NetworkBounds()
-    cur: dict[tuple[int, int], TokenBucket | None] = {}  # (flow, hop) -> the flow's bucket there
+    st = _propagate(net, out)
+    for f in net.flows:
+        if not f.saturated:
+            out.flows[f.name] = _flow_bound(net, out, st, f)
+    return out
+
+
+@dataclass
+class _Hops:
+    """What the hop-by-hop pass leaves for the per-flow bounds: each flow's bucket at each hop, each hop's delay
+    bound (with its parts and why it is infinite), whether each class is loss-free, and per port and FIFO group
+    (a priority level, or a weighted class) the flows' buckets summed and how many flows have none -- so the cross
+    traffic of one flow is the group less the flow (SFA)."""
+
+    cur: dict = field(default_factory=dict)
+    hop_delay: dict = field(default_factory=dict)
+    loss_free: dict = field(default_factory=dict)
+    groups: dict = field(default_factory=dict)
+    group_of: dict = field(default_factory=dict)
+
+
+def _propagate(net: Network, out: NetworkBounds) -> _Hops:
+    """Port by port in feed-forward order: every class's bound (into ``out.classes``) on the flows' buckets there,
+    and each flow's bucket at its next hop (its burst grown by the hop's delay bound; an infinite one: one
+    largest packet at the line rate)."""
+    st = _Hops()
+    cur: dict[tuple[int, int], TokenBucket | None] = st.cur  # (flow, hop) -> the flow's bucket there
     for f in net.flows:
         env = f.envelope()
         cur[(f.index, 0)] = None if (env is None or f.saturated) else env.long_term()
-    hop_delay: dict[tuple[int, int], tuple[float, dict, str]] = {}
-    loss_free: dict[tuple[str, str], bool] = {}
-    # per port and FIFO group (a priority level, or a weighted class): the flows' buckets summed, and how many
-    # flows have none -- so the cross traffic of one flow is the group less the flow (SFA)
-    groups: dict[tuple[str, tuple], list] = {}
-    group_of: dict[tuple[str, str], tuple] = {}
     for p in net.order:
         port = net.ports[p]
         members: dict[str, list] = {}
@@ -166,8 +186,8 @@ def _analyse(net: Network) -> NetworkBounds:
         for c, ms in members.items():
             tc = port.cls(c)
             key = ("level", tc.priority) if tc.priority is not None else ("class", c)
-            group_of[(p, c)] = key
-            g = groups.setdefault((p, key), [0.0, 0.0, 0])
+            st.group_of[(p, c)] = key
+            g = st.groups.setdefault((p, key), [0.0, 0.0, 0])
             for m in ms:
                 x = cur[m]
                 if x is None:
@@ -182,14 +202,14 @@ def _analyse(net: Network) -> NetworkBounds:
             if b is not None and math.isfinite(b.delay) and b.arrival is not None and not tc.dropper.red \
                     and tc.police is None:
                 ok = b.arrival.at(b.delay) / tc.smallest <= tc.queue_limit
-            loss_free[(p, c)] = ok
+            st.loss_free[(p, c)] = ok
             for k, h in ms:
                 f = net.flows[k]
                 D = b.delay if b is not None else math.inf
                 why = "" if b is None or math.isfinite(D) else b.why
                 if b is None:
                     why = f"class {c} is saturated at {p}"
-                hop_delay[(k, h)] = (D, dict(b.parts) if b is not None else {}, why)
+                st.hop_delay[(k, h)] = (D, dict(b.parts) if b is not None else {}, why)
                 if h + 1 < len(f.hops):
                     x = cur[(k, h)]
                     if x is not None and math.isfinite(D):
@@ -197,51 +217,59 @@ def _analyse(net: Network) -> NetworkBounds:
                     else:
                         nxt = TokenBucket(f.largest, port.rate)
                     cur[(k, h + 1)] = nxt
-    for f in net.flows:
-        if f.saturated:
-            continue
-        hops = []
-        R_min, T_sum, why_sfa = math.inf, 0.0, ""
-        src = f.envelope()
-        if src is None:
-            why_sfa = "the flow has no arrival curve at its source (Poisson traffic)"
-        for h, hop in enumerate(f.hops):
-            port = net.ports[hop.port]
-            D, parts, why = hop_delay[(f.index, h)]
-            b: ClassBound | None = out.classes[hop.port].get(hop.cls)
-            service = None
-            if not why_sfa:
-                if b is None or b.service is None:
-                    why_sfa = f"class {hop.cls} at {hop.port} has no service curve ({b.why if b else 'saturated'})"
-                else:
-                    burst, rate, missing = groups[(hop.port, group_of[(hop.port, hop.cls)])]
-                    own = cur[(f.index, h)]
-                    cross = None
-                    if missing - (own is None) == 0:
-                        cross = TokenBucket(_less(burst, own.burst if own else 0.0), _less(rate, own.rate if own else 0.0))
-                    if cross is None:
-                        why_sfa = f"a flow sharing class {hop.cls} at {hop.port} has no arrival curve there"
-                    elif cross.rate >= b.service.rate:
-                        why_sfa = (f"the other flows of class {hop.cls} at {hop.port} may take its whole service rate "
-                                   f"({cross.rate:.6g} of {b.service.rate:.6g} bit/s)")
-                    else:
-                        service = fifo_residual(b.service.rate, b.service.latency, cross.burst, cross.rate)
-                        R_min = min(R_min, service[0])
-                        T_sum += service[1]
-            hops.append(HopBound(hop.port, hop.cls, D, parts, port.delay, cur[(f.index, h)], service,
-                                 8.0 * f.smallest / port.rate, loss_free[(hop.port, hop.cls)], why))
-        prop = sum(h.propagation for h in hops)
-        tfa = sum(h.delay for h in hops) + prop
-        why_tfa = next((f"{h.port}: {h.why}" for h in hops if not math.isfinite(h.delay)), "")
-        sfa = math.inf
-        sfa_service = None
+    return st
+
+
+def _hop_service(st: _Hops, f, h: int, hop, b: ClassBound | None) -> tuple[tuple | None, str]:
+    """The flow's residual service curve at one hop (its class's service less the cross traffic of its FIFO group),
+    or why there is none."""
+    if b is None or b.service is None:
+        return None, f"class {hop.cls} at {hop.port} has no service curve ({b.why if b else 'saturated'})"
+    burst, rate, missing = st.groups[(hop.port, st.group_of[(hop.port, hop.cls)])]
+    own = st.cur[(f.index, h)]
+    cross = None
+    if missing - (own is None) == 0:
+        cross = TokenBucket(_less(burst, own.burst if own else 0.0), _less(rate, own.rate if own else 0.0))
+    if cross is None:
+        return None, f"a flow sharing class {hop.cls} at {hop.port} has no arrival curve there"
+    if cross.rate >= b.service.rate:
+        return None, (f"the other flows of class {hop.cls} at {hop.port} may take its whole service rate "
+                      f"({cross.rate:.6g} of {b.service.rate:.6g} bit/s)")
+    return fifo_residual(b.service.rate, b.service.latency, cross.burst, cross.rate), ""
+
+
+def _flow_bound(net: Network, out: NetworkBounds, st: _Hops, f) -> FlowBound:
+    """A flow's end-to-end bounds: the sum of its hops' bounds (TFA) and the bound on the concatenation of its
+    residual service curves (SFA), each with why it is infinite, and the least delay (transmissions and
+    propagation)."""
+    hops = []
+    R_min, T_sum, why_sfa = math.inf, 0.0, ""
+    src = f.envelope()
+    if src is None:
+        why_sfa = "the flow has no arrival curve at its source (Poisson traffic)"
+    for h, hop in enumerate(f.hops):
+        port = net.ports[hop.port]
+        D, parts, why = st.hop_delay[(f.index, h)]
+        b: ClassBound | None = out.classes[hop.port].get(hop.cls)
+        service = None
         if not why_sfa:
-            e = src.excess(R_min)
-            if math.isinf(e):
-                why_sfa = f"the flow's rate is above its end-to-end residual rate {R_min:.6g} bit/s"
-            else:
-                sfa = sfa_delay(T_sum, e, R_min, len(f.hops), f.largest) + prop
-                sfa_service = (R_min, T_sum)
-        least = sum(h.transmission for h in hops) + prop
-        out.flows[f.name] = FlowBound(f.name, tfa, sfa, least, tuple(hops), why_tfa, why_sfa, sfa_service)
-    return out
+            service, why_sfa = _hop_service(st, f, h, hop, b)
+            if service is not None:
+                R_min = min(R_min, service[0])
+                T_sum += service[1]
+        hops.append(HopBound(hop.port, hop.cls, D, parts, port.delay, st.cur[(f.index, h)], service,
+                             8.0 * f.smallest / port.rate, st.loss_free[(hop.port, hop.cls)], why))
+    prop = sum(h.propagation for h in hops)
+    tfa = sum(h.delay for h in hops) + prop
+    why_tfa = next((f"{h.port}: {h.why}" for h in hops if not math.isfinite(h.delay)), "")
+    sfa = math.inf
+    sfa_service = None
+    if not why_sfa:
+        e = src.excess(R_min)
+        if math.isinf(e):
+            why_sfa = f"the flow's rate is above its end-to-end residual rate {R_min:.6g} bit/s"
+        else:
+            sfa = sfa_delay(T_sum, e, R_min, len(f.hops), f.largest) + prop
+            sfa_service = (R_min, T_sum)
+    least = sum(h.transmission for h in hops) + prop
+    return FlowBound(f.name, tfa, sfa, least, tuple(hops), why_tfa, why_sfa, sfa_service)

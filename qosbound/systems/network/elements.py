@@ -16,6 +16,7 @@ from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -26,7 +27,10 @@ from qosbound import dscp as dscp_names
 from qosbound.systems.port.elements import Port, SizeLaw, Stream, port_of, streams_of
 from qosbound.systems.port.schema import DEFAULT_CLASS
 from qosbound.systems.port.schema import Scenario as PortScenario
-from qosbound.systems.network.schema import Scenario, port_ends
+from qosbound.systems.network.names import port_ends
+
+if TYPE_CHECKING:  # the scenario file imports this builder, to build a network when it is loaded
+    from qosbound.systems.network.schema import Scenario
 
 __all__ = ["Hop", "Flow", "Network", "network_of", "network", "bulk", "PORT_FIELDS"]
 
@@ -247,30 +251,56 @@ def network_of(scn: Scenario) -> Network:
 def _network_of(scn: Scenario) -> Network:
     specs, notes = _port_specs(scn)
     ends = {p: port_ends(p) for p in scn.ports}
+    nodes = _nodes(scn, ends)
+    out_edges: dict[str, list] = {}
+    for p, (a, b_) in ends.items():
+        out_edges.setdefault(a, []).append((b_, p))
+    tables = {p: _class_table(s) for p, s in specs.items()}
+    routes = [_route(scn, set(nodes), out_edges, f, k) for k, f in enumerate(scn.flows)]
+    order = _feed_forward(scn, routes)
+    flows, hops_of = _flows(scn, routes, tables)
+    # the ports, each with the flows crossing it
+    at: dict[str, list[tuple[int, int]]] = {p: [] for p in scn.ports}
+    for k, hops in enumerate(hops_of):
+        for h, (p, _, _) in enumerate(hops):
+            at[p].append((k, h))
+    ports: dict[str, Port] = {}
+    for p in order:
+        per_class: dict[str, list[tuple[int, int]]] = {}
+        for k, h in at[p]:
+            per_class.setdefault(hops_of[k][h][1], []).append((k, h))
+        port = _port(scn, p, specs[p], per_class, flows, hops_of, ports)
+        ports[p] = _with_streams(port, per_class, flows, hops_of, ports)
+    final = []
+    index = {p: {x.name: x.index for x in port.classes} for p, port in ports.items()}
+    for k, f in enumerate(flows):
+        hops = []
+        for p, c, prec in hops_of[k]:
+            hops.append(Hop(p, c, index[p][c], prec))
+        offered = f.offered if not f.saturated else float(ports[hops[0].port].rate)
+        final.append(replace(f, hops=tuple(hops), offered=offered))
+    return Network(scn.name, nodes, ports, order, tuple(final), at, tuple(notes))
+
+
+def _nodes(scn: Scenario, ends: dict) -> tuple:
+    """The nodes: the scenario's list (every port's ends among them), else the ports' ends in order of appearance."""
     if scn.nodes is not None:
         nodes = tuple(scn.nodes)
         for p, (a, b_) in ends.items():
             for n in (a, b_):
                 if n not in nodes:
                     raise _err(scn, f"port {p}: node {n!r} is not among the nodes", f"ports.{p}")
-    else:
-        seen = {}
-        for a, b_ in ends.values():
-            seen.setdefault(a, None)
-            seen.setdefault(b_, None)
-        nodes = tuple(seen)
-    node_set = set(nodes)
-    out_edges: dict[str, list] = {}
-    for p, (a, b_) in ends.items():
-        out_edges.setdefault(a, []).append((b_, p))
-    tables = {p: _class_table(s) for p, s in specs.items()}
-    routes = [_route(scn, node_set, out_edges, f, k) for k, f in enumerate(scn.flows)]
-    order = _feed_forward(scn, routes)
-    # per flow: the class at every hop, its traffic
-    first_rate = {}
-    for p, s in specs.items():
-        link = s.get("link") if isinstance(s.get("link"), dict) else {}
-        first_rate[p] = link.get("rate")
+        return nodes
+    seen = {}
+    for a, b_ in ends.values():
+        seen.setdefault(a, None)
+        seen.setdefault(b_, None)
+    return tuple(seen)
+
+
+def _flows(scn: Scenario, routes: list, tables: dict) -> tuple[list[Flow], list[list[tuple[str, str, int]]]]:
+    """Per flow its traffic at its first port (hops still empty), and the (port, class, precedence) at every hop:
+    its class by name, or the class matching its DSCP at each port (else class-default)."""
     flows: list[Flow] = []
     hops_of: list[list[tuple[str, str, int]]] = []
     for k, (f, ports) in enumerate(zip(scn.flows, routes)):
@@ -293,81 +323,74 @@ def _network_of(scn: Scenario) -> Network:
                                                                           [s.packet_rate for s in streams])
         offered = sum(s.count * s.rate for s in streams)
         flows.append(Flow(f.name, k, (), streams, law, sat, offered))
-    # the ports, each with the flows crossing it
-    at: dict[str, list[tuple[int, int]]] = {p: [] for p in scn.ports}
-    for k, hops in enumerate(hops_of):
-        for h, (p, _, _) in enumerate(hops):
-            at[p].append((k, h))
-    ports: dict[str, Port] = {}
-    for p in order:
-        per_class: dict[str, list[tuple[int, int]]] = {}
-        for k, h in at[p]:
-            per_class.setdefault(hops_of[k][h][1], []).append((k, h))
-        raw = {"name": p, "system": "port", **{key: v for key, v in specs[p].items()}}
-        classes = [dict(c) if isinstance(c, dict) else c for c in raw["classes"]]
-        declared = {c.get("name") for c in classes if isinstance(c, dict)}
-        if any(c not in declared for c in per_class):  # class-default carries flows: declare it
-            classes.append({"name": DEFAULT_CLASS})
-        for c in classes:
-            if not isinstance(c, dict):
-                continue
-            c.pop("traffic", None)
-            members = per_class.get(c.get("name"), [])
-            if not members:
-                continue
-            sat_here = [k for k, h in members if h == 0 and flows[k].saturated]
-            if sat_here:
-                if len(members) > 1:
-                    others = ", ".join(flows[k].name for k, _ in members if k != sat_here[0])
-                    raise _err(scn, f"flow {flows[sat_here[0]].name} is saturated at its first port {p}, so it must be "
-                               f"alone in class {c['name']} there (the class also carries {others})",
-                               f"flows.{sat_here[0]}.traffic")
-                c["traffic"] = _saturated(flows[sat_here[0]])
-            else:
-                fl = []
-                for k, h in members:
-                    f = flows[k]
-                    if f.saturated:  # downstream of its first port: at most its first link's rate
-                        f = replace(f, offered=float(ports[hops_of[k][0][0]].rate))
-                    fl.append(f)
-                c["traffic"] = _stand_in(fl)
-        raw["classes"] = classes
-        try:
-            pscn = PortScenario.model_validate(raw)
-        except ValidationError as e:
-            err = e.errors()[0]
-            loc = _loc(err.get("loc", ()))
-            raise _err(scn, _problem(err), f"ports.{p}" + (f".{loc}" if loc else "")) from None
-        except ScenarioError as e:
-            raise _err(scn, e.problem, f"ports.{p}" + (f".{e.field}" if e.field else "")) from None
-        if pscn.shaper is not None:
-            raise _err(scn, "a parent shaper is not modelled yet", f"ports.{p}.shaper")
-        port = port_of(pscn)
-        new = []
-        for c in port.classes:
-            members = per_class.get(c.name, [])
-            if not members or c.saturated:
-                new.append(c)
-                continue
-            streams = []
+    return flows, hops_of
+
+
+def _port(scn: Scenario, p: str, spec: dict, per_class: dict, flows: list[Flow], hops_of: list,
+          ports: dict[str, Port]) -> Port:
+    """Port ``p`` as a port scenario whose classes carry the flows crossing them (stand-in traffic, for its
+    validation), errors naming the network's field."""
+    raw = {"name": p, "system": "port", **{key: v for key, v in spec.items()}}
+    classes = [dict(c) if isinstance(c, dict) else c for c in raw["classes"]]
+    declared = {c.get("name") for c in classes if isinstance(c, dict)}
+    if any(c not in declared for c in per_class):  # class-default carries flows: declare it
+        classes.append({"name": DEFAULT_CLASS})
+    for c in classes:
+        if not isinstance(c, dict):
+            continue
+        c.pop("traffic", None)
+        members = per_class.get(c.get("name"), [])
+        if not members:
+            continue
+        sat_here = [k for k, h in members if h == 0 and flows[k].saturated]
+        if sat_here:
+            if len(members) > 1:
+                others = ", ".join(flows[k].name for k, _ in members if k != sat_here[0])
+                raise _err(scn, f"flow {flows[sat_here[0]].name} is saturated at its first port {p}, so it must be "
+                           f"alone in class {c['name']} there (the class also carries {others})",
+                           f"flows.{sat_here[0]}.traffic")
+            c["traffic"] = _saturated(flows[sat_here[0]])
+        else:
+            fl = []
             for k, h in members:
                 f = flows[k]
-                if h == 0:
-                    streams += list(f.streams)
-                else:
-                    rate = f.offered if not f.saturated else float(ports[hops_of[k][0][0]].rate)
-                    streams.append(Stream("poisson", rate, f.sizes or SizeLaw((1500.0,), (1.0,))))
-            new.append(replace(c, streams=tuple(streams)))
-        ports[p] = replace(port, classes=tuple(new))
-    final = []
-    index = {p: {x.name: x.index for x in port.classes} for p, port in ports.items()}
-    for k, f in enumerate(flows):
-        hops = []
-        for p, c, prec in hops_of[k]:
-            hops.append(Hop(p, c, index[p][c], prec))
-        offered = f.offered if not f.saturated else float(ports[hops[0].port].rate)
-        final.append(replace(f, hops=tuple(hops), offered=offered))
-    return Network(scn.name, nodes, ports, order, tuple(final), at, tuple(notes))
+                if f.saturated:  # downstream of its first port: at most its first link's rate
+                    f = replace(f, offered=float(ports[hops_of[k][0][0]].rate))
+                fl.append(f)
+            c["traffic"] = _stand_in(fl)
+    raw["classes"] = classes
+    try:
+        pscn = PortScenario.model_validate(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = _loc(err.get("loc", ()))
+        raise _err(scn, _problem(err), f"ports.{p}" + (f".{loc}" if loc else "")) from None
+    except ScenarioError as e:
+        raise _err(scn, e.problem, f"ports.{p}" + (f".{e.field}" if e.field else "")) from None
+    if pscn.shaper is not None:
+        raise _err(scn, "a parent shaper is not modelled yet", f"ports.{p}.shaper")
+    return port_of(pscn)
+
+
+def _with_streams(port: Port, per_class: dict, flows: list[Flow], hops_of: list, ports: dict[str, Port]) -> Port:
+    """The port with each class's streams: a flow's own streams at its first port, downstream a Poisson stream of
+    its offered rate (a saturated flow: its first link's rate)."""
+    new = []
+    for c in port.classes:
+        members = per_class.get(c.name, [])
+        if not members or c.saturated:
+            new.append(c)
+            continue
+        streams = []
+        for k, h in members:
+            f = flows[k]
+            if h == 0:
+                streams += list(f.streams)
+            else:
+                rate = f.offered if not f.saturated else float(ports[hops_of[k][0][0]].rate)
+                streams.append(Stream("poisson", rate, f.sizes or SizeLaw((1500.0,), (1.0,))))
+        new.append(replace(c, streams=tuple(streams)))
+    return replace(port, classes=tuple(new))
 
 
 def network(scn: Scenario) -> Network:

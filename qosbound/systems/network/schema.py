@@ -8,7 +8,6 @@ when the network is built (:func:`qosbound.systems.network.elements.network_of`)
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -16,25 +15,17 @@ from pydantic import Field, field_validator, model_validator
 from qosbound.scenario import NonNegInt, PositiveInt, ScenarioBase, Time
 from qosbound.systems.base import ClosedFormOptions, Strict
 from qosbound.systems.base import MethodsBase
+from qosbound.systems.network.elements import network_of
+from qosbound.systems.network.names import NAME, port_ends
 from qosbound.systems.port.schema import Metrics
 from qosbound.systems.port.schema import Traffic
 
 __all__ = ["Flow", "SimOptions", "Methods", "Scenario", "NAME", "port_ends", "MAX_PORTS", "MAX_FLOWS", "MAX_HOPS"]
 
-#: Node and flow names: no dots (metric names are dotted) and no spaces.
-NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_+-]*$")
 #: Limits, checked before anything is built.
 MAX_PORTS = 100_000
 MAX_FLOWS = 1_000_000
 MAX_HOPS = 256
-
-
-def port_ends(name: str) -> tuple[str, str] | None:
-    """``'a->b'`` -> ``('a', 'b')``; None when the name is not two node names joined by ``->``."""
-    parts = name.split("->")
-    if len(parts) != 2 or not all(NAME.match(p) for p in parts) or parts[0] == parts[1]:
-        return None
-    return parts[0], parts[1]
 
 
 class Flow(Strict):
@@ -155,7 +146,5 @@ class Scenario(ScenarioBase):
         if all(isinstance(spec, dict) for spec in self.ports.values()):
             # built now, so a bad port, route or class is refused when the file is loaded; a network reading port
             # files is built on first use (their paths are relative to the file, known once it is loaded)
-            from qosbound.systems.network.elements import network_of  # the builder imports this schema
-
             self._network = network_of(self)
         return self

@@ -32,7 +32,7 @@ from qosbound.analytic.markers import marker_fractions
 from qosbound.analytic.pq_txq import aggregation_degree_exact, txq_wait, txq_wait_loaded
 from qosbound.analytic.wred import Profile
 from qosbound.errors import ScenarioError
-from qosbound.params import Params
+from qosbound.systems.pq_txq.params import Params
 from qosbound.results import Interval, Result
 from qosbound.systems.af.closed_form import solve_sized
 from qosbound.systems.af.inputs import ClassInput

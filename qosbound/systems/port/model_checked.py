@@ -46,8 +46,9 @@ from qosbound.systems.port.closed_form import (allocation, class_queue_results, 
                                                residual_rate)
 from qosbound.systems.port.elements import Port, TrafficClass
 from qosbound.systems.port.schema import Scenario
-from qosbound.systems.pq_txq import model_route, params
-from qosbound.systems.pq_txq_ring_results import RING_NEGLECTS
+from qosbound.systems.pq_txq.params import params
+from qosbound.systems.pq_txq.ring_names import ring_neglects
+from qosbound.systems.pq_txq.route import model_route
 
 __all__ = ["model_checked", "level_chain", "pq_txq_raw", "exact_shape", "weighted_chain"]
 
@@ -176,7 +177,7 @@ def _pq_txq_chain(pq_scn, exact: bool, ccdf, quantiles, progress) -> list[Result
         if exactly:
             return Interval.numerical(min(lo, v), max(hi, v), note=note) if lo is not None else \
                 Interval.exact(v, note=note)
-        return Interval.approximation(v, neglects=RING_NEGLECTS, note=note)
+        return Interval.approximation(v, neglects=ring_neglects(), note=note)
 
     out = [Result("EF.delay.mean", "model-checked", sol.mean, "s", iv(sol.mean), dict(prov))]
     for q in quantiles:

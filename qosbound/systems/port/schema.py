@@ -41,9 +41,9 @@ from qosbound.systems.af.schema import Threshold, check_marker, check_threshold
 from qosbound.systems.base import (MAX_BURST, MAX_RATE, MAX_TIME, Link, MethodsBase, PacketSimOptions, Strict,
                                    check_range)
 from qosbound import dscp
-from qosbound.systems.pq_txq import BESize, EFStream
-from qosbound.systems.pq_txq import ModelOptions as PQModelOptions
-from qosbound.systems.pq_txq import TxQ
+from qosbound.systems.pq_txq.schema import BESize, EFStream
+from qosbound.systems.pq_txq.schema import ModelOptions as PQModelOptions
+from qosbound.systems.pq_txq.schema import TxQ
 from qosbound.units import format_exact, parse_quantity
 
 __all__ = ["PortLink", "Ring", "Action", "Police", "Marker", "Dropper", "Traffic", "Match", "TrafficClass",

@@ -59,16 +59,16 @@ from qosbound.systems.tsq.checks import agreements
 from qosbound.systems.tsq.closed_form import CF_NEGLECTS, closed_form, operating_point
 from qosbound.systems.tsq.metrics import metric_kind, metric_names, slo_limit
 from qosbound.systems.tsq.model_checked import GAIN_TOLERANCE, MODEL_MAX_DROP, MODEL_NEGLECTS, model_checked
-from qosbound.systems.tsq.model_checked import abstraction as _abstraction
+from qosbound.systems.tsq.model_checked import abstraction
 from qosbound.systems.tsq.render import render_models
 from qosbound.systems.tsq.schema import Scenario
-from qosbound.systems.tsq.simulated import _sim_group_stats, _summarise, simulate_trace, simulated
+from qosbound.systems.tsq.simulated import sim_group_stats, summarise, simulate_trace, simulated
 from qosbound.understood import Echo, Inputs
 
 __all__ = ["Scenario", "evaluate", "metric_names", "metric_kind", "slo_limit", "default_methods", "agreements",
            "render_models", "simulate_trace", "ns3_trace", "plot_delays", "admit", "operating_point",
-           "GAIN_TOLERANCE", "MODEL_MAX_DROP", "MODEL_NEGLECTS", "CF_NEGLECTS", "_abstraction", "_sim_group_stats",
-           "_summarise", "understood_inputs"]
+           "GAIN_TOLERANCE", "MODEL_MAX_DROP", "MODEL_NEGLECTS", "CF_NEGLECTS", "abstraction", "sim_group_stats",
+           "summarise", "understood_inputs"]
 
 
 def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import re
 
+from qosbound.admit import AdmitResult
 from qosbound.errors import ScenarioError
+from qosbound.progress import QUIET
+from qosbound.scenario import build
 from qosbound.systems.base import default_methods
+from qosbound.systems.tsq.closed_form import closed_form
 from qosbound.systems.tsq.metrics import slo_limit
 from qosbound.systems.tsq.schema import Scenario
+from qosbound.systems.tsq.simulated import simulated
 
 __all__ = ["admit"]
 
@@ -28,11 +33,6 @@ def admit(scn: Scenario, parameter: str, *, direction: str | None = None, method
     (within ``--min``/``--max``) is evaluated by ``method`` (default: simulated when enabled, else
     closed-form).
     """
-    from qosbound.admit import AdmitResult
-    from qosbound.progress import QUIET
-    from qosbound.scenario import build
-    from qosbound.systems.tsq import evaluate
-
     m = _HINT.fullmatch(parameter)
     if not m:
         return None
@@ -57,7 +57,10 @@ def admit(scn: Scenario, parameter: str, *, direction: str | None = None, method
     raw.setdefault("metrics", {})
     raw["metrics"] = {**raw["metrics"], "sweep": name, "hints": hints}
     trial = build(raw, scn.path)
-    results = evaluate(trial, [method], progress or QUIET)
+    if method == "closed-form":
+        results = closed_form(trial)
+    else:
+        results = simulated(trial, trial.methods.simulated, progress or QUIET)
     by = {r.metric: r for r in results}
     q = {h: by[f"{name}@h{h}.quality"].value for h in hints}
     # the flow's own SLOs, judged on each hint's results (<name>.X read as <name>@h<d>.X)

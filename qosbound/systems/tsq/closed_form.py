@@ -26,7 +26,7 @@ def operating_point(scn: Scenario) -> dict:
     """PI equilibrium: queue at q_ref packets, AQM drop p* where the responsive flows just fill the link."""
     from scipy.optimize import brentq
 
-    from qosbound.analytic.tfrc import tfrc_rate
+    from qosbound.analytic.tfrc import tfrc_rate  # costly: sympy at import
 
     C = scn.link.rate
     size = _mean_size(scn)
@@ -52,9 +52,9 @@ def operating_point(scn: Scenario) -> dict:
 
 
 def _per_hint_closed(scn: Scenario, name: str, op: dict, hints: list[int]) -> dict:
-    from qosbound.analytic import tsq as A
-    from qosbound.analytic.quality import quality
-    from qosbound.analytic.tfrc import tfrc_rate
+    from qosbound.analytic import tsq as A  # costly: sympy at import
+    from qosbound.analytic.quality import quality  # costly: sympy at import
+    from qosbound.analytic.tfrc import tfrc_rate  # costly: sympy at import
 
     f = scn.flows[name]
     C = scn.link.rate
@@ -81,7 +81,7 @@ def _per_hint_closed(scn: Scenario, name: str, op: dict, hints: list[int]) -> di
 
 
 def closed_form(scn: Scenario) -> list[Result]:
-    from qosbound.analytic import tsq as A
+    from qosbound.analytic import tsq as A  # costly: sympy at import
 
     op = operating_point(scn)
     out: list[Result] = []

@@ -8,6 +8,7 @@ from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result
 from qosbound.systems.tsq.closed_form import operating_point
 from qosbound.systems.tsq.schema import ModelOptions, Scenario
+from qosbound.models.budget import refuse_over_budget
 
 __all__ = ["GAIN_TOLERANCE", "MODEL_NEGLECTS", "MODEL_MAX_DROP", "abstraction", "check_model_size", "model_checked"]
 
@@ -22,7 +23,7 @@ MODEL_MAX_DROP = 0.5
 
 def abstraction(scn: Scenario):
     """The slotted abstraction of the scenario's operating point, with the scenario's 2^n hints."""
-    from qosbound.models import tsq as M
+    from qosbound.models import tsq as M  # costly: scipy, stormpy at import
 
     op = operating_point(scn)
     if not op["congested"]:
@@ -40,8 +41,7 @@ def abstraction(scn: Scenario):
 def check_model_size(scn: Scenario, ab=None) -> None:
     """Refuse, before anything is built, an abstraction above ``methods.model-checked.max_states`` or the memory
     left (ResourceError, exit 4, with the estimate of :func:`qosbound.models.tsq.estimate`)."""
-    from qosbound.models import tsq as M
-    from qosbound.models.budget import refuse_over_budget
+    from qosbound.models import tsq as M  # costly: scipy, stormpy at import
 
     opts = scn.methods.model_checked
     ab = ab or abstraction(scn)
@@ -51,7 +51,7 @@ def check_model_size(scn: Scenario, ab=None) -> None:
 
 
 def model_checked(scn: Scenario, opts: ModelOptions, progress) -> list[Result]:
-    from qosbound.models import tsq as M
+    from qosbound.models import tsq as M  # costly: scipy, stormpy at import
 
     ab = abstraction(scn)
     check_model_size(scn, ab)

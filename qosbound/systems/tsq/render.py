@@ -19,7 +19,7 @@ def render_models(scn: Scenario, out_dir) -> list:
     """
     from pathlib import Path
 
-    from qosbound.models import tsq as M
+    from qosbound.models import tsq as M  # costly: scipy, stormpy at import
 
     ab = abstraction(scn)
     flow = scn.metrics.sweep or next(iter(scn.flows))

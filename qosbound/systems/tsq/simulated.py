@@ -9,12 +9,13 @@ import numpy as np
 from qosbound.results import Interval, Result
 from qosbound.systems.tsq.metrics import add_group, app_assumption
 from qosbound.systems.tsq.schema import Scenario, SimOptions
+from qosbound.validation.stats import t_interval
 
 __all__ = ["simulated", "simulate_trace"]
 
 
 def _sim_flows(scn: Scenario, override: tuple[str, int] | None = None):
-    from qosbound.validation.tsq_sim import Flow
+    from qosbound.validation.tsq_sim import Flow  # costly: numba at import
 
     flows, groups = [], []
     for name, f in scn.flows.items():
@@ -25,9 +26,9 @@ def _sim_flows(scn: Scenario, override: tuple[str, int] | None = None):
     return tuple(flows), np.asarray(groups)
 
 
-def _sim_group_stats(scn, out, groups, name, warmup) -> dict:
-    from qosbound.analytic.quality import quality
-    from qosbound.validation.tsq_sim import flow_stats
+def sim_group_stats(scn, out, groups, name, warmup) -> dict:
+    from qosbound.analytic.quality import quality  # costly: sympy at import
+    from qosbound.validation.tsq_sim import flow_stats  # costly: numba at import
 
     f = scn.flows[name]
     idx = np.flatnonzero(groups == name)
@@ -50,8 +51,8 @@ def _sim_group_stats(scn, out, groups, name, warmup) -> dict:
 
 def _sim_config(scn: Scenario, flows):
     """The simulator's configuration; refuses (ScenarioError naming the duration) a run too large to record."""
-    from qosbound.validation.pi_aqm import PIParams
-    from qosbound.validation.tsq_sim import SimConfig, check_budget
+    from qosbound.validation.pi_aqm import PIParams  # costly: sympy, numba at import
+    from qosbound.validation.tsq_sim import SimConfig, check_budget  # costly: numba at import
 
     a, opts = scn.aqm, scn.methods.simulated
     cfg = SimConfig(scn.link.rate, flows, opts.duration, PIParams(a.a, a.b, a.sampling, a.q_ref, a.q_max),
@@ -61,7 +62,7 @@ def _sim_config(scn: Scenario, flows):
 
 
 def _run_reps(scn: Scenario, opts: SimOptions, override, names, tick):
-    from qosbound.validation.tsq_sim import simulate
+    from qosbound.validation.tsq_sim import simulate  # costly: numba at import
 
     flows, groups = _sim_flows(scn, override)
     cfg = _sim_config(scn, flows)
@@ -72,17 +73,15 @@ def _run_reps(scn: Scenario, opts: SimOptions, override, names, tick):
         out = simulate(cfg, seed=opts.seed + 7919 * r + (override[1] if override else 0) * 104729)
         npk += len(out.arrival)
         for n in names:
-            per[n].append(_sim_group_stats(scn, out, groups, n, opts.warmup))
+            per[n].append(sim_group_stats(scn, out, groups, n, opts.warmup))
         k0 = int(len(out.p_trace) * opts.warmup / opts.duration)
         pbar.append(float(out.p_trace[k0:].mean()) if len(out.p_trace) > k0 else 0.0)
         tick()
     return per, pbar, npk
 
 
-def _summarise(per_list: list[dict], confidence: float):
+def summarise(per_list: list[dict], confidence: float):
     """Means over replications with their Student-t estimates (validation/stats.py) at ``confidence``."""
-    from qosbound.validation.stats import t_interval
-
     vals, ci = {}, {}
     for key in ("delay", "rate", "drop", "quality", "p99"):
         x = [d[key] for d in per_list if math.isfinite(d[key])]
@@ -104,14 +103,13 @@ def simulated(scn: Scenario, opts: SimOptions, progress) -> list[Result]:
     per, pbar, npk = _run_reps(scn, opts, None, names, tick)
     prov = {"source": "validation/tsq_sim.py (treap TSQ over PI, TFRC and CBR senders)", "seed": opts.seed,
             "packets": npk, "duration_s": opts.duration, "warmup_s": opts.warmup}
-    from qosbound.validation.stats import t_interval
 
     e = t_interval(pbar, opts.confidence)
     out.append(Result("tsq.aqm_drop", "simulated", e.mean, "1",
                       Interval.ci(e.low, e.high, e.confidence, se=e.std_error, dof=e.n - 1),
                       {**prov, "replications": e.n}))
     for n in names:
-        vals, ci = _summarise(per[n], opts.confidence)
+        vals, ci = summarise(per[n], opts.confidence)
         add_group(out, n, "simulated", vals, {**prov, **app_assumption(scn.flows[n].app)}, ci=ci)
     if hints:
         name = scn.metrics.sweep
@@ -121,7 +119,7 @@ def simulated(scn: Scenario, opts: SimOptions, progress) -> list[Result]:
                 p1 = per[name]
             else:
                 p1 = _run_reps(scn, opts, (name, h), [name], tick)[0][name]
-            vals, ci = _summarise(p1, opts.confidence)
+            vals, ci = summarise(p1, opts.confidence)
             quals.append(vals["quality"])
             add_group(out, f"{name}@h{h}", "simulated", vals, {**prov, "hint": h, **app_assumption(scn.flows[name].app)},
                       ci=ci)
@@ -143,7 +141,7 @@ def simulate_trace(scn: Scenario, packets: int, seed: int):
     """
     import pyarrow as pa
 
-    from qosbound.validation.tsq_sim import simulate, to_trace
+    from qosbound.validation.tsq_sim import simulate, to_trace  # costly: numba at import
 
     flows, groups = _sim_flows(scn)
     cfg = _sim_config(scn, flows)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from qosbound.analytic import ef_bound as eb
 from qosbound.analytic import ferrari
-from qosbound.analytic.pq_txq import closed_form_results
+from qosbound.systems.pq_txq.closed_form import closed_form_results
 from qosbound.errors import ScenarioError
 from qosbound.scenario import build, load_raw
 from qosbound.systems.pq_txq import params

@@ -1,0 +1,412 @@
+"""Certified upper bounds on ratios of long-run averages over the policies of a Markov decision process with
+post-decision choices, with linear equality constraints by Lagrange multipliers.
+
+The process. States are pairs ``(i, n)``: ``i`` one of ``N`` *labels* (an abstract state of a component whose
+exact state is unknown), ``n`` in ``0 .. nn - 1`` (a component known exactly). Each label has a *kind*
+``k = kind[i]`` in ``0 .. len(T) - 1``; one step from ``(i, n)`` draws ``(a, n')`` with probability
+``T[k][n, a, n']``, then a *choice* picks the next label ``j`` from the set ``post[a]`` of label ``i`` (the
+post-decision choice: it may depend on everything seen so far, the draw included). Rewards per step are
+functions of the state.
+
+What is computed. For per-step rewards ``N`` (numerator) and ``D > 0`` (denominator) and constraint rewards
+``C_1 .. C_m``, a number ``rho`` such that every process whose long-run state frequencies ``x`` satisfy the
+process's balance equations and ``x . C_l = 0`` has ``x . N <= rho x . D``. Proof (linear-programming duality,
+one line): suppose ``h`` and ``mu`` satisfy, at every state ``s``,
+
+    N(s) - rho D(s) + sum_l mu_l C_l(s) + sum_{a, n'} T[k][n, a, n'] max_{j in post[a](i)} h(j, n') - h(s) <= 0.
+
+Multiply by ``x(s) >= 0`` and sum. The successor actually chosen at each step has ``h`` at most the maximum, and
+the balance equations make the frequency-weighted ``h`` of successors equal to that of states, so the ``h``
+terms cancel (leaving a non-positive remainder); ``x . C_l = 0`` removes the multipliers: ``x . N - rho x . D
+<= 0``. Any ``h``, however it was found, is a certificate: :meth:`ChoiceMDP.certificate` evaluates the left
+side's maximum over all states exactly (in floating point), and a bound is claimed only where it is <= 0. The
+solver (policy iteration, each policy evaluated by a sparse LU factorisation, and a search over ``mu``) only
+serves to find a good ``h``; its accuracy never enters the claim.
+
+Truncation of the known component. When ``n`` drifts down above some level (every kind draws ``n' - n`` of
+negative mean there), the process may be SOLVED on ``n < cut`` only -- the draws that would reach ``n' >= cut``
+land on ``cut - 1`` -- and the certificate is still checked on the whole process, with ``h`` extended linearly:
+``h(i, n) = h(i, cut - 1) + kappa (n - cut + 1)`` for ``n >= cut``. The certificate's left side is then affine
+in ``kappa`` at every state (increasing below the cut by the expected overshoot, decreasing above it by the
+drift), and ``kappa >= 0`` is chosen to make its maximum smallest (a convex problem in one variable). The
+truncation only saves work: the claim rests on the certificate, checked at every state.
+
+Policy evaluation solves the policy's chain directly; where that system is singular (a policy with several
+closed classes) the chain is made unichain by a restart of probability ``RESTART`` per step to state 0. The
+restart changes only which ``h`` is found, not the certificate, which is evaluated on the process itself.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from scipy.optimize import linprog
+
+__all__ = ["ChoiceMDP", "RESTART"]
+
+#: Restart probability per step of the chains evaluated during policy iteration (not of the process bounded).
+RESTART = 1e-9
+#: At most this many policy-iteration steps per evaluation of a multiplier.
+MAX_PI = 60
+#: At most this many multipliers tried per sign test.
+MAX_MU = 40
+#: A relative value this many times the largest reward marks a (nearly) singular solve.
+HUGE = 1e9
+#: Tolerance on the Little's-law row of the linear programme (per unit of x . D; see lp_bound).
+LP_SLACK = 1e-9
+#: GMRES iterations tried, preconditioned by the last LU factorisation, before a policy gets its own.
+GMRES_ITER = 25
+
+
+class ChoiceMDP:
+    """The process: ``kind`` (N,) ints, ``post`` a list over draws ``a`` of CSR pairs ``(indptr, idx)`` (the
+    choice set of label ``i`` is ``idx[indptr[i]:indptr[i+1]]``, never empty), ``T`` a list over kinds of arrays
+    ``(nn, A, nn)`` whose rows sum to 1. ``slack`` is a bound on the total-variation error of each row of ``T``
+    (probability moved by a truncation), added to certificates as ``slack * span(h)``; ``cut`` solves on
+    ``n < cut`` only (see the module docstring; ValueError where the drift above it is not negative)."""
+
+    def __init__(self, kind: np.ndarray, post: list, T: list, slack: float = 0.0, cut: int | None = None):
+        self.kind = np.asarray(kind, dtype=np.int64)
+        self.N = self.kind.size
+        self.post = [(np.asarray(p, dtype=np.int64), np.asarray(q, dtype=np.int64)) for p, q in post]
+        self.Tfull = [np.asarray(t, dtype=float) for t in T]
+        self.nf = self.Tfull[0].shape[0]
+        self.A = self.Tfull[0].shape[1]
+        self.cut = self.nf if cut is None or cut >= self.nf else int(cut)
+        c = self.cut
+        self.nn = c
+        self.T, self.coef = [], []
+        nprime = np.arange(self.nf, dtype=float)
+        for t in self.Tfull:
+            ti = t[:c, :, :c].copy()
+            ti[:, :, c - 1] += t[:c, :, c:].sum(axis=2)
+            self.T.append(ti)
+            over = np.einsum("nam,m->n", t[:c, :, c:], nprime[c:] - c + 1)  # E[(n' - cut + 1)^+] below the cut
+            drift = np.einsum("nam,m->n", t[c:], nprime) - nprime[c:]  # E[n'] - n above the cut
+            if drift.size and not np.all(drift < 0):
+                raise ValueError("the known component does not drift down above the cut")
+            self.coef.append(np.concatenate([over, drift]))  # d(left side)/d(kappa) at each level
+        self.kappa = 0.0  # the charge per level passed in the solved process (see _inner)
+        self.slack = float(slack)
+        self.size = self.N * self.nn
+        for indptr, _ in self.post:
+            if np.any(np.diff(indptr) < 1):
+                raise ValueError("every label needs a non-empty choice set for every draw")
+        # per draw: the group index of every entry of idx, and each entry's offset in its group
+        self._grp = [np.repeat(np.arange(self.N), np.diff(p)) for p, _ in self.post]
+        self._off = [np.arange(q.size) - p[g] for (p, q), g in zip(self.post, self._grp)]
+        self._by_kind = [np.flatnonzero(self.kind == k) for k in range(len(self.T))]
+        self._lu_key = None
+        self._lu = None
+        self._cur = None
+        self.factorisations = 0
+        self.evaluations = 0
+        self.lps = 0
+        self._lp = None
+        self.policy = None
+
+    # ---- Bellman operator --------------------------------------------------------------------------------------
+    def _best(self, h: np.ndarray, keep=None):
+        """Per draw a: (max over the choice set of h(j, n') for every label and n', the arg max offsets)."""
+        W, pol = [], []
+        width = h.shape[1]
+        for a, (indptr, idx) in enumerate(self.post):
+            G = h[idx]  # (entries, width)
+            mx = np.maximum.reduceat(G, indptr[:-1], axis=0)
+            tol = 1e-13 * (1.0 + np.abs(mx))
+            grp = self._grp[a]
+            arg = np.minimum.reduceat(np.where(G >= mx[grp] - tol[grp], self._off[a][:, None], 1 << 40),
+                                      indptr[:-1], axis=0)
+            if keep is not None:  # keep the current choice where it is (numerically) a best one
+                cur = G[indptr[:-1][:, None] + keep[a], np.arange(width)[None, :]]
+                arg = np.where(cur >= mx - tol, keep[a], arg)
+            W.append(mx)
+            pol.append(arg)
+        return W, pol
+
+    def _expect(self, W: list, T: list) -> np.ndarray:
+        """sum_{a, n'} T[kind][n, a, n'] W[a][i, n'] for every state."""
+        out = np.empty((self.N, T[0].shape[0]))
+        Wa = np.stack(W, axis=1)  # (N, A, width)
+        for k, sel in enumerate(self._by_kind):
+            if sel.size:
+                out[sel] = np.einsum("iam,nam->in", Wa[sel], T[k], optimize=True)
+        return out
+
+    def _inner(self, R: np.ndarray) -> np.ndarray:
+        """Rewards of the solved (truncated) process from the process's rewards (N, nf): the draws that would
+        pass the cut are charged ``kappa`` per level passed (the last certificate's best kappa), so that the
+        solved h sees what the extension above the cut will cost."""
+        if self.cut == self.nf:
+            return R
+        out = R[:, :self.cut].copy()
+        if self.kappa:
+            for k, sel in enumerate(self._by_kind):
+                out[sel] += self.kappa * self.coef[k][None, :self.cut]
+        return out
+
+    def _certify(self, h: np.ndarray, R: np.ndarray, D: np.ndarray | None = None) -> float:
+        """The certificate of ``h`` (solved below the cut) for rewards R on the whole process: the smallest over
+        kappa >= 0 of max over states of the left side R + max-choice P h_kappa - h_kappa (divided by D when
+        given: then the amount by which the ratio tested must be raised), plus the truncation slack."""
+        c, nf = self.cut, self.nf
+        if c < nf:
+            hf = np.concatenate([h, np.repeat(h[:, -1:], nf - c, axis=1)], axis=1)  # kappa = 0
+        else:
+            hf = h
+        W, _ = self._best(hf)
+        lhs = R + self._expect(W, self.Tfull) - hf
+        scale = D if D is not None else 1.0
+        pad_unit = self.slack / (float(np.min(D)) if D is not None else 1.0)
+        if c == nf:
+            return float(np.max(lhs / scale)) + pad_unit * float(np.ptp(h))
+        coef = np.empty_like(lhs)
+        for k, sel in enumerate(self._by_kind):
+            coef[sel] = self.coef[k][None, :]
+        a, b = (lhs / scale).ravel(), (coef / scale).ravel()
+        span = float(np.ptp(h))
+
+        def f(kappa):
+            return float(np.max(a + kappa * b)) + pad_unit * (span + kappa * (nf - c))
+
+        lo, hi = 0.0, max(1.0, 2.0 * self.kappa)
+        while f(2.0 * hi) < f(hi) and hi < 1e30:
+            hi *= 2.0
+        hi *= 2.0
+        for _ in range(100):  # ternary search of the convex function on [0, hi]
+            m1, m2 = lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0
+            if f(m1) <= f(m2):
+                hi = m2
+            else:
+                lo = m1
+        best = lo if f(lo) <= f(0.0) else 0.0
+        self.kappa = min(best, 4.0 * self.kappa) if self.kappa else best  # for the next solve (damped)
+        return f(best)
+
+    def certificate(self, h: np.ndarray, R: np.ndarray) -> float:
+        """A proved upper bound on the long-run average of R (per step) of every process of the class: the
+        largest left side of the certificate inequality (with h extended above the cut at the best kappa)."""
+        return self._certify(h, R)
+
+    # ---- policy evaluation -------------------------------------------------------------------------------------
+    def _matrix(self, pol) -> sp.csc_matrix:
+        """The policy's chain P (sparse, states x states)."""
+        nn = self.nn
+        rows, cols, vals = [], [], []
+        for a, (indptr, idx) in enumerate(self.post):
+            J = idx[indptr[:-1][:, None] + pol[a]]  # (N, nn): the chosen label per (i, n')
+            for k, sel in enumerate(self._by_kind):
+                if not sel.size:
+                    continue
+                Tk = self.T[k][:, a, :]
+                nz_n, nz_m = np.nonzero(Tk)
+                rows.append((sel[:, None] * nn + nz_n[None, :]).ravel())
+                cols.append((J[sel][:, nz_m] * nn + nz_m[None, :]).ravel())
+                vals.append(np.broadcast_to(Tk[nz_n, nz_m][None, :], (sel.size, nz_n.size)).ravel())
+        return sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                             shape=(self.size, self.size))
+
+    def _system(self, P: sp.csc_matrix, restart: float) -> sp.csc_matrix:
+        """[1 | (I - (1 - restart) P) without column 0]: unknowns (gain, h_1 .. h_last), h_0 = 0."""
+        M = (sp.identity(self.size, format="csc") - (1.0 - restart) * P).tocsc()
+        return sp.hstack([sp.csc_matrix(np.ones((self.size, 1))), M[:, 1:]], format="csc")
+
+    def _solver(self, pol, fresh: bool = False, restart: float = 0.0):
+        """(solve(b), solve_transposed(b)) for the policy's system: its own LU factorisation, or GMRES
+        preconditioned by the last factorisation when that converges (a policy differing in a few choices)."""
+        key = b"".join(p.tobytes() for p in pol) + repr(restart).encode()
+        if key == self._lu_key and not fresh:
+            return self._cur
+        A = self._system(self._matrix(pol), restart)
+        solvers = None
+        if self._lu is not None and not fresh:
+            lu = self._lu
+            pre = spla.LinearOperator(A.shape, matvec=lu.solve)
+            preT = spla.LinearOperator(A.shape, matvec=lambda v: lu.solve(v, trans="T"))
+            AT = A.T.tocsr()
+
+            def iterative(b, M, Amat):
+                z, info = spla.gmres(Amat, b, M=M, rtol=1e-13, atol=0.0, restart=GMRES_ITER, maxiter=1)
+                if info != 0:
+                    raise ArithmeticError("gmres")
+                return z
+            try:
+                probe = iterative(np.ones(self.size), pre, A)  # does the old factorisation precondition it?
+                if np.all(np.isfinite(probe)):
+                    solvers = (lambda b: iterative(b, pre, A), lambda b: iterative(b, preT, AT))
+            except ArithmeticError:
+                solvers = None
+        if solvers is None:
+            for rs in (restart, RESTART):  # without a restart first: exact for a unichain policy
+                try:
+                    lu = spla.splu(A if rs == restart else self._system(self._matrix(pol), rs), permc_spec="COLAMD")
+                    break
+                except RuntimeError:  # singular: the policy has several closed classes
+                    continue
+            self._lu = lu
+            self.factorisations += 1
+            solvers = (lu.solve, lambda b: lu.solve(b, trans="T"))
+        self._lu_key, self._cur = key, solvers
+        return solvers
+
+    def evaluate(self, pol, R: np.ndarray):
+        """(gain, h, stationary frequencies) of policy ``pol`` for rewards R."""
+        e0 = np.zeros(self.size)
+        e0[0] = 1.0
+        try:
+            solve, solve_t = self._solver(pol)
+            z, x = solve(R.ravel()), solve_t(e0)
+        except ArithmeticError:  # the preconditioned iteration did not converge: factorise this policy
+            solve, solve_t = self._solver(pol, fresh=True)
+            z, x = solve(R.ravel()), solve_t(e0)
+        if not np.all(np.isfinite(z)) or np.max(np.abs(z)) > HUGE * (1.0 + float(np.max(np.abs(R)))):
+            # (nearly) singular: a policy with closed classes apart from state 0; solve it restarted
+            solve, solve_t = self._solver(pol, fresh=True, restart=RESTART)
+            z, x = solve(R.ravel()), solve_t(e0)
+        g = float(z[0])
+        h = z.copy()
+        h[0] = 0.0
+        x = np.maximum(x, 0.0)
+        x /= x.sum()
+        self.evaluations += 1
+        return g, h.reshape(self.N, self.nn), x.reshape(self.N, self.nn)
+
+    def optimise(self, R: np.ndarray):
+        """Policy iteration from the last policy: (gain, h, frequencies) of a best policy for R (the process's
+        rewards, (N, nf); h and the frequencies are of the solved process, below the cut)."""
+        R = self._inner(R)
+        pol = self.policy
+        if pol is None:
+            pol = [np.zeros((self.N, self.nn), dtype=np.int64) for _ in self.post]
+        for _ in range(MAX_PI):
+            g, h, x = self.evaluate(pol, R)
+            _, new = self._best(h, keep=pol)
+            if all(np.array_equal(p, q) for p, q in zip(new, pol)):
+                break
+            pol = new
+        self.policy = pol
+        return g, h, x
+
+    # ---- bounds ---------------------------------------------------------------------------------------------------
+    def _lp_matrix(self):
+        """The linear programme's constraints that do not depend on the rewards (built once): variables
+        x(i, n) (state frequencies) then z(i, a, n', j) (choices); rows: each post-decision node (i, a, n')
+        (choices out = frequency in), then each state (frequency = choices into it)."""
+        if getattr(self, "_lp", None) is not None:
+            return self._lp
+        nn, N = self.nn, self.N
+        nx = N * nn
+        npost = N * self.A * nn
+        rows, cols, vals = [], [], []
+        nz = 0
+        for a, (indptr, idx) in enumerate(self.post):
+            i_of = np.repeat(np.arange(N), np.diff(indptr))
+            E = idx.size
+            zid = nx + nz + np.arange(E * nn)
+            ii, jj, m = np.repeat(i_of, nn), np.repeat(idx, nn), np.tile(np.arange(nn), E)
+            rows += [(ii * self.A + a) * nn + m, npost + jj * nn + m]
+            cols += [zid, zid]
+            vals += [np.ones(zid.size), -np.ones(zid.size)]
+            nz += E * nn
+        for k, sel in enumerate(self._by_kind):
+            if not sel.size:
+                continue
+            for a in range(self.A):
+                nzn, nzm = np.nonzero(self.T[k][:, a, :])
+                rows.append(((sel[:, None] * self.A + a) * nn + nzm[None, :]).ravel())
+                cols.append((sel[:, None] * nn + nzn[None, :]).ravel())
+                vals.append(-np.broadcast_to(self.T[k][nzn, a, nzm][None, :], (sel.size, nzn.size)).ravel())
+        rows.append(npost + np.arange(nx))
+        cols.append(np.arange(nx))
+        vals.append(np.ones(nx))
+        A = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                          shape=(npost + nx, nx + nz))
+        self._lp = (A, nx, nz, npost)
+        return self._lp
+
+    def lp_bound(self, N: np.ndarray, D: np.ndarray, C: np.ndarray | None = None, polish: bool = True):
+        """A proved upper bound on x.N / x.D over the process's long-run frequencies (with x.C = 0 when C is
+        given): (bound, the multiplier of C). The linear programme max x.N s.t. balance, x.D = 1, x.C = 0 (the
+        Charnes-Cooper form of the ratio) is solved by HiGHS; its dual gives ``h`` (the state rows), ``rho``
+        and ``mu``; the bound is then CERTIFIED at every state with that ``h`` (:meth:`_certify`), and again with
+        the ``h`` of an exact policy evaluation started from it (``polish``); the smaller is returned."""
+        if np.any(D <= 0):
+            raise ValueError("the denominator must be positive at every state")
+        A, nx, nz, npost = self._lp_matrix()
+        c = self.cut
+        best = (math.inf, 0.0)
+        for _ in range(3 if c < self.nf else 1):  # with a cut: the charge per level passed, settled
+            Nin, Din = self._inner(N), D[:, :c]
+            Aeq = sp.vstack([A, sp.csr_matrix(np.concatenate([Din.ravel(), np.zeros(nz)])[None, :])]).tocsr()
+            b = np.zeros(Aeq.shape[0])
+            b[A.shape[0]] = 1.0
+            # x . C = 0 as |x . C| <= LP_SLACK: the exact chain satisfies it exactly, but with the balance rows it
+            # is (nearly) redundant and a solver may call the equality infeasible by rounding. The programme
+            # only finds h and mu; the claim is the certificate below.
+            ub = {}
+            if C is not None:
+                row = np.concatenate([C[:, :c].ravel(), np.zeros(nz)])
+                ub = {"A_ub": sp.csr_matrix(np.vstack([row, -row])), "b_ub": np.full(2, LP_SLACK)}
+            res = linprog(np.concatenate([-Nin.ravel(), np.zeros(nz)]), A_eq=Aeq, b_eq=b, **ub,
+                          bounds=(0, None), method="highs")
+            self.lps += 1
+            if res.status != 0:  # the programme failed numerically (a balance system singular by rounding):
+                if polish:      # policy iteration alone finds an h (mu = 0), certified the same way
+                    cert = self._dinkelbach(N, D, Din, 0.0)
+                    if cert < best[0]:
+                        best = (cert, 0.0)
+                break
+            y = res.eqlin.marginals
+            h = -y[npost:npost + nx].reshape(self.N, c)
+            h = h - h[0, 0]
+            rho = -float(y[A.shape[0]])
+            mu = float(res.ineqlin.marginals[0] - res.ineqlin.marginals[1]) if C is not None else 0.0
+            R0 = N if C is None else N + mu * C
+            kappa0 = self.kappa
+            cert = rho + self._certify(h, R0 - rho * D, D)
+            if cert < best[0]:
+                best = (cert, mu)
+            if polish:
+                self.policy = self._best(h)[1]
+                cert = self._dinkelbach(R0, D, Din, rho)
+                if cert < best[0]:
+                    best = (cert, mu)
+            if c == self.nf or abs(self.kappa - kappa0) <= 0.05 * max(self.kappa, 1e-300):
+                break
+        return best
+
+    def _dinkelbach(self, R0: np.ndarray, D: np.ndarray, Din: np.ndarray, rho: float) -> float:
+        """Dinkelbach's iteration on the ratio of R0 to D from the current policy, started at ``rho``; returns
+        the bound CERTIFIED with the last policy's h (:meth:`_certify`)."""
+        for _ in range(20):
+            g, hp, x = self.optimise(R0 - rho * D)
+            new = rho + g / float(np.sum(x * Din))
+            done = abs(new - rho) <= 1e-10 * max(abs(new), 1e-300)
+            rho = new
+            if done:
+                break
+        g, hp, x = self.optimise(R0 - rho * D)
+        return rho + self._certify(hp, R0 - rho * D, D)
+
+    def ratio_interval(self, N: np.ndarray, D: np.ndarray) -> tuple[float, float]:
+        """For a process without choice (every choice set one label), solved whole (no cut): an interval proved
+        to hold x.N / x.D. With the policy's own ratio ``r`` and its bias ``h`` for ``N - r D``, every state has
+        ``N - r D + P h - h = e(s)``; multiplying by the frequencies and summing gives ``x.N / x.D - r = x.e /
+        x.D``, between the smallest and largest ``e(s) / D(s)`` (widened by the truncation slack)."""
+        if any(np.any(np.diff(indptr) != 1) for indptr, _ in self.post):
+            raise ValueError("ratio_interval needs a process without choice")
+        if self.cut != self.nf:
+            raise ValueError("ratio_interval needs the process solved whole")
+        if np.any(D <= 0):
+            raise ValueError("the denominator must be positive at every state")
+        pol = [np.zeros((self.N, self.nn), dtype=np.int64) for _ in self.post]
+        g, h, x = self.evaluate(pol, N)
+        r = float(np.sum(x * N) / np.sum(x * D))
+        g, h, x = self.evaluate(pol, N - r * D)
+        W, _ = self._best(h)
+        e = (N - r * D + self._expect(W, self.T) - h) / D
+        pad = self.slack * float(np.ptp(h)) / float(np.min(D))
+        return r + float(np.min(e)) - pad, r + float(np.max(e)) + pad
