@@ -31,7 +31,8 @@ Two bottleneck disciplines:
 
 The ends: TCP (the aggregate, and the studied flow with ``protocol="tcp"``) is :mod:`qosbound.validation.tcp`
 (NewReno with RFC 6675 SACK loss recovery, slow start from ``init_cwnd``, RFC 6298 RTO with backoff, at least
-``min_rto``, delayed ACKs, 4 SACK blocks); a segment is ``size`` bytes on the wire (40 bytes of IPv4 + TCP header),
+``min_rto`` -- the whole RTO as ns-2 and ns-3 do, or with ``rto_floor="rttvar"`` its variance term as the paper's
+Linux end hosts do --, delayed ACKs, 4 SACK blocks); a segment is ``size`` bytes on the wire (40 bytes of IPv4 + TCP header),
 an ACK 40 bytes plus the SACK option. TFRC / gTFRC is :mod:`qosbound.validation.tfrc_sender` with the receiver
 feedback model (what QSTP implements: the receiver's "Create Feedback" module computes the loss event rate and
 reports once per RTT, section 4), its reports 44-byte packets (IPv4 20 + UDP 8 + RFC 5348's 16 bytes) back over
@@ -97,6 +98,7 @@ class QstpConfig:
     min_rto: float = 0.2  # s (Linux)
     delack: float = 0.2  # s (RFC 1122's bound; Linux's delayed-ACK timer is 40-200 ms)
     rwnd: int = 64  # segments (the receiver's window: 96 kB)
+    rto_floor: str = "rto"  # "rto": the whole RTO at least min_rto (ns-2, ns-3); "rttvar": srtt + max(min_rto, 4 rttvar) (Linux)
 
     def __post_init__(self):
         if self.protocol not in PROTOCOLS:
@@ -116,6 +118,8 @@ class QstpConfig:
             raise ValueError("cbq_share lies in (0, 1)")
         if any(r < 0 or t < 0 for t, r in self.udp) or list(self.udp) != sorted(self.udp):
             raise ValueError("udp: (time, rate) pairs in increasing time, non-negative rates")
+        if self.rto_floor not in ("rto", "rttvar"):
+            raise ValueError("rto_floor is 'rto' (ns-2, ns-3) or 'rttvar' (Linux)")
         if self.udp_colour not in (-1, 0, 2):
             raise ValueError("udp_colour is -1 (the aggregate's marker), 0 (IN) or 2 (OUT)")
         if self.init_cwnd < 1 or self.min_rto <= 0 or self.delack <= 0 or self.rwnd < 2 or self.buffer < 2:
@@ -178,7 +182,7 @@ def dumbbell(cfg: QstpConfig, starts: np.ndarray, trace: bool = False) -> Dumbbe
                     rev=Queue(limit=1000), marker=markers, marker_of=(0,) + (1,) * cfg.n_tcp if studied_tcp else (1,),
                     data_class=(0,) + (1,) * cfg.n_tcp if studied_tcp else (1,), udp=_udp_sources(cfg), tfrc=tfrc,
                     trace=("*",) if trace else (studied, "udp") if cfg.udp else (studied,), duration=cfg.duration,
-                    warmup=cfg.warmup, **queues)
+                    warmup=cfg.warmup, rto_floor=cfg.rto_floor, **queues)
 
 
 def simulate(cfg: QstpConfig, rng: np.random.Generator, trace: bool = False) -> RunStats:
