@@ -31,13 +31,15 @@ Two bottleneck disciplines:
 
 The ends: TCP (the aggregate, and the studied flow with ``protocol="tcp"``) is :mod:`qosbound.validation.tcp`
 (NewReno with RFC 6675 SACK loss recovery, slow start from ``init_cwnd``, RFC 6298 RTO with backoff, at least
-``min_rto``, delayed ACKs, 4 SACK blocks); a segment is ``size`` bytes on the wire (40 bytes of IPv4 + TCP header),
+``min_rto`` -- the whole RTO as ns-2 and ns-3 do, or with ``rto_floor="rttvar"`` its variance term as the paper's
+Linux end hosts do --, delayed ACKs, 4 SACK blocks); a segment is ``size`` bytes on the wire (40 bytes of IPv4 + TCP header),
 an ACK 40 bytes plus the SACK option. TFRC / gTFRC is :mod:`qosbound.validation.tfrc_sender` with the receiver
 feedback model (what QSTP implements: the receiver's "Create Feedback" module computes the loss event rate and
 reports once per RTT, section 4), its reports 44-byte packets (IPv4 20 + UDP 8 + RFC 5348's 16 bytes) back over
 the reverse link. UDP: constant bit rate, ``size``-byte packets, the rate piecewise constant in time
 (``udp=((t0, rate0), (t1, rate1), ...)``, bit/s from each t_k on; rate 0 pauses it): one dumbbell CBR source per
-piece, each stopping half a packet gap before the next piece starts.
+piece, each stopping half a packet gap before the next piece starts. Its packets meter through the aggregate's
+marker, or with ``udp_colour`` 0 (2) are all IN (OUT): e.g. an in-profile burst the network was not provisioned for.
 
 Measured over [warmup, duration] (network level, as the paper's Figs. 4-7): the studied flow's throughput at the
 receiver (wire bytes of every packet delivered, retransmissions included), the aggregate's (TCP and UDP), the loss
@@ -46,7 +48,8 @@ smoothed RTT; TFRC: the receiver's loss events per packet it accounted for, and 
 over its feedbacks), the equation's prediction at those p and R (TFRC: X_calc; gTFRC: max(X_calc, g); TCP:
 Padhye et al. with b = 2 for delayed ACKs), and the studied flow's jitter: the mean absolute difference of
 consecutive packets' one-way delays (sender to receiver; RFC 3393's IP delay variation), with its per-second
-throughput sent and received over the whole run.
+throughput sent and received and its packets dropped at the bottleneck per second (all, and the IN ones; by
+arrival time) over the whole run.
 """
 
 from __future__ import annotations
@@ -90,10 +93,12 @@ class QstpConfig:
     scheduler: str = "rio"  # "rio" (one RIO queue) or "cbq" (two classes, section 5.4)
     cbq_share: float = 0.3  # cbq: the studied flow's class's guaranteed share of the capacity
     udp: tuple = ()  # ((t0, rate0), ...): a UDP CBR source in the aggregate's class, bit/s from t_k on
+    udp_colour: int = -1  # -1: the UDP packets meter through the aggregate's marker; 0: all IN, 2: all OUT (unmetered)
     init_cwnd: float = 2.0  # TCP initial window, segments (Linux of 2008: RFC 3390 gives 2-3 at 1460 B)
     min_rto: float = 0.2  # s (Linux)
     delack: float = 0.2  # s (RFC 1122's bound; Linux's delayed-ACK timer is 40-200 ms)
     rwnd: int = 64  # segments (the receiver's window: 96 kB)
+    rto_floor: str = "rto"  # "rto": the whole RTO at least min_rto (ns-2, ns-3); "rttvar": srtt + max(min_rto, 4 rttvar) (Linux)
 
     def __post_init__(self):
         if self.protocol not in PROTOCOLS:
@@ -113,6 +118,10 @@ class QstpConfig:
             raise ValueError("cbq_share lies in (0, 1)")
         if any(r < 0 or t < 0 for t, r in self.udp) or list(self.udp) != sorted(self.udp):
             raise ValueError("udp: (time, rate) pairs in increasing time, non-negative rates")
+        if self.rto_floor not in ("rto", "rttvar"):
+            raise ValueError("rto_floor is 'rto' (ns-2, ns-3) or 'rttvar' (Linux)")
+        if self.udp_colour not in (-1, 0, 2):
+            raise ValueError("udp_colour is -1 (the aggregate's marker), 0 (IN) or 2 (OUT)")
         if self.init_cwnd < 1 or self.min_rto <= 0 or self.delack <= 0 or self.rwnd < 2 or self.buffer < 2:
             raise ValueError("TCP: init_cwnd >= 1, positive min_rto and delack, rwnd >= 2; buffer >= 2")
 
@@ -140,8 +149,9 @@ def _udp_sources(cfg: QstpConfig) -> tuple:
         if r <= 0:
             continue
         stop = cfg.udp[k + 1][0] - 4.0 * cfg.size / r if k + 1 < len(cfg.udp) else math.inf
-        out.append(Udp("cbr", float(r), int(cfg.size), cls=1 if cfg.scheduler == "cbq" else 0, marker=1,
-                       start=float(t0), stop=stop, name="udp"))
+        colour = dict(marker=1) if cfg.udp_colour < 0 else dict(marker=None, colour=cfg.udp_colour)
+        out.append(Udp("cbr", float(r), int(cfg.size), cls=1 if cfg.scheduler == "cbq" else 0, start=float(t0),
+                       stop=stop, name="udp", **colour))
     return tuple(out)
 
 
@@ -172,7 +182,7 @@ def dumbbell(cfg: QstpConfig, starts: np.ndarray, trace: bool = False) -> Dumbbe
                     rev=Queue(limit=1000), marker=markers, marker_of=(0,) + (1,) * cfg.n_tcp if studied_tcp else (1,),
                     data_class=(0,) + (1,) * cfg.n_tcp if studied_tcp else (1,), udp=_udp_sources(cfg), tfrc=tfrc,
                     trace=("*",) if trace else (studied, "udp") if cfg.udp else (studied,), duration=cfg.duration,
-                    warmup=cfg.warmup, **queues)
+                    warmup=cfg.warmup, rto_floor=cfg.rto_floor, **queues)
 
 
 def simulate(cfg: QstpConfig, rng: np.random.Generator, trace: bool = False) -> RunStats:
@@ -227,11 +237,17 @@ def simulate(cfg: QstpConfig, rng: np.random.Generator, trace: bool = False) -> 
     sent = 8.0 * cfg.size * np.bincount(sent_t.astype(np.int64), minlength=nsec + 1)[:nsec]
     delays = np.column_stack([rx_t[got], rx_t[got] - sent_t[got]]) if got.any() else np.zeros((0, 2))
     windows = received[int(math.ceil(cfg.warmup)):nsec]
+    arrived = tr.arrival[mine]
+    lost = tr.dropped[mine] & np.isfinite(arrived)
+    lost_in = lost & (tr.colour[mine] == 0)
+    dropped = np.bincount(arrived[lost].astype(np.int64), minlength=nsec + 1)[:nsec]
+    dropped_in = np.bincount(arrived[lost_in].astype(np.int64), minlength=nsec + 1)[:nsec]
     extra = {"tcp_timeouts": int(fl.window_timeouts[agg].sum()), "tcp_fast_recoveries": int(fl.window_recoveries[agg].sum()),
              "tcp_timeouts_run": int(fl.timeouts[agg].sum()), "tcp_fast_recoveries_run": int(fl.recoveries[agg].sum()),
              "tcp_retransmitted_run": int(fl.retransmitted[agg].sum()),
              "drops_studied": int(tr.dropped[mine].sum()),
              "received_per_second": received, "sent_per_second": sent, "delays": delays,
+             "dropped_per_second": dropped, "dropped_in_per_second": dropped_in,
              "jitter": jitter(delays, cfg.warmup, cfg.duration)}
     if studied_tcp:
         extra.update(studied_fast_recoveries=int(fl.window_recoveries[0]), studied_timeouts=int(fl.window_timeouts[0]))

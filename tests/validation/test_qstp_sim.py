@@ -106,6 +106,48 @@ def test_udp_source_follows_its_profile():
     assert per[9:12] == pytest.approx([240e3] * 3, abs=12e3)
 
 
+@pytest.mark.parametrize("colour, expected", [(0, {0}), (2, {2}), (-1, {0, 2})])
+def test_udp_colour(colour, expected):
+    """The UDP source's packets meter through the aggregate's marker (-1: IN while its 10^4-byte bucket at
+    300 kbit/s holds tokens, then OUT at 1000 kbit/s) or are all IN (0) or all OUT (2)."""
+    cfg = QstpConfig(protocol="tfrc", n_tcp=2, aggregate_target=300e3, udp=((1.0, 1000e3), (4.0, 0.0)),
+                     udp_colour=colour, duration=6.0, warmup=1.0)
+    tb = simulate(cfg, np.random.default_rng(2), trace=True).extra["trace"]
+    flow = np.array(tb["flow"].to_pylist())
+    assert set(np.unique(tb["colour"].to_numpy()[flow == "udp"])) == expected
+
+
+def test_studied_flows_drops_per_second_match_the_trace():
+    """``dropped_per_second`` and ``dropped_in_per_second`` count the studied flow's packets dropped at the
+    bottleneck by arrival second, all and IN only: their sums are the trace's counts (an IN-marked UDP burst at
+    the link's rate makes the flow lose IN packets)."""
+    cfg = QstpConfig(protocol="tfrc", n_tcp=4, target=500e3, aggregate_target=300e3,
+                     udp=((4.0, 1000e3), (8.0, 0.0)), udp_colour=0, duration=12.0, warmup=1.0)
+    r = simulate(cfg, np.random.default_rng(5), trace=True)
+    tb = r.extra["trace"]
+    mine = np.array(tb["flow"].to_pylist()) == "flow0"
+    dropped = tb["dropped"].to_numpy(zero_copy_only=False)[mine]
+    colour = tb["colour"].to_numpy()[mine]
+    arr = tb["arrival"].to_numpy()[mine]
+    assert r.extra["dropped_per_second"].sum() == dropped.sum() == r.extra["drops_studied"]
+    assert r.extra["dropped_in_per_second"].sum() == (dropped & (colour == 0)).sum() > 0
+    assert r.extra["dropped_in_per_second"][4:9].sum() == (dropped & (colour == 0) & (arr >= 4) & (arr < 9)).sum()
+
+
+def test_rto_floor_reaches_the_tcp_ends():
+    """``rto_floor`` is the dumbbell's: the whole RTO floored (ns-2, ns-3; the default, which every committed QSTP
+    result uses) or the variance term (Linux, the paper's end hosts); the rules give different runs."""
+    from qosbound.validation.qstp_sim import dumbbell
+
+    starts = np.zeros(4)
+    assert dumbbell(QstpConfig(n_tcp=3), starts).rto_floor == "rto"
+    assert dumbbell(QstpConfig(n_tcp=3, rto_floor="rttvar"), starts).rto_floor == "rttvar"
+    cfg = QstpConfig(protocol="tcp", target=500e3, aggregate_target=300e3, n_tcp=15, duration=20.0, warmup=5.0)
+    a = simulate(cfg, np.random.default_rng(6))
+    b = simulate(QstpConfig(**{**cfg.__dict__, "rto_floor": "rttvar"}), np.random.default_rng(6))
+    assert a.extra["tcp_timeouts_run"] != b.extra["tcp_timeouts_run"]
+
+
 def test_jitter_is_mean_absolute_delay_difference():
     """jitter(): RFC 3393's IPDV mean over the packets arriving in the window."""
     d = np.array([[0.0, 0.010], [1.0, 0.014], [2.0, 0.011], [3.0, 0.020]])
@@ -128,7 +170,8 @@ def test_same_seed_same_run_different_seeds_differ():
                                 dict(rio=(10, 20, 1.5, 20, 40, 0.02)), dict(warmup=70.0),
                                 dict(rtt=0.001), dict(bucket=10.0), dict(n_tcp=-1), dict(scheduler="wfq"),
                                 dict(cbq_share=1.0), dict(udp=((5.0, 1e5), (1.0, 1e5))), dict(udp=((0.0, -1.0),)),
-                                dict(init_cwnd=0.5), dict(rwnd=1)])
+                                dict(init_cwnd=0.5), dict(rwnd=1), dict(udp_colour=1),
+                                dict(rto_floor="linux")])
 def test_config_rejects_invalid(kw):
     """Unstable or meaningless settings (min >= max, probability > 1, warmup past the end, an unknown protocol or
     scheduler, a share outside (0, 1), a UDP profile out of order) are errors."""
