@@ -24,6 +24,8 @@ python benchmarks/bench_ring.py [--quick] [--exact-max N]
 python benchmarks/bench_ring.py --survey [--quick]
 python benchmarks/bench_ring.py --ports [--quick]   (table 3 alone)
 python benchmarks/bench_ring.py --grid [--quick]    (the published grid: bound / simulated, approximation / simulated)
+python benchmarks/bench_ring.py --timing CHECKOUT [--rounds N]  (plan wan100 here against another checkout, e.g.
+    the main branch's: wall and CPU seconds side by side, and their ratio)
 """
 
 from __future__ import annotations
@@ -320,6 +322,38 @@ def grid_table(packets, reps):
         print(f"{kind} / simulated over the grid: {cells}")
 
 
+def plan_seconds(pythonpath: str, scenario: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process and its children) of ``python -m qosbound plan SCENARIO --quiet``
+    with ``pythonpath`` first on the path (this checkout, or another one: e.g. the main branch's)."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=pythonpath)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "qosbound", "plan", scenario, "--quiet"], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def timing_table(other: str, rounds: int):
+    """``plan examples/wan100.yaml`` here and in ``other`` (a checkout, e.g. the main branch's), alternated
+    ``rounds`` times in one run, so both see the same load: the ratio is what is compared, not the seconds."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    print(f"plan examples/wan100.yaml: this checkout against {other} ({rounds} rounds, alternated)")
+    rows = []
+    for _ in range(rounds):
+        a = plan_seconds(here, os.path.join(here, "examples/wan100.yaml"))
+        b = plan_seconds(other, os.path.join(other, "examples/wan100.yaml"))
+        rows.append((a, b))
+        print(f"  this: {a[0]:6.1f} s wall, {a[1]:6.1f} s CPU   other: {b[0]:6.1f} s wall, {b[1]:6.1f} s CPU   "
+              f"ratio wall {a[0] / b[0]:.2f}, CPU {a[1] / b[1]:.2f}", flush=True)
+    cpu = sorted(a[1] / b[1] for a, b in rows)
+    print(f"CPU ratio this / other: median {cpu[len(cpu) // 2]:.2f} (range {cpu[0]:.2f}-{cpu[-1]:.2f})")
+
+
 def main():
     import qosbound.models.pq_txq  # noqa: F401  (imported here: the children time the work, not the imports)
     import qosbound.models.pq_txq_ring  # noqa: F401
@@ -334,7 +368,13 @@ def main():
     ap.add_argument("--ports", action="store_true", help="only the ports table (approximation, bound, simulator)")
     ap.add_argument("--grid", action="store_true", help="only the published grid of bound / simulated and "
                     "approximation / simulated ratios")
+    ap.add_argument("--timing", metavar="CHECKOUT", help="only the timing of plan examples/wan100.yaml here "
+                    "against another checkout (e.g. the main branch's), side by side")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of --timing")
     args = ap.parse_args()
+    if args.timing:
+        timing_table(args.timing, args.rounds)
+        return
     if args.grid:
         grid_table(250_000 if args.quick else 1_000_000, 4 if args.quick else 8)
         return

@@ -102,6 +102,12 @@ REL = 2e-3
 #: :func:`mean_cap`.
 CLOSED_FORM = "the closed-form maximum delay"
 CAPPED = "the integral of the proved CCDF (quantile bounds, CCDF points and the largest delay)"
+#: A full search (no target) whose proved value is above its estimate by more than this (relative) is tried again
+#: with the linear programme (:meth:`_Bounder.ratio`).
+FALLBACK_GAP = 1e-3
+#: ... on processes of at most this many states (measured on wan100: a programme of front_run(0)'s 1 152 states takes
+#: ~0.3 s, one of front_run(6)'s 7 848 states 10-25 s; above it the Lagrangian's proved value stands).
+FALLBACK_STATES = 3000
 #: Smallest loss probability bisected to (a bound below it is reported as this value).
 LOSS_FLOOR = 1e-15
 
@@ -208,6 +214,7 @@ class _Services:
         ES = float(np.dot(pbe, gbe))
         self.ringmean = np.arange(QT) * gef + (QT - 1 - np.arange(QT)) * ES
         self.dmax = float(self.top) / M  # granules: above every delay
+        self._per: dict = {}  # lattice point -> per_ccdf's array
 
     def transitions(self) -> list[np.ndarray]:
         """T[kind][n, a, n'] for a BE head (kind 0, the size drawn from the mix) and an EF head (kind 1)."""
@@ -231,13 +238,20 @@ class _Services:
 
     def per_ccdf(self, X: int) -> np.ndarray:
         """``per[k, n, E']``: accepted arrivals of a service with D > X refined lattice steps (an upper bound:
-        the arrivals beyond the Poisson cut are counted)."""
+        the arrivals beyond the Poisson cut are counted). Kept per X: every process asks for the same points."""
+        if X not in self._per:
+            self._per[X] = self._per_ccdf(X)
+        return self._per[X]
+
+    def _per_ccdf(self, X: int) -> np.ndarray:
         M, Yf = self.M, self.hn.shape[2]
         rho = np.arange(self.L + 1)
         idx = X - rho * M
         inside = (idx >= 0) & (idx < Yf)
         r_in = rho[inside]
-        per = self.hn[:, :, idx[inside]] @ self.pmfR[:, r_in].T
+        G = self.hn[:, :, idx[inside]]  # (K + 1, PQ, points): one 2-D product (a 3-D @ 2-D one is ~40x slower)
+        per = (G.reshape(G.shape[0] * G.shape[1], G.shape[2]) @ np.ascontiguousarray(self.pmfR[:, r_in].T)).reshape(G.shape[0],
+                                                                                             G.shape[1], -1)
         above = X // M
         tail = self.sfR[:, above] if above <= self.L else np.zeros(self.QT)
         per += self.hn[:, :, 0][:, :, None] * tail[None, None, :]
@@ -424,8 +438,8 @@ class _Bounder:
         n = np.arange(sv.PQ)
         admit = 1.0 - (n[None, :] == 0) * p0[:, None]
         self.C = ab.ef[:, None].astype(float) - QT * admit
-        self.mu = 0.0
-        self.memo: dict = {}  # lattice point -> proved CCDF bound
+        self.mus: dict = {}  # metric -> the multiplier of its last proved bound (a warm start; see ratio)
+        self.memo: dict = {}  # lattice point -> (proved CCDF bound, estimate, whether searched to the end)
 
     def rew(self, per: np.ndarray) -> np.ndarray:
         """Per state (label, n): per[k, n, E'] at the label's head (EF: k = 0; BE: averaged over the mix)."""
@@ -437,57 +451,80 @@ class _Bounder:
         out[be] = sum(sv.pbe[k] * per[k + 1][:, self.Ep[be]].T for k in range(sv.K))
         return out
 
-    def ratio(self, N, D, polish: bool = True) -> float:
-        """A proved upper bound on (x . N) / (x . D) for the exact chain's frequencies x (``polish``: also try the
-        h of policy iteration from the programme's policy; the smaller certified bound is kept)."""
+    def ratio(self, N, D, key: str, target: float | None = None) -> tuple[float, float]:
+        """(a proved upper bound on (x . N) / (x . D) for the exact chain's frequencies x, an estimate of the best
+        such bound): :meth:`~qosbound.models.ratio_mdp.ChoiceMDP.lagrange_bound`, its multiplier search started
+        at the last multiplier of the same ``key`` (of this process, else of the process solved before it: a
+        warm start only, every multiplier gives a certified bound). ``target``: a sign test (stop as soon as the
+        bound is at most the target, or the estimate above it)."""
         if not np.any(N > 0):
-            return 0.0
-        rho, self.mu = self.mdp.lp_bound(N, D, self.C, polish=polish)
-        return max(rho, 0.0)
+            return 0.0, 0.0
+        rho, mu, est = self.mdp.lagrange_bound(N, D, self.C, mu=self.mus.get(key, 0.0), target=target)
+        self.mus[key] = mu
+        undecided = rho > target >= est if target is not None else rho > est * (1.0 + FALLBACK_GAP)
+        if undecided and self.mdp.size <= FALLBACK_STATES:  # policy iteration left a gap (it cycles on some multichain processes): the linear
+            lp, mu2 = self.mdp.lp_bound(N, D, self.C, polish=False)  # programme, certified the same way
+            if lp < rho:
+                rho, self.mus[key] = lp, mu2
+        return max(rho, 0.0), est
 
-    def ccdf(self, X: int) -> float:
-        """A proved upper bound on P(D > X lattice steps | accepted) (the programme's own h, certified: policy
-        iteration changed it by under 1e-6 relative where measured, at the cost of a factorisation per point)."""
-        if X not in self.memo:
-            self.memo[X] = min(1.0, self.ratio(self.rew(self.sv.per_ccdf(X)), self.acc, polish=False))
-        return self.memo[X]
+    def ccdf(self, X: int, target: float | None = None) -> tuple[float, float]:
+        """(a proved upper bound on P(D > X lattice steps | accepted), an estimate of the best one); with a
+        ``target`` the search may stop once it knows on which side of the target the bound is (see ratio)."""
+        got = self.memo.get(X)
+        if got is not None and (got[2] or (target is not None and (got[0] <= target or got[1] > target))):
+            return got[0], got[1]
+        v, est = self.ratio(self.rew(self.sv.per_ccdf(X)), self.acc, "ccdf", target)
+        v = min(1.0, v)
+        if got is not None and got[0] < v:  # an earlier search proved less: keep it (each is proved)
+            v = got[0]
+        self.memo[X] = (v, est, target is None or (v > target and est <= target))
+        return v, est
 
-    def quantile(self, q: float, start: int) -> int:
-        """The smallest lattice point proved (within REL) to have P(D > X) <= 1 - q. The CCDF bound is
+    def quantile(self, q: float, start: int, hi: int | None = None) -> int:
+        """The smallest lattice point proved (within REL) to have P(D > X) <= 1 - q, or ``hi`` (a point already
+        proved otherwise, e.g. by another process: only points below it are sought). The CCDF bound is
         non-increasing in X (each point is proved on its own, so any point proved is a valid answer): the
-        bracket [lo not proved, hi proved] starts from every point already evaluated; each round tries the
-        false-position point on log P, then nudges by REL towards the side it did not reach (an interpolation
-        that lands just short of the target closes the bracket at the next try)."""
-        target = math.log(1.0 - q)
-        lo, hi = 0, self.sv.top  # lo: not proved (P(D > 0) = 1); hi: proved (no delay reaches the top)
-        flo, fhi = 0.0, None  # (hi = top is proved without an evaluation: no value to interpolate with)
-        for X, v in self.memo.items():
-            f = math.log(max(v, 1e-300))
-            if f <= target and X < hi:
-                hi, fhi = X, f
-            elif f > target and X > lo:
-                lo, flo = X, f
+        bracket [lo not proved, hi proved] starts from every point already evaluated; each point is a sign test
+        (:meth:`ccdf` with the target); each round tries the false-position point on log P (with the estimate
+        where the bound is above the target), then nudges by REL towards the side it did not reach (an
+        interpolation that lands just short of the target closes the bracket at the next try)."""
+        target = 1.0 - q
+        ltarget = math.log(target)
+        lo, top = 0, self.sv.top if hi is None else min(hi, self.sv.top)
+        hi = top  # lo: not proved (P(D > 0) = 1); hi: proved (no delay reaches the top, or proved elsewhere)
+        flo, fhi = 0.0, None  # (hi = top is proved without an evaluation here: no value to interpolate with)
+
+        def level(v, est):
+            return math.log(max(v if v <= target or est <= target else est, 1e-300))
+
+        for X, (v, est, full) in self.memo.items():
+            if v <= target and X < hi:
+                hi, fhi = X, level(v, est)
+            elif v > target and (full or est > target) and X > lo:
+                lo, flo = X, level(v, est)
         X = min(max(start, 2 * lo if fhi is None else lo + 1), hi - 1)
-        nudge = 0
+        nudge, nudged = 0, False
         while hi - lo > max(1, REL * hi):
-            fx = math.log(max(self.ccdf(X), 1e-300))
-            if fx <= target:
+            v, est = self.ccdf(X, target)
+            fx = level(v, est)
+            if v <= target:
                 hi, fhi, nudge = X, fx, -1
             else:
                 lo, flo, nudge = X, fx, 1
             if hi - lo <= max(1, REL * hi):
                 break
             step = max(1, int(REL * X))
-            if fhi is not None and lo < X + nudge * step < hi and not getattr(self, "_nudged", False):
-                X, self._nudged = X + nudge * step, True
+            if fhi is not None and lo < X + nudge * step < hi and not nudged:
+                X, nudged = X + nudge * step, True
                 continue
-            self._nudged = False
-            if fhi is None:  # no proved point evaluated yet: search upwards
-                X = 2 * X
+            nudged = False
+            if fhi is None:  # no proved point evaluated yet: search upwards (or towards the proved limit)
+                X = 2 * X if hi == self.sv.top else (X + hi) // 2
             elif fhi >= flo or flo - fhi < 1e-12:
                 X = (lo + hi) // 2
             else:
-                X = int(round(lo + (hi - lo) * (flo - target) / (flo - fhi)))
+                X = int(round(lo + (hi - lo) * (flo - ltarget) / (flo - fhi)))
             X = min(max(X, lo + 1), hi - 1)
         return hi
 
@@ -503,23 +540,29 @@ def _bisect(proved, lo: float, hi: float, log: bool = False) -> float:
     return hi
 
 
-def _solve_one(sv: _Services, ab: ra.Abstraction, ccdf_points: list[int], quantiles, cut=None) -> dict:
+def _solve_one(sv: _Services, ab: ra.Abstraction, ccdf_points: list[int], quantiles, cut=None,
+               best: dict | None = None, mus: dict | None = None) -> tuple[dict, dict]:
+    """One process's bounds (keyed as in :func:`solve_bound`) and its multipliers. ``best``: the quantile points
+    already proved by the processes solved before (only points below them are sought: the smaller is kept
+    anyway); ``mus``: their multipliers, the warm start of this process's searches."""
     try:
         b = _Bounder(sv, ab, cut)
     except ValueError:  # the drift above the cut is not negative at every level: solve it whole
         b = _Bounder(sv, ab, None)
+    b.mus.update(mus or {})
+    best = best or {}
     out: dict = {}
     # loss: lost / arrivals; mean: sum of delays / accepted (granules); CCDF points: accepted above / accepted
-    out["loss"] = b.ratio(b.lost, b.arr)
-    out["mean"] = b.ratio(b.rew(sv.per_sum()), b.acc)
+    out["loss"] = b.ratio(b.lost, b.arr, "loss")[0]
+    out["mean"] = b.ratio(b.rew(sv.per_sum()), b.acc, "mean")[0]
     for X in ccdf_points:
-        out[("ccdf", X)] = b.ccdf(X)
+        out[("ccdf", X)] = b.ccdf(X)[0]
     for q in quantiles:
-        out[("quantile", q)] = b.quantile(q, int(out["mean"] * sv.M * 1.5))
+        out[("quantile", q)] = b.quantile(q, int(out["mean"] * sv.M * 1.5), best.get(("quantile", q)))
     out["factorisations"] = b.mdp.factorisations
-    out["lps"] = b.mdp.lps
+    out["evaluations"] = b.mdp.evaluations
     out["states"] = b.mdp.size
-    return out
+    return out, b.mus
 
 
 def solve_bound(p, ccdf_at=(), quantiles=(), max_states: float = ABSTRACTION_STATES, only=None,
@@ -559,16 +602,19 @@ def solve_bound(p, ccdf_at=(), quantiles=(), max_states: float = ABSTRACTION_STA
     decided: dict = {}
     solved = []
     states = 0
-    for c in todo:
+    mus: dict = {}
+    # the smallest process first: its multipliers start the next one's searches, its quantile points bound them
+    order = sorted(range(len(todo)), key=lambda i: todo[i].labels if isinstance(todo[i], Candidate) else 0)
+    for c in [todo[i] for i in order]:
         t1 = time.perf_counter()
         name, ab = c[0], c[1]()
         if not isinstance(c, Candidate):
             refuse(name, ab.size, ab.entries)
-        res = _solve_one(sv, ab, sorted(set(points.values())), quantiles, cut)
+        res, mus = _solve_one(sv, ab, sorted(set(points.values())), quantiles, cut, best, mus)
         solved.append((name, res["states"], time.perf_counter() - t1, res["factorisations"]))
         states = max(states, res["states"])
         for key, v in res.items():
-            if key in ("factorisations", "states", "lps"):
+            if key in ("factorisations", "evaluations", "states"):
                 continue
             if key not in best or v < best[key]:
                 best[key], decided[key] = v, name

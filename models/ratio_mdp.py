@@ -51,12 +51,15 @@ __all__ = ["ChoiceMDP", "RESTART"]
 RESTART = 1e-9
 #: At most this many policy-iteration steps per evaluation of a multiplier.
 MAX_PI = 60
-#: At most this many multipliers tried per sign test.
+#: At most this many multipliers tried per ratio (ChoiceMDP.lagrange_bound).
 MAX_MU = 40
 #: A relative value this many times the largest reward marks a (nearly) singular solve.
 HUGE = 1e9
 #: Tolerance on the Little's-law row of the linear programme (per unit of x . D; see lp_bound).
 LP_SLACK = 1e-9
+#: The Lagrangian search (ChoiceMDP.lagrange_bound) stops when the proved value is within this relative distance
+#: of its estimate of the best value (the linear programme's).
+LAGRANGE_GAP = 1e-5
 #: GMRES iterations tried, preconditioned by the last LU factorisation, before a policy gets its own.
 GMRES_ITER = 25
 
@@ -281,12 +284,22 @@ class ChoiceMDP:
         pol = self.policy
         if pol is None:
             pol = [np.zeros((self.N, self.nn), dtype=np.int64) for _ in self.post]
+        best = None
+        stall = 0
         for _ in range(MAX_PI):
             g, h, x = self.evaluate(pol, R)
+            if best is None or g > best[0] + 1e-12 * (abs(best[0]) + float(np.ptp(R))):
+                best, stall = (g, h, x, pol), 0
+            else:  # no gain: policy iteration is cycling among (nearly) equal policies (a multichain process)
+                stall += 1
+                if stall >= 3:
+                    break
             _, new = self._best(h, keep=pol)
             if all(np.array_equal(p, q) for p, q in zip(new, pol)):
+                best = (g, h, x, pol)
                 break
             pol = new
+        g, h, x, pol = best
         self.policy = pol
         return g, h, x
 
@@ -378,18 +391,88 @@ class ChoiceMDP:
                 break
         return best
 
-    def _dinkelbach(self, R0: np.ndarray, D: np.ndarray, Din: np.ndarray, rho: float) -> float:
-        """Dinkelbach's iteration on the ratio of R0 to D from the current policy, started at ``rho``; returns
-        the bound CERTIFIED with the last policy's h (:meth:`_certify`)."""
-        for _ in range(20):
-            g, hp, x = self.optimise(R0 - rho * D)
-            new = rho + g / float(np.sum(x * Din))
-            done = abs(new - rho) <= 1e-10 * max(abs(new), 1e-300)
-            rho = new
-            if done:
+    def lagrange_bound(self, N: np.ndarray, D: np.ndarray, C: np.ndarray | None = None, mu: float = 0.0,
+                       target: float | None = None) -> tuple[float, float, float]:
+        """A proved upper bound on x.N / x.D over the process's long-run frequencies (with x.C = 0 when C is
+        given), without a linear programme: ``(bound, its multiplier, estimate)``.
+
+        For a multiplier ``mu``, Dinkelbach's iteration with policy iteration (:meth:`_dinkelbach`) finds the
+        best policy's ratio of ``N + mu C`` to ``D`` and CERTIFIES it: the certificate inequality with that ``h``,
+        ``rho`` and ``mu`` holds at every state (:meth:`_certify`), so -- by the module docstring's argument --
+        every frequency vector with x.C = 0 has x.N <= rho x.D. Each multiplier tried gives such a proved value;
+        the smallest is returned. How the multipliers are chosen does not enter the claim: Kelley's cutting
+        planes in one variable, started at ``mu`` (e.g. the multiplier of a neighbouring problem). The function
+        f(mu) = max over policies of (x.N + mu x.C) / x.D is convex (a maximum of lines, one per policy); the
+        best policy found at each mu gives its line (a lower bound on f everywhere), the next mu is where the
+        maximum of the lines found is smallest, and that minimum ``estimate`` is a lower bound on min f (the
+        linear programme's value, by duality) up to the accuracy of the policies' evaluations. Stops when the
+        proved value is within :data:`LAGRANGE_GAP` (relative) of the estimate, when the multiplier repeats,
+        after :data:`MAX_MU` multipliers, or -- given a ``target`` -- as soon as the proved value is at most the
+        target or the estimate above it (a sign test: the caller only needs to know which side it is on)."""
+        if np.any(D <= 0):
+            raise ValueError("the denominator must be positive at every state")
+        Din = D[:, :self.cut]
+        if C is None:
+            cert, _ = self._dinkelbach(N, D, Din, 0.0, lines=True)
+            return cert, 0.0, cert
+        Cin = C[:, :self.cut]
+        lines: list[tuple[float, float]] = []
+        best = (math.inf, mu)
+        rho, step, low = 0.0, None, -math.inf
+        tried = set()
+        for _ in range(MAX_MU):
+            tried.add(mu)
+            cert, x = self._dinkelbach(N + mu * C, D, Din, rho, lines=True)
+            xd = float(np.sum(x * Din))
+            s = float(np.sum(x * Cin)) / xd
+            r = float(np.sum(x * self._inner(N))) / xd
+            lines.append((r, s))
+            if cert < best[0]:
+                best = (cert, mu)
+            pos = [ln for ln in lines if ln[1] > 0]
+            neg = [ln for ln in lines if ln[1] < 0]
+            if not pos or not neg:  # not bracketed yet: step away from the side the slopes point to
+                if not pos and not neg:  # x.C = 0 already: this policy's line is flat, f(mu) is the minimum
+                    low = r
+                    break
+                step = max(abs(mu), abs(r) / max(float(np.max(np.abs(Cin))), 1e-300)) if step is None else 4 * step
+                mu = mu - step if not neg else mu + step
+                rho = max(a + mu * b for a, b in lines)
+            else:
+                cands = [(b[0] - a[0]) / (a[1] - b[1]) for a in pos for b in neg]
+                model = [max(a + m * b for a, b in lines) for m in cands]
+                i = int(np.argmin(model))
+                mu, low = cands[i], model[i]
+                rho = low
+            if target is not None and (best[0] <= target or low > target):
                 break
-        g, hp, x = self.optimise(R0 - rho * D)
-        return rho + self._certify(hp, R0 - rho * D, D)
+            if best[0] - low <= LAGRANGE_GAP * abs(best[0]) or mu in tried:
+                break
+        return best[0], best[1], max(low, -math.inf)
+
+    def _dinkelbach(self, R0: np.ndarray, D: np.ndarray, Din: np.ndarray, rho: float, lines: bool = False):
+        """Dinkelbach's iteration on the ratio of R0 to D from the current policy, started at ``rho``; returns
+        the bound CERTIFIED with the last policy's h (:meth:`_certify`), and with ``lines`` also the last
+        policy's frequencies (of the solved process). With a cut, solved again (up to twice) while the
+        certificate is above the ratio found and the charge per level passed (kappa) moved: the next solve sees
+        the new charge."""
+        best = math.inf
+        for _ in range(3 if self.cut < self.nf else 1):
+            for _ in range(20):
+                g, hp, x = self.optimise(R0 - rho * D)
+                new = rho + g / float(np.sum(x * Din))
+                done = abs(new - rho) <= 1e-10 * max(abs(new), 1e-300)
+                rho = new
+                if done:
+                    break
+            g, hp, x = self.optimise(R0 - rho * D)
+            kappa0 = self.kappa
+            cert = rho + self._certify(hp, R0 - rho * D, D)
+            best = min(best, cert)
+            if (self.cut == self.nf or cert - rho <= LAGRANGE_GAP * abs(cert)
+                    or abs(self.kappa - kappa0) <= 0.05 * max(self.kappa, 1e-300)):
+                break
+        return (best, x) if lines else best
 
     def ratio_interval(self, N: np.ndarray, D: np.ndarray) -> tuple[float, float]:
         """For a process without choice (every choice set one label), solved whole (no cut): an interval proved
