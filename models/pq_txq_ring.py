@@ -289,7 +289,7 @@ def estimate(p, stages: int) -> Estimate:
 
 def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
           max_chain: float = STAGED_STATES) -> RingSolution:
-    """Solve the ring-count chain for parameters ``p`` (:class:`qosbound.params.Params`); refused before
+    """Solve the ring-count chain for parameters ``p`` (:class:`qosbound.systems.pq_txq.params.Params`); refused before
     anything is built (ResourceError) when :func:`estimate` is above ``max_chain`` states or the memory left."""
     why = why_not(p)
     if why is not None:

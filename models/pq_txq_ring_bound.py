@@ -574,7 +574,7 @@ def solve_bound(p, ccdf_at=(), quantiles=(), max_states: float = ABSTRACTION_STA
 
     Refused (ResourceError) before anything is built when a process's estimate (:func:`estimate_process`) is
     above ``max_states`` -- the one-stage abstraction, the least there is, excepted: callers decide whether it
-    fits their budget (:func:`qosbound.systems.pq_txq_ring_results.bound_available`) -- or above the memory
+    fits their budget (:func:`qosbound.systems.pq_txq.ring_results.bound_available`) -- or above the memory
     left. An abstraction given as a (name, build) pair has no counts known before building: it is built (its
     labels and choice sets) and its process estimated from them before the process is built."""
     t0 = time.perf_counter()
