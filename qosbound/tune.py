@@ -187,13 +187,43 @@ def tune(scn, vary: list[str], *, maximise: str | None = None, minimise: str | N
     """The best feasible setting of the ``vary`` axes for the objective (see the module docstring). ``context``:
     the command's run context (the memory limit of the engine work's children; default: none)."""
     context = context or RunContext()
-
     if (maximise is None) == (minimise is None):
         raise ScenarioError("give one objective: --maximise TARGET or --minimise TARGET", field="--maximise")
     if not vary:
         raise ScenarioError("give at least one parameter to vary", field=FLAG)
     if not 2 <= coarse <= 1000:
         raise ScenarioError(f"must be between 2 and 1000, got {coarse}", field="--coarse")
+    scn = with_slos(scn, slos)
+    system = get_system(scn.system)
+    method, methods = _methods(scn, system, method)
+    sense = "maximise" if maximise is not None else "minimise"
+    parsed = [parse_axis(scn.raw, t) for t in vary]
+    obj = _objective(scn, system, maximise or minimise, sense, method, methods)
+    axes = [a for a, _ in parsed]
+    continuous = [c for _, c in parsed]
+    if obj.is_parameter and obj.target not in [a.path for a in axes]:
+        raise ScenarioError(f"the objective {obj.target} is a parameter that is not varied: it is constant",
+                            field=f"--{sense}")
+    # Stage 1: the grid, on the sweep's executor and cache.
+    sw, seen = _grid(scn, parsed, axes, obj, methods, coarse, cache, workers, scheduler, show_progress, context)
+    grid_points = len(sw.points)
+    best = _best_of(seen.values(), obj)
+    refined = ""
+    evals = 0
+    if best is not None and any(continuous):  # Stage 2: SciPy from the best grid point
+        with engine_output_to_stderr():  # engine work in a child, as plan and admit run it
+            refined, evals, added = context.isolated(_refine, scn, axes, continuous, best, obj, methods, dict(seen),
+                                                     max_evals, what="the SciPy refinement of tune")
+        seen.update(added)
+        best = _best_of(seen.values(), obj)
+    res = _report(scn, axes, continuous, obj, best, seen, grid_points + evals, grid_points, refined)
+    res.from_cache = sw.from_cache
+    return res
+
+
+def with_slos(scn, slos: list[str]):
+    """The scenario with the ``--slo`` constraints: each replaces the scenario's SLO on the same metric and side (a
+    tighter or looser limit); refused when no SLO is left to constrain the search."""
     if slos:
         raw = dict(scn.raw)
         extra = [parse_slo(s) for s in slos]
@@ -206,7 +236,12 @@ def tune(scn, vary: list[str], *, maximise: str | None = None, minimise: str | N
     if not scn.slos:
         raise ScenarioError("the scenario has no SLOs to constrain the search (add some, or --slo)",
                             file=scn.path, field="slos")
-    system = get_system(scn.system)
+    return scn
+
+
+def _methods(scn, system, method: str | None) -> tuple[str, list[str]]:
+    """(the search's method: the one asked for, else the closed form when enabled, else the first enabled; the
+    methods evaluated: it, and the closed form for the SLOs it cannot judge)."""
     enabled = system.default_methods(scn)
     if method is None:
         method = "closed-form" if "closed-form" in enabled else (enabled[0] if enabled else None)
@@ -215,17 +250,12 @@ def tune(scn, vary: list[str], *, maximise: str | None = None, minimise: str | N
     if method not in enabled:
         raise ScenarioError(f"method '{method}' is not enabled in the scenario ({', '.join(enabled)})",
                             field="--method")
-    methods = [method] + (["closed-form"] if method != "closed-form" and "closed-form" in enabled else [])
-    sense = "maximise" if maximise is not None else "minimise"
-    parsed = [parse_axis(scn.raw, t) for t in vary]
-    obj = _objective(scn, system, maximise or minimise, sense, method, methods)
-    axes = [a for a, _ in parsed]
-    continuous = [c for _, c in parsed]
-    if obj.is_parameter and obj.target not in [a.path for a in axes]:
-        raise ScenarioError(f"the objective {obj.target} is a parameter that is not varied: it is constant",
-                            field=f"--{sense}")
+    return method, [method] + (["closed-form"] if method != "closed-form" and "closed-form" in enabled else [])
 
-    # Stage 1: the grid, on the sweep's executor and cache.
+
+def _grid(scn, parsed, axes, obj: Objective, methods, coarse: int, cache, workers: int, scheduler,
+          show_progress, context: RunContext):
+    """Stage 1: every grid point on the sweep's executor and cache; (the sweep, {values: Point})."""
     grid_axes = [_coarse(a, coarse) if c else a for a, c in parsed]
     # the grid in SI with its unit (exact: the shortest repr of each value reads back as itself)
     specs = [f"{a.path}={','.join(repr(v) + ('' if a.unit == '1' else ' ' + a.unit) for v in a.values)}"
@@ -236,30 +266,19 @@ def tune(scn, vary: list[str], *, maximise: str | None = None, minimise: str | N
     seen: dict[tuple, Point] = {}
     for values, key in zip(sw.points, sw.keys):
         seen[tuple(values)] = _score(sw.records[key], tuple(values), axes, obj, methods, scn.path)
-    grid_points = len(sw.points)
+    return sw, seen
 
-    def best_of(points) -> Point | None:
-        best = None
-        for p in points:
-            if p.status != "feasible":
-                continue
-            if best is None or obj.better(p.objective, best.objective) or (
-                    p.objective == best.objective and p.worst > best.worst):
-                best = p
-        return best
 
-    best = best_of(seen.values())
-    refined = ""
-    evals = 0
-    if best is not None and any(continuous):
-        with engine_output_to_stderr():  # engine work in a child, as plan and admit run it
-            refined, evals, added = context.isolated(_refine, scn, axes, continuous, best, obj, methods, dict(seen),
-                                                     max_evals, what="the SciPy refinement of tune")
-        seen.update(added)
-        best = best_of(seen.values())
-    res = _report(scn, axes, continuous, obj, best, seen, grid_points + evals, grid_points, refined)
-    res.from_cache = sw.from_cache
-    return res
+def _best_of(points, obj: Objective) -> Point | None:
+    """The best feasible point for the objective (ties: the larger worst margin); None when none is feasible."""
+    best = None
+    for p in points:
+        if p.status != "feasible":
+            continue
+        if best is None or obj.better(p.objective, best.objective) or (
+                p.objective == best.objective and p.worst > best.worst):
+            best = p
+    return best
 
 
 def _refine(scn, axes, continuous, start: Point, obj: Objective, methods, seen: dict,

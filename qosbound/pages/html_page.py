@@ -607,7 +607,25 @@ def sweep_page(doc: dict, source: str, generated: str) -> str:
     body.append(f'<p class="lede">{len(points)} points, {len(valid)} valid; methods: '
                 f'{esc(", ".join(doc.get("methods") or []))}</p><ul>{grid}</ul>')
     body.append(inputs_block(view))
-    # each SLO over the grid
+    body += _sweep_slos(axes, valid)
+    if invalid:
+        items = "".join(f"<li>{badge(p.get('status', ''))} at {esc(_point_text(axes, p.get('values', {})))}: "
+                        f"{esc(p.get('reason'))}</li>" for p in invalid)
+        body.append(f"<details open><summary>{len(invalid)} points not evaluated</summary><ul>{items}</ul></details>")
+    dis = [(p, v) for p in valid for v in p.get("agreement_verdicts") or [] if v.get("status") == "disagree"]
+    nchecks = sum(len(p.get("agreement_verdicts") or []) for p in valid)
+    body.append(f'<p>Agreement between methods: {nchecks} checks over the grid, {len(dis)} disagree.</p>')
+    if dis:
+        items = "".join(f"<li>{badge('disagree')} at {esc(_point_text(axes, p['values']))}: {esc(v.get('name'))} - "
+                        f"{esc(v.get('detail'))}</li>" for p, v in dis)
+        body.append(f'<ul>{items}</ul>')
+    if axes:
+        body += _sweep_figures(page, view, axes, valid)
+    return _frame(f"qosbound sweep: {view.suite}", f"qosbound sweep: {esc(view.suite)}", "".join(body), generated)
+
+
+def _sweep_slos(axes: list, valid: list) -> list[str]:
+    """Each SLO over the grid's valid points, failing first: where it holds and the first point where it fails."""
     names: dict[str, dict] = {}
     for p in valid:
         for v in p.get("slo_verdicts") or []:
@@ -625,73 +643,75 @@ def sweep_page(doc: dict, source: str, generated: str) -> str:
         cls = ' class="fail"' if nf else ""
         rows.append(f'<tr{cls} data-slo="{esc(name)}"><th scope="row" class="wrap">{esc(name)}</th><td>{badge(st)}</td>'
                     f"<td>holds at {len(valid) - nf} of {len(valid)} valid points</td><td class=\"wrap\">{esc(first)}</td></tr>")
-    if rows:
-        body.append(_table("SLOs over the grid, failing first", ["SLO", "verdict", "where it holds", "fails"],
-                           f"<tbody>{''.join(rows)}</tbody>"))
-    if invalid:
-        items = "".join(f"<li>{badge(p.get('status', ''))} at {esc(_point_text(axes, p.get('values', {})))}: "
-                        f"{esc(p.get('reason'))}</li>" for p in invalid)
-        body.append(f"<details open><summary>{len(invalid)} points not evaluated</summary><ul>{items}</ul></details>")
-    dis = [(p, v) for p in valid for v in p.get("agreement_verdicts") or [] if v.get("status") == "disagree"]
-    nchecks = sum(len(p.get("agreement_verdicts") or []) for p in valid)
-    body.append(f'<p>Agreement between methods: {nchecks} checks over the grid, {len(dis)} disagree.</p>')
-    if dis:
-        items = "".join(f"<li>{badge('disagree')} at {esc(_point_text(axes, p['values']))}: {esc(v.get('name'))} - "
-                        f"{esc(v.get('detail'))}</li>" for p, v in dis)
-        body.append(f'<ul>{items}</ul>')
-    # one figure per metric: the first axis on x, a line per method, kind and value of the other axes
-    if axes:
-        x_axis = axes[0]
-        series: dict[str, dict[tuple, dict]] = {}
-        units: dict[str, str] = {}
-        limits: dict[str, dict[str, dict]] = {}
-        for p in valid:
-            x = p["values"].get(x_axis["parameter"])
-            rest = tuple((a["parameter"], p["values"].get(a["parameter"])) for a in axes[1:])
-            for r in p.get("metrics") or []:
-                if r.get("value") is None:
-                    continue
-                label = (r.get("interval") or {}).get("label") or r.get("kind") or ""
-                key = (r["method"], label, rest)
-                s = series.setdefault(r["metric"], {}).setdefault(key, {
-                    "method": r["method"], "kind": r.get("kind") or "", "x": [], "y": [], "low": [], "high": [],
-                    "label": f"{r['method']}: {label}" + "".join(
-                        f", {a} = {v:g}" if isinstance(v, (int, float)) else f", {a} = {v}" for a, v in rest)})
-                iv = r.get("interval") or {}
-                s["x"].append(x)
-                s["y"].append(r["value"])
-                s["low"].append(iv.get("low", r["value"]))
-                s["high"].append(iv.get("high", r["value"]))
-                units[r["metric"]] = r.get("unit") or "1"
-            for v in p.get("slo_verdicts") or []:
-                if v.get("limit") is not None and v.get("bound"):
-                    lim = limits.setdefault(v["metric"], {}).setdefault(v["name"], {"name": v["name"], "pts": set()})
-                    lim["pts"].add((x, v["limit"]))
-        by_subject: dict[str, list[str]] = {}
-        for metric in series:
-            by_subject.setdefault(metric.split(".", 1)[0], []).append(metric)
-        for subject, metrics in by_subject.items():
-            body.append(f"<h2>{esc(subject)}</h2>")
-            for metric in metrics:
-                ss = []
-                for s in series[metric].values():
-                    order = sorted(range(len(s["x"])), key=lambda i: s["x"][i])
-                    ss.append({**s, **{k: [s[k][i] for i in order] for k in ("x", "y", "low", "high")}})
-                ys = [y for s in ss for y in s["y"]]
-                log_y = _log_y(metric, units[metric], ys)
-                zeros = sum(1 for y in ys if y <= 0) if log_y else 0
-                lims = [{"name": lim["name"], "x": [a for a, _ in sorted(lim["pts"])],
-                         "y": [b for _, b in sorted(lim["pts"])]} for lim in limits.get(metric, {}).values()]
-                uid = page.uid("sweep")
-                svg = plots.series_svg(ss, x_axis["parameter"], x_axis.get("unit") or "1", metric, units[metric], uid,
-                                       log_x=bool(x_axis.get("log")), log_y=log_y, limits=lims, label_id=f"{uid}-cap",
-                                       zeros=zeros)
-                body.append(f'<figure id="{esc(section_anchor(view.suite, "sweep-" + metric))}">{svg}'
-                            f'<figcaption id="{uid}-cap"><span class="mono">{esc(metric)}</span> against '
-                            f'{esc(x_axis["parameter"])}, one line per method and kind'
-                            + (", SLO limits dashed black" if lims else "") + (", log axis" if log_y else "")
-                            + ".</figcaption></figure>")
-    return _frame(f"qosbound sweep: {view.suite}", f"qosbound sweep: {esc(view.suite)}", "".join(body), generated)
+    if not rows:
+        return []
+    return [_table("SLOs over the grid, failing first", ["SLO", "verdict", "where it holds", "fails"],
+                   f"<tbody>{''.join(rows)}</tbody>")]
+
+
+def _sweep_series(axes: list, valid: list) -> tuple[dict, dict, dict]:
+    """Per metric: its series (one per method, kind and value of the other axes, over the first axis), its unit,
+    and the limits of the SLOs on it that carry a bound."""
+    x_axis = axes[0]
+    series: dict[str, dict[tuple, dict]] = {}
+    units: dict[str, str] = {}
+    limits: dict[str, dict[str, dict]] = {}
+    for p in valid:
+        x = p["values"].get(x_axis["parameter"])
+        rest = tuple((a["parameter"], p["values"].get(a["parameter"])) for a in axes[1:])
+        for r in p.get("metrics") or []:
+            if r.get("value") is None:
+                continue
+            label = (r.get("interval") or {}).get("label") or r.get("kind") or ""
+            key = (r["method"], label, rest)
+            s = series.setdefault(r["metric"], {}).setdefault(key, {
+                "method": r["method"], "kind": r.get("kind") or "", "x": [], "y": [], "low": [], "high": [],
+                "label": f"{r['method']}: {label}" + "".join(
+                    f", {a} = {v:g}" if isinstance(v, (int, float)) else f", {a} = {v}" for a, v in rest)})
+            iv = r.get("interval") or {}
+            s["x"].append(x)
+            s["y"].append(r["value"])
+            s["low"].append(iv.get("low", r["value"]))
+            s["high"].append(iv.get("high", r["value"]))
+            units[r["metric"]] = r.get("unit") or "1"
+        for v in p.get("slo_verdicts") or []:
+            if v.get("limit") is not None and v.get("bound"):
+                lim = limits.setdefault(v["metric"], {}).setdefault(v["name"], {"name": v["name"], "pts": set()})
+                lim["pts"].add((x, v["limit"]))
+    return series, units, limits
+
+
+def _sweep_figures(page, view, axes: list, valid: list) -> list[str]:
+    """One figure per metric, grouped by subject: the first axis on x, a line per method, kind and value of the
+    other axes, the SLO limits dashed."""
+    x_axis = axes[0]
+    series, units, limits = _sweep_series(axes, valid)
+    body = []
+    by_subject: dict[str, list[str]] = {}
+    for metric in series:
+        by_subject.setdefault(metric.split(".", 1)[0], []).append(metric)
+    for subject, metrics in by_subject.items():
+        body.append(f"<h2>{esc(subject)}</h2>")
+        for metric in metrics:
+            ss = []
+            for s in series[metric].values():
+                order = sorted(range(len(s["x"])), key=lambda i: s["x"][i])
+                ss.append({**s, **{k: [s[k][i] for i in order] for k in ("x", "y", "low", "high")}})
+            ys = [y for s in ss for y in s["y"]]
+            log_y = _log_y(metric, units[metric], ys)
+            zeros = sum(1 for y in ys if y <= 0) if log_y else 0
+            lims = [{"name": lim["name"], "x": [a for a, _ in sorted(lim["pts"])],
+                     "y": [b for _, b in sorted(lim["pts"])]} for lim in limits.get(metric, {}).values()]
+            uid = page.uid("sweep")
+            svg = plots.series_svg(ss, x_axis["parameter"], x_axis.get("unit") or "1", metric, units[metric], uid,
+                                   log_x=bool(x_axis.get("log")), log_y=log_y, limits=lims, label_id=f"{uid}-cap",
+                                   zeros=zeros)
+            body.append(f'<figure id="{esc(section_anchor(view.suite, "sweep-" + metric))}">{svg}'
+                        f'<figcaption id="{uid}-cap"><span class="mono">{esc(metric)}</span> against '
+                        f'{esc(x_axis["parameter"])}, one line per method and kind'
+                        + (", SLO limits dashed black" if lims else "") + (", log axis" if log_y else "")
+                        + ".</figcaption></figure>")
+    return body
 
 
 def _diff_port(d: dict, k: int) -> str:
