@@ -99,6 +99,7 @@ from scipy import fft, special, stats
 from qosbound.errors import ResourceError, ScenarioError
 from qosbound.markov import stationary_dtmc
 from qosbound.models.budget import Estimate, refuse_over_budget
+from qosbound.models.pq_txq_render import poisson_excess
 
 __all__ = ["RingSolution", "applies", "why_not", "solve", "estimate", "chain_states", "lattice_points",
            "POISSON_TAIL", "MAX_LATTICE"]
@@ -145,7 +146,7 @@ def chain_states(p) -> int:
 def lattice_points(p) -> int:
     """Points of the (unrefined) granule lattice the delay distribution is computed on: from 0 to the largest
     delay, ``(Q_t - 1) * G_max + G_max + (PQ + 1) * GEF`` granules."""
-    g, gef, gbe, _ = _sizes(p)
+    g, gef, gbe, _ = size_law(p)
     gmax = int(max(gbe.max(), gef))
     return (p.Q_t - 1) * gmax + int(max(gbe.max(), gef) + (p.pq_cap + 1) * gef) + 2
 
@@ -200,14 +201,14 @@ class RingSolution:
         return (i - 1 + f) * self.slot, ((i - 1) * self.slot, i * self.slot)
 
 
-def _sizes(p):
+def size_law(p):
     ef = int(round(p.ef_size))
     be = [int(round(s)) for s in p.be_sizes]
     g = reduce(math.gcd, [ef] + be)
     return g, ef // g, np.array([b // g for b in be], dtype=np.int64), np.asarray(p.be_probs, dtype=float)
 
 
-def _pois_trunc(m: float, cap: int) -> tuple[np.ndarray, float]:
+def pois_trunc(m: float, cap: int) -> tuple[np.ndarray, float]:
     """P(A = k), k = 0..K-1 and the tail P(A >= K) folded into the last entry, for A ~ Poisson(m): K the
     smaller of cap + 1 and where the tail drops below POISSON_TAIL. Returns (pmf, tail mass folded)."""
     kmax = int(stats.poisson.isf(POISSON_TAIL, m)) + 2 if m > 0 else 1
@@ -269,11 +270,11 @@ def estimate(p, stages: int) -> Estimate:
     distribution -- the departure weights (K + 1) (PQ + 1) (Q_t + 1), the per-ring-count head parts
     (Q_t + 1) x Y M, the FFT buffers of the refined lattice -- in 8-byte floats (16 for complex). The sparse
     LU's fill-in is not counted (it is small for these banded chains at the default STAGED_STATES)."""
-    g, gef, gbe, pbe = _sizes(p)
+    g, gef, gbe, pbe = size_law(p)
     QT, PQ, K = int(p.Q_t), int(p.pq_cap), len(gbe)
     a = p.lam * g * 8.0 / p.C
     serv = np.concatenate([[gef], gbe]).astype(float)
-    lens = [len(_pois_trunc(a * serv[k], PQ)[0]) for k in range(K + 1)]
+    lens = [len(pois_trunc(a * serv[k], PQ)[0]) for k in range(K + 1)]
     states = stage_states(QT, PQ, stages)
     transitions = float(states) * 2.0 ** (stages - 1) * sum(lens)
     Y = int(serv.max() + (PQ + 1) * gef) + 1
@@ -301,7 +302,7 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
     refuse_over_budget(estimate(p, stages), max_chain if stages > 1 else None, field="Q_t",
                        remedy="the closed forms and the simulator answer at any ring size")
     t0 = time.perf_counter()
-    g, gef, gbe, pbe = _sizes(p)
+    g, gef, gbe, pbe = size_law(p)
     slot = g * 8.0 / p.C
     a = p.lam * slot  # arrivals per granule
     QT, PQ = int(p.Q_t), int(p.pq_cap)
@@ -310,7 +311,7 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
     cut = 0.0
     pmfs = []
     for k in range(K + 1):
-        pm, tl = _pois_trunc(a * serv[k], PQ)
+        pm, tl = pois_trunc(a * serv[k], PQ)
         pmfs.append(pm)
         cut = max(cut, tl)
     rho = p.lam * p.ef_size * 8.0 / p.C
@@ -369,8 +370,6 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
     Es = float(np.sum(Wall.sum(axis=(1, 2)) * serv))  # mean service, granules
     ef_share = float(Wall[0].sum())
     # Accepted arrivals per cycle, mean delay numerator (all in granules).
-    from qosbound.models.pq_txq_render import poisson_excess
-
     acc = 0.0
     mean_num = 0.0
     ES = float(np.dot(pbe, gbe))

@@ -80,7 +80,7 @@ from qosbound.errors import ResourceError, ScenarioError
 from qosbound.models import ring_abstraction as ra
 from qosbound.models.budget import Estimate, refuse_over_budget
 from qosbound.models.pq_txq_render import poisson_excess
-from qosbound.models.pq_txq_ring import (FINE_PER_EF, FINE_POINTS, MAX_LATTICE, POISSON_TAIL, _pois_trunc, _sizes,
+from qosbound.models.pq_txq_ring import (FINE_PER_EF, FINE_POINTS, MAX_LATTICE, POISSON_TAIL, pois_trunc, size_law,
                                          head_part, refinement, why_not)
 from qosbound.models.ratio_mdp import ChoiceMDP
 
@@ -139,7 +139,7 @@ class _Services:
         why = why_not(p)
         if why is not None:
             raise ScenarioError(f"the ring method does not cover {why}", field="Q_t")
-        g, gef, gbe, pbe = _sizes(p)
+        g, gef, gbe, pbe = size_law(p)
         self.g, self.gef, self.gbe, self.pbe = g, gef, gbe, pbe
         self.slot_g = g * 8.0 / p.C
         self.a = a = p.lam * self.slot_g
@@ -267,7 +267,7 @@ def solved_levels(p) -> int:
     """How many PQ occupancies the process is SOLVED on (its certificate covers all; ratio_mdp's cut): all,
     unless the PQ drains on average from every level above (the EF arrivals per service below 0.9 for both
     heads) -- then the smallest level the drain makes unlikely to be passed (about 1e-6 by a geometric tail)."""
-    g, gef, gbe, pbe = _sizes(p)
+    g, gef, gbe, pbe = size_law(p)
     a = p.lam * g * 8.0 / p.C
     drain = max(a * gef, a * float(np.dot(pbe, gbe)))
     PQ = int(p.pq_cap)
@@ -364,11 +364,11 @@ def _draws(J: int, PQ: int, cut: int) -> int:
 def _dims(p, whole: bool = False) -> _Dims:
     """The sizes :class:`_Services` and the processes take, from the parameters (as they compute them);
     ``whole``: the process solved on every PQ level (no cut)."""
-    g, gef, gbe, pbe = _sizes(p)
+    g, gef, gbe, pbe = size_law(p)
     a = p.lam * g * 8.0 / p.C
     QT, PQ, K = int(p.Q_t), int(p.pq_cap), len(gbe)
     serv = np.concatenate([[gef], gbe]).astype(float)
-    lens = [len(_pois_trunc(a * serv[k], PQ)[0]) for k in range(K + 1)]
+    lens = [len(pois_trunc(a * serv[k], PQ)[0]) for k in range(K + 1)]
     cut = PQ if whole else solved_levels(p)
     Y = int(serv.max() + (PQ + 1) * gef) + 1
     L = (QT - 1) * int(max(gbe.max(), gef)) + 1

@@ -24,7 +24,10 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationE
                       model_validator)
 
 from qosbound.errors import ScenarioError
+from qosbound.inputs import check_input_file
 from qosbound.parameter_path import get_path, path_parts, resolve_path, set_path
+from qosbound.results import METHODS
+from qosbound.systems import get_system, known_systems
 from qosbound.units import Kind, parse_quantity
 
 __all__ = [
@@ -173,7 +176,6 @@ class SLO(BaseModel):
     def _one_limit(self):
         if (self.max is None) == (self.min is None):
             raise ValueError("give exactly one of 'max' or 'min'")
-        from qosbound.results import METHODS
 
         if self.method is not None and self.method not in METHODS:
             raise ValueError(f"unknown method '{self.method}'; expected one of {', '.join(METHODS)}")
@@ -244,8 +246,6 @@ def register_virtual(label: str, raw: dict | Exception) -> None:
 def load_raw(path: str | Path) -> dict:
     """Read a YAML scenario safely; errors name the file. Only regular files up to 4 MiB are read (and the
     scenarios registered in memory by :func:`register_virtual`)."""
-    from qosbound.inputs import check_input_file
-
     held = _VIRTUAL.get(str(path))
     if isinstance(held, Exception):
         raise held
@@ -284,7 +284,7 @@ def load_raw(path: str | Path) -> dict:
     return data
 
 
-def _loc(loc) -> str:
+def error_location(loc) -> str:
     parts = []
     for x in loc:
         if isinstance(x, int):
@@ -296,7 +296,7 @@ def _loc(loc) -> str:
     return "".join(parts)
 
 
-def _problem(err: dict) -> str:
+def error_problem(err: dict) -> str:
     msg = err.get("msg", "invalid value")
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
@@ -310,8 +310,6 @@ def _problem(err: dict) -> str:
 
 def build(raw: dict, path: str | None = None):
     """Validate a raw mapping into the scenario class of its ``system``."""
-    from qosbound.systems import get_system, known_systems
-
     file = str(path) if path else None
     if not isinstance(raw, dict):
         raise ScenarioError("top level must be a mapping", file=file)
@@ -326,7 +324,7 @@ def build(raw: dict, path: str | None = None):
         scn = system.Scenario.model_validate(raw)
     except ValidationError as e:
         err = e.errors()[0]
-        raise ScenarioError(_problem(err), file=file, field=_loc(err.get("loc", ())) or None) from None
+        raise ScenarioError(error_problem(err), file=file, field=error_location(err.get("loc", ())) or None) from None
     except ScenarioError as e:
         raise e.located(file=file) from None
     except (ValueError, TypeError, ArithmeticError) as e:
@@ -433,8 +431,6 @@ def field_kind(model: type, dotted: str | list[str]) -> str | None:
 def parameter_kind(raw: dict, dotted: str) -> str | None:
     """The kind of the parameter at ``dotted`` in a scenario mapping: from its system's schema, else (a system
     that cannot be loaded, or a field the schema does not type) None."""
-    from qosbound.systems import get_system, known_systems
-
     name = raw.get("system") if isinstance(raw, dict) else None
     if not isinstance(name, str) or name not in known_systems():
         return None

@@ -6,7 +6,7 @@ from qosbound.errors import QosboundError
 from qosbound.implication import implied_lower, implied_upper
 from qosbound.results import Kind, Result, Verdict
 from qosbound.scenario import SLO
-from qosbound.units import SI_UNIT, parse_quantity
+from qosbound.units import SI_UNIT, format_quantity, parse_quantity
 
 __all__ = ["default_slo_limit", "judge_slos", "exit_code", "EXIT_OK", "EXIT_SLO", "EXIT_INPUT", "EXIT_DISAGREE"]
 
@@ -70,8 +70,6 @@ def _proof_verdict(slo: SLO, limit: float, proof, others: list[Verdict], unit: s
 
 
 def _q(x, unit: str) -> str:
-    from qosbound.units import format_quantity
-
     return format_quantity(x, unit, digits=4) if unit else f"{x:.4g}"
 
 

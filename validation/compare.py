@@ -106,14 +106,14 @@ def _parse(metric: str):
                 return parts[0], "delay", ("ccdf", parse_quantity(stat[5:], "time"), None)
             except Exception:
                 return None
-        col = _colour(parts[0], stat)  # AF1.delay.AF12: mean delay of one colour
+        col = colour_index(parts[0], stat)  # AF1.delay.AF12: mean delay of one colour
         if col is not None and col >= 0:
             return parts[0], "delay", ("mean", None, col)
         return None
     if len(parts) == 2 and parts[1] in ("loss", "drop"):
         return parts[0], "drop", None
     if len(parts) == 3 and parts[1] == "drop":
-        col = _colour(parts[0], parts[2])
+        col = colour_index(parts[0], parts[2])
         # a precedence named otherwise (a port's DSCP: critical.drop.AF31) selects the rows of flow 'X.<name>'
         return (parts[0], "drop", col if col is not None else f"{parts[0]}.{parts[2]}")
     if len(parts) == 2 and parts[1] == "throughput":
@@ -121,7 +121,7 @@ def _parse(metric: str):
     return None
 
 
-def _colour(prefix: str, name: str) -> int | None:
+def colour_index(prefix: str, name: str) -> int | None:
     names = {"green": 0, "yellow": 1, "red": 2, "all": None}
     if name in names:
         return names[name] if name != "all" else -1

@@ -41,6 +41,7 @@ import numpy as np
 from qosbound.errors import ScenarioError
 from qosbound.validation.dumbbell import Dumbbell, simulate
 from qosbound.validation.ns3_runner import run_child
+from qosbound.validation.stats import welch_samples
 
 __all__ = ["Ns3Run", "config_from", "run", "compare", "Agreement"]
 
@@ -130,8 +131,6 @@ def _welch(a, b) -> float:
     """Welch's two-sided p-value of equal means (:func:`qosbound.validation.stats.welch_samples`). Without spread
     (fewer than 2 replications, or none varying) there is no test: 1.0 when the means are equal, 0.0 when they
     differ (never NaN, which would reach the printed table)."""
-    from qosbound.validation.stats import welch_samples
-
     return welch_samples(a, b).p_value()
 
 

@@ -40,7 +40,7 @@ from qosbound.systems.base import ccdf_name, parse_quantile_name
 from qosbound.trace_verdicts import compare
 from qosbound.units import format_quantity, parse_quantity
 from qosbound.validation import plots
-from qosbound.validation.compare import _colour, arrays, delays, trace_results
+from qosbound.validation.compare import colour_index, arrays, delays, trace_results
 from qosbound.validation.csv_import import read_timestamps_csv
 from qosbound.validation.pcap import import_pair
 from qosbound.validation.trace import read_trace
@@ -264,7 +264,7 @@ def _plots(ctx, scn, out_dir) -> list[str]:
     for r in ctx["reference"]:
         parts = r.metric.split(".")
         if r.method in ("model-checked", "closed-form") and len(parts) >= 2 and parts[1] in ("loss", "drop"):
-            col = _colour(parts[0], parts[2]) if len(parts) == 3 else None
+            col = colour_index(parts[0], parts[2]) if len(parts) == 3 else None
             if len(parts) == 3 and col is None:
                 continue
             ref.append((parts[0], None if col in (None, -1) else col, r.method, r.value))
@@ -275,7 +275,7 @@ def _plots(ctx, scn, out_dir) -> list[str]:
     for r in ctx["observed"]:
         parts = r.metric.split(".")
         if len(parts) >= 2 and parts[1] in ("loss", "drop") and r.interval is not None:
-            col = _colour(parts[0], parts[2]) if len(parts) == 3 else None
+            col = colour_index(parts[0], parts[2]) if len(parts) == 3 else None
             if len(parts) == 3 and col is None:
                 continue
             obs.append((parts[0], None if col in (None, -1) else col, r.value, r.interval.low, r.interval.high))

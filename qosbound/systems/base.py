@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from qosbound.errors import ScenarioError
+from qosbound.errors import ResourceError, ScenarioError
 from qosbound.metric_names import ccdf_name, compact_time, parse_quantile_name, quantile_name
 from qosbound.scenario import NonNegInt, PositiveInt, Rate, Time, refuse_lax_bool
 
@@ -66,8 +66,6 @@ class PacketSimOptions(Strict):
             raise ValueError("simulate at least 1000 packets per replication")
         total = float(self.packets) * float(self.replications)
         if total > self.max_total_packets:
-            from qosbound.errors import ResourceError
-
             raise ResourceError(f"{self.packets:.3g} packets x {self.replications} replications = {total:.3g} "
                                 f"simulated packets, above the budget of {self.max_total_packets:.3g} (at ~1e7 "
                                 f"packets/s it would run for at least {_duration(total / 1e7)}): simulate fewer "

@@ -401,7 +401,7 @@ def simulate_trace(scn: Scenario, packets: int, seed: int):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from qosbound.validation.qstp_sim import simulate
+    from qosbound.validation.qstp_sim import simulate  # costly: the dumbbell's numba kernels
 
     if scn.network is None:
         raise ScenarioError("simulation needs a 'network' section", field="network")

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from qosbound.analytic.curves import ArrivalCurve
 from qosbound.errors import ScenarioError
-from qosbound.scenario import _loc, _problem, load_raw
+from qosbound.scenario import error_location, error_problem, load_raw
 from qosbound import dscp as dscp_names
 from qosbound.systems.port.elements import Port, SizeLaw, Stream, port_of, streams_of
 from qosbound.systems.port.schema import DEFAULT_CLASS
@@ -363,8 +363,8 @@ def _port(scn: Scenario, p: str, spec: dict, per_class: dict, flows: list[Flow],
         pscn = PortScenario.model_validate(raw)
     except ValidationError as e:
         err = e.errors()[0]
-        loc = _loc(err.get("loc", ()))
-        raise _err(scn, _problem(err), f"ports.{p}" + (f".{loc}" if loc else "")) from None
+        loc = error_location(err.get("loc", ()))
+        raise _err(scn, error_problem(err), f"ports.{p}" + (f".{loc}" if loc else "")) from None
     except ScenarioError as e:
         raise _err(scn, e.problem, f"ports.{p}" + (f".{e.field}" if e.field else "")) from None
     if pscn.shaper is not None:
