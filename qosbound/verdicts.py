@@ -66,7 +66,8 @@ def _proof_verdict(slo: SLO, limit: float, proof, others: list[Verdict], unit: s
         est = "; ".join(f"{o.method} {_q(o.value, o.unit)} ({o.result_kind}, alone: {o.status})" for o in others)
         detail += f"; whatever the estimates say ({est})"
     return Verdict(kind="slo", name=slo.title(), metric=slo.metric, method=r.method, status=status, value=v,
-                   limit=limit, unit=unit, margin=margin, detail=detail, result_kind=f"proof ({r.interval.label()})")
+                   limit=limit, unit=unit, margin=margin, detail=detail, result_kind=f"proof ({r.interval.label()})",
+                   bound=slo.bound)
 
 
 def _q(x, unit: str) -> str:

@@ -80,6 +80,17 @@ def test_a_closed_form_max_below_the_limit_proves_a_p99_slo_whatever_the_simulat
     assert v.result_kind.startswith("proof")
 
 
+def test_a_proof_verdict_keeps_the_slo_side_it_judged():
+    """A verdict decided by a proof says which side of its limit the SLO is (what the HTML page needs to draw
+    the limit), like every other verdict: 'max' for a ceiling, 'min' for a floor."""
+    res = [up("EF.delay.max", 1.638e-3, bounds=("EF.delay.p*", "EF.delay.mean"))]
+    (v,) = judge_slo(SLO(metric="EF.delay.p99", max="2 ms"), 2e-3, res, "s")
+    assert v.result_kind.startswith("proof") and v.bound == "max" and v.to_json()["bound"] == "max"
+    low = [Result("EF.delay.max", "simulated", 7e-3, "s", Interval.lower_bound(7e-3), {})]
+    (w,) = judge_slo(SLO(metric="EF.delay.max", min="6 ms"), 6e-3, low, "s")
+    assert w.result_kind.startswith("proof") and w.status == "holds" and w.bound == "min"
+
+
 def test_without_a_proof_below_the_limit_the_estimates_judge():
     """The max bound above the limit proves nothing: each method's own verdict stands."""
     slo = SLO(metric="EF.delay.p99", max="2 ms")
