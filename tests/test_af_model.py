@@ -174,11 +174,12 @@ def test_model_checked_results_are_numerical_intervals():
     from qosbound.progress import QUIET
     from qosbound.results import Kind
     from qosbound.scenario import load
-    from qosbound.systems.af import _model_checked, class_inputs
+    from qosbound.systems.af import class_inputs
+    from qosbound.systems.af.model_checked import model_checked
 
     from pathlib import Path
     scn = load(Path(__file__).resolve().parents[1] / "examples" / "qstp2008.yaml")
-    res = _model_checked(scn, class_inputs(scn), QUIET)
+    res = model_checked(scn, class_inputs(scn), QUIET)
     assert res
     for r in res:
         if r.interval.kind == Kind.APPROXIMATION:

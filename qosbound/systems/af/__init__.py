@@ -42,8 +42,9 @@ drop probability), ``X.drop`` (all colours), ``X.delay.mean`` and ``X.delay.X1``
 per CBWFQ case,
 ``X.rate.<case>``.
 
-The module is a package along the jobs: :mod:`.schema` (the scenario file), :mod:`.inputs`
-(classes reduced to queue inputs, metric names, the result builder), one module per
+The module is a package along the jobs: :mod:`.schema` (the scenario file), :mod:`.inputs` (metric names,
+the inputs as understood, the result builder), :mod:`.queue_inputs` (classes reduced to the queue models'
+inputs), one module per
 method (:mod:`.closed_form`, :mod:`.model_checked`, :mod:`.simulated`), :mod:`.checks`
 (agreements and the ordering sweep) and :mod:`.render`; this module exposes the
 :class:`qosbound.systems.System` hooks.
@@ -52,17 +53,9 @@ method (:mod:`.closed_form`, :mod:`.model_checked`, :mod:`.simulated`), :mod:`.c
 from __future__ import annotations
 
 from qosbound.errors import ScenarioError
-from qosbound.results import Result
-from qosbound.systems.af.checks import agreements, ordering_sweep
-from qosbound.systems.af.closed_form import closed_form as _closed_form
-from qosbound.systems.af.inputs import (ClassInput, class_inputs, colour_fraction_error, colour_fractions, marking,
-                                        metric_kind, metric_names, neglects, slo_limit, understood_inputs)
-from qosbound.systems.af.model_checked import MAX_AF_MODEL_STATES, model_states
-from qosbound.systems.af.model_checked import model_checked as _model_checked
-from qosbound.systems.af.render import render_models
-from qosbound.systems.af.schema import Scenario
-from qosbound.systems.af.simulated import sim_config, simulate_trace
-from qosbound.systems.af.simulated import simulated as _simulated
+from qosbound.results import Result, Verdict
+from qosbound.systems.af.inputs import ClassInput, metric_kind, metric_names, neglects, slo_limit, understood_inputs
+from qosbound.systems.af.schema import MAX_AF_MODEL_STATES, Scenario
 from qosbound.systems.base import default_methods
 from qosbound.systems.capabilities import generic_admit, no_ns3, no_plot_delays
 
@@ -72,20 +65,111 @@ __all__ = ["Scenario", "evaluate", "metric_names", "metric_kind", "slo_limit", "
            "MAX_AF_MODEL_STATES", "model_states", "understood_inputs"]
 
 
+# Each method module imports its engine at its top; the package loads one only when it is needed, so a scenario that
+# merely loads (or a port scenario reading this schema) starts none of them.
+def _queue_inputs():
+    from qosbound.systems.af import queue_inputs  # costly: the marker, WRED and CBWFQ formulas (SymPy, SciPy)
+
+    return queue_inputs
+
+
+def _closed_form():
+    from qosbound.systems.af import closed_form  # costly: SciPy's root finder and the RED queue solutions (SymPy)
+
+    return closed_form
+
+
+def _checks():
+    from qosbound.systems.af import checks  # costly: the RED queue solutions (SymPy, SciPy) of the ordering sweep
+
+    return checks
+
+
+def _model_checking():
+    from qosbound.systems.af import model_checked  # costly: the Storm models (stormpy, SciPy)
+
+    return model_checked
+
+
+def _rendering():
+    from qosbound.systems.af import render  # costly: the Storm models (stormpy, SciPy)
+
+    return render
+
+
+def _simulation():
+    from qosbound.systems.af import simulated  # costly: numba kernels of the class simulator
+
+    return simulated
+
+
+def class_inputs(scn: Scenario) -> list[ClassInput]:
+    """Each class with traffic reduced to its queue model's inputs
+    (:func:`qosbound.systems.af.queue_inputs.class_inputs`)."""
+    return _queue_inputs().class_inputs(scn)
+
+
+def marking(t):
+    """A class's colour fractions by packets and by bytes (:func:`qosbound.systems.af.queue_inputs.marking`)."""
+    return _queue_inputs().marking(t)
+
+
+def colour_fractions(t):
+    """A class's packet colour fractions and their source
+    (:func:`qosbound.systems.af.queue_inputs.colour_fractions`)."""
+    return _queue_inputs().colour_fractions(t)
+
+
+def colour_fraction_error(t):
+    """Estimated error of :func:`colour_fractions`
+    (:func:`qosbound.systems.af.queue_inputs.colour_fraction_error`)."""
+    return _queue_inputs().colour_fraction_error(t)
+
+
 def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
     """Every metric by every requested method."""
     inputs = class_inputs(scn)
     out: list[Result] = []
     for method in methods:
         if method == "closed-form":
-            out += _closed_form(scn, inputs)
+            out += _closed_form().closed_form(scn, inputs)
         elif method == "model-checked":
-            out += _model_checked(scn, inputs, progress)
+            out += _model_checking().model_checked(scn, inputs, progress)
         elif method == "simulated":
-            out += _simulated(scn, inputs, progress)
+            out += _simulation().simulated(scn, inputs, progress)
         else:
             raise ScenarioError(f"method '{method}' is not available for af scenarios", field="methods")
     return out
+
+
+def agreements(scn: Scenario, results: list[Result]) -> list[Verdict]:
+    """The AF checks the generic agreement rule cannot express (:func:`qosbound.systems.af.checks.agreements`)."""
+    return _checks().agreements(scn, results)
+
+
+def ordering_sweep(scn: Scenario, cls: str, loads: list[float]) -> tuple[float | None, list[tuple[float, list]]]:
+    """The closed form's drop-precedence load sweep (:func:`qosbound.systems.af.checks.ordering_sweep`)."""
+    return _checks().ordering_sweep(scn, cls, loads)
+
+
+def model_states(K: int, mode: str, ewma: bool = False) -> int:
+    """Upper estimate of an AF chain's states (:func:`qosbound.systems.af.model_checked.model_states`)."""
+    return _model_checking().model_states(K, mode, ewma)
+
+
+def render_models(scn: Scenario, out_dir) -> list:
+    """One PRISM model per class with its constants filled in (:func:`qosbound.systems.af.render.render_models`)."""
+    return _rendering().render_models(scn, out_dir)
+
+
+def sim_config(scn: Scenario, load: float = 1.0):
+    """The class simulator's arrays for this scenario (:func:`qosbound.systems.af.simulated.sim_config`)."""
+    return _simulation().sim_config(scn, load)
+
+
+def simulate_trace(scn: Scenario, packets: int, seed: int):
+    """One simulated run as a per-packet trace (:func:`qosbound.systems.af.simulated.simulate_trace`)."""
+    return _simulation().simulate_trace(scn, packets, seed)
 
 
 #: No ns-3 counterpart of the AF router; validation plots need no extra points; admission is the generic search.

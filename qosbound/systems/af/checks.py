@@ -3,8 +3,10 @@ and Storm against the direct SciPy solution of the same chain."""
 
 from __future__ import annotations
 
+from qosbound.analytic.red_queue import solve
 from qosbound.results import Result, Verdict
-from qosbound.systems.af.inputs import approximation, class_inputs
+from qosbound.systems.af.inputs import approximation
+from qosbound.systems.af.queue_inputs import class_inputs
 from qosbound.systems.af.schema import Scenario
 
 __all__ = ["ordering_sweep", "agreements"]
@@ -22,8 +24,6 @@ def ordering_sweep(scn: Scenario, cls: str, loads: list[float]) -> tuple[float |
     Returns the first load multiple where drop(X3) >= drop(X2) >= drop(X1) fails (None if it never does)
     and the sweep. RIO and n-RED with a buffer over 40 packets use the fixed-average approximation here.
     """
-    from qosbound.analytic.red_queue import solve  # costly: sympy at import
-
     ci = next(c for c in class_inputs(scn) if c.name == cls)
     approx = approximation(scn, ci)
     if approx == "instantaneous" and ci.profile.mode != "wred" and ci.K > 40:

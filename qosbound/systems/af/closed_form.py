@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import brentq
 
+from qosbound.analytic.cbwfq import allocate
+from qosbound.analytic.red_queue import solve
 from qosbound.results import Interval, Result
 from qosbound.systems.af.inputs import ClassInput, approximation, neglects, queue_results
 from qosbound.systems.af.schema import Scenario
@@ -21,10 +24,6 @@ def solve_sized(ci: ClassInput, approx: str):
     the smallest colour and Brent's method finds it. With colour-independent sizes ``mu`` is the class's
     ``share / (8 * size)``. Returns (solution, mu).
     """
-    from scipy.optimize import brentq
-
-    from qosbound.analytic.red_queue import solve  # costly: sympy at import
-
     sizes = ci.colour_sizes if ci.colour_sizes is not None else np.full(3, ci.size)
     used = sizes[ci.lam > 0]
     if used.size == 0 or np.allclose(used, ci.size, rtol=1e-9):
@@ -49,9 +48,6 @@ def solve_sized(ci: ClassInput, approx: str):
 
 
 def closed_form(scn: Scenario, inputs: list[ClassInput]) -> list[Result]:
-    from qosbound.analytic.cbwfq import allocate  # costly: sympy at import
-    from qosbound.analytic.red_queue import solve  # costly: sympy at import
-
     out: list[Result] = []
     names = list(scn.classes)
     w = [scn.classes[n].bandwidth for n in names]

@@ -6,34 +6,26 @@ import math
 
 import numpy as np
 
+from qosbound.analytic.red_queue import instantaneous
+from qosbound.models.af import check_wred, check_wred_ewma, estimate
+from qosbound.models.budget import refuse_over_budget
 from qosbound.results import Interval, Result
 from qosbound.systems.af.inputs import ClassInput, neglects, queue_results
-from qosbound.systems.af.schema import ModelOptions, Scenario
-from qosbound.models.budget import refuse_over_budget
+from qosbound.systems.af.schema import MAX_AF_MODEL_STATES, Scenario
 
 __all__ = ["MAX_AF_MODEL_STATES", "model_states", "check_model_size", "model_checked"]
-
-
-#: The default budget on an AF chain (``methods.model-checked.max_states``; states, estimated from the buffer
-#: before building): a few seconds of Storm and of the direct solve on this class of machine; beyond it the closed
-#: form and the simulator answer.
-MAX_AF_MODEL_STATES = int(ModelOptions.model_fields["max_states"].default)
 
 
 def model_states(K: int, mode: str, ewma: bool = False) -> int:
     """Upper estimate of the states of the AF chain for a buffer of ``K`` packets: ``(n)`` for WRED, ``(n, n0)``
     for RIO, ``(n, n0, n1)`` for n-RED (all with ``n0 + n1 <= n``), ``(n, a)`` for the EWMA model
     (:func:`qosbound.models.af.estimate`)."""
-    from qosbound.models.af import estimate  # costly: scipy at import
-
     return int(estimate(K, mode, ewma).states)
 
 
 def check_model_size(scn: Scenario, inputs: list[ClassInput]) -> None:
     """Refuse, before anything is built, a class whose chain is above ``methods.model-checked.max_states`` or the
     memory left (ResourceError, exit 4, with the estimate of :func:`qosbound.models.af.estimate`)."""
-    from qosbound.models.af import estimate  # costly: scipy at import
-
     opts = scn.methods.model_checked
     for ci in inputs:
         ewma = opts.average == "ewma" and ci.profile.mode == "wred"
@@ -45,9 +37,6 @@ def check_model_size(scn: Scenario, inputs: list[ClassInput]) -> None:
 
 
 def model_checked(scn: Scenario, inputs: list[ClassInput], progress) -> list[Result]:
-    from qosbound.analytic.red_queue import instantaneous  # costly: sympy at import
-    from qosbound.models.af import check_wred, check_wred_ewma  # costly: scipy at import
-
     opts = scn.methods.model_checked
     out: list[Result] = []
     check_model_size(scn, inputs)  # refuse before building anything

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+from qosbound.models.af import wred_constants
+from qosbound.models.engine import MODELS_DIR
 from qosbound.errors import ScenarioError
-from qosbound.systems.af.inputs import class_inputs
+from qosbound.systems.af.queue_inputs import class_inputs
 from qosbound.systems.af.schema import Scenario
 
 __all__ = ["render_models"]
@@ -12,12 +17,6 @@ __all__ = ["render_models"]
 def render_models(scn: Scenario, out_dir) -> list:
     """Write one PRISM model per AF class with its constants filled in, and the property file
     (``qosbound model render``). The files in models/ leave the constants undefined; these set them."""
-    import re
-    from pathlib import Path
-
-    from qosbound.models.af import wred_constants  # costly: scipy at import
-    from qosbound.models.engine import MODELS_DIR  # costly: scipy at import
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []

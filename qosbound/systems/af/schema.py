@@ -13,8 +13,8 @@ from qosbound.systems.base import ClosedFormOptions as BaseClosedFormOptions
 from qosbound.systems.base import (MAX_BUFFER, MAX_BURST, MAX_RATE, Link, MethodsBase, ModelOptionsBase, PacketSimOptions,
                                    Strict, check_range)
 
-__all__ = ["Threshold", "check_threshold", "Dropper", "AFClass", "Marker", "check_marker", "Traffic",
-           "ClosedFormOptions", "ModelOptions", "SimOptions",
+__all__ = ["MAX_AF_MODEL_STATES", "Threshold", "check_threshold", "Dropper", "AFClass", "Marker", "check_marker",
+           "Traffic", "ClosedFormOptions", "ModelOptions", "SimOptions",
            "Methods", "OrderingOptions", "Scenario"]
 
 
@@ -218,3 +218,9 @@ class Scenario(ScenarioBase):
             if not members or sum(self.classes[m].bandwidth for m in members) <= 0:
                 raise ScenarioError("the weights of the backlogged classes sum to zero", field=f"cases.{case}")
         return self
+
+
+#: The default budget on an AF chain (``methods.model-checked.max_states``; states, estimated from the buffer
+#: before building): a few seconds of Storm and of the direct solve on this class of machine; beyond it the closed
+#: form and the simulator answer.
+MAX_AF_MODEL_STATES = int(ModelOptions.model_fields["max_states"].default)

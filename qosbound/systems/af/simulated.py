@@ -5,21 +5,23 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import stats as st
 
+from qosbound.analytic.cbwfq import allocate
 from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result
-from qosbound.systems.af.inputs import ClassInput, metric_kind, profile
+from qosbound.systems.af.inputs import ClassInput, metric_kind
+from qosbound.systems.af.queue_inputs import profile
 from qosbound.systems.af.schema import Scenario
+from qosbound.validation.af_sim import Config, replicate, trace_table
+from qosbound.validation.droppers import MODES
+from qosbound.validation.markers import KINDS, new_state
 
 __all__ = ["sim_config", "simulated", "simulate_trace"]
 
 
 def sim_config(scn: Scenario, load: float = 1.0):
     """The simulator's arrays for this scenario (offered loads scaled by ``load``)."""
-    from qosbound.validation.af_sim import Config  # costly: numba at import
-    from qosbound.validation.droppers import MODES  # costly: numba at import
-    from qosbound.validation.markers import KINDS, new_state  # costly: numba at import
-
     names = list(scn.classes)
     profs = [profile(scn.classes[n], n) for n in names]
     src = []
@@ -49,8 +51,6 @@ def sim_config(scn: Scenario, load: float = 1.0):
         raise ScenarioError("no class has traffic to simulate", field="traffic")
     dedicated = None
     if scn.service == "guaranteed":
-        from qosbound.analytic.cbwfq import allocate  # costly: sympy at import
-
         active = [1.0 if (n in scn.traffic and scn.traffic[n].rate > 0) else 0.0 for n in names]
         dedicated = allocate(scn.link.rate, [scn.classes[n].bandwidth for n in names], active)
         # Idle classes never send; give them a positive rate so the kernel's arrays stay well defined.
@@ -69,10 +69,6 @@ def sim_config(scn: Scenario, load: float = 1.0):
 
 
 def simulated(scn: Scenario, inputs: list[ClassInput], progress) -> list[Result]:
-    from scipy import stats as st
-
-    from qosbound.validation.af_sim import replicate  # costly: numba at import
-
     o = scn.methods.simulated
     cfg = sim_config(scn)
     warm = int(o.warmup * o.packets)
@@ -142,6 +138,4 @@ def simulated(scn: Scenario, inputs: list[ClassInput], progress) -> list[Result]
 def simulate_trace(scn: Scenario, packets: int, seed: int):
     """One simulated run as a per-packet trace (``qosbound validate --simulate``): the class simulator's own
     trace writer, flows named by class."""
-    from qosbound.validation.af_sim import trace_table  # costly: numba at import
-
     return trace_table(sim_config(scn), packets, seed, list(scn.classes))

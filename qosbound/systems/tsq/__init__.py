@@ -54,15 +54,10 @@ from qosbound.errors import ScenarioError
 from qosbound.results import Result
 from qosbound.systems.base import default_methods
 from qosbound.systems.capabilities import no_ns3, no_plot_delays
-from qosbound.systems.tsq.admission import admit
 from qosbound.systems.tsq.checks import agreements
-from qosbound.systems.tsq.closed_form import CF_NEGLECTS, closed_form, operating_point
-from qosbound.systems.tsq.metrics import metric_kind, metric_names, slo_limit
-from qosbound.systems.tsq.model_checked import GAIN_TOLERANCE, MODEL_MAX_DROP, MODEL_NEGLECTS, model_checked
-from qosbound.systems.tsq.model_checked import abstraction
-from qosbound.systems.tsq.render import render_models
+from qosbound.systems.tsq.metrics import (CF_NEGLECTS, GAIN_TOLERANCE, MODEL_MAX_DROP, MODEL_NEGLECTS, metric_kind,
+                                          metric_names, slo_limit)
 from qosbound.systems.tsq.schema import Scenario
-from qosbound.systems.tsq.simulated import sim_group_stats, summarise, simulate_trace, simulated
 from qosbound.understood import Echo, Inputs
 
 __all__ = ["Scenario", "evaluate", "metric_names", "metric_kind", "slo_limit", "default_methods", "agreements",
@@ -71,19 +66,87 @@ __all__ = ["Scenario", "evaluate", "metric_names", "metric_kind", "slo_limit", "
            "summarise", "understood_inputs"]
 
 
+# Each method module imports its engine at its top; the package loads one only when that method runs (a scenario
+# that merely loads, or reproduce's use of the tolerances, starts none of them).
+def _closed_form():
+    from qosbound.systems.tsq import closed_form  # costly: the TSQ and TFRC closed forms (SymPy), SciPy's root finder
+
+    return closed_form
+
+
+def _model_checking():
+    from qosbound.systems.tsq import model_checked  # costly: the slotted TSQ models (SciPy, stormpy)
+
+    return model_checked
+
+
+def _rendering():
+    from qosbound.systems.tsq import render  # costly: the slotted TSQ models (SciPy, stormpy)
+
+    return render
+
+
+def _simulation():
+    from qosbound.systems.tsq import simulated  # costly: numba kernels of the TSQ simulator
+
+    return simulated
+
+
+def _admission():
+    from qosbound.systems.tsq import admission  # costly: the closed form (SymPy) and the simulator (numba)
+
+    return admission
+
+
 def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
     """Every metric by every requested method."""
     out: list[Result] = []
     for method in methods:
         if method == "closed-form":
-            out += closed_form(scn)
+            out += _closed_form().closed_form(scn)
         elif method == "model-checked":
-            out += model_checked(scn, scn.methods.model_checked, progress)
+            out += _model_checking().model_checked(scn, scn.methods.model_checked, progress)
         elif method == "simulated":
-            out += simulated(scn, scn.methods.simulated, progress)
+            out += _simulation().simulated(scn, scn.methods.simulated, progress)
         else:
             raise ScenarioError(f"method '{method}' is not available for tsq scenarios", field="methods")
     return out
+
+
+def operating_point(scn: Scenario) -> dict:
+    """The fluid operating point (:func:`qosbound.systems.tsq.closed_form.operating_point`)."""
+    return _closed_form().operating_point(scn)
+
+
+def abstraction(scn: Scenario):
+    """The slotted abstraction of the operating point (:func:`qosbound.systems.tsq.model_checked.abstraction`)."""
+    return _model_checking().abstraction(scn)
+
+
+def render_models(scn: Scenario, out_dir) -> list:
+    """The slotted models with their constants filled in (:func:`qosbound.systems.tsq.render.render_models`)."""
+    return _rendering().render_models(scn, out_dir)
+
+
+def sim_group_stats(scn, out, groups, name, warmup) -> dict:
+    """One flow group's statistics of one run (:func:`qosbound.systems.tsq.simulated.sim_group_stats`)."""
+    return _simulation().sim_group_stats(scn, out, groups, name, warmup)
+
+
+def summarise(per_list: list[dict], confidence: float):
+    """Replications' statistics as means and intervals (:func:`qosbound.systems.tsq.simulated.summarise`)."""
+    return _simulation().summarise(per_list, confidence)
+
+
+def simulate_trace(scn: Scenario, packets: int, seed: int):
+    """One simulated run as a per-packet trace (:func:`qosbound.systems.tsq.simulated.simulate_trace`)."""
+    return _simulation().simulate_trace(scn, packets, seed)
+
+
+def admit(scn: Scenario, parameter: str, *, direction: str | None = None, method: str | None = None,
+          lo: float | None = None, hi: float | None = None, progress=None):
+    """The best hint of a flow meeting its SLOs (:func:`qosbound.systems.tsq.admission.admit`)."""
+    return _admission().admit(scn, parameter, direction=direction, method=method, lo=lo, hi=hi, progress=progress)
 
 
 def understood_inputs(scn: Scenario) -> Inputs:

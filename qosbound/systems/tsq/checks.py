@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from qosbound.results import Result, Verdict
-from qosbound.systems.tsq.model_checked import GAIN_TOLERANCE
+from qosbound.systems.tsq.metrics import GAIN_TOLERANCE
 from qosbound.systems.tsq.schema import Scenario
 
 __all__ = ["agreements"]

@@ -4,17 +4,17 @@ Kinicki & Kumar eq. (1)-(5))."""
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import brentq
 
+from qosbound.analytic import tsq as A
+from qosbound.analytic.quality import quality
+from qosbound.analytic.tfrc import tfrc_rate
 from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result
-from qosbound.systems.tsq.metrics import add_group, app_assumption, bound_result
+from qosbound.systems.tsq.metrics import CF_NEGLECTS, add_group, app_assumption, bound_result
 from qosbound.systems.tsq.schema import Scenario
 
 __all__ = ["CF_NEGLECTS", "operating_point", "closed_form"]
-
-#: What the closed form neglects (DESIGN.md "TSQ").
-CF_NEGLECTS = ("queue fluctuations: the fluid operating point (PI holds the queue at q_ref, TFRC rates at the mean "
-               "RTT fill the link) and a backlog of hint-2^n packets (q' = d q/2^n)")
 
 
 def _mean_size(scn: Scenario) -> float:
@@ -24,10 +24,6 @@ def _mean_size(scn: Scenario) -> float:
 
 def operating_point(scn: Scenario) -> dict:
     """PI equilibrium: queue at q_ref packets, AQM drop p* where the responsive flows just fill the link."""
-    from scipy.optimize import brentq
-
-    from qosbound.analytic.tfrc import tfrc_rate  # costly: sympy at import
-
     C = scn.link.rate
     size = _mean_size(scn)
     q0 = scn.aqm.q_ref * size * 8.0 / C
@@ -52,10 +48,6 @@ def operating_point(scn: Scenario) -> dict:
 
 
 def _per_hint_closed(scn: Scenario, name: str, op: dict, hints: list[int]) -> dict:
-    from qosbound.analytic import tsq as A  # costly: sympy at import
-    from qosbound.analytic.quality import quality  # costly: sympy at import
-    from qosbound.analytic.tfrc import tfrc_rate  # costly: sympy at import
-
     f = scn.flows[name]
     C = scn.link.rate
     h = np.asarray(hints, dtype=float)
@@ -81,8 +73,6 @@ def _per_hint_closed(scn: Scenario, name: str, op: dict, hints: list[int]) -> di
 
 
 def closed_form(scn: Scenario) -> list[Result]:
-    from qosbound.analytic import tsq as A  # costly: sympy at import
-
     op = operating_point(scn)
     out: list[Result] = []
     prov = {"formula": "PI holds q_ref; TFRC rates fill the link (RFC 5348 eq., Claypool, Kinicki & Kumar eq. (5))",

@@ -10,7 +10,19 @@ from qosbound.systems.tsq.schema import Scenario
 from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
-__all__ = ["metric_names", "metric_kind", "slo_limit", "bound_result", "add_group"]
+__all__ = ["metric_names", "metric_kind", "slo_limit", "bound_result", "add_group", "CF_NEGLECTS", "GAIN_TOLERANCE",
+           "MODEL_NEGLECTS", "MODEL_MAX_DROP"]
+
+#: What the closed form neglects (DESIGN.md "TSQ").
+CF_NEGLECTS = ("queue fluctuations: the fluid operating point (PI holds the queue at q_ref, TFRC rates at the mean "
+               "RTT fill the link) and a backlog of hint-2^n packets (q' = d q/2^n)")
+#: A model-checked relative gain at or below this counts as "no gain" (the MDP's LRA solver error).
+GAIN_TOLERANCE = 1e-6
+#: What the slotted models neglect relative to the scenario.
+MODEL_NEGLECTS = ("the PI controller's integral action and the senders' dynamics: a slotted chain with a "
+                  "proportional AQM and two Bernoulli sources, centred on (q_ref, p*)")
+#: Largest AQM drop probability the slotted models can be centred on (two sources of probability 1/(2(1 - p*))).
+MODEL_MAX_DROP = 0.5
 
 #: Per-flow quantities every method reports (``<flow>.<quantity>``; the swept flow also per hint).
 _GROUP = ("delay.mean", "delay.p99", "drop", "rate", "quality")

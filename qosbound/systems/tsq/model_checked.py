@@ -5,26 +5,18 @@ from __future__ import annotations
 import numpy as np
 
 from qosbound.errors import ScenarioError
+from qosbound.models import tsq as M
+from qosbound.models.budget import refuse_over_budget
 from qosbound.results import Interval, Result
 from qosbound.systems.tsq.closed_form import operating_point
+from qosbound.systems.tsq.metrics import GAIN_TOLERANCE, MODEL_MAX_DROP, MODEL_NEGLECTS
 from qosbound.systems.tsq.schema import ModelOptions, Scenario
-from qosbound.models.budget import refuse_over_budget
 
 __all__ = ["GAIN_TOLERANCE", "MODEL_NEGLECTS", "MODEL_MAX_DROP", "abstraction", "check_model_size", "model_checked"]
-
-#: A model-checked relative gain at or below this counts as "no gain" (the MDP's LRA solver error).
-GAIN_TOLERANCE = 1e-6
-#: What the slotted models neglect relative to the scenario.
-MODEL_NEGLECTS = ("the PI controller's integral action and the senders' dynamics: a slotted chain with a "
-                  "proportional AQM and two Bernoulli sources, centred on (q_ref, p*)")
-#: Largest AQM drop probability the slotted models can be centred on (two sources of probability 1/(2(1 - p*))).
-MODEL_MAX_DROP = 0.5
 
 
 def abstraction(scn: Scenario):
     """The slotted abstraction of the scenario's operating point, with the scenario's 2^n hints."""
-    from qosbound.models import tsq as M  # costly: scipy, stormpy at import
-
     op = operating_point(scn)
     if not op["congested"]:
         raise ScenarioError("the responsive flows do not congest the link, so the AQM drop p* is 0 and the TSQ "
@@ -41,8 +33,6 @@ def abstraction(scn: Scenario):
 def check_model_size(scn: Scenario, ab=None) -> None:
     """Refuse, before anything is built, an abstraction above ``methods.model-checked.max_states`` or the memory
     left (ResourceError, exit 4, with the estimate of :func:`qosbound.models.tsq.estimate`)."""
-    from qosbound.models import tsq as M  # costly: scipy, stormpy at import
-
     opts = scn.methods.model_checked
     ab = ab or abstraction(scn)
     refuse_over_budget(M.estimate(ab, opts.mdp), opts.max_states, field="aqm.q_max",
@@ -51,8 +41,6 @@ def check_model_size(scn: Scenario, ab=None) -> None:
 
 
 def model_checked(scn: Scenario, opts: ModelOptions, progress) -> list[Result]:
-    from qosbound.models import tsq as M  # costly: scipy, stormpy at import
-
     ab = abstraction(scn)
     check_model_size(scn, ab)
     out: list[Result] = []

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+from qosbound.models import tsq as M
 from qosbound.systems.tsq.model_checked import abstraction
 from qosbound.systems.tsq.schema import Scenario
 
@@ -17,10 +19,6 @@ def render_models(scn: Scenario, out_dir) -> list:
     The sizing constants are filled in from the scenario's operating point (see models/tsq.py,
     ``abstraction``); the DTMC's hint is the swept flow's (else the first flow's) configured hint.
     """
-    from pathlib import Path
-
-    from qosbound.models import tsq as M  # costly: scipy, stormpy at import
-
     ab = abstraction(scn)
     flow = scn.metrics.sweep or next(iter(scn.flows))
     consts = {**ab.mdp_constants(), "d": scn.flows[flow].hint}

@@ -6,17 +6,18 @@ import math
 
 import numpy as np
 
+from qosbound.analytic.quality import quality
 from qosbound.results import Interval, Result
 from qosbound.systems.tsq.metrics import add_group, app_assumption
 from qosbound.systems.tsq.schema import Scenario, SimOptions
+from qosbound.validation.pi_aqm import PIParams
 from qosbound.validation.stats import t_interval
+from qosbound.validation.tsq_sim import Flow, SimConfig, check_budget, flow_stats, simulate, to_trace
 
 __all__ = ["simulated", "simulate_trace"]
 
 
 def _sim_flows(scn: Scenario, override: tuple[str, int] | None = None):
-    from qosbound.validation.tsq_sim import Flow  # costly: numba at import
-
     flows, groups = [], []
     for name, f in scn.flows.items():
         hint = f.hint if override is None or override[0] != name else override[1]
@@ -27,9 +28,6 @@ def _sim_flows(scn: Scenario, override: tuple[str, int] | None = None):
 
 
 def sim_group_stats(scn, out, groups, name, warmup) -> dict:
-    from qosbound.analytic.quality import quality  # costly: sympy at import
-    from qosbound.validation.tsq_sim import flow_stats  # costly: numba at import
-
     f = scn.flows[name]
     idx = np.flatnonzero(groups == name)
     st = [flow_stats(out, int(i), warmup) for i in idx]
@@ -51,9 +49,6 @@ def sim_group_stats(scn, out, groups, name, warmup) -> dict:
 
 def _sim_config(scn: Scenario, flows):
     """The simulator's configuration; refuses (ScenarioError naming the duration) a run too large to record."""
-    from qosbound.validation.pi_aqm import PIParams  # costly: sympy, numba at import
-    from qosbound.validation.tsq_sim import SimConfig, check_budget  # costly: numba at import
-
     a, opts = scn.aqm, scn.methods.simulated
     cfg = SimConfig(scn.link.rate, flows, opts.duration, PIParams(a.a, a.b, a.sampling, a.q_ref, a.q_max),
                     scn.tsq.latency, scn.tsq.hint_bits, scn.tsq.enabled)
@@ -62,8 +57,6 @@ def _sim_config(scn: Scenario, flows):
 
 
 def _run_reps(scn: Scenario, opts: SimOptions, override, names, tick):
-    from qosbound.validation.tsq_sim import simulate  # costly: numba at import
-
     flows, groups = _sim_flows(scn, override)
     cfg = _sim_config(scn, flows)
     per = {n: [] for n in names}
@@ -140,8 +133,6 @@ def simulate_trace(scn: Scenario, packets: int, seed: int):
     by one packet transmission time.
     """
     import pyarrow as pa
-
-    from qosbound.validation.tsq_sim import simulate, to_trace  # costly: numba at import
 
     flows, groups = _sim_flows(scn)
     cfg = _sim_config(scn, flows)
