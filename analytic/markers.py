@@ -360,26 +360,42 @@ def marker_fractions(kind: str, arrivals: str, sizes: str, rate: float, size: fl
     if kind == "srtcm" and second_depth is None:
         raise ScenarioError("srTCM needs EBS", field="marker.ebs")
     if sizes == "fixed":
-        if arrivals == "cbr":
-            f = cbr_fractions(kind, rate, cir, second_rate if kind == "trtcm" else None, aware=aware, pre=pre)
-            f = tuple(float(x) for x in f)
-            return MarkerFractions(f, f, (True,) * 3, (0.0,) * 3, "",
-                                   "long-run fractions for smooth (CBR) input, qosbound.analytic.markers")
-        if kind == "trtcm":
-            f, err = poisson_fractions("trtcm", rate, size, cir, cbs, second_depth, pir=second_rate, aware=aware,
-                                       pre=pre)
-        else:
-            # A two-colour bucket is srTCM's C bucket alone: C never depends on E, so IN = srTCM green.
-            ebs = second_depth if kind == "srtcm" else size
-            f, err = poisson_fractions("srtcm", rate, size, cir, cbs, ebs, aware=aware and kind == "srtcm", pre=pre)
-            if kind == "two-colour":
-                f, err = np.array([f[0], 0.0, f[1] + f[2]]), np.array([err[0], 0.0, err[0]])
-        f = tuple(float(x) for x in f)
-        return MarkerFractions(f, f, (False,) * 3, tuple(float(x) for x in err),
-                               "slot discretisation of the Poisson input (Richardson-extrapolated; the interval is "
-                               "an error estimate)", "slotted-chain limit for Poisson input, qosbound.analytic.markers")
+        return _fixed_size_fractions(kind, arrivals, rate, size, cir, cbs, second_rate, second_depth, aware, pre)
     if sizes != "exponential" or arrivals not in ("poisson", "cbr"):
         raise ScenarioError(f"no marker solution for {arrivals} arrivals with {sizes} sizes", field="traffic")
+    return _exponential_size_fractions(kind, arrivals, rate, size, cir, cbs, second_rate, second_depth, aware, pre)
+
+
+def _fixed_size_fractions(kind: str, arrivals: str, rate: float, size: float, cir: float, cbs: float,
+                          second_rate: float | None, second_depth: float | None, aware: bool,
+                          pre: tuple) -> MarkerFractions:
+    """:func:`marker_fractions` for fixed sizes: the smooth-input closed forms for CBR input, the slotted
+    chain's limit for Poisson input."""
+    if arrivals == "cbr":
+        f = cbr_fractions(kind, rate, cir, second_rate if kind == "trtcm" else None, aware=aware, pre=pre)
+        f = tuple(float(x) for x in f)
+        return MarkerFractions(f, f, (True,) * 3, (0.0,) * 3, "",
+                               "long-run fractions for smooth (CBR) input, qosbound.analytic.markers")
+    if kind == "trtcm":
+        f, err = poisson_fractions("trtcm", rate, size, cir, cbs, second_depth, pir=second_rate, aware=aware,
+                                   pre=pre)
+    else:
+        # A two-colour bucket is srTCM's C bucket alone: C never depends on E, so IN = srTCM green.
+        ebs = second_depth if kind == "srtcm" else size
+        f, err = poisson_fractions("srtcm", rate, size, cir, cbs, ebs, aware=aware and kind == "srtcm", pre=pre)
+        if kind == "two-colour":
+            f, err = np.array([f[0], 0.0, f[1] + f[2]]), np.array([err[0], 0.0, err[0]])
+    f = tuple(float(x) for x in f)
+    return MarkerFractions(f, f, (False,) * 3, tuple(float(x) for x in err),
+                           "slot discretisation of the Poisson input (Richardson-extrapolated; the interval is "
+                           "an error estimate)", "slotted-chain limit for Poisson input, qosbound.analytic.markers")
+
+
+def _exponential_size_fractions(kind: str, arrivals: str, rate: float, size: float, cir: float, cbs: float,
+                                second_rate: float | None, second_depth: float | None, aware: bool,
+                                pre: tuple) -> MarkerFractions:
+    """:func:`marker_fractions` for exponential sizes: the finite dam per bucket, the second bucket fed the
+    first one's output (an approximation named in the result); CBR input taken as Poisson."""
     lam = rate / (8.0 * size)
     g0, y0, r0 = pre if aware else (1.0, 0.0, 0.0)
     pk = np.zeros(3)  # packets/s per colour

@@ -138,10 +138,16 @@ def _message(node: ast.AST) -> str | None:
     return None
 
 
+def _same_package(callee, func) -> bool:
+    """Whether ``callee`` is defined in the module of ``func`` or a sibling module of the same package (a schema
+    split along its jobs, e.g. the port's checks across fields beside its models)."""
+    return callee.__module__.rpartition(".")[0] == func.__module__.rpartition(".")[0]
+
+
 @lru_cache(maxsize=None)
 def _raised(func, depth: int = 2) -> tuple[tuple[str, str | None], ...]:
     """(message, field) of every ValueError / ScenarioError / ResourceError the function raises, and those of
-    the module-level functions of its module it calls (``depth`` calls deep), in source order."""
+    the module-level functions of its package it calls (``depth`` calls deep), in source order."""
     func = getattr(func, "__func__", func)
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
@@ -151,7 +157,7 @@ def _raised(func, depth: int = 2) -> tuple[tuple[str, str | None], ...]:
     for node in ast.walk(tree):
         if depth > 0 and isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             callee = getattr(func, "__globals__", {}).get(node.func.id)
-            if inspect.isfunction(callee) and callee.__module__ == func.__module__ and callee is not func:
+            if inspect.isfunction(callee) and _same_package(callee, func) and callee is not func:
                 found.append((node.lineno, _raised(callee, depth - 1)))
         if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:
             callee = node.exc.func

@@ -88,7 +88,7 @@ def install() -> None:
     everywhere(batch, "evaluate_scenario", "evaluate")
     everywhere(batch_admit, "evaluate_admission", "evaluate")
     everywhere(execute, "evaluate_point", "evaluate")
-    admit._Search.point = announce("admit", admit._Search.point)
+    admit.Search.point = announce("admit", admit.Search.point)
     original_put = cache.Cache.put
 
     def put(self, key, rec):

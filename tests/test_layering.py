@@ -167,6 +167,7 @@ def import_cycles(modules: dict[str, Path]) -> list[list[str]]:
 
 #: The command layer: the CLI, the commands and the engines they drive.
 COMMAND_LAYER = {"qosbound.cli", "qosbound.commands", "qosbound.sweep", "qosbound.tune", "qosbound.admit",
+                 "qosbound.admit_parameter", "qosbound.admit_point", "qosbound.admit_search",
                  "qosbound.parameter_path", "qosbound.__main__"}
 
 

@@ -215,73 +215,102 @@ def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup:
     hops_total = 0
     for r, seq in enumerate(seed_sequences(seed, replications)):
         kids = seq.spawn(F + P)
-        t_first = [None] * F
-        t_cur = [None] * F
-        size = [None] * F
-        alive = [None] * F
-        for k, f in enumerate(net.flows):
-            if not f.saturated:
-                t_first[k], size[k] = _source(np.random.Generator(np.random.PCG64(kids[k])), f, H)
-                t_cur[k] = t_first[k].copy()
-                alive[k] = np.ones(t_first[k].shape[0], np.bool_)
+        flows = _Packets.drawn(net, kids, H)
         for p in range(P):
-            cfg = net.ports[p]
-            ts, cs, zs, ps, who = [], [], [], [], []
-            for k, h in net.members[p]:
-                f = net.flows[k]
-                if f.saturated and h == 0:
-                    continue
-                idx = np.flatnonzero(alive[k])
-                ts.append(t_cur[k][idx])
-                zs.append(size[k][idx])
-                cs.append(np.full(idx.shape[0], f.classes[h], np.int64))
-                ps.append(np.full(idx.shape[0], f.precs[h], np.int64))
-                who.append((k, h, idx))
-            t = np.concatenate(ts) if ts else _EMPTY_F
-            order = np.argsort(t, kind="stable")
-            extra = 0
-            sat_here = [(c, k) for (pp, c), k in sat_at.items() if pp == p]
-            if sat_here:
-                smallest = min(min(s.sizes) if not s.exponential else 1.0 for _, k in sat_here
-                               for s in net.flows[k].sources)
-                extra = int(H * cfg.C / 8.0 / smallest) + cfg.Q_t + 16
             rng = np.random.Generator(np.random.PCG64(kids[F + p]))
-            cls = np.concatenate(cs)[order] if cs else _EMPTY_I
-            zz = np.concatenate(zs)[order] if zs else _EMPTY_F
-            pr = np.concatenate(ps)[order] if ps else _EMPTY_I
-            dep_sorted, sat = _run_port(rng, cfg, t[order], cls, zz, pr, H, extra)
-            dep = np.empty_like(dep_sorted)
-            dep[order] = dep_sorted
-            hops_total += t.shape[0] + sat[0].shape[0]
-            off = 0
-            for k, h, idx in who:
-                n = idx.shape[0]
-                d = dep[off:off + n]
-                arr = t[off:off + n]
-                off += n
-                ok = ~np.isnan(d)
-                counted = (t_first[k][idx] >= lo) & (t_first[k][idx] < hi)
-                samples[k].hop_lost[r, h] += np.count_nonzero(counted & ~ok)
-                cnt = counted & ok
-                if cnt.any():
-                    samples[k].hop_max[r, h] = max(samples[k].hop_max[r, h], float(np.max(d[cnt] - arr[cnt])))
-                alive[k][idx[~ok]] = False
-                t_cur[k][idx[ok]] = d[ok] + net.prop[p]
-            for c, k in sat_here:  # the saturated flow's packets, from their admission at its first port
-                arr, d, z = sat
-                keep = ~np.isnan(d)
-                t_first[k] = arr
-                size[k] = z
-                alive[k] = keep.copy()
-                t_cur[k] = np.where(keep, d + net.prop[p], np.nan)
-        for k, f in enumerate(net.flows):
-            s = samples[k]
-            cnt = (t_first[k] >= lo) & (t_first[k] < hi)
-            ok = cnt & alive[k]
-            s.sent[r] = cnt.sum()
-            s.lost[r] = (cnt & ~alive[k]).sum()
-            s.bytes[r] = size[k][ok].sum()
-            s.delays.append(t_cur[k][ok] - t_first[k][ok])
+            hops_total += _pass_port(net, p, flows, rng, H, (lo, hi), sat_at, samples, r)
+        _tally(net, flows, samples, r, lo, hi)
         if advance is not None:
             advance(1)
     return samples, hops_total
+
+
+@dataclass
+class _Packets:
+    """One replication's packets per flow: first arrival times, sizes, whether each is still alive, and its
+    arrival time at the next port (None for a saturated flow before its first port)."""
+
+    t_first: list
+    t_cur: list
+    size: list
+    alive: list
+
+    @classmethod
+    def drawn(cls, net: NetworkConfig, kids, H: float) -> _Packets:
+        F = len(net.flows)
+        out = cls([None] * F, [None] * F, [None] * F, [None] * F)
+        for k, f in enumerate(net.flows):
+            if not f.saturated:
+                out.t_first[k], out.size[k] = _source(np.random.Generator(np.random.PCG64(kids[k])), f, H)
+                out.t_cur[k] = out.t_first[k].copy()
+                out.alive[k] = np.ones(out.t_first[k].shape[0], np.bool_)
+        return out
+
+
+def _pass_port(net: NetworkConfig, p: int, flows: _Packets, rng, H: float, window: tuple[float, float],
+               sat_at: dict, samples: list, r: int) -> int:
+    """Port ``p`` serves the live packets of its flows in arrival order: each hop's losses and largest delay
+    within the window, the survivors' arrival at the next port; a saturated flow's packets start here. Returns
+    the packet-hops simulated."""
+    lo, hi = window
+    cfg = net.ports[p]
+    ts, cs, zs, ps, who = [], [], [], [], []
+    for k, h in net.members[p]:
+        f = net.flows[k]
+        if f.saturated and h == 0:
+            continue
+        idx = np.flatnonzero(flows.alive[k])
+        ts.append(flows.t_cur[k][idx])
+        zs.append(flows.size[k][idx])
+        cs.append(np.full(idx.shape[0], f.classes[h], np.int64))
+        ps.append(np.full(idx.shape[0], f.precs[h], np.int64))
+        who.append((k, h, idx))
+    t = np.concatenate(ts) if ts else _EMPTY_F
+    order = np.argsort(t, kind="stable")
+    extra = 0
+    sat_here = [(c, k) for (pp, c), k in sat_at.items() if pp == p]
+    if sat_here:
+        smallest = min(min(s.sizes) if not s.exponential else 1.0 for _, k in sat_here
+                       for s in net.flows[k].sources)
+        extra = int(H * cfg.C / 8.0 / smallest) + cfg.Q_t + 16
+    cls = np.concatenate(cs)[order] if cs else _EMPTY_I
+    zz = np.concatenate(zs)[order] if zs else _EMPTY_F
+    pr = np.concatenate(ps)[order] if ps else _EMPTY_I
+    dep_sorted, sat = _run_port(rng, cfg, t[order], cls, zz, pr, H, extra)
+    dep = np.empty_like(dep_sorted)
+    dep[order] = dep_sorted
+    off = 0
+    for k, h, idx in who:
+        n = idx.shape[0]
+        d = dep[off:off + n]
+        arr = t[off:off + n]
+        off += n
+        ok = ~np.isnan(d)
+        counted = (flows.t_first[k][idx] >= lo) & (flows.t_first[k][idx] < hi)
+        samples[k].hop_lost[r, h] += np.count_nonzero(counted & ~ok)
+        cnt = counted & ok
+        if cnt.any():
+            samples[k].hop_max[r, h] = max(samples[k].hop_max[r, h], float(np.max(d[cnt] - arr[cnt])))
+        flows.alive[k][idx[~ok]] = False
+        flows.t_cur[k][idx[ok]] = d[ok] + net.prop[p]
+    for c, k in sat_here:  # the saturated flow's packets, from their admission at its first port
+        arr, d, z = sat
+        keep = ~np.isnan(d)
+        flows.t_first[k] = arr
+        flows.size[k] = z
+        flows.alive[k] = keep.copy()
+        flows.t_cur[k] = np.where(keep, d + net.prop[p], np.nan)
+    return t.shape[0] + sat[0].shape[0]
+
+
+def _tally(net: NetworkConfig, flows: _Packets, samples: list, r: int, lo: float, hi: float) -> None:
+    """Replication ``r``'s end-to-end counts per flow: packets sent and lost within the window, bytes delivered,
+    and the delivered packets' delays."""
+    for k in range(len(net.flows)):
+        s = samples[k]
+        cnt = (flows.t_first[k] >= lo) & (flows.t_first[k] < hi)
+        ok = cnt & flows.alive[k]
+        s.sent[r] = cnt.sum()
+        s.lost[r] = (cnt & ~flows.alive[k]).sum()
+        s.bytes[r] = flows.size[k][ok].sum()
+        s.delays.append(flows.t_cur[k][ok] - flows.t_first[k][ok])

@@ -48,6 +48,19 @@ def class_bounds(port: Port, arrivals: dict[str, ArrivalCurve | None] | None = N
     """Every class with traffic: its :class:`ClassBound` (module docstring). ``arrivals`` replaces, for the
     classes it names, the traffic's own envelope by the given curve (None: none) -- a network's port, whose
     classes carry flows shaped upstream; a class's policer still adds its buckets."""
+    curve = _arrival_of(arrivals)
+    V_ring, W_r = ring_terms(port)
+    V = nc.shaped_work(V_ring, port.shaper_burst)  # a parent shaper's burst adds to the ring's work
+    out: dict[str, ClassBound] = {}
+    above = _priority_bounds(port, curve, V, V_ring, out)
+    if port.weighted:
+        _weighted_bounds(port, curve, V, V_ring, W_r, above, out)
+    return out
+
+
+def _arrival_of(arrivals: dict[str, ArrivalCurve | None] | None):
+    """The function giving a class's arrival curve: its traffic's own envelope, or the curve ``arrivals`` gives
+    it met with its policer's buckets."""
     if arrivals:
         def curve(c) -> ArrivalCurve | None:
             if c.name not in arrivals:
@@ -58,28 +71,40 @@ def class_bounds(port: Port, arrivals: dict[str, ArrivalCurve | None] | None = N
     else:
         def curve(c) -> ArrivalCurve | None:
             return c.arrival_curve()
+    return curve
+
+
+@dataclass
+class _Above:
+    """What the priority levels above leave: their long-term burst (B) and rate (bit/s), the bytes they hold,
+    and why no bound holds below them ('' when one does)."""
+
+    sigma: float = 0.0
+    rho: float = 0.0
+    held: float = 0.0
+    starved: str = ""
+
+
+def _priority_bounds(port: Port, curve, V: float, V_ring: float, out: dict[str, ClassBound]) -> _Above:
+    """The bounds of the priority levels, highest first, into ``out``; what they leave the levels below."""
     C = port.rate
-    V_ring, W_r = ring_terms(port)
-    V = nc.shaped_work(V_ring, port.shaper_burst)  # a parent shaper's burst adds to the ring's work
-    out: dict[str, ClassBound] = {}
-    sigma_hi, rho_hi, held_hi = 0.0, 0.0, 0.0
-    starved = ""
+    above = _Above()
     for k in port.levels:
         members = port.level(k)
         alpha = ArrivalCurve.total([curve(c) for c in members])
         held = sum(c.held for c in members)
-        if not starved and rho_hi >= C:
-            starved = (f"the arrival curves of the priority levels above level {k} add up to {rho_hi:.6g} bit/s, the "
-                       "whole link: they prove no rate left below them")
-        if starved:
+        if not above.starved and above.rho >= C:
+            above.starved = (f"the arrival curves of the priority levels above level {k} add up to {above.rho:.6g} "
+                             "bit/s, the whole link: they prove no rate left below them")
+        if above.starved:
             for c in members:
-                out[c.name] = ClassBound(c.name, curve(c), None, math.inf, held, why=starved)
+                out[c.name] = ClassBound(c.name, curve(c), None, math.inf, held, why=above.starved)
             continue
-        R, T = nc.level_service(C, V, sigma_hi, rho_hi)
+        R, T = nc.level_service(C, V, above.sigma, above.rho)
         e = alpha.excess(R) if alpha is not None else math.inf
-        D = nc.level_delay(C, V, sigma_hi, rho_hi, e, held, held_hi)
-        own = min(e, held + held_hi)
-        parts = {"ring": 8.0 * V_ring / R, "higher levels": 8.0 * sigma_hi / R, "own burst": 8.0 * own / R}
+        D = nc.level_delay(C, V, above.sigma, above.rho, e, held, above.held)
+        own = min(e, held + above.held)
+        parts = {"ring": 8.0 * V_ring / R, "higher levels": 8.0 * above.sigma / R, "own burst": 8.0 * own / R}
         if port.shaper_burst:
             parts["shaper"] = 8.0 * port.shaper_burst / R
         backlog = held if alpha is None else min(held, alpha.at(D))
@@ -87,24 +112,32 @@ def class_bounds(port: Port, arrivals: dict[str, ArrivalCurve | None] | None = N
             out[c.name] = ClassBound(c.name, curve(c), RateLatency(R, T), D, backlog, parts=parts,
                                      formula="D_k = 8 (V + sigma_H + min(e_k, B_k + B_H)) / (C - rho_H)")
         if alpha is None:
-            starved = (f"priority level {k} ({', '.join(c.name for c in members)}) has no arrival curve (neither "
-                       "a policer that drops nor a CBR envelope): it can take the whole link in the worst case")
+            above.starved = (f"priority level {k} ({', '.join(c.name for c in members)}) has no arrival curve "
+                             "(neither a policer that drops nor a CBR envelope): it can take the whole link in the "
+                             "worst case")
             continue
         lt = alpha.long_term()
-        sigma_hi += lt.burst
-        rho_hi += lt.rate
-        held_hi += backlog
+        above.sigma += lt.burst
+        above.rho += lt.rate
+        above.held += backlog
+    return above
+
+
+def _weighted_bounds(port: Port, curve, V: float, V_ring: float, W_r: float, above: _Above,
+                     out: dict[str, ClassBound]) -> None:
+    """The bounds of the weighted classes into ``out``: DRR over the rate-latency service the priority levels
+    leave them."""
+    C = port.rate
     weighted = port.weighted
-    if not weighted:
-        return out
-    if not starved and rho_hi >= C:
-        starved = (f"the priority levels' arrival curves add up to {rho_hi:.6g} bit/s, the whole link: they prove no "
-                   "rate left for the weighted classes")
+    starved = above.starved
+    if not starved and above.rho >= C:
+        starved = (f"the priority levels' arrival curves add up to {above.rho:.6g} bit/s, the whole link: they prove "
+                   "no rate left for the weighted classes")
     if starved:
         for c in weighted:
             out[c.name] = ClassBound(c.name, curve(c), None, math.inf, c.held, why=starved)
-        return out
-    RW, TW = nc.weighted_aggregate(C, V, sigma_hi, rho_hi, held_hi)
+        return
+    RW, TW = nc.weighted_aggregate(C, V, above.sigma, above.rho, above.held)
     agg = RateLatency(RW, TW)
     q = port.quanta()
     largest = [c.largest for c in weighted]
@@ -119,11 +152,10 @@ def class_bounds(port: Port, arrivals: dict[str, ArrivalCurve | None] | None = N
         service = RateLatency(s.rate, s.latency + W_r + 8.0 * c.largest / C)
         backlog = c.held if alpha is None else min(c.held, alpha.at(D))
         parts = {"ring": 8.0 * V_ring / RW + W_r + 8.0 * c.largest / C,
-                 "priority levels": 8.0 * (sigma_hi + held_hi) / RW,
+                 "priority levels": 8.0 * (above.sigma + above.held) / RW,
                  "DRR round": s.latency - TW, "own burst": D - s.latency - W_r - 8.0 * c.largest / C}
         if port.shaper_burst:
             parts["shaper"] = 8.0 * port.shaper_burst / RW
         out[c.name] = ClassBound(c.name, alpha, service, D, backlog, parts=parts,
                                  formula="D_i = T_i + W_r + min(8 (e_i - L_min)/R_i + 8 L_min/C, "
                                          "8 (Q_i - 1) L_i/R_i + 8 L_i/C), (R_i, T_i) of DRR over (R_W, T_W)")
-    return out

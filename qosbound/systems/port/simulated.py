@@ -53,10 +53,23 @@ def _meter_state(kind: str, cir: float, cbs: float, second_rate: float, second_d
 
 
 def config(port: Port) -> PortConfig:
-    """The kernel's arrays for a port (semantics: :mod:`qosbound.validation.port_kernels`)."""
+    """The kernel's arrays for a port (semantics: :mod:`qosbound.validation.port_kernels`): its scheduling, its
+    size laws and precedence mixes, its sources, its meters and its droppers."""
     tick = tick_of(port.rate)
     cls = port.classes
-    m = len(cls)
+    laws, law_sizes, law_cum, law_n, law_exp = _laws(port)
+    sat_law = np.array([laws.index(c.streams[0].sizes) if c.saturated else -1 for c in cls], np.int64)
+    ring = port.ring
+    return PortConfig(
+        C=port.rate, Q_t=port.Q_t, unit=port.unit, per_packet=ring is None or ring.per_packet,
+        incl_ring=ring is None, **_scheduling(port), sat_law=sat_law, **_mixes(port), law_sizes=law_sizes,
+        law_cum=law_cum, law_n=law_n, law_exp=law_exp, **_sources(port, laws, tick), **_meters(port, tick),
+        **_droppers(port), names=[c.name for c in cls])
+
+
+def _scheduling(port: Port) -> dict:
+    """The priority levels (each class's level, the levels' classes), the DRR quanta and the queue limits."""
+    cls = port.classes
     levels = port.levels
     lvl_cls, lvl_start = [], [0]
     for k in levels:
@@ -64,26 +77,50 @@ def config(port: Port) -> PortConfig:
         lvl_start.append(len(lvl_cls))
     cls_level = np.array([levels.index(c.priority) if (c.priority is not None and c.has_traffic) else -1
                           for c in cls], np.int64)
-    drr_q = np.zeros(m)
+    drr_q = np.zeros(len(cls))
     weighted = port.weighted
     if weighted:
         for c, q in zip(weighted, port.quanta()):
             drr_q[c.index] = q
-    laws, law_sizes, law_cum, law_n, law_exp = _laws(port)
-    sat_law = np.array([laws.index(c.streams[0].sizes) if c.saturated else -1 for c in cls], np.int64)
+    return dict(cls_level=cls_level, lvl_start=np.array(lvl_start, np.int64), lvl_cls=np.array(lvl_cls, np.int64),
+                drr_q=drr_q, qlimit=np.array([c.queue_limit for c in cls], np.int64))
+
+
+def _mixes(port: Port) -> dict:
+    """Each class's precedence mix as a cumulative distribution, and its number of precedences."""
+    m = len(port.classes)
     mix_cum = np.ones((m, 3))
     nprec = np.ones(m, np.int64)
-    for c in cls:
+    for c in port.classes:
         cm = np.cumsum(c.mix)
         cm[-1] = 1.0
         mix_cum[c.index, :len(cm)] = cm
         nprec[c.index] = len(c.mix)
-    src = [(c, s) for c in cls for s in c.streams if s.kind != "saturated" for _ in range(s.count)]
+    return dict(mix_cum=mix_cum, nprec=nprec)
+
+
+def _sources(port: Port, laws: list, tick: float) -> dict:
+    """One source per stream (a call counts once each): its class, kind, clock rate, size law, phase and on/off
+    periods, times in kernel ticks."""
+    src = [(c, s) for c in port.classes for s in c.streams if s.kind != "saturated" for _ in range(s.count)]
     kinds = {"poisson": 0, "cbr": 1, "on-off": 2}
 
     def clock(s: Stream) -> float:  # packets (clock ticks) per kernel tick
         return s.peak / (8.0 * s.sizes.mean) * tick
 
+    return dict(src_cls=np.array([c.index for c, _ in src], np.int64),
+                src_kind=np.array([kinds[s.kind] for _, s in src], np.int64),
+                src_rate=np.array([clock(s) for _, s in src], np.float64),
+                src_law=np.array([laws.index(s.sizes) for _, s in src], np.int64),
+                src_phase=np.array([s.phase / tick if s.phase is not None else -1.0 for _, s in src], np.float64),
+                src_on=np.array([s.on / tick for _, s in src], np.float64),
+                src_off=np.array([s.off / tick for _, s in src], np.float64))
+
+
+def _meters(port: Port, tick: float) -> dict:
+    """Each class's marker and policer: kind, bucket state, colour awareness or conditional metering, and the
+    precedences or actions each colour maps to."""
+    m = len(port.classes)
     mk_kind = np.full(m, -1, np.int64)
     mk_state = np.zeros((m, 7))
     mk_aware = np.zeros(m, np.bool_)
@@ -93,14 +130,7 @@ def config(port: Port) -> PortConfig:
     po_cond = np.zeros(m, np.bool_)
     po_act = np.zeros((m, 3), np.int64)
     po_rem = np.zeros((m, 3), np.int64)
-    dr_red = np.zeros(m, np.bool_)
-    dr_mode = np.zeros(m, np.int64)
-    dr_gentle = np.zeros(m, np.bool_)
-    dr_alpha = np.ones(m)
-    dr_min = np.zeros((m, 3))
-    dr_max = np.ones((m, 3))
-    dr_maxp = np.ones((m, 3))
-    for c in cls:
+    for c in port.classes:
         i = c.index
         if c.marker is not None:
             mk = c.marker
@@ -115,6 +145,23 @@ def config(port: Port) -> PortConfig:
             po_cond[i] = p.conditional
             po_act[i] = [_ACT[a] for a in p.actions]
             po_rem[i] = [max(r, 0) for r in p.remark]
+    return dict(mk_kind=mk_kind, mk_state=mk_state, mk_aware=mk_aware, mk_to=mk_to, po_kind=po_kind,
+                po_state=po_state, po_cond=po_cond, po_act=po_act, po_rem=po_rem)
+
+
+def _droppers(port: Port) -> dict:
+    """Each class's RED-family dropper (mode, gentle, EWMA weight, thresholds and maximum probabilities per
+    precedence); tail drop where it has none."""
+    m = len(port.classes)
+    dr_red = np.zeros(m, np.bool_)
+    dr_mode = np.zeros(m, np.int64)
+    dr_gentle = np.zeros(m, np.bool_)
+    dr_alpha = np.ones(m)
+    dr_min = np.zeros((m, 3))
+    dr_max = np.ones((m, 3))
+    dr_maxp = np.ones((m, 3))
+    for c in port.classes:
+        i = c.index
         if c.dropper.red:
             prof = c.dropper.profile()
             dr_red[i] = True
@@ -124,22 +171,8 @@ def config(port: Port) -> PortConfig:
             dr_min[i] = prof.min_th
             dr_max[i] = prof.max_th
             dr_maxp[i] = prof.max_p
-    ring = port.ring
-    return PortConfig(
-        C=port.rate, Q_t=port.Q_t, unit=port.unit, per_packet=ring is None or ring.per_packet,
-        incl_ring=ring is None, cls_level=cls_level, lvl_start=np.array(lvl_start, np.int64),
-        lvl_cls=np.array(lvl_cls, np.int64), drr_q=drr_q, qlimit=np.array([c.queue_limit for c in cls], np.int64),
-        sat_law=sat_law, mix_cum=mix_cum, nprec=nprec, law_sizes=law_sizes, law_cum=law_cum, law_n=law_n,
-        law_exp=law_exp, src_cls=np.array([c.index for c, _ in src], np.int64),
-        src_kind=np.array([kinds[s.kind] for _, s in src], np.int64),
-        src_rate=np.array([clock(s) for _, s in src], np.float64),
-        src_law=np.array([laws.index(s.sizes) for _, s in src], np.int64),
-        src_phase=np.array([s.phase / tick if s.phase is not None else -1.0 for _, s in src], np.float64),
-        src_on=np.array([s.on / tick for _, s in src], np.float64),
-        src_off=np.array([s.off / tick for _, s in src], np.float64),
-        mk_kind=mk_kind, mk_state=mk_state, mk_aware=mk_aware, mk_to=mk_to, po_kind=po_kind, po_state=po_state,
-        po_cond=po_cond, po_act=po_act, po_rem=po_rem, dr_red=dr_red, dr_mode=dr_mode, dr_gentle=dr_gentle,
-        dr_alpha=dr_alpha, dr_min=dr_min, dr_max=dr_max, dr_maxp=dr_maxp, names=[c.name for c in cls])
+    return dict(dr_red=dr_red, dr_mode=dr_mode, dr_gentle=dr_gentle, dr_alpha=dr_alpha, dr_min=dr_min,
+                dr_max=dr_max, dr_maxp=dr_maxp)
 
 
 class _Builder:
