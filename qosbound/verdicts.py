@@ -55,6 +55,7 @@ def _proofs(slo: SLO, limit: float, results: list[Result]) -> list[tuple[str, fl
 def _proof_verdict(slo: SLO, limit: float, proof, others: list[Verdict], unit: str) -> Verdict:
     """The verdict a proof gives, naming the proof and listing the estimates it overrides."""
     status, v, r, rule = proof
+    others = [o for o in others if not (o.method == r.method and r.metric == slo.metric)]  # not the proof itself
     op = {("max", "holds"): "<=", ("max", "violated"): ">", ("min", "holds"): ">=", ("min", "violated"): "<"}[
         (slo.bound, status)]
     margin = (limit - v) if slo.bound == "max" else (v - limit)
