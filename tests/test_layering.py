@@ -2,7 +2,8 @@
 neutral core (and the layers below them); ``systems`` never imports a command module.
 
 Every import statement of every module is read with ``ast``, including the ones inside functions, so an
-import deferred to call time is caught as well as one at module level.
+import deferred to call time is caught as well as one at module level. That the package has no import cycle at all
+is ``tests/test_import_graph.py``.
 """
 
 from __future__ import annotations
@@ -111,77 +112,3 @@ def test_the_checker_sees_upward_imports(tmp_path):
     assert "qosbound.cli.isolated" in names
     assert "qosbound.errors.ModelError" in names
     assert not _within("qosbound.systems.base", CORE - {"qosbound"})
-
-
-def _package_modules() -> dict[str, Path]:
-    """Every module of the package (the three top-level folders under their qosbound names)."""
-    out = dict(_modules(ROOT / "qosbound", "qosbound"))
-    for layer, (package, _) in LOWER.items():
-        out.update(_modules(ROOT / layer, package))
-    return out
-
-
-def import_cycles(modules: dict[str, Path]) -> list[list[str]]:
-    """The import cycles (strongly connected components of more than one module) of the graph of every import
-    statement, function-level ones included; ``from a import b`` is an edge to ``a.b`` when that is a module,
-    else to ``a``."""
-    def owner(name: str) -> str | None:
-        while name and name not in modules:
-            name = name.rpartition(".")[0]
-        return name or None
-
-    edges = {m: {o for _, n in imports(p, m) if _within(n, {"qosbound"}) and (o := owner(n)) not in (None, m)}
-             for m, p in modules.items()}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    cycles: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in edges[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                cycles.append(sorted(comp))
-
-    for m in sorted(modules):
-        if m not in index:
-            visit(m)
-    return cycles
-
-
-#: The command layer: the CLI, the commands and the engines they drive.
-COMMAND_LAYER = {"qosbound.cli", "qosbound.commands", "qosbound.sweep", "qosbound.tune", "qosbound.admit",
-                 "qosbound.admit_parameter", "qosbound.admit_point", "qosbound.admit_search",
-                 "qosbound.parameter_path", "qosbound.__main__"}
-
-
-def test_the_command_layer_is_in_no_import_cycle():
-    """No cycle of imports (function-level ones included) passes through the CLI, a command or the engines the
-    commands drive."""
-    bad = [c for c in import_cycles(_package_modules()) if any(_within(m, COMMAND_LAYER) for m in c)]
-    assert bad == []
-
-
-def test_the_cycle_finder_finds_a_cycle(tmp_path):
-    """Two modules importing each other, one of them inside a function, are a cycle; a one-way import is not."""
-    (tmp_path / "a.py").write_text("from qosbound.b import f\n")
-    (tmp_path / "b.py").write_text("def f():\n    from qosbound import a\n")
-    (tmp_path / "c.py").write_text("import qosbound.a\n")
-    mods = {f"qosbound.{n}": tmp_path / f"{n}.py" for n in "abc"}
-    assert import_cycles(mods) == [["qosbound.a", "qosbound.b"]]
