@@ -139,9 +139,11 @@ def _message(node: ast.AST) -> str | None:
 
 
 def _same_package(callee, func) -> bool:
-    """Whether ``callee`` is defined in the module of ``func`` or a sibling module of the same package (a schema
-    split along its jobs, e.g. the port's checks across fields beside its models)."""
-    return callee.__module__.rpartition(".")[0] == func.__module__.rpartition(".")[0]
+    """Whether ``callee`` is defined in the module of ``func``, a sibling module of the same package (a schema
+    split along its jobs, e.g. the port's checks across fields beside its models), or the checks every system's
+    schema shares (:mod:`qosbound.systems.base`)."""
+    return (callee.__module__.rpartition(".")[0] == func.__module__.rpartition(".")[0]
+            or callee.__module__ == "qosbound.systems.base")
 
 
 @lru_cache(maxsize=None)

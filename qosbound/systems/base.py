@@ -11,7 +11,7 @@ from qosbound.metric_names import ccdf_name, compact_time, parse_quantile_name, 
 from qosbound.scenario import NonNegInt, PositiveInt, Rate, Time, refuse_lax_bool
 
 __all__ = ["quantile_name", "ccdf_name", "parse_quantile_name", "Strict", "compact_time", "check_range", "MIN_RATE",
-           "MAX_RATE", "MAX_BUFFER", "MAX_BURST", "MAX_TIME"]
+           "MAX_RATE", "MAX_BUFFER", "MAX_BURST", "MAX_TIME", "check_ccdf_points", "check_quantiles"]
 
 
 class Strict(BaseModel):
@@ -23,6 +23,22 @@ class Strict(BaseModel):
     @classmethod
     def _no_lax_bool(cls, v, info: ValidationInfo):
         return refuse_lax_bool(cls, v, info)
+
+# ---- checks shared by the systems' metric sections ------------------------------------------------------
+
+def check_ccdf_points(v: list[float]) -> list[float]:
+    """CCDF points are positive times (NaN refused too)."""
+    if any(not d > 0 for d in v):
+        raise ValueError("CCDF points must be positive times")
+    return v
+
+
+def check_quantiles(v: list[float]) -> list[float]:
+    """Quantiles are numbers strictly between 0 and 1."""
+    for q in v:
+        if not isinstance(q, (int, float)) or not 0 < q < 1:
+            raise ValueError(f"quantile {q!r} is not in (0, 1)")
+    return v
 
 
 # ---- method options shared by the systems' scenario schemas --------------------------------------------

@@ -35,7 +35,7 @@ from pydantic import Field, field_validator, model_validator
 from qosbound.errors import ScenarioError
 from qosbound.scenario import PositiveInt, ScenarioBase, Time
 from qosbound.systems.af.schema import ClosedFormOptions as AFClosedFormOptions
-from qosbound.systems.base import MethodsBase, PacketSimOptions, Strict
+from qosbound.systems.base import MethodsBase, PacketSimOptions, Strict, check_ccdf_points, check_quantiles
 from qosbound.systems.port.classes import (CLASS_NAME, DEFAULT_CLASS, MAX_CLASSES, MAX_PRECEDENCES, MAX_QUEUE,
                                            MAX_STREAMS, Match, NotModelled, PortLink, Ring, Scheduler, Shaper,
                                            TrafficClass, long_run_rate, parse_bandwidth, precedences,
@@ -66,17 +66,12 @@ class Metrics(Strict):
     @field_validator("ccdf_at")
     @classmethod
     def _pos(cls, v):
-        if any(not d > 0 for d in v):
-            raise ValueError("CCDF points must be positive times")
-        return v
+        return check_ccdf_points(v)
 
     @field_validator("quantiles")
     @classmethod
     def _q(cls, v):
-        for q in v:
-            if not isinstance(q, (int, float)) or not 0 < q < 1:
-                raise ValueError(f"quantile {q!r} is not in (0, 1)")
-        return v
+        return check_quantiles(v)
 
 
 class ModelOptions(PQModelOptions):

@@ -10,7 +10,8 @@ from pydantic import Field, field_validator, model_validator
 
 from qosbound.errors import ScenarioError
 from qosbound.scenario import PacketSize, PositiveInt, Probability, Rate, ScenarioBase, Size, Time
-from qosbound.systems.base import Link, MethodsBase, ModelOptionsBase, PacketSimOptions, Strict
+from qosbound.systems.base import (Link, MethodsBase, ModelOptionsBase, PacketSimOptions, Strict, check_ccdf_points,
+                                   check_quantiles)
 from qosbound.units import format_quantity
 
 __all__ = ["TxQ", "PQ", "EFStream", "EFTraffic", "BESize", "BETraffic", "Traffic", "ModelOptions", "SimOptions",
@@ -224,18 +225,12 @@ class Metrics(Strict):
     @field_validator("ccdf_at")
     @classmethod
     def _pos(cls, v):
-        for d in v:
-            if d <= 0:
-                raise ValueError("CCDF points must be positive times")
-        return v
+        return check_ccdf_points(v)
 
     @field_validator("quantiles")
     @classmethod
     def _q(cls, v):
-        for q in v:
-            if not isinstance(q, (int, float)) or not 0 < q < 1:
-                raise ValueError(f"quantile {q!r} is not in (0, 1)")
-        return v
+        return check_quantiles(v)
 
 
 class Scenario(ScenarioBase):
