@@ -138,7 +138,6 @@ def fmt(x: float | None, unit: str, digits: int = 4) -> str:
     return format_quantity(x, unit, digits)
 
 
-_fmt = fmt  # the former private name, still used by qstp2008
 
 
 def with_interval(value: float, unit: str, iv: dict | None, digits: int = 4) -> str:
