@@ -34,6 +34,14 @@ guaranteed-rate node), which is a rate-latency service element followed by a pac
 packetizer holds back at most one packet of the flow, ``L`` bytes (LBT Section 1.7), so between the ``K`` hops the
 ``K - 1`` packetizers lower the concatenated service by ``(K - 1) L`` bytes: ``sum T_h + 8 (e + (K - 1) L) / min
 R_h``. (The last packetizer adds nothing: the delay runs to the last bit.)
+
+**A hop's waiting time, approximately** (the end-to-end approximation of
+:mod:`qosbound.systems.network.approximation`): the wait ``W`` before the ring admits a packet, taken as 0 with
+probability ``1 - pi`` and otherwise exponential, with its mean ``w`` kept: ``P(W > t) = pi exp(-pi t / w)``
+(:data:`wait_ccdf_expr`). In an M/G/1 queue ``pi`` is the utilisation (an arrival finds the server busy with
+that probability, by PASTA) and the waiting time tends to an exponential law in heavy traffic (J. F. C. Kingman,
+"On queues in heavy traffic", Journal of the Royal Statistical Society B 24, 1962); the form keeps the atom and
+the mean exactly and approximates the shape.
 """
 
 from __future__ import annotations
@@ -43,7 +51,8 @@ from functools import lru_cache
 import sympy as sp
 
 __all__ = ["b", "r", "D", "R", "T", "b_x", "r_x", "e", "K", "L", "shifted_burst_expr", "fifo_residual_rate_expr",
-           "fifo_residual_latency_expr", "sfa_delay_expr", "shifted_burst", "fifo_residual", "sfa_delay"]
+           "fifo_residual_latency_expr", "sfa_delay_expr", "shifted_burst", "fifo_residual", "sfa_delay", "pi", "w",
+           "t", "wait_ccdf_expr", "wait_ccdf"]
 
 b = sp.Symbol("b", nonnegative=True)  # bytes, a token bucket's depth
 r = sp.Symbol("r", nonnegative=True)  # bit/s, its rate
@@ -55,6 +64,9 @@ r_x = sp.Symbol("r_x", nonnegative=True)  # bit/s, their rate (r_x < R)
 e = sp.Symbol("e", nonnegative=True)  # bytes, the flow's burst against the end-to-end rate
 K = sp.Symbol("K", positive=True, integer=True)  # hops
 L = sp.Symbol("L", positive=True)  # bytes, the flow's largest packet
+pi = sp.Symbol("pi", positive=True)  # 1, the probability of waiting at all (pi <= 1)
+w = sp.Symbol("w", positive=True)  # s, the mean wait
+t = sp.Symbol("t", nonnegative=True)  # s
 
 #: Depth of a token bucket after a hop of delay bound D, bytes (LBT Section 1.4.3).
 shifted_burst_expr = b + r * D / 8
@@ -63,6 +75,8 @@ fifo_residual_rate_expr = R - r_x
 fifo_residual_latency_expr = T + 8 * b_x / R
 #: SFA's end-to-end bound through the concatenated service (R, T) of K hops (LBT Theorems 1.4.6, 1.4.2, 2.1.3), s.
 sfa_delay_expr = T + 8 * (e + (K - 1) * L) / R
+#: A hop's waiting time, approximately: an atom 1 - pi at 0, an exponential tail of mean w overall (Kingman 1962).
+wait_ccdf_expr = pi * sp.exp(-pi * t / w)
 
 
 @lru_cache(maxsize=None)
@@ -70,9 +84,10 @@ def _fn(name: str):
     table = {"shifted": ((b, r, D), shifted_burst_expr),
              "res_rate": ((R, r_x), fifo_residual_rate_expr),
              "res_latency": ((T, b_x, R), fifo_residual_latency_expr),
-             "sfa": ((T, e, R, K, L), sfa_delay_expr)}
+             "sfa": ((T, e, R, K, L), sfa_delay_expr),
+             "wait_ccdf": ((pi, w, t), wait_ccdf_expr)}
     args, expr = table[name]
-    return sp.lambdify(args, expr, "math")
+    return sp.lambdify(args, expr, "numpy" if name == "wait_ccdf" else "math")
 
 
 def shifted_burst(burst: float, rate: float, delay: float) -> float:
@@ -90,3 +105,9 @@ def sfa_delay(latency: float, burst: float, rate: float, hops: int, largest: flo
     """``T + 8 (e + (K - 1) L) / R``, s: the flow's delay bound through the concatenated service of ``hops`` hops,
     ``largest`` its largest packet."""
     return float(_fn("sfa")(latency, burst, rate, hops, largest))
+
+
+def wait_ccdf(prob: float, mean: float, x):
+    """``P(W > x)`` of :data:`wait_ccdf_expr` for the waiting probability ``prob`` and mean ``mean`` (s); ``x`` an
+    array of seconds."""
+    return _fn("wait_ccdf")(prob, mean, x)

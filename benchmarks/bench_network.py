@@ -12,7 +12,12 @@ figures are the ones to compare):
    and on a generated mesh of 40 ports and 400 flows, beside the port kernel's own rate in trace mode on the WAN's
    core port fed the same packets (the share of the time the chaining costs).
 
-Run: ``python benchmarks/bench_network.py [--ports 1000 --flows 10000] [--quick]``.
+3. with ``--approximation``: the end-to-end approximation (qosbound.systems.network.approximation) against the
+   chained simulator, per flow, on examples/network_wan.yaml, a 4-hop tandem with cross traffic at every hop and a
+   random mesh (4 layers of 3 routers, 60 flows): mean, p99 and p99.9, approximation / simulated (the simulated
+   figure the mean over replications of the per-replication estimate), and the range of the ratios.
+
+Run: ``python benchmarks/bench_network.py [--ports 1000 --flows 10000] [--quick] [--approximation]``.
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ from benchmarks import _common  # noqa: E402,F401 - one BLAS thread
 from qosbound.scenario import build, load  # noqa: E402
 from qosbound.systems.network import network  # noqa: E402
 from qosbound.systems.network.bounds import analyse  # noqa: E402
-from qosbound.systems.network.generate import random_network  # noqa: E402
+from qosbound.systems.network.approximation import approximate  # noqa: E402
+from qosbound.systems.network.generate import random_network, tandem  # noqa: E402
 from qosbound.systems.network.simulated import network_config  # noqa: E402
 from qosbound.validation.network_sim import simulate  # noqa: E402
 
@@ -92,12 +98,53 @@ def kernel_share(cfg) -> float:
     return n / (c1 - c0)
 
 
+APPROX_CASES = {"wan": lambda: load(ROOT / "examples" / "network_wan.yaml"),
+                "tandem-4": lambda: build(tandem(4)),
+                "mesh-4x3": lambda: build(random_network(4, 3, 60, seed=5, rates=(10e6, 100e6), load=0.8))}
+QS = (0.99, 0.999)
+
+
+def approximation_error(duration: float, reps: int) -> list[float]:
+    """Per flow of each case: approximation / simulated for the mean, p99 and p99.9; returns every ratio."""
+    ratios = []
+    for case, make in APPROX_CASES.items():
+        mine = []
+        net = network(make())
+        ap = approximate(net, {n: fb.best for n, fb in analyse(net).flows.items()})
+        samples, _ = simulate(network_config(net), duration, reps, 1)
+        print(f"approximation: {case} ({len(net.flows)} flows, {reps} x {duration:g} s simulated)")
+        for k, f in enumerate(net.flows):
+            fa = ap.get(f.name)
+            d = samples[k].delays
+            if fa is None or fa.why or not all(x.shape[0] >= 500 for x in d):
+                continue
+            sim = [float(np.mean([x.mean() for x in d]))] + [float(np.mean([np.quantile(x, q) for x in d]))
+                                                             for q in QS]
+            app = [fa.mean] + fa.quantiles(list(QS))
+            r = [a / b for a, b in zip(app, sim)]
+            mine += r
+            if case != "mesh-4x3" or max(abs(math.log(x)) for x in r) > math.log(1.5):
+                print(f"  {f.name:<11} {len(f.hops)} hops  mean {app[0] * 1e3:8.3f} / {sim[0] * 1e3:8.3f} ms = "
+                      f"{r[0]:.3f}  p99 {app[1] * 1e3:8.3f} / {sim[1] * 1e3:8.3f} = {r[1]:.3f}  p99.9 "
+                      f"{app[2] * 1e3:8.3f} / {sim[2] * 1e3:8.3f} = {r[2]:.3f}")
+        ratios += mine
+        print(f"  {case}: approximation / simulated in [{min(mine):.3f}, {max(mine):.3f}] over {len(mine) // 3} "
+              f"flows" + (" (the mesh's flows shown: those off by more than 1.5x)" if case == "mesh-4x3" else ""))
+    print(f"approximation / simulated over all cases, flows, mean, p99, p99.9: [{min(ratios):.3f}, "
+          f"{max(ratios):.3f}]")
+    return ratios
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ports", type=int, default=1000)
     ap.add_argument("--flows", type=int, default=10000)
     ap.add_argument("--quick", action="store_true", help="a tenth of the sizes")
+    ap.add_argument("--approximation", action="store_true", help="only the approximation's error (item 3)")
     a = ap.parse_args(argv)
+    if a.approximation:
+        approximation_error(10.0 if not a.quick else 2.0, 4)
+        return
     q = 10 if a.quick else 1
     bounds(a.ports // q, a.flows // q)
     wan = network_config(network(load(ROOT / "examples" / "network_wan.yaml")))

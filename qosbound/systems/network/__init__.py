@@ -41,7 +41,7 @@ def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
     out: list[Result] = []
     for method in methods:
         if method == "closed-form":
-            out += _closed_form.closed_form(net)
+            out += _closed_form.closed_form(net, quantiles=quantiles_of(scn))
         elif method == "simulated":
             out += _simulated.simulated(net, scn.methods.simulated, quantiles_of(scn), progress)
         else:
