@@ -41,18 +41,20 @@ probability ``1 - pi`` and otherwise exponential, with its mean ``w`` kept: ``P(
 (:data:`wait_ccdf_expr`). In an M/G/1 queue ``pi`` is the utilisation (an arrival finds the server busy with
 that probability, by PASTA) and the waiting time tends to an exponential law in heavy traffic (J. F. C. Kingman,
 "On queues in heavy traffic", Journal of the Royal Statistical Society B 24, 1962); the form keeps the atom and
-the mean exactly and approximates the shape.
+the mean exactly and approximates the shape. Capped at ``c`` its mean is ``E[min(W, c)]``, the CCDF's integral
+over ``[0, c]`` (:data:`wait_capped_mean_expr`).
 """
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import sympy as sp
 
 __all__ = ["b", "r", "D", "R", "T", "b_x", "r_x", "e", "K", "L", "shifted_burst_expr", "fifo_residual_rate_expr",
            "fifo_residual_latency_expr", "sfa_delay_expr", "shifted_burst", "fifo_residual", "sfa_delay", "pi", "w",
-           "t", "wait_ccdf_expr", "wait_ccdf"]
+           "t", "c", "wait_ccdf_expr", "wait_capped_mean_expr", "wait_ccdf", "wait_capped_mean"]
 
 b = sp.Symbol("b", nonnegative=True)  # bytes, a token bucket's depth
 r = sp.Symbol("r", nonnegative=True)  # bit/s, its rate
@@ -67,6 +69,7 @@ L = sp.Symbol("L", positive=True)  # bytes, the flow's largest packet
 pi = sp.Symbol("pi", positive=True)  # 1, the probability of waiting at all (pi <= 1)
 w = sp.Symbol("w", positive=True)  # s, the mean wait
 t = sp.Symbol("t", nonnegative=True)  # s
+c = sp.Symbol("c", positive=True)  # s, a cap on the wait
 
 #: Depth of a token bucket after a hop of delay bound D, bytes (LBT Section 1.4.3).
 shifted_burst_expr = b + r * D / 8
@@ -77,6 +80,8 @@ fifo_residual_latency_expr = T + 8 * b_x / R
 sfa_delay_expr = T + 8 * (e + (K - 1) * L) / R
 #: A hop's waiting time, approximately: an atom 1 - pi at 0, an exponential tail of mean w overall (Kingman 1962).
 wait_ccdf_expr = pi * sp.exp(-pi * t / w)
+#: Its mean when capped at c, E[min(W, c)]: the integral of the CCDF over [0, c], s.
+wait_capped_mean_expr = sp.simplify(sp.integrate(wait_ccdf_expr, (t, 0, c)))
 
 
 @lru_cache(maxsize=None)
@@ -85,7 +90,8 @@ def _fn(name: str):
              "res_rate": ((R, r_x), fifo_residual_rate_expr),
              "res_latency": ((T, b_x, R), fifo_residual_latency_expr),
              "sfa": ((T, e, R, K, L), sfa_delay_expr),
-             "wait_ccdf": ((pi, w, t), wait_ccdf_expr)}
+             "wait_ccdf": ((pi, w, t), wait_ccdf_expr),
+             "wait_capped_mean": ((pi, w, c), wait_capped_mean_expr)}
     args, expr = table[name]
     return sp.lambdify(args, expr, "numpy" if name == "wait_ccdf" else "math")
 
@@ -111,3 +117,8 @@ def wait_ccdf(prob: float, mean: float, x):
     """``P(W > x)`` of :data:`wait_ccdf_expr` for the waiting probability ``prob`` and mean ``mean`` (s); ``x`` an
     array of seconds."""
     return _fn("wait_ccdf")(prob, mean, x)
+
+
+def wait_capped_mean(prob: float, mean: float, cap: float) -> float:
+    """``E[min(W, cap)]`` of :data:`wait_capped_mean_expr`, s (``cap`` may be inf: the mean)."""
+    return mean if math.isinf(cap) else float(_fn("wait_capped_mean")(prob, mean, cap))

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.signal import fftconvolve
 
-from qosbound.analytic.network_curves import wait_ccdf
+from qosbound.analytic.network_curves import wait_capped_mean, wait_ccdf
 from qosbound.analytic.pq_txq import txq_wait, txq_wait_loaded
 from qosbound.analytic.priority import cobham_wait, cobham_wait_saturated
 from qosbound.errors import ScenarioError
@@ -137,8 +137,8 @@ class FlowApprox:
 
     @property
     def mean(self) -> float:
-        pmf, cell = self.law()
-        return self.fixed + float(pmf @ (np.arange(pmf.shape[0]) + 0.5)) * cell
+        """The mean of the law (each random part's mean below its cap), s."""
+        return self.fixed + sum(wait_capped_mean(p, m, c) for h in self.hops for p, m, c in h.parts())
 
     def quantiles(self, qs: list[float]) -> list[float]:
         """The end-to-end delay's ``q``-quantiles (s), each capped by the proved maximum (module docstring)."""
