@@ -1,8 +1,8 @@
 """A network by closed forms, per flow (:mod:`qosbound.systems.network.bounds`):
 
-* ``F.delay.max`` -- the tighter of TFA and SFA, an upper bound on every delay of the flow (hence on its
+* ``F.delay.max`` -- the tightest of TFA, SFA and FIFO-LP, an upper bound on every delay of the flow (hence on its
   quantiles and mean); the analysis is named in the provenance with the per-hop decomposition;
-* ``F.delay.max_tfa``, ``F.delay.max_sfa`` -- each analysis's bound (upper bounds on ``F.delay.max``);
+* ``F.delay.max_tfa``, ``F.delay.max_sfa``, ``F.delay.max_lp`` -- each analysis's bound (upper bounds on ``F.delay.max``);
 * ``F.hop.<port>.delay.max`` -- TFA's bound on the flow's delay at that port (arrival to last bit on the wire,
   the link's propagation not included), with its causes: the ring, the levels above, the DRR round, the burst;
 * ``F.delay.jitter`` -- the bound less the least delay, an upper bound on the spread of the flow's delays;
@@ -23,13 +23,17 @@ from qosbound.systems.network.approximation import MEASURED_RATIO, NEGLECTS, Flo
 from qosbound.systems.network.bounds import FlowBound, NetworkBounds, analyse
 from qosbound.systems.network.elements import Network
 
-__all__ = ["closed_form", "ASSUMPTIONS", "CITE_TFA", "CITE_SFA", "hop_text"]
+__all__ = ["closed_form", "ASSUMPTIONS", "CITE_TFA", "CITE_SFA", "CITE_LP", "hop_text", "approx_text"]
 
 ASSUMPTIONS = ("feed-forward routes; FIFO within each class and priority level (the port's semantics); store and "
                "forward, a packet arriving at the next port when its last bit does")
 CITE_TFA = ("total flow analysis: per-hop bounds of qosbound.analytic.port / qosbound.analytic.drr with the flows' "
             "token buckets propagated (Le Boudec & Thiran, Network Calculus, 2001, Section 1.4.3; Schmitt & "
             "Zdarsky, The DISCO network calculator, 2006)")
+CITE_LP = ("FIFO-LP: the FIFO residual family per hop (Le Boudec & Thiran 2001, Proposition 6.2.1), its parameters "
+           "chosen by a linear programme (HiGHS) as in Lenzini, Mingozzi & Stea's least upper delay bound (2008), "
+           "with one packet per hop after the first (Theorem 1.7.1); never above SFA (proof in "
+           "qosbound.systems.network.fifo_lp)")
 CITE_SFA = ("separated flow analysis: FIFO residual service per hop (Le Boudec & Thiran 2001, Section 6.2.2), "
             "concatenated (Theorem 1.4.6) with one packet per hop after the first (Theorem 2.1.3, Section 1.7), "
             "bursts paid once (Theorem 1.4.2); Bouillard, Boyer & Le Corronc, Deterministic Network Calculus, 2018, "
@@ -85,21 +89,20 @@ def closed_form(net: Network, nb: NetworkBounds | None = None, quantiles: list[f
     quantiles = list(quantiles or [])
     out: list[Result] = []
     omitted = {f"{n}.delay.[mp]*": f"no approximation: {fa.why}" for n, fa in approx.items() if fa.why}
-    omitted.update({f"{f.name}.delay.*": f"no bound: TFA: {fb.why_tfa}; SFA: {fb.why_sfa}" for f in net.flows
+    omitted.update({f"{f.name}.delay.*": f"no bound: TFA: {fb.why_tfa}; SFA: {fb.why_sfa}; FIFO-LP: {fb.why_lp}" for f in net.flows
                     if (fb := nb.flows.get(f.name)) is not None and not math.isfinite(fb.best)})
     for f in net.flows:
         fb = nb.flows.get(f.name)
         if fb is None:
             continue
         n = f.name
-        base = {"assumptions": ASSUMPTIONS, "tfa": fb.tfa, "sfa": fb.sfa, "binding_port": fb.binding,
+        base = {"assumptions": ASSUMPTIONS, "tfa": fb.tfa, "sfa": fb.sfa, "lp": fb.lp, "binding_port": fb.binding,
                 "hops": _hops_json(fb), **({"omitted": omitted} if omitted else {})}
         if math.isfinite(fb.best):
-            cite = CITE_SFA if fb.analysis == "SFA" else CITE_TFA
             out.append(Result(f"{n}.delay.max", "closed-form", fb.best, "s", Interval.upper_bound(fb.best),
                               dict(base, analysis=fb.analysis,
-                                   source=f"{fb.analysis} (the tighter; TFA {_ms(fb.tfa)}, SFA {_ms(fb.sfa)}); "
-                                          f"binding port {fb.binding}; per hop (TFA): {hop_text(fb)}"),
+                                   source=f"{fb.analysis} (the tightest; TFA {_ms(fb.tfa)}, SFA {_ms(fb.sfa)}, FIFO-LP "
+                                          f"{_ms(fb.lp)}); binding port {fb.binding}; per hop (TFA): {hop_text(fb)}"),
                               bounds=(f"{n}.delay.p*", f"{n}.delay.mean")))
             out.append(Result(f"{n}.delay.jitter", "closed-form", fb.best - fb.least, "s",
                               Interval.upper_bound(fb.best - fb.least),
@@ -114,6 +117,12 @@ def closed_form(net: Network, nb: NetworkBounds | None = None, quantiles: list[f
             out.append(Result(f"{n}.delay.max_sfa", "closed-form", fb.sfa, "s", Interval.upper_bound(fb.sfa),
                               dict(base, analysis="SFA", service_rate=R, service_latency=T,
                                    source=f"{CITE_SFA}; end-to-end service {R / 1e6:.6g} Mbit/s, latency {_ms(T)}"),
+                              bounds=(f"{n}.delay.max",)))
+        if math.isfinite(fb.lp):
+            out.append(Result(f"{n}.delay.max_lp", "closed-form", fb.lp, "s", Interval.upper_bound(fb.lp),
+                              dict(base, analysis="FIFO-LP", theta=list(fb.lp_theta),
+                                   source=f"{CITE_LP}; per hop theta " +
+                                          ", ".join(_ms(x) for x in fb.lp_theta)),
                               bounds=(f"{n}.delay.max",)))
         for h in fb.hops:
             if not math.isfinite(h.delay):

@@ -84,6 +84,7 @@ def test_sfa_pays_the_burst_once_and_is_the_answer_on_a_long_tandem():
     nb = analyse(network(build(tandem(6, cross=False))))
     fb = nb.flows["v"]
     assert fb.sfa < fb.tfa and fb.best == fb.sfa and fb.analysis == "SFA"
+    assert fb.lp == pytest.approx(fb.sfa, rel=1e-9)  # no cross traffic: FIFO-LP has nothing to trade
     bursts = [h.arrival.burst for h in fb.hops]
     assert all(b2 > b1 for b1, b2 in zip(bursts, bursts[1:]))  # TFA: the burst grows hop by hop
 
@@ -115,7 +116,9 @@ def _check_against_simulation(raw: dict, duration: float, seed: int):
             continue
         s = samples[f.index]
         mx = max(float(d.max()) for d in s.delays if d.shape[0])
-        assert math.isfinite(fb.best) and mx <= fb.best, (f.name, mx, fb.tfa, fb.sfa)
+        assert math.isfinite(fb.best) and mx <= fb.best, (f.name, mx, fb.tfa, fb.sfa, fb.lp)
+        assert mx <= min(fb.tfa, fb.sfa, fb.lp)  # each analysis on its own
+        assert fb.lp <= fb.sfa * (1 + 1e-9) or math.isinf(fb.sfa)  # FIFO-LP is never above SFA
         assert mx >= fb.least * (1 - 1e-9)  # no packet beats its transmissions and propagations
         for h, hb in enumerate(fb.hops):
             assert s.hop_max[:, h].max() <= hb.delay, (f.name, hb.port, s.hop_max[:, h].max(), hb.delay)

@@ -36,7 +36,7 @@ def test_plan_gives_each_bound_with_its_hops_and_the_simulated_percentiles(tmp_p
     best = got[("voip-ab.delay.max", "closed-form")]
     assert best["kind"] == "upper bound"
     prov = best["provenance"]
-    assert prov["analysis"] in ("TFA", "SFA") and best["value"] == min(prov["tfa"], prov["sfa"])
+    assert prov["analysis"] in ("TFA", "SFA", "FIFO-LP") and best["value"] == min(prov["tfa"], prov["sfa"], prov["lp"])
     assert [h["port"] for h in prov["hops"]] == ["branch-a->core-1", "core-1->core-2", "core-2->branch-b"]
     assert prov["binding_port"] == "core-2->branch-b"  # the slow egress: its ring of 16 x 1500 B at 10 Mbit/s
     assert "FIFO" in prov["assumptions"] and "feed-forward" in prov["assumptions"]
