@@ -6,7 +6,7 @@ figures are the ones to compare):
 1. bounds: a generated network of ``--ports`` ports and ``--flows`` flows (qosbound.systems.network.generate:
    11 layers of 10 routers, every router linked to every router of the next layer, flows down random paths of
    1-4 hops, voice calls and Poisson or CBR data) written as YAML, then loaded (YAML, validation, the network
-   built: routes, classes, 1,000 ports) and bounded (TFA and SFA for every flow) -- target <= 10 s on one core,
+   built: routes, classes, 1,000 ports) and bounded (TFA, SFA and FIFO-LP for every flow) -- target <= 10 s on one core,
    loading included;
 2. the chained simulator (qosbound.validation.network_sim): packet-hops per CPU second on examples/network_wan.yaml
    and on a generated mesh of 40 ports and 400 flows, beside the port kernel's own rate in trace mode on the WAN's
@@ -17,7 +17,10 @@ figures are the ones to compare):
    random mesh (4 layers of 3 routers, 60 flows): mean, p99 and p99.9, approximation / simulated (the simulated
    figure the mean over replications of the per-replication estimate), and the range of the ratios.
 
-Run: ``python benchmarks/bench_network.py [--ports 1000 --flows 10000] [--quick] [--approximation]``.
+4. with ``--tightness``: FIFO-LP beside TFA, SFA and the simulated maximum (4 x 10 s) on the WAN examples, 4- and
+   8-hop tandems and two random meshes: for how many flows it is the answer, and its ratios to the others.
+
+Run: ``python benchmarks/bench_network.py [--ports 1000 --flows 10000] [--quick] [--approximation | --tightness]``.
 """
 
 from __future__ import annotations
@@ -64,11 +67,13 @@ def bounds(ports: int, flows: int) -> None:
         nb = analyse(net)
         c2, w2 = _clock()
     bounded = [fb for fb in nb.flows.values() if math.isfinite(fb.best)]
-    sfa = sum(fb.sfa < fb.tfa for fb in bounded)
+    sfa = sum(fb.analysis == "SFA" for fb in bounded)
+    lp = sum(fb.analysis == "FIFO-LP" for fb in bounded)
     print(f"bounds: {len(net.ports)} ports, {len(net.flows)} flows, {size / 1e6:.2f} MB of YAML")
-    print(f"  load + build {c1 - c0:.2f} s CPU ({w1 - w0:.2f} s wall); TFA + SFA {c2 - c1:.2f} s CPU "
+    print(f"  load + build {c1 - c0:.2f} s CPU ({w1 - w0:.2f} s wall); TFA + SFA + FIFO-LP {c2 - c1:.2f} s CPU "
           f"({w2 - w1:.2f} s wall); total {c2 - c0:.2f} s CPU, target <= 10 s")
-    print(f"  {len(bounded)} flows bounded; SFA the tighter for {sfa}, TFA for {len(bounded) - sfa}")
+    print(f"  {len(bounded)} flows bounded; the tightest: TFA for {len(bounded) - sfa - lp}, SFA for {sfa}, FIFO-LP "
+          f"for {lp}")
 
 
 def _rate(cfg, duration: float, reps: int, seed: int) -> tuple[float, int, float]:
@@ -135,13 +140,48 @@ def approximation_error(duration: float, reps: int) -> list[float]:
     return ratios
 
 
+TIGHT_CASES = {"wan": lambda: load(ROOT / "examples" / "network_wan.yaml"),
+               "wan_sites": lambda: load(ROOT / "examples" / "network_wan_sites.yaml"),
+               "tandem-4": lambda: build(tandem(4)), "tandem-8": lambda: build(tandem(8)),
+               "mesh-5x3 (seed 4)": lambda: build(random_network(5, 3, 80, seed=4, rates=(10e6, 100e6), load=0.85)),
+               "mesh-5x3 (seed 6)": lambda: build(random_network(5, 3, 80, seed=6, rates=(10e6, 100e6), load=0.85))}
+
+
+def tightness(duration: float, reps: int) -> None:
+    """FIFO-LP against TFA, SFA and the simulated maximum, per case."""
+    for name, make in TIGHT_CASES.items():
+        net = network(make())
+        nb = analyse(net)
+        samples, _ = simulate(network_config(net), duration, reps, 1)
+        rows = []
+        for f in net.flows:
+            fb = nb.flows.get(f.name)
+            if fb is None or not math.isfinite(fb.lp):
+                continue
+            mx = max(float(d.max()) for d in samples[f.index].delays if d.shape[0])
+            rows.append((f.name, fb.tfa, fb.sfa, fb.lp, mx, fb.analysis))
+        won = [r[3] / min(r[1], r[2]) for r in rows if r[5] == "FIFO-LP"]
+        print(f"tightness: {name}: FIFO-LP for {len(rows)} flows, the answer for {len(won)}"
+              + (f" ({min(won):.4f}-{max(won):.4f} of the better of TFA and SFA)" if won else "")
+              + f"; FIFO-LP / SFA {min(r[3] / r[2] for r in rows):.4f}-{max(r[3] / r[2] for r in rows):.4f}; "
+              f"simulated maximum / FIFO-LP {min(r[4] / r[3] for r in rows):.3f}-{max(r[4] / r[3] for r in rows):.3f}")
+        for r in rows:
+            if r[0] in ("voip-ab", "v"):
+                print(f"  {r[0]}: TFA {r[1] * 1e3:.3f} ms, SFA {r[2] * 1e3:.3f} ms, FIFO-LP {r[3] * 1e3:.3f} ms, "
+                      f"simulated maximum {r[4] * 1e3:.3f} ms; the answer {r[5]}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ports", type=int, default=1000)
     ap.add_argument("--flows", type=int, default=10000)
     ap.add_argument("--quick", action="store_true", help="a tenth of the sizes")
     ap.add_argument("--approximation", action="store_true", help="only the approximation's error (item 3)")
+    ap.add_argument("--tightness", action="store_true", help="only FIFO-LP's tightness (item 4)")
     a = ap.parse_args(argv)
+    if a.tightness:
+        tightness(10.0 if not a.quick else 2.0, 4)
+        return
     if a.approximation:
         approximation_error(10.0 if not a.quick else 2.0, 4)
         return
