@@ -34,8 +34,8 @@ from qosbound.validation.port_kernels import N_CS, N_G, run_port
 from qosbound.validation.port_sim import PortConfig
 from qosbound.validation.stats import seed_sequences
 
-__all__ = ["SourceSpec", "FlowSpec", "NetworkConfig", "FlowSample", "simulate", "generate", "POISSON", "CBR",
-           "ON_OFF", "SATURATED"]
+__all__ = ["SourceSpec", "FlowSpec", "NetworkConfig", "FlowSample", "simulate", "generate", "sorted_stream",
+           "POISSON", "CBR", "ON_OFF", "SATURATED"]
 
 POISSON, CBR, ON_OFF, SATURATED = 0, 1, 2, 3
 _EMPTY_I = np.zeros(0, np.int64)
@@ -128,8 +128,32 @@ def _clock(rng, period: float, H: float, phase: float | None) -> np.ndarray:
     return ph + period * np.arange(max(n, 0), dtype=np.float64)
 
 
+def _one_size(s: SourceSpec) -> bool:
+    return not s.exponential and len(s.sizes) == 1
+
+
+def _clocks_merged(rng, period: float, H: float, phase: float | None, count: int) -> np.ndarray:
+    """``count`` clocks of one period on ``[0, H)`` merged in time order, the same times as ``count`` calls of
+    :func:`_clock` (the phases drawn in the same order): sorted by phase, the ``j``-th ticks of all the clocks lie
+    in ``[j period, (j + 1) period)``, so row ``j`` after row ``j - 1`` is the time order (ties: by clock)."""
+    ph = rng.random(count) * period if phase is None else np.full(count, float(phase))
+    n = np.where(ph < H, np.ceil((H - ph) / period), 0.0).astype(np.int64)
+    o = np.argsort(ph, kind="stable")
+    ph, n = ph[o], n[o]
+    rows = int(n.max()) if count else 0
+    j = np.arange(rows, dtype=np.float64)
+    grid = ph[None, :] + period * j[:, None]
+    return grid[np.arange(rows)[:, None] < n[None, :]]
+
+
+def sorted_stream(s: SourceSpec) -> bool:
+    """Whether :func:`generate` returns the stream's times sorted (all but CBR copies of several sizes)."""
+    return not (s.kind == CBR and s.count > 1 and not _one_size(s))
+
+
 def generate(rng, s: SourceSpec, H: float) -> tuple[np.ndarray, np.ndarray]:
-    """(arrival times s, sizes B) of one stream (all its copies) on ``[0, H)``, unsorted across copies."""
+    """(arrival times s, sizes B) of one stream (all its copies) on ``[0, H)``; sorted unless
+    :func:`sorted_stream` says otherwise (CBR copies of several sizes: unsorted across copies)."""
     pkts = s.rate / (8.0 * s.mean)  # packets/s of one copy
     if s.kind == POISSON:
         out, t0 = [], 0.0
@@ -141,6 +165,8 @@ def generate(rng, s: SourceSpec, H: float) -> tuple[np.ndarray, np.ndarray]:
                 break
             t0 = float(t[-1])
         times = np.concatenate(out)
+    elif s.kind == CBR and s.count > 1 and _one_size(s):
+        times = _clocks_merged(rng, 1.0 / pkts, H, s.phase, s.count)
     elif s.kind == CBR:
         times = np.concatenate([_clock(rng, 1.0 / pkts, H, s.phase) for _ in range(s.count)])
     elif s.kind == ON_OFF:
@@ -168,6 +194,8 @@ def _source(rng, f: FlowSpec, H: float) -> tuple[np.ndarray, np.ndarray]:
         t, z = generate(rng, s, H)
         ts.append(t)
         ss.append(z)
+    if len(ts) == 1 and sorted_stream(f.sources[0]):
+        return ts[0], ss[0]
     t = np.concatenate(ts) if ts else _EMPTY_F
     z = np.concatenate(ss) if ss else _EMPTY_F
     o = np.argsort(t, kind="stable")
