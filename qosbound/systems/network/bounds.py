@@ -174,9 +174,10 @@ def _fifo_lp(out: NetworkBounds, paths: dict) -> None:
     names = [n for n, p in paths.items() if p is not None and usable(p)]
     for n, (bound, th) in zip(names, solve([paths[n] for n in names])):
         out.flows[n] = replace(out.flows[n], lp=bound + out.flows[n].propagation, lp_theta=tuple(float(x) for x in th))
+    done = set(names)
     for n, fb in out.flows.items():
         p = paths.get(n)
-        if n in names:
+        if n in done:
             continue
         if p is None:
             why = f"SFA's inputs are missing ({fb.why_sfa})"

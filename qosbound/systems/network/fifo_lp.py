@@ -107,9 +107,10 @@ def _terms(p: LPPath):
     return M, RS, e, nS, c, d
 
 
-def bound_at(p: LPPath, th: np.ndarray) -> float:
-    """``B(theta)`` of the module's theorem, s (``theta >= theta0``)."""
-    M, RS, e, nS, c, d = _terms(p)
+def bound_at(p: LPPath, th: np.ndarray, terms=None) -> float:
+    """``B(theta)`` of the module's theorem, s (``theta >= theta0``); ``terms`` the path's :func:`_terms` when
+    already computed."""
+    M, RS, e, nS, c, d = terms or _terms(p)
     Tp = c - d * th
     D = (~M).astype(float) @ th
     T = M.astype(float) @ Tp
@@ -120,10 +121,11 @@ def bound_at(p: LPPath, th: np.ndarray) -> float:
 def solve(paths: list[LPPath]) -> list[tuple[float, np.ndarray]]:
     """Per path: (its bound ``B`` at the programme's parameters, never above ``B(theta0)``, s; the parameters)."""
     rows, cols, vals, rhs, lo = [], [], [], [], []
-    offset, row, scales = [], 0, []
+    offset, row, scales, all_terms = [], 0, [], []
     for p in paths:
         K = p.hops
-        M, RS, e, nS, c, d = _terms(p)
+        M, RS, e, nS, c, d = tm = _terms(p)
+        all_terms.append(tm)
         th0 = p.theta0()
         u = max(float(th0.sum()), 1e-12)  # variables in units of sum theta0: a well-scaled programme
         scales.append(u)
@@ -131,12 +133,12 @@ def solve(paths: list[LPPath]) -> list[tuple[float, np.ndarray]]:
         offset.append(base)
         const = M.astype(float) @ c + np.concatenate(([0.0], theta_term(0.0, 0.0, e, nS[1:], p.largest, RS[1:])))
         coef = np.where(M, -d[None, :], 1.0)
-        for s in range(M.shape[0]):
-            rows += [row] * (K + 1)
-            cols += list(range(base, base + K)) + [base + K]
-            vals += list(coef[s]) + [-1.0]
-            rhs.append(-const[s] / u)
-            row += 1
+        S = M.shape[0]
+        rows.append(np.repeat(np.arange(row, row + S), K + 1))
+        cols.append(np.tile(np.arange(base, base + K + 1), S))
+        vals.append(np.hstack([coef, -np.ones((S, 1))]).ravel())
+        rhs.append(-const / u)
+        row += S
         lo += list(th0 / u) + [0.0]
     if not paths:
         return []
@@ -144,17 +146,18 @@ def solve(paths: list[LPPath]) -> list[tuple[float, np.ndarray]]:
     cost = np.zeros(n)
     for base, p in zip(offset, paths):
         cost[base + p.hops] = 1.0
-    A = coo_matrix((vals, (rows, cols)), shape=(row, n)).tocsr()
-    res = linprog(cost, A_ub=A, b_ub=np.asarray(rhs), bounds=[(x, None) for x in lo], method="highs")
+    A = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(row, n)).tocsr()
+    res = linprog(cost, A_ub=A, b_ub=np.concatenate(rhs), bounds=np.column_stack([lo, np.full(n, np.inf)]),
+                  method="highs")
     out = []
-    for base, p, u in zip(offset, paths, scales):
+    for base, p, u, tm in zip(offset, paths, scales, all_terms):
         th0 = p.theta0()
-        at0 = bound_at(p, th0)
+        at0 = bound_at(p, th0, tm)
         if res.status != 0:
             out.append((at0, th0))
             continue
         th = np.maximum(np.asarray(res.x[base:base + p.hops]) * u, th0)
-        b = bound_at(p, th)
+        b = bound_at(p, th, tm)
         out.append((b, th) if b < at0 else (at0, th0))
     return out
 
