@@ -1,20 +1,24 @@
 """An approximation of each flow's end-to-end delay distribution: per-hop waiting times of the port system's
 mean-value forms, given an atom-and-exponential shape, taken independent across hops and convolved.
 
-**At each hop** (port ``p``, the flow's class ``c`` there) a packet's delay is taken as ``T + W``:
+**At each hop** (port ``p``, the flow's class ``c`` there) a packet's delay is taken as ``S + X + W``:
 
-* ``T`` -- its time in the ring after admission, its own transmission included, at its mean: the ring term of
+* ``S`` -- its transmission, at the class's mean size;
+* ``X`` -- the ring's work ahead of it once admitted: exponential with the mean ``T - S``, ``T`` the ring term of
   :func:`qosbound.analytic.pq_txq.txq_wait` (a full ring when a class of ``p`` is saturated there) or
   :func:`~qosbound.analytic.pq_txq.txq_wait_loaded` (the ring holding at most the mean backlog of the weighted
   classes), with the other classes' packets as the ring's occupants -- the port system's ``cobham_mean`` term
-  (:mod:`qosbound.systems.port.closed_form`); without a ring, the packet's transmission;
+  (:mod:`qosbound.systems.port.closed_form`) -- and capped at ``W_r``, the most work the ring holds ahead of a
+  packet (:func:`qosbound.systems.port.bounds.ring_terms`); none without a ring;
 * ``W`` -- its wait before admission: Cobham's mean wait of its priority level (the weighted classes together the
   lowest level; :func:`qosbound.analytic.priority.cobham_wait`), 0 with probability ``1 - pi`` and otherwise
   exponential (:data:`qosbound.analytic.network_curves.wait_ccdf_expr`), ``pi`` the port's utilisation (1 when a
   class is saturated there).
 
-**The rates at a hop** are every flow's long-run rate (a saturated flow's: its first port's rate less the other
-flows' there, what it can send), its losses neglected.
+**The rates at a hop** are every flow's long-run rate, its losses neglected; a saturated flow's is what the ports
+before leave it (at its first port that port's rate less the other flows' there; further on what it brought, cut
+to what each port leaves it), and its class is saturated (always backlogged) at its first port and wherever it
+brings more than the port leaves it.
 
 **Upstream pacing.** A port fed by one upstream port no faster than itself never queues (its packets arrive no
 closer than their transmissions take; a packet waits at most the rest of one packet). So at each port the flows
@@ -27,15 +31,15 @@ backlog is that of the scaled load. It is exact in two limits: a port whose traf
 (``kappa = 0``: the packet waits only for the one in service), and a port whose flows all start there
 (``kappa = 1``: the port system's forms).
 
-**End to end**: the hops' ``T`` and the links' propagation delays are added; the hops' waits are convolved as
-independent variables (on a grid of at most ``2^15`` cells: the quantile is the upper edge of its cell, within
-``K`` cells of the convolution's, ``K`` the hops); a quantile is capped by the flow's proved bound on its maximum
-(no delay exceeds it).
+**End to end**: the hops' ``S`` and the links' propagation delays are added; the hops' ``X`` and ``W`` are
+convolved as independent variables (on a grid of ``2^15`` cells: a quantile is the upper edge of its cell, within
+one cell per part of the convolution's); the mean is the sum of the parts' means (a capped part's,
+:data:`qosbound.analytic.network_curves.wait_capped_mean_expr`); a quantile is capped by the flow's proved bound
+on its maximum (no delay exceeds it).
 
 What it neglects (:data:`NEGLECTS`): the dependence of the hops (a packet delayed at one port arrives at the next
 with the others it was queued with), the burst shaping by the upstream ports beyond the one pacer group, the
-shape of each hop's waiting time (the exact atom and mean, an exponential tail), the ring's fill as a mean (its
-variation from packet to packet), the priority levels' and the flows' arrival laws (Cobham's Poisson arrivals;
+shape of each hop's waiting time and of the ring's work ahead (their exact atom and mean, an exponential tail), the priority levels' and the flows' arrival laws (Cobham's Poisson arrivals;
 superposed CBR calls are smoother), the DRR separation of the weighted classes (one FIFO level), the queue
 limits and losses.
 """
@@ -61,8 +65,8 @@ __all__ = ["HopApprox", "FlowApprox", "approximate", "NEGLECTS", "GRID_CELLS", "
 #: What the approximation leaves out (every result's interval says it).
 NEGLECTS = ("the dependence of the hops (their waits taken independent), the burst shaping by upstream ports beyond "
             "one pacer group per port, each hop's waiting-time law (an atom at 0 and an exponential tail with "
-            "Cobham's mean), the ring's fill as its mean, the arrival laws (taken Poisson), the DRR separation of the "
-            "weighted classes, queue limits and losses")
+            "Cobham's mean; the ring's work ahead exponential with the ring term's mean), the arrival laws (taken "
+            "Poisson), the DRR separation of the weighted classes, queue limits and losses")
 #: Approximation / simulated, smallest and largest, over the mean, p99 and p99.9 of every flow of the WAN example,
 #: a 4-hop tandem and a random mesh (``python benchmarks/bench_network.py --approximation``; docs/network.md).
 MEASURED_RATIO = (0.68, 1.87)
@@ -127,11 +131,9 @@ class FlowApprox:
         x = np.arange(GRID_CELLS + 1) * cell
         pmf = np.ones(1)
         for p, m, c in parts:
-            ccdf = np.where(x < c, wait_ccdf(p, m, x), 0.0)
+            ccdf = np.where(x < c, wait_ccdf(p, m, x), 0.0)  # the mass beyond the cap falls in the cap's cell
             mass = -np.diff(ccdf)
             mass[0] += 1.0 - p
-            if math.isfinite(c):  # the mass beyond the cap, at the cap
-                mass[min(int(c / cell), GRID_CELLS - 1)] += float(wait_ccdf(p, m, c))
             pmf = np.clip(fftconvolve(pmf, mass)[:GRID_CELLS], 0.0, None)
         return pmf / pmf.sum(), cell
 
@@ -159,17 +161,35 @@ class _Traffic:
     saturated: bool
 
 
-def _long_run_rates(net: Network) -> list[float]:
-    """Each flow's long-run rate, bit/s: its offered rate; a saturated flow's, its first port's rate less the other
-    flows' offered rates there (shared among the saturated flows starting there)."""
-    rates = [0.0 if f.saturated else f.offered for f in net.flows]
+def _long_run_rates(net: Network) -> tuple[dict[tuple[int, int], float], set]:
+    """Each flow's long-run rate at each of its hops, bit/s: its offered rate; a saturated flow's, what the ports
+    before leave it -- at its first port that port's rate less the other flows' there (shared among the saturated
+    flows starting there), further on what it brought, cut to what the port leaves it beside the other flows (the
+    saturated flows arriving there cut in proportion). Also the hops where a saturated flow keeps its class
+    backlogged: its first, and every one where it brings more than the port leaves it (exactly as much, as where
+    it crosses a port of its first port's rate, is left to the pacing groups)."""
+    rates = {(f.index, h): f.offered for f in net.flows if not f.saturated for h in range(len(f.hops))}
+    backlogged = set()
     for p in net.order:
-        sat = [k for k, h in net.at[p] if h == 0 and net.flows[k].saturated]
-        if sat:
-            others = sum(rates[k] for k, _ in net.at[p] if k not in sat)
-            for k in sat:
-                rates[k] = max(net.ports[p].rate - others, 0.0) / len(sat)
-    return rates
+        sat = [(k, h) for k, h in net.at[p] if net.flows[k].saturated]
+        if not sat:
+            continue
+        room = max(net.ports[p].rate - sum(rates[m] for m in net.at[p] if m not in sat), 0.0)
+        through = [m for m in sat if m[1] > 0]
+        brought = sum(rates[m] for m in through)
+        cut = min(1.0, room / brought) if brought > 0 else 1.0
+        for m in through:
+            rates[m] *= cut
+        if through and brought > room * (1.0 + 1e-9):  # more than the port leaves it: it drops, always backlogged
+            backlogged.update(through)
+        first = [m for m in sat if m[1] == 0]
+        for m in first:
+            rates[m] = max(room - brought * cut, 0.0) / len(first)
+            backlogged.add(m)
+        for k, h in sat:
+            if h + 1 < len(net.flows[k].hops):
+                rates[(k, h + 1)] = rates[(k, h)]
+    return rates, backlogged
 
 
 def _law(f) -> SizeLaw:
@@ -180,25 +200,25 @@ def _law(f) -> SizeLaw:
     return SizeLaw((f.offered / (8.0 * pk),), (1.0,), exponential=True)
 
 
-def _traffic(net: Network, p: str, rates: list[float]) -> dict[str, _Traffic]:
+def _traffic(net: Network, p: str, rates: dict, backlogged: set) -> dict[str, _Traffic]:
     """The classes with flows at port ``p``."""
     acc: dict[str, list] = {}
     for k, h in net.at[p]:
         f = net.flows[k]
         law = _law(f)
-        lam = rates[k] / (8.0 * law.mean)
+        lam = rates[(k, h)] / (8.0 * law.mean)
         a = acc.setdefault(f.hops[h].cls, [0.0, 0.0, 0.0, {}, False])
         a[0] += lam
         a[1] += lam * law.mean
         a[2] += lam * law.second_moment
         for s, q in (zip(law.sizes, law.probs) if not law.exponential else ((law.mean, 1.0),)):
             a[3][s] = a[3].get(s, 0.0) + lam * q
-        a[4] = a[4] or (h == 0 and f.saturated)
+        a[4] = a[4] or (k, h) in backlogged
     return {c: _Traffic(a[0], a[1] / a[0] if a[0] > 0 else 0.0, a[2] / a[0] if a[0] > 0 else 0.0, a[3], a[4])
             for c, a in acc.items() if a[0] > 0}
 
 
-def _kappa(net: Network, p: str, rates: list[float], load: float) -> float:
+def _kappa(net: Network, p: str, rates: dict, load: float) -> float:
     """The share of port ``p``'s load that queues: less the largest group of flows sharing a pacer (module
     docstring): a group is the flows whose last port upstream no faster than ``p`` is the same, or one flow
     starting at ``p`` as one CBR stream (its packets arrive a period apart)."""
@@ -207,11 +227,11 @@ def _kappa(net: Network, p: str, rates: list[float], load: float) -> float:
     for k, h in net.at[p]:
         f = net.flows[k]
         if h == 0 and len(f.streams) == 1 and f.streams[0].kind == "cbr" and f.streams[0].count == 1:
-            groups[f.name] = rates[k] / C  # its own clock paces it
+            groups[f.name] = rates[(k, h)] / C  # its own clock paces it
             continue
         for j in range(h - 1, -1, -1):
             if net.ports[f.hops[j].port].rate <= C:
-                groups[f.hops[j].port] = groups.get(f.hops[j].port, 0.0) + rates[k] / C
+                groups[f.hops[j].port] = groups.get(f.hops[j].port, 0.0) + rates[(k, h)] / C
                 break
     if load <= 0:
         return 1.0
@@ -234,12 +254,12 @@ def _ring_mix(port, traffic: dict[str, _Traffic], own: set[str]) -> tuple[float,
     return float(bp @ kb), float(bp @ kb ** 2), float(bp @ bs)
 
 
-def _port_terms(net: Network, p: str, rates: list[float]) -> dict[str, tuple]:
+def _port_terms(net: Network, p: str, rates: dict, backlogged: set) -> dict[str, tuple]:
     """Per class at port ``p``: (transmission s, ring term s, ring cap s, mean wait s, P(wait), load, kappa); raises ScenarioError when the
     forms do not apply (the text says why)."""
     port = net.ports[p]
     C = port.rate
-    traffic = _traffic(net, p, rates)
+    traffic = _traffic(net, p, rates, backlogged)
     levels = [[c.name for c in port.level(k) if c.name in traffic] for k in port.levels]
     levels = [lv for lv in levels if lv]
     weighted = [c.name for c in port.weighted if c.name in traffic]
@@ -285,11 +305,11 @@ def _port_terms(net: Network, p: str, rates: list[float]) -> dict[str, tuple]:
 def approximate(net: Network, caps: dict[str, float] | None = None) -> dict[str, FlowApprox]:
     """Every flow that is not saturated: its :class:`FlowApprox` (module docstring); ``caps`` the proved bounds
     on the flows' maxima (s) that cap the quantiles."""
-    rates = _long_run_rates(net)
+    rates, backlogged = _long_run_rates(net)
     terms, why = {}, {}
     for p in net.order:
         try:
-            terms[p] = _port_terms(net, p, rates)
+            terms[p] = _port_terms(net, p, rates, backlogged)
         except ScenarioError as e:
             why[p] = e.problem
     out = {}

@@ -97,6 +97,18 @@ def test_a_port_fed_by_one_pacer_no_faster_queues_nothing_but_the_packet_in_serv
     assert second.wait == pytest.approx(lam * S * S / 2, rel=1e-6)
 
 
+def test_a_capped_part_keeps_its_mass_and_its_capped_mean():
+    """A ring part capped at the most the ring holds: the law's mass is 1 before normalising, and its mean is
+    E[min(X, c)], the integral of the capped CCDF (within a cell)."""
+    hop = HopApprox("a->b", "c", 1e-4, 1e-4 + 7e-3, 18e-3, 0.5e-3, 0.9, 0.9, 1.0, 0.0)
+    fa = FlowApprox("f", (hop,))
+    pmf, cell = fa.law()
+    grid_mean = float(pmf @ (np.arange(pmf.shape[0]) + 0.5)) * cell
+    assert grid_mean == pytest.approx(fa.mean - fa.fixed, abs=2 * cell)
+    assert fa.mean - fa.fixed == pytest.approx(7e-3 * (1 - math.exp(-18 / 7)) + 0.5e-3, rel=1e-12)
+    assert fa.quantiles([0.9999])[0] <= fa.fixed + 18e-3 + 0.5e-3 * math.log(0.9 / 1e-4) / 0.9 + 2 * cell
+
+
 def test_quantiles_never_exceed_the_proved_maximum():
     fa = FlowApprox("f", (_hop(5e-3, 1.0),), cap=4e-3)
     assert fa.quantiles([0.5, 0.99]) == [pytest.approx(3.466e-3, rel=1e-2), 4e-3]
