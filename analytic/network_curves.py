@@ -64,7 +64,8 @@ import sympy as sp
 
 __all__ = ["b", "r", "D", "R", "T", "b_x", "r_x", "e", "K", "L", "shifted_burst_expr", "fifo_residual_rate_expr",
            "fifo_residual_latency_expr", "sfa_delay_expr", "shifted_burst", "fifo_residual", "sfa_delay", "pi", "w",
-           "t", "c", "theta", "n", "fifo_theta_latency_expr", "theta_term_expr", "fifo_theta_latency", "theta_term", "wait_ccdf_expr", "wait_capped_mean_expr", "wait_ccdf", "wait_capped_mean"]
+           "t", "c", "theta", "n", "fifo_theta_latency_expr", "theta_term_expr", "fifo_theta_latency", "theta_term",
+           "wait_ccdf_expr", "wait_capped_mean_expr", "wait_ccdf", "wait_capped_mean"]
 
 b = sp.Symbol("b", nonnegative=True)  # bytes, a token bucket's depth
 r = sp.Symbol("r", nonnegative=True)  # bit/s, its rate

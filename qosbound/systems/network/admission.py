@@ -1,7 +1,9 @@
 """``admit`` on a network: the generic search (:func:`qosbound.admit.admit`) over the parameter -- on the closed
-forms when they judge every SLO (by a bound; an approximation does not count), else on the chained simulation with the closed forms judging beside it (an SLO
-on a quantile or on loss needs the simulation unless a bound settles it) -- then the port that binds -- at the nearest value beyond the answer where an SLO fails, the port contributing most to the
-closed-form bound of that SLO's flow (or the one where the flow has no bound), named in the answer."""
+forms when they judge every SLO (by a bound; an approximation does not count), else on the chained simulation
+with the closed forms judging beside it (an SLO on a quantile or on loss needs the simulation unless a bound
+settles it) -- then the port that binds -- at the nearest value beyond the answer where an SLO fails, the port
+contributing most to the closed-form bound of that SLO's flow (or the one where the flow has no bound), named in
+the answer."""
 
 from __future__ import annotations
 

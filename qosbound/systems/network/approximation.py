@@ -39,7 +39,8 @@ on its maximum (no delay exceeds it).
 
 What it neglects (:data:`NEGLECTS`): the dependence of the hops (a packet delayed at one port arrives at the next
 with the others it was queued with), the burst shaping by the upstream ports beyond the one pacer group, the
-shape of each hop's waiting time and of the ring's work ahead (their exact atom and mean, an exponential tail), the priority levels' and the flows' arrival laws (Cobham's Poisson arrivals;
+shape of each hop's waiting time and of the ring's work ahead (their exact atom and mean, an exponential tail),
+the priority levels' and the flows' arrival laws (Cobham's Poisson arrivals;
 superposed CBR calls are smoother), the DRR separation of the weighted classes (one FIFO level), the queue
 limits and losses.
 """
@@ -255,7 +256,8 @@ def _ring_mix(port, traffic: dict[str, _Traffic], own: set[str]) -> tuple[float,
 
 
 def _port_terms(net: Network, p: str, rates: dict, backlogged: set) -> dict[str, tuple]:
-    """Per class at port ``p``: (transmission s, ring term s, ring cap s, mean wait s, P(wait), load, kappa); raises ScenarioError when the
+    """Per class at port ``p``: (transmission s, ring term s, ring cap s, mean wait s, P(wait), load, kappa); raises
+    ScenarioError when the
     forms do not apply (the text says why)."""
     port = net.ports[p]
     C = port.rate

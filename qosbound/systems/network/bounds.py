@@ -84,8 +84,8 @@ class HopBound:
 @dataclass(frozen=True)
 class FlowBound:
     """A flow's end-to-end bounds (s): ``tfa``, ``sfa``, ``lp`` (FIFO-LP, :mod:`.fifo_lp`; inf when not available,
-    ``why_*`` says why), ``best`` the smallest and ``analysis`` its name; ``least`` the least delay; ``hops`` the decomposition; ``binding`` the
-    port contributing most to the TFA bound (or the one without a bound)."""
+    ``why_*`` says why), ``best`` the smallest and ``analysis`` its name; ``least`` the least delay; ``hops`` the
+    decomposition; ``binding`` the port contributing most to the TFA bound (or the one without a bound)."""
 
     flow: str
     tfa: float

@@ -2,7 +2,8 @@
 
 * ``F.delay.max`` -- the tightest of TFA, SFA and FIFO-LP, an upper bound on every delay of the flow (hence on its
   quantiles and mean); the analysis is named in the provenance with the per-hop decomposition;
-* ``F.delay.max_tfa``, ``F.delay.max_sfa``, ``F.delay.max_lp`` -- each analysis's bound (upper bounds on ``F.delay.max``);
+* ``F.delay.max_tfa``, ``F.delay.max_sfa``, ``F.delay.max_lp`` -- each analysis's bound (upper bounds on
+  ``F.delay.max``);
 * ``F.hop.<port>.delay.max`` -- TFA's bound on the flow's delay at that port (arrival to last bit on the wire,
   the link's propagation not included), with its causes: the ring, the levels above, the DRR round, the burst;
 * ``F.delay.jitter`` -- the bound less the least delay, an upper bound on the spread of the flow's delays;
@@ -89,7 +90,8 @@ def closed_form(net: Network, nb: NetworkBounds | None = None, quantiles: list[f
     quantiles = list(quantiles or [])
     out: list[Result] = []
     omitted = {f"{n}.delay.[mp]*": f"no approximation: {fa.why}" for n, fa in approx.items() if fa.why}
-    omitted.update({f"{f.name}.delay.*": f"no bound: TFA: {fb.why_tfa}; SFA: {fb.why_sfa}; FIFO-LP: {fb.why_lp}" for f in net.flows
+    omitted.update({f"{f.name}.delay.*": f"no bound: TFA: {fb.why_tfa}; SFA: {fb.why_sfa}; FIFO-LP: {fb.why_lp}"
+                    for f in net.flows
                     if (fb := nb.flows.get(f.name)) is not None and not math.isfinite(fb.best)})
     for f in net.flows:
         fb = nb.flows.get(f.name)

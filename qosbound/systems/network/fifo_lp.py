@@ -14,9 +14,11 @@ spends at most
     B(theta) = max over S of  sum_{h not in S} theta_h + sum_{h in S} T'_h(theta_h) + 8 (e_S + n_S L) / R_S
 
 at the ports (arrival at the first to the last bit out of the last), ``S`` ranging over the subsets of the hops,
-``R'_h = R_h - r_h``, ``T'_h`` of :data:`qosbound.analytic.network_curves.fifo_theta_latency_expr`, ``R_S = min_{h
-in S} R'_h``, ``e_S = sup_u (alpha(u) - R_S u / 8)``, ``n_S`` the hops of ``S`` other than the last; the term of
-the empty ``S`` is ``sum theta_h``.
+``R'_h = R_h - r_h``, ``T'_h`` of :data:`qosbound.analytic.network_curves.fifo_theta_latency_expr` taken at
+least 0 (it falls below 0 for ``theta_h`` above ``(R_h T_h + 8 b_h) / r_h``; a larger latency is a smaller
+curve, so still a service curve, and the convolution of rate-latency curves below needs latencies of at least
+0), ``R_S = min_{h in S} R'_h``, ``e_S = sup_u (alpha(u) - R_S u / 8)``, ``n_S`` the hops of ``S`` other than
+the last; the term of the empty ``S`` is ``sum theta_h``.
 
 *Proof.* (1) At hop ``h`` the flow has the service curve ``beta_theta(t) = [beta_h(t) - alpha_x(t - theta_h)]^+
 1{t > theta_h}`` for any ``theta_h >= 0`` (Le Boudec & Thiran, *Network Calculus*, 2001, Proposition 6.2.1: FIFO
@@ -36,9 +38,9 @@ through each (the horizontal deviation from a minimum is the maximum of the devi
 ``B(theta0)`` is at most SFA's bound (every term is ``sum theta0_h + 8 (e_S + n_S L) / R_S``, and ``R_S >= min_h
 R'_h``, ``e_S <= e``, ``n_S <= K - 1``), and for one hop ``min B`` is ``T + 8 (b + e) / R``, the FIFO aggregate's
 own bound. The linear programme ``min z`` subject to ``z >= term_S(theta)`` for every ``S`` and ``theta >= theta0``
-(each ``term_S`` is linear in ``theta``) chooses ``theta``; the bound reported is ``B`` recomputed at the
-solver's ``theta`` (raised to ``theta0`` where it fell below), so the solver's tolerance touches the bound's
-tightness, never its soundness. The flows' programmes are independent and solved as one block-diagonal
+and ``T'_h(theta_h) >= 0`` (each ``term_S`` is then linear in ``theta``) chooses ``theta``; the bound reported is
+``B`` recomputed at the solver's ``theta`` (raised to ``theta0`` where it fell below), so the solver's tolerance
+touches the bound's tightness, never its soundness. The flows' programmes are independent and solved as one block-diagonal
 programme. Paths of more than :data:`MAX_HOPS` hops (``2^K`` constraints) are left to TFA and SFA.
 
 This is separated flow analysis over the FIFO residual family with its parameters optimised, as the least upper
@@ -111,7 +113,7 @@ def bound_at(p: LPPath, th: np.ndarray, terms=None) -> float:
     """``B(theta)`` of the module's theorem, s (``theta >= theta0``); ``terms`` the path's :func:`_terms` when
     already computed."""
     M, RS, e, nS, c, d = terms or _terms(p)
-    Tp = c - d * th
+    Tp = np.maximum(c - d * th, 0.0)  # a latency below 0 is taken as 0: a smaller curve, still a service curve
     D = (~M).astype(float) @ th
     T = M.astype(float) @ Tp
     terms = theta_term(D[1:], T[1:], e, nS[1:], p.largest, RS[1:])
@@ -120,7 +122,7 @@ def bound_at(p: LPPath, th: np.ndarray, terms=None) -> float:
 
 def solve(paths: list[LPPath]) -> list[tuple[float, np.ndarray]]:
     """Per path: (its bound ``B`` at the programme's parameters, never above ``B(theta0)``, s; the parameters)."""
-    rows, cols, vals, rhs, lo = [], [], [], [], []
+    rows, cols, vals, rhs, lo, hi = [], [], [], [], [], []
     offset, row, scales, all_terms = [], 0, [], []
     for p in paths:
         K = p.hops
@@ -140,6 +142,7 @@ def solve(paths: list[LPPath]) -> list[tuple[float, np.ndarray]]:
         rhs.append(-const / u)
         row += S
         lo += list(th0 / u) + [0.0]
+        hi += list(np.where(d > 0, c / np.where(d > 0, d, 1.0), np.inf) / u) + [np.inf]  # T'_h(theta_h) >= 0
     if not paths:
         return []
     n = len(lo)
@@ -147,7 +150,7 @@ def solve(paths: list[LPPath]) -> list[tuple[float, np.ndarray]]:
     for base, p in zip(offset, paths):
         cost[base + p.hops] = 1.0
     A = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(row, n)).tocsr()
-    res = linprog(cost, A_ub=A, b_ub=np.concatenate(rhs), bounds=np.column_stack([lo, np.full(n, np.inf)]),
+    res = linprog(cost, A_ub=A, b_ub=np.concatenate(rhs), bounds=np.column_stack([lo, np.maximum(hi, lo)]),
                   method="highs")
     out = []
     for base, p, u, tm in zip(offset, paths, scales, all_terms):
@@ -156,7 +159,7 @@ def solve(paths: list[LPPath]) -> list[tuple[float, np.ndarray]]:
         if res.status != 0:
             out.append((at0, th0))
             continue
-        th = np.maximum(np.asarray(res.x[base:base + p.hops]) * u, th0)
+        th = np.maximum(np.asarray(res.x[base:base + p.hops]) * u, th0)  # within [theta0, c / d] up to tolerance
         b = bound_at(p, th, tm)
         out.append((b, th) if b < at0 else (at0, th0))
     return out
