@@ -40,8 +40,8 @@ R'_h``, ``e_S <= e``, ``n_S <= K - 1``), and for one hop ``min B`` is ``T + 8 (b
 own bound. The linear programme ``min z`` subject to ``z >= term_S(theta)`` for every ``S`` and ``theta >= theta0``
 and ``T'_h(theta_h) >= 0`` (each ``term_S`` is then linear in ``theta``) chooses ``theta``; the bound reported is
 ``B`` recomputed at the solver's ``theta`` (raised to ``theta0`` where it fell below), so the solver's tolerance
-touches the bound's tightness, never its soundness. The flows' programmes are independent and solved as one block-diagonal
-programme. Paths of more than :data:`MAX_HOPS` hops (``2^K`` constraints) are left to TFA and SFA.
+touches the bound's tightness, never its soundness. The flows' programmes are independent and solved as one
+block-diagonal programme. Paths of more than :data:`MAX_HOPS` hops (``2^K`` constraints) are left to TFA and SFA.
 
 This is separated flow analysis over the FIFO residual family with its parameters optimised, as the least upper
 delay bound of Lenzini, Mingozzi & Stea ("A methodology for computing end-to-end delay bounds in FIFO-multiplexing
