@@ -6,13 +6,21 @@ figures are the ones to compare):
 1. bounds: a generated network of ``--ports`` ports and ``--flows`` flows (qosbound.systems.network.generate:
    11 layers of 10 routers, every router linked to every router of the next layer, flows down random paths of
    1-4 hops, voice calls and Poisson or CBR data) written as YAML, then loaded (YAML, validation, the network
-   built: routes, classes, 1,000 ports) and bounded (TFA and SFA for every flow) -- target <= 10 s on one core,
+   built: routes, classes, 1,000 ports) and bounded (TFA, SFA and FIFO-LP for every flow) -- target <= 10 s on one core,
    loading included;
 2. the chained simulator (qosbound.validation.network_sim): packet-hops per CPU second on examples/network_wan.yaml
    and on a generated mesh of 40 ports and 400 flows, beside the port kernel's own rate in trace mode on the WAN's
    core port fed the same packets (the share of the time the chaining costs).
 
-Run: ``python benchmarks/bench_network.py [--ports 1000 --flows 10000] [--quick]``.
+3. with ``--approximation``: the end-to-end approximation (qosbound.systems.network.approximation) against the
+   chained simulator, per flow, on examples/network_wan.yaml, a 4-hop tandem with cross traffic at every hop and a
+   random mesh (4 layers of 3 routers, 60 flows): mean, p99 and p99.9, approximation / simulated (the simulated
+   figure the mean over replications of the per-replication estimate), and the range of the ratios.
+
+4. with ``--tightness``: FIFO-LP beside TFA, SFA and the simulated maximum (4 x 10 s) on the WAN examples, 4- and
+   8-hop tandems and two random meshes: for how many flows it is the answer, and its ratios to the others.
+
+Run: ``python benchmarks/bench_network.py [--ports 1000 --flows 10000] [--quick] [--approximation | --tightness]``.
 """
 
 from __future__ import annotations
@@ -34,7 +42,8 @@ from benchmarks import _common  # noqa: E402,F401 - one BLAS thread
 from qosbound.scenario import build, load  # noqa: E402
 from qosbound.systems.network import network  # noqa: E402
 from qosbound.systems.network.bounds import analyse  # noqa: E402
-from qosbound.systems.network.generate import random_network  # noqa: E402
+from qosbound.systems.network.approximation import approximate  # noqa: E402
+from qosbound.systems.network.generate import random_network, tandem  # noqa: E402
 from qosbound.systems.network.simulated import network_config  # noqa: E402
 from qosbound.validation.network_sim import simulate  # noqa: E402
 
@@ -58,11 +67,13 @@ def bounds(ports: int, flows: int) -> None:
         nb = analyse(net)
         c2, w2 = _clock()
     bounded = [fb for fb in nb.flows.values() if math.isfinite(fb.best)]
-    sfa = sum(fb.sfa < fb.tfa for fb in bounded)
+    sfa = sum(fb.analysis == "SFA" for fb in bounded)
+    lp = sum(fb.analysis == "FIFO-LP" for fb in bounded)
     print(f"bounds: {len(net.ports)} ports, {len(net.flows)} flows, {size / 1e6:.2f} MB of YAML")
-    print(f"  load + build {c1 - c0:.2f} s CPU ({w1 - w0:.2f} s wall); TFA + SFA {c2 - c1:.2f} s CPU "
+    print(f"  load + build {c1 - c0:.2f} s CPU ({w1 - w0:.2f} s wall); TFA + SFA + FIFO-LP {c2 - c1:.2f} s CPU "
           f"({w2 - w1:.2f} s wall); total {c2 - c0:.2f} s CPU, target <= 10 s")
-    print(f"  {len(bounded)} flows bounded; SFA the tighter for {sfa}, TFA for {len(bounded) - sfa}")
+    print(f"  {len(bounded)} flows bounded; the tightest: TFA for {len(bounded) - sfa - lp}, SFA for {sfa}, FIFO-LP "
+          f"for {lp}")
 
 
 def _rate(cfg, duration: float, reps: int, seed: int) -> tuple[float, int, float]:
@@ -92,12 +103,88 @@ def kernel_share(cfg) -> float:
     return n / (c1 - c0)
 
 
+APPROX_CASES = {"wan": lambda: load(ROOT / "examples" / "network_wan.yaml"),
+                "tandem-4": lambda: build(tandem(4)),
+                "mesh-4x3": lambda: build(random_network(4, 3, 60, seed=5, rates=(10e6, 100e6), load=0.8))}
+QS = (0.99, 0.999)
+
+
+def approximation_error(duration: float, reps: int) -> list[float]:
+    """Per flow of each case: approximation / simulated for the mean, p99 and p99.9; returns every ratio."""
+    ratios = []
+    for case, make in APPROX_CASES.items():
+        mine = []
+        net = network(make())
+        ap = approximate(net, {n: fb.best for n, fb in analyse(net).flows.items()})
+        samples, _ = simulate(network_config(net), duration, reps, 1)
+        print(f"approximation: {case} ({len(net.flows)} flows, {reps} x {duration:g} s simulated)")
+        for k, f in enumerate(net.flows):
+            fa = ap.get(f.name)
+            d = samples[k].delays
+            if fa is None or fa.why or not all(x.shape[0] >= 500 for x in d):
+                continue
+            sim = [float(np.mean([x.mean() for x in d]))] + [float(np.mean([np.quantile(x, q) for x in d]))
+                                                             for q in QS]
+            app = [fa.mean] + fa.quantiles(list(QS))
+            r = [a / b for a, b in zip(app, sim)]
+            mine += r
+            if case != "mesh-4x3" or max(abs(math.log(x)) for x in r) > math.log(1.5):
+                print(f"  {f.name:<11} {len(f.hops)} hops  mean {app[0] * 1e3:8.3f} / {sim[0] * 1e3:8.3f} ms = "
+                      f"{r[0]:.3f}  p99 {app[1] * 1e3:8.3f} / {sim[1] * 1e3:8.3f} = {r[1]:.3f}  p99.9 "
+                      f"{app[2] * 1e3:8.3f} / {sim[2] * 1e3:8.3f} = {r[2]:.3f}")
+        ratios += mine
+        print(f"  {case}: approximation / simulated in [{min(mine):.3f}, {max(mine):.3f}] over {len(mine) // 3} "
+              f"flows" + (" (the mesh's flows shown: those off by more than 1.5x)" if case == "mesh-4x3" else ""))
+    print(f"approximation / simulated over all cases, flows, mean, p99, p99.9: [{min(ratios):.3f}, "
+          f"{max(ratios):.3f}]")
+    return ratios
+
+
+TIGHT_CASES = {"wan": lambda: load(ROOT / "examples" / "network_wan.yaml"),
+               "wan_sites": lambda: load(ROOT / "examples" / "network_wan_sites.yaml"),
+               "tandem-4": lambda: build(tandem(4)), "tandem-8": lambda: build(tandem(8)),
+               "mesh-5x3 (seed 4)": lambda: build(random_network(5, 3, 80, seed=4, rates=(10e6, 100e6), load=0.85)),
+               "mesh-5x3 (seed 6)": lambda: build(random_network(5, 3, 80, seed=6, rates=(10e6, 100e6), load=0.85))}
+
+
+def tightness(duration: float, reps: int) -> None:
+    """FIFO-LP against TFA, SFA and the simulated maximum, per case."""
+    for name, make in TIGHT_CASES.items():
+        net = network(make())
+        nb = analyse(net)
+        samples, _ = simulate(network_config(net), duration, reps, 1)
+        rows = []
+        for f in net.flows:
+            fb = nb.flows.get(f.name)
+            if fb is None or not math.isfinite(fb.lp):
+                continue
+            mx = max(float(d.max()) for d in samples[f.index].delays if d.shape[0])
+            rows.append((f.name, fb.tfa, fb.sfa, fb.lp, mx, fb.analysis))
+        won = [r[3] / min(r[1], r[2]) for r in rows if r[5] == "FIFO-LP"]
+        print(f"tightness: {name}: FIFO-LP for {len(rows)} flows, the answer for {len(won)}"
+              + (f" ({min(won):.4f}-{max(won):.4f} of the better of TFA and SFA)" if won else "")
+              + f"; FIFO-LP / SFA {min(r[3] / r[2] for r in rows):.4f}-{max(r[3] / r[2] for r in rows):.4f}; "
+              f"simulated maximum / FIFO-LP {min(r[4] / r[3] for r in rows):.3f}-{max(r[4] / r[3] for r in rows):.3f}")
+        for r in rows:
+            if r[0] in ("voip-ab", "v"):
+                print(f"  {r[0]}: TFA {r[1] * 1e3:.3f} ms, SFA {r[2] * 1e3:.3f} ms, FIFO-LP {r[3] * 1e3:.3f} ms, "
+                      f"simulated maximum {r[4] * 1e3:.3f} ms; the answer {r[5]}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ports", type=int, default=1000)
     ap.add_argument("--flows", type=int, default=10000)
     ap.add_argument("--quick", action="store_true", help="a tenth of the sizes")
+    ap.add_argument("--approximation", action="store_true", help="only the approximation's error (item 3)")
+    ap.add_argument("--tightness", action="store_true", help="only FIFO-LP's tightness (item 4)")
     a = ap.parse_args(argv)
+    if a.tightness:
+        tightness(10.0 if not a.quick else 2.0, 4)
+        return
+    if a.approximation:
+        approximation_error(10.0 if not a.quick else 2.0, 4)
+        return
     q = 10 if a.quick else 1
     bounds(a.ports // q, a.flows // q)
     wan = network_config(network(load(ROOT / "examples" / "network_wan.yaml")))

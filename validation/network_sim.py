@@ -34,8 +34,8 @@ from qosbound.validation.port_kernels import N_CS, N_G, run_port
 from qosbound.validation.port_sim import PortConfig
 from qosbound.validation.stats import seed_sequences
 
-__all__ = ["SourceSpec", "FlowSpec", "NetworkConfig", "FlowSample", "simulate", "generate", "POISSON", "CBR",
-           "ON_OFF", "SATURATED"]
+__all__ = ["SourceSpec", "FlowSpec", "NetworkConfig", "FlowSample", "simulate", "generate", "sorted_stream",
+           "POISSON", "CBR", "ON_OFF", "SATURATED"]
 
 POISSON, CBR, ON_OFF, SATURATED = 0, 1, 2, 3
 _EMPTY_I = np.zeros(0, np.int64)
@@ -128,8 +128,32 @@ def _clock(rng, period: float, H: float, phase: float | None) -> np.ndarray:
     return ph + period * np.arange(max(n, 0), dtype=np.float64)
 
 
+def _one_size(s: SourceSpec) -> bool:
+    return not s.exponential and len(s.sizes) == 1
+
+
+def _clocks_merged(rng, period: float, H: float, phase: float | None, count: int) -> np.ndarray:
+    """``count`` clocks of one period on ``[0, H)`` merged in time order, the same times as ``count`` calls of
+    :func:`_clock` (the phases drawn in the same order): sorted by phase, the ``j``-th ticks of all the clocks lie
+    in ``[j period, (j + 1) period)``, so row ``j`` after row ``j - 1`` is the time order (ties: by clock)."""
+    ph = rng.random(count) * period if phase is None else np.full(count, float(phase))
+    n = np.where(ph < H, np.ceil((H - ph) / period), 0.0).astype(np.int64)
+    o = np.argsort(ph, kind="stable")
+    ph, n = ph[o], n[o]
+    rows = int(n.max()) if count else 0
+    j = np.arange(rows, dtype=np.float64)
+    grid = ph[None, :] + period * j[:, None]
+    return grid[np.arange(rows)[:, None] < n[None, :]]
+
+
+def sorted_stream(s: SourceSpec) -> bool:
+    """Whether :func:`generate` returns the stream's times sorted (all but CBR copies of several sizes)."""
+    return not (s.kind == CBR and s.count > 1 and not _one_size(s))
+
+
 def generate(rng, s: SourceSpec, H: float) -> tuple[np.ndarray, np.ndarray]:
-    """(arrival times s, sizes B) of one stream (all its copies) on ``[0, H)``, unsorted across copies."""
+    """(arrival times s, sizes B) of one stream (all its copies) on ``[0, H)``; sorted unless
+    :func:`sorted_stream` says otherwise (CBR copies of several sizes: unsorted across copies)."""
     pkts = s.rate / (8.0 * s.mean)  # packets/s of one copy
     if s.kind == POISSON:
         out, t0 = [], 0.0
@@ -141,6 +165,8 @@ def generate(rng, s: SourceSpec, H: float) -> tuple[np.ndarray, np.ndarray]:
                 break
             t0 = float(t[-1])
         times = np.concatenate(out)
+    elif s.kind == CBR and s.count > 1 and _one_size(s):
+        times = _clocks_merged(rng, 1.0 / pkts, H, s.phase, s.count)
     elif s.kind == CBR:
         times = np.concatenate([_clock(rng, 1.0 / pkts, H, s.phase) for _ in range(s.count)])
     elif s.kind == ON_OFF:
@@ -168,21 +194,39 @@ def _source(rng, f: FlowSpec, H: float) -> tuple[np.ndarray, np.ndarray]:
         t, z = generate(rng, s, H)
         ts.append(t)
         ss.append(z)
+    if len(ts) == 1 and sorted_stream(f.sources[0]):
+        return ts[0], ss[0]
     t = np.concatenate(ts) if ts else _EMPTY_F
     z = np.concatenate(ss) if ss else _EMPTY_F
     o = np.argsort(t, kind="stable")
     return t[o], z[o]
 
 
+def _trace_rows(buf: dict | None, rows: int) -> tuple:
+    """The kernel's six trace arrays for ``rows`` rows (departures NaN, drops False): views of the buffers in
+    ``buf``, grown when too small and reused across the ports and replications of a run (fresh memory's page faults
+    cost as much as filling it)."""
+    if buf is None:
+        buf = {}
+    if buf.get("rows", -1) < rows:
+        size = max(rows, int(1.25 * buf.get("rows", 0)))
+        buf.update(rows=size, arrays=(np.zeros(size, np.int64), np.zeros(size, np.int64), np.zeros(size),
+                                      np.zeros(size), np.empty(size), np.empty(size, np.bool_)))
+    tr = tuple(a[:rows] for a in buf["arrays"])
+    tr[4].fill(np.nan)
+    tr[5].fill(False)
+    return tr
+
+
 def _run_port(rng, cfg: PortConfig, t: np.ndarray, cls: np.ndarray, size: np.ndarray, prec: np.ndarray,
-              H: float, extra: int):
-    """The port fed the packets (t s sorted; cls, size, prec); ``extra`` rows for its saturated class's packets.
-    Returns (departures s of the fed packets, NaN when dropped; the saturated rows as (arr, dep, size))."""
+              H: float, extra: int, buf: dict | None = None):
+    """The port fed the packets (t s sorted; cls, size, prec); ``extra`` rows for its saturated class's packets;
+    ``buf`` the run's reusable trace buffers. Returns (departures s of the fed packets, NaN when dropped; the
+    saturated rows as (arr, dep, size)), arrays of their own."""
     tick = cfg.tick
     n = t.shape[0]
     rows_max = n + extra
-    tr = (np.zeros(rows_max, np.int64), np.zeros(rows_max, np.int64), np.zeros(rows_max), np.zeros(rows_max),
-          np.full(rows_max, np.nan), np.zeros(rows_max, np.bool_))
+    tr = _trace_rows(buf, rows_max)
     m = cfg.classes
     # a fed port keeps no delay statistics: its histograms are never written, so one bin each is enough
     out = (np.zeros((m, N_CS)), np.zeros((m, 3, 2)), np.zeros((m, 1), np.int64), np.zeros((m, 1)), np.zeros((m, 1)),
@@ -193,7 +237,7 @@ def _run_port(rng, cfg: PortConfig, t: np.ndarray, cls: np.ndarray, size: np.nda
     rows = run_port(rng, cfg.Q_t, float(cfg.unit), bool(cfg.per_packet), bool(cfg.incl_ring), 0, 0,
                     np.int64(rows_max), *args, _EMPTY_F, *out, *tr, t / tick, cls, size, prec, H / tick)
     dep = np.where(tr[5][:n], np.nan, tr[4][:n] * tick)
-    sat = (tr[3][n:rows] * tick, tr[4][n:rows] * tick, tr[2][n:rows])
+    sat = (tr[3][n:rows] * tick, tr[4][n:rows] * tick, tr[2][n:rows].copy())
     return dep, sat
 
 
@@ -213,12 +257,13 @@ def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup:
         if f.saturated:
             sat_at[(f.ports[0], f.classes[0])] = k
     hops_total = 0
+    buf: dict = {}
     for r, seq in enumerate(seed_sequences(seed, replications)):
         kids = seq.spawn(F + P)
-        flows = _Packets.drawn(net, kids, H)
+        flows = _Packets.drawn(net, kids, H, lo, hi)
         for p in range(P):
             rng = np.random.Generator(np.random.PCG64(kids[F + p]))
-            hops_total += _pass_port(net, p, flows, rng, H, (lo, hi), sat_at, samples, r)
+            hops_total += _pass_port(net, p, flows, rng, H, (lo, hi), sat_at, samples, r, buf)
         _tally(net, flows, samples, r, lo, hi)
         if advance is not None:
             advance(1)
@@ -228,43 +273,70 @@ def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup:
 @dataclass
 class _Packets:
     """One replication's packets per flow: first arrival times, sizes, whether each is still alive, and its
-    arrival time at the next port (None for a saturated flow before its first port)."""
+    arrival time at the next port (None for a saturated flow before its first port); whether none is lost yet
+    (the arrays then pass between ports as they are, without gathering the live ones), and the counted window as
+    an index range (the first arrivals are sorted) or, when they are not sorted, as a mask."""
 
     t_first: list
     t_cur: list
     size: list
     alive: list
+    intact: list
+    window: list
 
     @classmethod
-    def drawn(cls, net: NetworkConfig, kids, H: float) -> _Packets:
+    def drawn(cls, net: NetworkConfig, kids, H: float, lo: float, hi: float) -> _Packets:
         F = len(net.flows)
-        out = cls([None] * F, [None] * F, [None] * F, [None] * F)
+        out = cls([None] * F, [None] * F, [None] * F, [None] * F, [True] * F, [None] * F)
         for k, f in enumerate(net.flows):
             if not f.saturated:
-                out.t_first[k], out.size[k] = _source(np.random.Generator(np.random.PCG64(kids[k])), f, H)
-                out.t_cur[k] = out.t_first[k].copy()
-                out.alive[k] = np.ones(out.t_first[k].shape[0], np.bool_)
+                t, z = _source(np.random.Generator(np.random.PCG64(kids[k])), f, H)
+                out.start(k, t, z, np.ones(t.shape[0], np.bool_), t.copy(), lo, hi)
         return out
+
+    def start(self, k: int, t_first, size, alive, t_cur, lo: float, hi: float) -> None:
+        """Flow ``k``'s packets from their first arrivals on."""
+        self.t_first[k], self.size[k], self.alive[k], self.t_cur[k] = t_first, size, alive, t_cur
+        self.intact[k] = bool(alive.all())
+        if t_first.shape[0] < 2 or bool(np.all(t_first[1:] >= t_first[:-1])):
+            self.window[k] = (int(np.searchsorted(t_first, lo, "left")), int(np.searchsorted(t_first, hi, "left")))
+        else:
+            self.window[k] = (t_first >= lo) & (t_first < hi)
+
+    def counted(self, k: int) -> np.ndarray:
+        """Flow ``k``'s counted packets as a mask."""
+        w = self.window[k]
+        if isinstance(w, tuple):
+            m = np.zeros(self.t_first[k].shape[0], np.bool_)
+            m[w[0]:w[1]] = True
+            return m
+        return w
 
 
 def _pass_port(net: NetworkConfig, p: int, flows: _Packets, rng, H: float, window: tuple[float, float],
-               sat_at: dict, samples: list, r: int) -> int:
+               sat_at: dict, samples: list, r: int, buf: dict) -> int:
     """Port ``p`` serves the live packets of its flows in arrival order: each hop's losses and largest delay
     within the window, the survivors' arrival at the next port; a saturated flow's packets start here. Returns
-    the packet-hops simulated."""
+    the packet-hops simulated. A flow that has lost no packet passes its arrays whole (no gathering)."""
     lo, hi = window
     cfg = net.ports[p]
-    ts, cs, zs, ps, who = [], [], [], [], []
+    ts, zs, who, cls_of, prec_of = [], [], [], [], []
     for k, h in net.members[p]:
         f = net.flows[k]
         if f.saturated and h == 0:
             continue
-        idx = np.flatnonzero(flows.alive[k])
-        ts.append(flows.t_cur[k][idx])
-        zs.append(flows.size[k][idx])
-        cs.append(np.full(idx.shape[0], f.classes[h], np.int64))
-        ps.append(np.full(idx.shape[0], f.precs[h], np.int64))
+        if flows.intact[k]:
+            idx = None
+            ts.append(flows.t_cur[k])
+            zs.append(flows.size[k])
+        else:
+            idx = np.flatnonzero(flows.alive[k])
+            ts.append(flows.t_cur[k][idx])
+            zs.append(flows.size[k][idx])
         who.append((k, h, idx))
+        cls_of.append(f.classes[h])
+        prec_of.append(f.precs[h])
+    counts = [x.shape[0] for x in ts]
     t = np.concatenate(ts) if ts else _EMPTY_F
     order = np.argsort(t, kind="stable")
     extra = 0
@@ -273,33 +345,39 @@ def _pass_port(net: NetworkConfig, p: int, flows: _Packets, rng, H: float, windo
         smallest = min(min(s.sizes) if not s.exponential else 1.0 for _, k in sat_here
                        for s in net.flows[k].sources)
         extra = int(H * cfg.C / 8.0 / smallest) + cfg.Q_t + 16
-    cls = np.concatenate(cs)[order] if cs else _EMPTY_I
+    cls = np.repeat(np.asarray(cls_of, np.int64), counts)[order] if ts else _EMPTY_I
     zz = np.concatenate(zs)[order] if zs else _EMPTY_F
-    pr = np.concatenate(ps)[order] if ps else _EMPTY_I
-    dep_sorted, sat = _run_port(rng, cfg, t[order], cls, zz, pr, H, extra)
+    pr = np.repeat(np.asarray(prec_of, np.int64), counts)[order] if ts else _EMPTY_I
+    dep_sorted, sat = _run_port(rng, cfg, t[order], cls, zz, pr, H, extra, buf)
     dep = np.empty_like(dep_sorted)
     dep[order] = dep_sorted
     off = 0
-    for k, h, idx in who:
-        n = idx.shape[0]
+    for (k, h, idx), n in zip(who, counts):
         d = dep[off:off + n]
         arr = t[off:off + n]
         off += n
+        lost = n - int(np.count_nonzero(d == d))  # NaN: dropped
+        w = flows.window[k]
+        if idx is None and lost == 0 and isinstance(w, tuple):  # every packet on: slices, no masks
+            if w[1] > w[0]:
+                samples[k].hop_max[r, h] = max(samples[k].hop_max[r, h], float(np.max(d[w[0]:w[1]] - arr[w[0]:w[1]])))
+            flows.t_cur[k] = d + net.prop[p]
+            continue
         ok = ~np.isnan(d)
-        counted = (flows.t_first[k][idx] >= lo) & (flows.t_first[k][idx] < hi)
+        counted = flows.counted(k) if idx is None else flows.counted(k)[idx]
         samples[k].hop_lost[r, h] += np.count_nonzero(counted & ~ok)
         cnt = counted & ok
         if cnt.any():
             samples[k].hop_max[r, h] = max(samples[k].hop_max[r, h], float(np.max(d[cnt] - arr[cnt])))
+        if idx is None:
+            idx = np.arange(n)
         flows.alive[k][idx[~ok]] = False
+        flows.intact[k] = False
         flows.t_cur[k][idx[ok]] = d[ok] + net.prop[p]
     for c, k in sat_here:  # the saturated flow's packets, from their admission at its first port
         arr, d, z = sat
         keep = ~np.isnan(d)
-        flows.t_first[k] = arr
-        flows.size[k] = z
-        flows.alive[k] = keep.copy()
-        flows.t_cur[k] = np.where(keep, d + net.prop[p], np.nan)
+        flows.start(k, arr, z, keep.copy(), np.where(keep, d + net.prop[p], np.nan), lo, hi)
     return t.shape[0] + sat[0].shape[0]
 
 
@@ -308,7 +386,7 @@ def _tally(net: NetworkConfig, flows: _Packets, samples: list, r: int, lo: float
     and the delivered packets' delays."""
     for k in range(len(net.flows)):
         s = samples[k]
-        cnt = (flows.t_first[k] >= lo) & (flows.t_first[k] < hi)
+        cnt = flows.counted(k)
         ok = cnt & flows.alive[k]
         s.sent[r] = cnt.sum()
         s.lost[r] = (cnt & ~flows.alive[k]).sum()

@@ -11,8 +11,9 @@ crossing them along paths, with end-to-end answers per flow.
 * **End-to-end delay** runs from the arrival at the first port to the last bit at the destination: every
   port's delay (arrival to last bit on the wire) and every link's propagation delay.
 
-The methods: closed forms (:mod:`.bounds`: total and separated flow analysis over the ports' ring-aware
-service curves, the tighter the answer) and the chained simulation (:mod:`.simulated`, each port the port
+The methods: closed forms (:mod:`.bounds`: total and separated flow analysis and FIFO-LP (:mod:`.fifo_lp`) over
+the ports' ring-aware service curves, the tightest the answer; :mod:`.approximation`: the end-to-end mean and
+percentiles, approximately) and the chained simulation (:mod:`.simulated`, each port the port
 system's kernel fed with the packets its upstream ports send). Routes must be feed-forward.
 """
 
@@ -41,7 +42,7 @@ def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:
     out: list[Result] = []
     for method in methods:
         if method == "closed-form":
-            out += _closed_form.closed_form(net)
+            out += _closed_form.closed_form(net, quantiles=quantiles_of(scn))
         elif method == "simulated":
             out += _simulated.simulated(net, scn.methods.simulated, quantiles_of(scn), progress)
         else:

@@ -1,7 +1,9 @@
 """``admit`` on a network: the generic search (:func:`qosbound.admit.admit`) over the parameter -- on the closed
-forms when they judge every SLO, else on the chained simulation with the closed forms judging beside it (an SLO
-on a quantile or on loss needs the simulation unless a bound settles it) -- then the port that binds -- at the nearest value beyond the answer where an SLO fails, the port contributing most to the
-closed-form bound of that SLO's flow (or the one where the flow has no bound), named in the answer."""
+forms when they judge every SLO (by a bound; an approximation does not count), else on the chained simulation
+with the closed forms judging beside it (an SLO on a quantile or on loss needs the simulation unless a bound
+settles it) -- then the port that binds -- at the nearest value beyond the answer where an SLO fails, the port
+contributing most to the closed-form bound of that SLO's flow (or the one where the flow has no bound), named in
+the answer."""
 
 from __future__ import annotations
 
@@ -50,11 +52,11 @@ def admit(scn, parameter: str, *, direction=None, method=None, lo=None, hi=None,
     if method is None:
         methods = default_methods(scn)
         verdicts = judge_slos(get_system("network"), scn, closed_form(network(scn)))
-        unjudged = [v.name for v in verdicts if v.status == "missing"]
+        unjudged = [v.name for v in verdicts if v.status == "missing" or v.result_kind == "approximation"]
         if unjudged and "simulated" in methods:
             method = "simulated"
-            note = (f"searching on the simulation: the closed forms alone cannot judge {', '.join(unjudged)} (they "
-                    "judge the bounds beside it)")
+            note = (f"searching on the simulation: the closed forms alone cannot judge {', '.join(unjudged)}, or only "
+                    "by an approximation (they judge the bounds beside it)")
     token = _inside.set(True)
     try:
         res = generic.admit(scn, parameter, direction=direction, method=method, lo=lo, hi=hi, progress=progress)

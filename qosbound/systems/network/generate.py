@@ -1,4 +1,4 @@
-"""Random feed-forward networks of ports, as scenario mappings: for tests (bounds against simulated maxima on
+"""Feed-forward networks of ports, as scenario mappings -- random ones and tandems: for tests (bounds against simulated maxima on
 topologies nobody chose) and the scale benchmark (``benchmarks/bench_network.py``).
 
 The nodes stand in layers; every node of a layer has a port to every node of the next; a flow starts at a
@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-__all__ = ["random_network"]
+__all__ = ["random_network", "tandem"]
 
 _MIX = [{"size": "40 B", "p": 0.5}, {"size": "576 B", "p": 0.3}, {"size": "1500 B", "p": 0.2}]
 
@@ -79,4 +79,26 @@ def random_network(layers: int, width: int, flows: int, seed: int, *, max_hops: 
         out.append({"name": f"bulk{i}", "dscp": "CS1", "path": [a] + tail,
                     "traffic": {"saturated": True, "sizes": [{"size": "1500 B", "p": 1}]}})
     return {"name": f"random-{layers}x{width}-{flows}", "system": "network", "ports": ports, "flows": out,
+            "methods": {"simulated": {"duration": f"{duration:g} s", "replications": 2}}}
+
+
+def tandem(hops: int, *, rate: str = "10 Mbit/s", ring: int = 8, calls: int = 10, cross_calls: int = 10,
+           cross_data: str = "5 Mbit/s", duration: float = 2.0) -> dict:
+    """A voice flow ``v`` of ``calls`` CBR calls (200 B at 80 kbit/s) over ``hops`` ports in a line, each with a
+    ring of ``ring`` units of 1500 B; at every port a voice flow of ``cross_calls`` calls and a Poisson data flow
+    of ``cross_data`` (the size mix of :func:`random_network`) cross it for that one hop."""
+    nodes = [f"r{i}" for i in range(hops + 1)]
+    classes = [{"name": "voice", "dscp": ["EF"], "priority": 1, "queue_limit": 256},
+               {"name": "class-default", "bandwidth": "remaining 100 %", "queue_limit": 512}]
+    ports = {f"{a}->{b}": {"link": {"rate": rate, "delay": "1 ms"}, "classes": classes,
+                           **({"txq": {"units": ring, "unit_size": "1500 B"}} if ring else {})}
+             for a, b in zip(nodes, nodes[1:])}
+    call = {"rate": "80 kbit/s", "size": "200 B", "arrivals": "cbr"}
+    flows = [{"name": "v", "class": "voice", "path": nodes, "traffic": {"calls": calls, "call": call}}]
+    for i, (a, b) in enumerate(zip(nodes, nodes[1:])):
+        flows.append({"name": f"xv{i}", "class": "voice", "path": [a, b],
+                      "traffic": {"calls": cross_calls, "call": call}})
+        flows.append({"name": f"xd{i}", "class": "class-default", "path": [a, b],
+                      "traffic": {"rate": cross_data, "arrivals": "poisson", "sizes": _MIX}})
+    return {"name": f"tandem-{hops}", "system": "network", "ports": ports, "flows": flows,
             "methods": {"simulated": {"duration": f"{duration:g} s", "replications": 2}}}

@@ -4,8 +4,8 @@
   arrival at the first port to the last bit at the destination (every link's propagation included);
 * ``F.delay.jitter`` -- the spread of those delays, largest less smallest (RFC 5481's packet delay variation
   taken over the whole flow: every delay less the least one, at its maximum);
-* ``F.delay.max_tfa``, ``F.delay.max_sfa`` -- the bound by each analysis; ``F.hop.<port>.delay.max`` -- the
-  flow's delay at one port (arrival to the last bit on the wire);
+* ``F.delay.max_tfa``, ``F.delay.max_sfa``, ``F.delay.max_lp`` -- the bound by each analysis;
+  ``F.hop.<port>.delay.max`` -- the flow's delay at one port (arrival to the last bit on the wire);
 * ``F.loss`` -- the fraction of the flow's packets lost anywhere on the path; ``F.throughput`` -- delivered
   bit/s.
 """
@@ -19,7 +19,7 @@ from qosbound.verdicts import default_slo_limit
 
 __all__ = ["flow_metrics", "metric_kind", "slo_limit", "quantiles_of"]
 
-_TIME = ("mean", "max", "jitter", "max_tfa", "max_sfa")
+_TIME = ("mean", "max", "jitter", "max_tfa", "max_sfa", "max_lp")
 
 
 def flow_metrics(name: str, saturated: bool, ports: list[str], quantiles: list[float]) -> list[str]:
@@ -27,7 +27,8 @@ def flow_metrics(name: str, saturated: bool, ports: list[str], quantiles: list[f
     if saturated:
         return [f"{name}.throughput"]
     return ([f"{name}.delay.mean"] + [f"{name}.delay.{quantile_name(q)}" for q in quantiles] +
-            [f"{name}.delay.max", f"{name}.delay.jitter", f"{name}.delay.max_tfa", f"{name}.delay.max_sfa"] +
+            [f"{name}.delay.max", f"{name}.delay.jitter", f"{name}.delay.max_tfa", f"{name}.delay.max_sfa",
+             f"{name}.delay.max_lp"] +
             [f"{name}.hop.{p}.delay.max" for p in ports] + [f"{name}.loss", f"{name}.throughput"])
 
 
@@ -46,7 +47,7 @@ def metric_kind(metric: str) -> Kind:
     if len(parts) == 2 and parts[1] == "throughput":
         return "rate"
     raise ScenarioError(f"unknown metric '{metric}' for a network scenario; known per flow F: F.delay.mean, "
-                        "F.delay.pNN, F.delay.max, F.delay.jitter, F.delay.max_tfa, F.delay.max_sfa, "
+                        "F.delay.pNN, F.delay.max, F.delay.jitter, F.delay.max_tfa, F.delay.max_sfa, F.delay.max_lp, "
                         "F.hop.<port>.delay.max, F.loss, F.throughput", field="metric")
 
 

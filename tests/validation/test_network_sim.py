@@ -133,3 +133,36 @@ def test_a_run_above_its_packet_hop_budget_is_refused_before_it_starts():
     with pytest.raises(ResourceError) as e:
         simulated(net, scn.methods.simulated, [0.99], QUIET)
     assert e.value.field == "methods.simulated.duration"
+
+
+@pytest.mark.parametrize("phase", [None, 0.004])
+def test_cbr_calls_of_one_size_are_the_calls_clocks_merged(phase):
+    """Calls of one packet size come out in time order, the same instants as each call's own clock (phases drawn in
+    the same order) sorted together -- so no sort is needed after them."""
+    from qosbound.validation.network_sim import CBR, SourceSpec, _clock, generate, sorted_stream
+
+    s = SourceSpec(CBR, 80e3, (200.0,), (1.0,), count=37, phase=phase)
+    period = 8.0 * 200.0 / 80e3
+    t, z = generate(np.random.default_rng(9), s, 1.3)
+    rng = np.random.default_rng(9)
+    want = np.concatenate([_clock(rng, period, 1.3, phase) for _ in range(37)])
+    assert sorted_stream(s) and np.all(np.diff(t) >= 0)
+    assert np.array_equal(t, np.sort(want, kind="stable")) and np.all(z == 200.0)
+    assert not sorted_stream(SourceSpec(CBR, 80e3, (200.0, 1000.0), (0.5, 0.5), count=3))
+
+
+def test_a_flow_that_loses_packets_leaves_the_fast_path_with_the_same_counts():
+    """A lossy tandem (3 Mbit/s of data end to end through a 2 Mbit/s middle port): the flows that lose packets are
+    gathered port by port, and the losses per hop add up to the losses on the path."""
+    from qosbound.systems.network.generate import tandem
+
+    raw = tandem(3, ring=0, calls=10, cross_calls=1)
+    raw["ports"]["r1->r2"]["link"]["rate"] = "2 Mbit/s"
+    raw["flows"][0] = dict(raw["flows"][0], **{"class": "class-default",
+                                               "traffic": {"rate": "3 Mbit/s", "arrivals": "poisson", "size": "500 B"}})
+    net = network(build(raw))
+    samples, _ = simulate(network_config(net), 2.0, 2, 4)
+    v = samples[0]
+    assert v.hop_lost[:, 1].sum() > 0 and v.hop_lost[:, 2].sum() == 0  # lost in the middle, not after it
+    assert np.array_equal(v.hop_lost.sum(axis=1), v.lost)
+    assert all(d.shape[0] == n - l for d, n, l in zip(v.delays, v.sent, v.lost))
