@@ -32,7 +32,7 @@ packet leaves ``M / rate`` after it left the port, ``M`` the largest packet sent
 period (Lindley by induction): behind K-unit best effort, each such hop holds every EF packet K unit times.
 
 With no hops and no latency, the path's EF delays are exactly the single-port simulator's
-(:func:`path_trace` of ``simulate_trace``'s seed); tests/test_path_sim.py checks that and the FIFO algebra.
+(:func:`path_trace` of ``simulate_trace``'s seed); tests/validation/test_path_sim.py checks that and the FIFO algebra.
 
 Statistics: :func:`run_path` runs independent replications (own seed each, so a CBR stream gets its own
 phase), each of about ``ef_packets`` EF packets of which the first ``warmup`` fraction is dropped, and gives
