@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import re
 import types
-from pathlib import Path
 
 import pytest
 
 from qosbound.errors import InternalError, ScenarioError
 from qosbound.systems import HOOKS, SYSTEMS, System, check_system, get_system
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
 
 
 def _fake(missing: str | None = None, **extra) -> types.ModuleType:

@@ -18,6 +18,7 @@ from qosbound.analytic import red_queue as rq
 from qosbound.analytic.markers import slotted_trtcm
 from qosbound.analytic.wred import Profile
 from qosbound.models import af
+from tests.helpers import example
 
 LAM = np.array([3.0, 2.0, 4.0])
 MU = 8.0
@@ -177,8 +178,7 @@ def test_model_checked_results_are_numerical_intervals():
     from qosbound.systems.af import class_inputs
     from qosbound.systems.af.model_checked import model_checked
 
-    from pathlib import Path
-    scn = load(Path(__file__).resolve().parents[1] / "examples" / "qstp2008.yaml")
+    scn = load(example("qstp2008"))
     res = model_checked(scn, class_inputs(scn), QUIET)
     assert res
     for r in res:

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
+from qosbound.errors import ModelError, ResourceError
 from qosbound.models import engine
-from qosbound.models.engine import MODELS_DIR, check, check_prism, parse_props_text, prism_options
+from qosbound.models.engine import MODELS_DIR, check, check_prism, parse_props_text, prism_options, _storm_error
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+
 needs_prism = pytest.mark.skipif(shutil.which("prism") is None, reason="no prism executable on PATH")
 
 #: PRISM's -epsilon for the comparisons. It is PRISM's stopping rule (relative change between iterations),
@@ -379,3 +380,21 @@ def test_storm_only_props_files_say_so_and_check_on_storm(props):
     named = parse_props_text(props.read_text())
     r = check(str(model), named, COMMITTED_CONSTANTS[model.stem])
     assert set(r.values) == {n for n, _ in named} and all(np.isfinite(v) for v in r.values.values())
+
+
+# Storm's failures become one honest line: what is wrong and where, never a lone caret; memory is a resource.
+
+
+def test_the_error_line_and_the_quoted_source_line_are_kept_and_the_caret_dropped():
+    e = RuntimeError("ERROR (PrismParser.cpp:64): Parsing error in line 5, column 21: expecting expression:\n"
+                     "\tconst double p = 0/;\n\t                   ^\n")
+    err = _storm_error("m.prism: cannot parse", e)
+    assert isinstance(err, ModelError)
+    text = str(err)
+    assert "line 5, column 21" in text and "const double p = 0/;" in text
+    assert "ERROR (" not in text and not text.rstrip().endswith("^") and "\n" not in text
+
+
+def test_bad_alloc_is_a_resource_error_not_bad_input():
+    err = _storm_error("steady state", RuntimeError("std::bad_alloc"))
+    assert isinstance(err, ResourceError) and err.exit_code == 4 and "memory" in str(err)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from itertools import product
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +16,8 @@ from qosbound.systems.pq_txq.closed_form import closed_form_results
 from qosbound.models.pq_txq import delay_distribution, render
 from qosbound.scenario import build, load
 from qosbound.systems.pq_txq import ModelOptions, params
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "ferrari2001.yaml"
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml
 
 from qosbound.cli import main
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ["takeo2003", "koehler1999", "qstp2008"]
 
 

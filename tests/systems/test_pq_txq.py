@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 import yaml
@@ -13,8 +12,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from qosbound.cli import main
 from qosbound.errors import QosboundError
 from qosbound.scenario import build, load_raw
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "ferrari2001.yaml"
 FAST = "closed-form,model-checked"
 

@@ -1,7 +1,6 @@
 """Tests of qosbound.systems.tsq: the scenario schema, closed-form plan, admission by hint, and the CLI."""
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -10,8 +9,9 @@ from qosbound.errors import ScenarioError
 from qosbound.progress import QUIET
 from qosbound.scenario import build, load, load_raw
 from qosbound.systems import tsq as S
+from tests.helpers import example
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "tsq_audio.yaml"
+EXAMPLE = example("tsq_audio")
 
 
 def _raw(**changes):

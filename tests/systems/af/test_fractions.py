@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,8 +18,7 @@ from scipy import integrate, stats
 from qosbound.cli import main
 from qosbound.errors import ScenarioError
 from qosbound.results import Kind
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
 
 
 def _raw(name: str) -> dict:

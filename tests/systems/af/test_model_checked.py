@@ -10,12 +10,12 @@ import pytest
 import yaml
 
 from qosbound.systems.af import MAX_AF_MODEL_STATES, model_states
-from tests.test_af_model import COUNTS
+from tests.models.test_af import COUNTS
 
 
 @pytest.mark.parametrize("mode,states,transitions", COUNTS)
 def test_estimate_bounds_the_built_state_count(mode, states, transitions):
-    """At K = 14 the estimate is at least the state count Storm builds (asserted in test_af_model.py)."""
+    """At K = 14 the estimate is at least the state count Storm builds (asserted in tests/models/test_af.py)."""
     assert states <= model_states(14, mode) < 2 * states + 20
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import re
-from pathlib import Path
 
 import pytest
 
@@ -16,8 +15,9 @@ from qosbound.results import Kind
 from qosbound.scenario import build
 from qosbound.systems import pq_txq
 from tests.test_pq_txq_ring import IMIX, raw
+from tests.helpers import DOCS
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "pq_txq.md"
+DOC = DOCS / "pq_txq.md"
 
 
 def _table() -> set[tuple[str, str, str]]:

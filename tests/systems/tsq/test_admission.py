@@ -5,7 +5,6 @@ refused any parameter but a hint."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from qosbound.admit import admit
 from qosbound.cli import main
@@ -13,8 +12,9 @@ from qosbound.progress import QUIET
 from qosbound.scenario import build, load_raw, set_path
 from qosbound.systems import tsq as S
 from qosbound.verdicts import judge_slos
+from tests.helpers import example
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "tsq_audio.yaml"
+EXAMPLE = example("tsq_audio")
 
 
 def _scenario():

@@ -1,7 +1,6 @@
 """The TSQ error contract: every refusal is a typed error naming the field, printed as one line with exit 2;
 a simulation too large to record is refused before it runs, with its estimate."""
 
-from pathlib import Path
 
 import pytest
 import yaml
@@ -13,8 +12,9 @@ from qosbound.scenario import build, load_raw
 from qosbound.systems import tsq as S
 from qosbound.validation.pi_aqm import PIParams
 from qosbound.validation.tsq_sim import Flow, SimConfig, check_budget, estimate, simulate
+from tests.helpers import example
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "tsq_audio.yaml"
+EXAMPLE = example("tsq_audio")
 
 
 def _raw(link="15 Mbps", q_ref=200, count=99, rtt="300 ms", **sim):

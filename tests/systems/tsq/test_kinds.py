@@ -1,7 +1,6 @@
 """Every TSQ result has an honest kind; simulated intervals carry se and dof at the scenario's confidence; the
 generic agreement rule covers the bound checks the TSQ system used to write itself."""
 
-from pathlib import Path
 
 import pytest
 from scipy import stats
@@ -11,8 +10,9 @@ from qosbound.progress import QUIET
 from qosbound.results import Kind
 from qosbound.scenario import build, load_raw
 from qosbound.systems import tsq as S
+from tests.helpers import example
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "tsq_audio.yaml"
+EXAMPLE = example("tsq_audio")
 
 
 def _small(confidence=0.9, reps=3):
