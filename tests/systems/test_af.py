@@ -81,7 +81,7 @@ def test_admit_varies_offered_rate(capsys):
 
 def test_reproduce_takeo2003(capsys):
     """reproduce takeo2003 prints Table I's curves and Table V, matching the printed allocations (the claims of
-    section IV that the quick network run does not show make it exit 1: tests/test_reproduce_claims.py)."""
+    section IV that the quick network run does not show make it exit 1: tests/reproduce/test_takeo2003_claims.py)."""
 
     class A:
         json = True

@@ -96,7 +96,7 @@ def test_admit_picks_quality_maximising_hint():
     assert r.value == res["audio.best_hint"] and r.evaluations == 16
     with pytest.raises(ScenarioError):  # a hint of a flow the scenario does not declare
         admit(scn, "flows.nosuch.hint", method="closed-form")
-    # any other parameter goes to the generic search (tests/test_tsq_admit.py checks it honours --direction)
+    # any other parameter goes to the generic search (tests/systems/tsq/test_admission.py checks it honours --direction)
 
 
 def test_cli_plan_json(capsys):
