@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from qosbound.errors import ModelError, ResourceError
 from qosbound.models import engine
-from qosbound.models.engine import MODELS_DIR, check, check_prism, parse_props_text, prism_options, _storm_error
+from qosbound.models.engine import MODELS_DIR, _storm_error, check, check_prism, parse_props_text, prism_options
 from tests.helpers import ROOT
 
 

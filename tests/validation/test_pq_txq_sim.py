@@ -2,26 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy import stats
 
-from qosbound.analytic.priority import cobham_wait_saturated
+from qosbound.analytic.priority import cobham_wait, cobham_wait_saturated, pk_wait
 from qosbound.errors import ScenarioError
-from qosbound.systems.pq_txq.params import Params
 from qosbound.results import Result
+from qosbound.systems import pq_txq
 from qosbound.systems.pq_txq import SimOptions
+from qosbound.systems.pq_txq.closed_form import closed_form_results
+from qosbound.systems.pq_txq.params import Params
 from qosbound.systems.pq_txq.simulated import simulated_results
 from qosbound.validation import pq_txq_sim as sim
+from qosbound.validation.pq_txq_kernels import SS_ARRIVALS, SS_DELAYS, SS_LOST, SS_SUM
 from qosbound.validation.pq_txq_reference import reference_departures
 from qosbound.validation.stats import batch_means, hist_ccdf, hist_quantile, t_interval
 from qosbound.validation.trace import read_trace, write_trace
+from tests.pq_txq_helpers import aggregate_scenario, columns, ef_streams, loaded_params, mean_delay
 
 
 def params(C=2e6, Q_t=5, unit=512.0, pq_cap=10, ef_size=128.0, ef_rate=300e3, arrivals="poisson",
@@ -29,14 +33,6 @@ def params(C=2e6, Q_t=5, unit=512.0, pq_cap=10, ef_size=128.0, ef_rate=300e3, ar
     return Params(C=C, Q_t=Q_t, unit=unit, pq_cap=pq_cap, ef_size=ef_size, ef_rate=ef_rate,
                   lam=ef_rate / (8.0 * ef_size), arrivals=arrivals, be_sizes=np.array(be, dtype=float),
                   be_probs=np.array(probs, dtype=float), burst=pq_cap * ef_size)
-
-
-def columns(table):
-    """The trace as NumPy arrays: is_ef, size, arrival, departure (NaN when dropped), dropped."""
-    cls = np.array(table["cls"].to_pylist())
-    dep = table["departure"].to_numpy(zero_copy_only=False).astype(float)
-    return (cls == "EF", table["size"].to_numpy(), table["arrival"].to_numpy(), dep,
-            table["dropped"].to_numpy(zero_copy_only=False))
 
 
 class Counter:
@@ -434,3 +430,204 @@ def test_streamed_statistics_equal_trace_statistics():
     assert r.above[0, 0] == np.sum(d > 6e-3)
     w = r.setup.bin_width
     assert np.array_equal(np.flatnonzero(r.counts[0]), np.unique(np.floor(d / w + 1e-9).astype(int)))
+
+
+# EF aggregates of the PQ + TxQ system (Ferrari, Pau & Raffaelli 2001, section V): the simulator's superposition of
+# streams and its per-stream statistics.
+
+
+def test_superposition_trace_matches_the_reference_loop_and_the_periods():
+    """The kernel's aggregate: each stream's packets are exactly one period apart (from its given phase), and
+    the departures are those of the plain-Python loop of the same semantics fed the same arrivals."""
+    phases = ["0.1 ms", "2 ms", "5.5 ms"]
+    p = pq_txq.params(aggregate_scenario(ef_streams(100, 50, 150, phases=phases), pq=3))
+    table = sim.simulate_trace(p, 6000, 9)
+    flow = np.array(table["flow"].to_pylist())
+    cls = np.array(table["cls"].to_pylist())
+    arr = table["arrival"].to_numpy()
+    dep = table["departure"].to_numpy(zero_copy_only=False).astype(float)
+    drop = table["dropped"].to_numpy(zero_copy_only=False)
+    size = table["size"].to_numpy()
+    for i, (rate, ph) in enumerate(zip((100e3, 50e3, 150e3), (0.1e-3, 2e-3, 5.5e-3))):
+        a = arr[flow == f"EF.s{i + 1}"]
+        assert a.size > 20
+        np.testing.assert_allclose(a, ph + np.arange(a.size) * 1024 / rate, rtol=0, atol=1e-9)
+    is_ef = cls == "EF"
+    be_order = np.lexsort((np.arange(arr.size), arr))
+    ef_dep, ef_drop, be_dep = reference_departures(p, arr[is_ef], size[be_order][~is_ef[be_order]])
+    assert np.array_equal(ef_drop, drop[is_ef])
+    np.testing.assert_allclose(ef_dep[~ef_drop], dep[is_ef & ~drop], rtol=0, atol=1e-9)
+
+
+def test_per_stream_counts_add_up_and_follow_the_rates():
+    p = pq_txq.params(aggregate_scenario(ef_streams(50, 100, 150)))
+    rep = sim.run_replications(p, 30000, 4, 2)
+    ss = rep.sstats
+    for col, s in ((SS_ARRIVALS, sim.S_ARRIVALS), (SS_LOST, sim.S_LOST), (SS_DELAYS, sim.S_DELAYS)):
+        np.testing.assert_array_equal(ss[:, :, col].sum(axis=1), rep.stats[:, s])
+    np.testing.assert_allclose(ss[:, :, SS_SUM].sum(axis=1), rep.stats[:, sim.S_SUM], rtol=1e-9)
+    share = ss[:, :, SS_ARRIVALS].sum(axis=0) / ss[:, :, SS_ARRIVALS].sum()
+    np.testing.assert_allclose(share, [1 / 6, 2 / 6, 3 / 6], atol=2e-3)  # CBR: exact up to one packet each
+
+
+def test_one_stream_through_the_aggregate_kernel_is_the_single_cbr_stream():
+    """Kind 'aggregate' with one random-phase CBR stream draws the same numbers as kind 'cbr': same output."""
+    p = pq_txq.params(aggregate_scenario({"rate": "300 kbit/s", "size": "128 B", "arrivals": "cbr"}))
+    pa = dataclasses.replace(p, arrivals="aggregate", ef_streams=((300e3, "cbr", -1.0),))
+    a, b = sim.run_replications(p, 5000, 2, 4), sim.run_replications(pa, 5000, 2, 4)
+    np.testing.assert_array_equal(a.stats, b.stats)
+    np.testing.assert_array_equal(a.counts, b.counts)
+
+
+def test_poisson_streams_simulated_apart_agree_with_one_merged_stream():
+    """Three Poisson streams, each with its own clock in the kernel, against one Poisson stream of the total rate
+    (a different random path): the means agree within their confidence intervals."""
+    p3 = pq_txq.params(aggregate_scenario(ef_streams(50, 100, 150, arrivals="poisson")))
+    p1 = dataclasses.replace(p3, ef_streams=())
+    assert sim.setup(p3).arrivals == 3 and sim.setup(p1).arrivals == 0
+    m3 = [r.stats[:, sim.S_SUM] / r.stats[:, sim.S_DELAYS] for r in [sim.run_replications(p3, 40000, 16, 5)]][0]
+    m1 = [r.stats[:, sim.S_SUM] / r.stats[:, sim.S_DELAYS] for r in [sim.run_replications(p1, 40000, 16, 6)]][0]
+    e3, e1 = t_interval(m3, 0.99), t_interval(m1, 0.99)
+    se = np.hypot(e3.std_error, e1.std_error)
+    assert abs(e3.mean - e1.mean) < 4 * se, (e3.mean, e1.mean, se)
+
+
+# Best effort with a load in the PQ + TxQ system: the simulator against the plain-Python event loop, the line's
+# utilisation, and the limits of a vanishing and of a saturating load.
+#
+# Semantics (qosbound.systems.pq_txq): Poisson BE packets of the size mix wait in an unbounded FIFO BE queue; the
+# scheduler refills the TxQ from the PQ, else from the BE queue; with both empty the line idles.
+
+
+@pytest.mark.parametrize("be_rate", [0.2e6, 1.2e6])
+def test_matches_plain_python_event_loop_with_a_load(be_rate):
+    """Given the EF arrivals and the BE packets (each arriving at its TxQ entry, which leaves the dynamics
+    unchanged: it found no room before), the plain-Python event loop gives the same departures, idle periods
+    included."""
+    p = loaded_params(Q_t=4, pq_cap=3, ef_rate=500e3, be=(1500.0, 300.0), probs=(0.6, 0.4), be_rate=be_rate)
+    table = sim.simulate_trace(p, 6000, 5)
+    is_ef, size, arr, dep, drop = columns(table)
+    be = ~is_ef
+    ef_dep, ef_drop, be_dep = reference_departures(p, arr[is_ef], size[be], be_arrivals=arr[be])
+    assert np.array_equal(ef_drop, drop[is_ef])
+    np.testing.assert_allclose(ef_dep[~ef_drop], dep[is_ef & ~drop], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(be_dep, dep[be], rtol=0, atol=1e-9)
+    # the line did idle: some packet started later than the previous departure
+    order = np.argsort(dep[~np.isnan(dep)])
+    d = dep[~np.isnan(dep)][order]
+    tx = (np.where(is_ef, p.ef_size, size)[~np.isnan(dep)][order]) * 8.0 / p.C
+    assert np.sum(d[1:] - tx[1:] > d[:-1] + 1e-9) > 10
+
+
+def test_reference_saturated_path_unchanged():
+    """Without BE arrival times the reference is the saturated loop: the line never idles."""
+    p = loaded_params(Q_t=2, be=(512.0,), probs=(1.0,))
+    ef_dep, ef_drop, be_dep = reference_departures(p, [0.0001], [512.0] * 5)
+    S_be, S_ef = 512 * 8 / p.C, 128 * 8 / p.C
+    # two BE packets fill Q_t = 2 at t = 0; the EF arrival joins after the first departure
+    assert ef_dep[0] == pytest.approx(2 * S_be + S_ef)
+    assert be_dep[0] == pytest.approx(S_be) and be_dep[2] == pytest.approx(2 * S_be + S_ef + S_be)
+
+
+def test_delay_is_function_of_state_found_with_a_load():
+    """Every EF delay is the TxQ work found plus (EF ahead + 1) transmissions, also when it found the line idle
+    (work 0) -- the identity behind the maximum-delay bound holds whatever BE does."""
+    p = loaded_params(ef_rate=600e3, be_rate=0.8e6, pq_cap=4)
+    table, state = sim.simulate_trace(p, 30_000, 11, with_state=True)
+    is_ef, size, arr, dep, drop = columns(table)
+    ok = is_ef & ~drop
+    predicted = state["work"] + (state["ahead"] + 1) * p.ef_size * 8.0 / p.C
+    np.testing.assert_allclose((dep - arr)[ok], predicted[ok], rtol=1e-9, atol=1e-12)
+    assert np.sum(state["work"][ok] == 0) > 100  # many arrivals found the line idle
+    assert np.all((dep - arr)[ok] <= sim.max_delay_bound(p) * (1 + 1e-12))
+
+
+def test_line_utilisation_is_the_offered_load():
+    """The fraction of time the line is busy is rho_EF + rho_BE (BE arrivals at rate be_rate / (8 E[L]))."""
+    p = loaded_params(be_rate=0.9e6)
+    table = sim.simulate_trace(p, 200_000, 2)
+    is_ef, size, arr, dep, drop = columns(table)
+    ok = ~np.isnan(dep)
+    busy = float(np.sum(np.where(is_ef, p.ef_size, size)[ok])) * 8.0 / p.C
+    span = float(np.nanmax(dep))
+    assert busy / span == pytest.approx(p.rho + 0.9e6 / p.C, rel=0.02)
+
+
+def test_saturated_runs_unchanged_by_a_zero_load_field():
+    """be_rate None is the saturated kernel path: the same seed gives identical statistics whether the field is
+    left at its default or set explicitly."""
+    a = sim.run_replications(loaded_params(), 20_000, 2, 9)
+    b = sim.run_replications(loaded_params(be_rate=None), 20_000, 2, 9)
+    assert np.array_equal(a.stats, b.stats) and np.array_equal(a.counts, b.counts)
+
+
+def test_vanishing_be_load_is_md1_for_ef_alone():
+    """As the BE load goes to 0 the EF mean delay tends to the M/D/1 mean W_PK + S_EF (EF alone; the TxQ adds
+    nothing to a FIFO of EF packets)."""
+    p = loaded_params(be_rate=20.0, pq_cap=200)
+    s = p.ef_size * 8.0 / p.C
+    target = pk_wait(p.lam, s, s * s) + s
+    m, se, _ = mean_delay(p)
+    assert abs(m - target) <= 4 * se + 0.002 * target
+
+
+def test_one_unit_txq_is_mg1_nonpreemptive_priority():
+    """With Q_t = 1 the system is the M/G/1 queue with two non-preemptive priority classes: the simulated EF
+    mean matches Cobham's W_1 + S_EF, and so does the closed-form cobham_mean."""
+    p = loaded_params(Q_t=1, pq_cap=10_000, be_rate=1.2e6)
+    s_ef = p.ef_size * 8.0 / p.C
+    s_be = p.be_sizes * 8.0 / p.C
+    W1 = cobham_wait([p.lam, p.be_lam], [s_ef, float(p.be_probs @ s_be)], [s_ef ** 2, float(p.be_probs @ s_be ** 2)])[0]
+    m, se, _ = mean_delay(p, packets=60_000, replications=8)
+    assert abs(m - (W1 + s_ef)) <= 4 * se
+    cm = {r.metric: r for r in closed_form_results(p)}["EF.delay.cobham_mean"]
+    assert cm.value == pytest.approx(W1 + s_ef, rel=1e-12)
+
+
+def test_high_be_load_approaches_saturated():
+    """As the total load goes to 1 the EF mean tends to the saturated one: the gap shrinks and is within 2 %
+    at 99.9 % of the spare capacity."""
+    sat, se_sat, _ = mean_delay(loaded_params())
+    gaps = []
+    for frac in (0.9, 0.999):
+        p = loaded_params(be_rate=frac * (1 - 0.15) * 2e6)
+        m, se, _ = mean_delay(p)
+        gaps.append((sat - m, np.hypot(se, se_sat)))
+    assert gaps[1][0] < gaps[0][0] - 3 * (gaps[0][1] + gaps[1][1])
+    assert abs(gaps[1][0]) <= 0.02 * sat + 4 * gaps[1][1]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    q_t=st.integers(1, 8),
+    cap=st.integers(2, 40),
+    rho=st.floats(0.05, 0.6),
+    ef_size=st.sampled_from([64.0, 128.0, 200.0, 512.0]),
+    be=st.lists(st.tuples(st.sampled_from([40.0, 256.0, 576.0, 1024.0, 1500.0]), st.floats(0.1, 1.0)),
+                min_size=1, max_size=3),
+    frac=st.floats(0.02, 0.98),
+    arrivals=st.sampled_from(["poisson", "cbr"]),
+)
+def test_saturated_be_is_the_worst_case_of_the_mean(q_t, cap, rho, ef_size, be, frac, arrivals):
+    """Same EF, same sizes: the simulated mean EF delay with saturated best effort is at least the one at any BE
+    load (a one-sided test at 4 standard errors of the difference); with the load, eq. (7) still bounds the
+    mean and no delay exceeds the maximum-delay bound."""
+    sizes = np.array([s for s, _ in be])
+    probs = np.array([w for _, w in be]) / sum(w for _, w in be)
+    C = 2e6
+    base = dict(C=C, Q_t=q_t, pq_cap=cap, ef_size=ef_size, ef_rate=rho * C, arrivals=arrivals,
+                be=tuple(sizes), probs=tuple(probs))
+    sat, se_sat, _ = mean_delay(loaded_params(**base), packets=15_000, replications=4, seed=1)
+    p = loaded_params(**base, be_rate=frac * (1 - rho) * C)
+    m, se, rep = mean_delay(p, packets=15_000, replications=4, seed=2)
+    assert sat >= m - 4 * np.hypot(se, se_sat)
+    res = {r.metric: r.value for r in closed_form_results(p)}
+    assert res["EF.delay.worst_case_mean"] >= m - 4 * se
+    assert float(rep.stats[:, sim.S_MAX].max()) <= res["EF.delay.max"] * (1 + 1e-9)
+
+
+def test_stability_checked_below_the_system_layer():
+    """The simulator refuses a total utilisation >= 1 on its own parameter."""
+    with pytest.raises(ScenarioError) as e:
+        sim.setup(loaded_params(be_rate=1.8e6))
+    assert e.value.field == "be_rate" and ">= 1" in e.value.problem

@@ -3,15 +3,19 @@ model-checked values (Ferrari et al.'s PQ + TxQ), over random configurations."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy import stats
 
 from qosbound.progress import QUIET
 from qosbound.scenario import build
+from qosbound.systems import pq_txq
 from qosbound.systems.pq_txq import ModelOptions, SimOptions, params
 from qosbound.systems.pq_txq.model_checked import model_results
 from qosbound.systems.pq_txq.simulated import simulated_results
+from tests.pq_txq_helpers import aggregate_raw, ef_streams
 
 
 def scenario(QT, PQ, k, rate, arrivals, mix):
@@ -47,3 +51,25 @@ def test_cbr_agrees_once_phases_are_averaged():
     """CBR keeps one phase per replication, so agreement needs many replications (phase averaging)."""
     p = params(scenario(5, 10, 3, "300 kbit/s", "cbr", True))
     agree(p, SimOptions(packets=20_000, replications=64, seed=5), metrics=("EF.delay.mean",))
+
+
+# EF aggregates of the PQ + TxQ system (Ferrari, Pau & Raffaelli 2001, section V): the exact chain of merged Poisson
+# streams against the simulator running them apart.
+
+
+def test_model_of_merged_poisson_streams_agrees_with_the_simulated_aggregate():
+    """The exact chain for the merged Poisson stream against the simulator running the three streams apart."""
+    from qosbound.agreement import agreements
+    from qosbound.progress import QUIET
+
+    r = aggregate_raw(ef_streams(50, 100, 150, arrivals="poisson"),
+                      be=[{"size": "512 B", "p": 0.5}, {"size": "1536 B", "p": 0.5}])
+    r["methods"] = {"model-checked": {"precision": 1e-10},
+                    "simulated": {"packets": 200000, "replications": 8, "seed": 21}}
+    scn = build(copy.deepcopy(r), None)
+    res = pq_txq.evaluate(scn, ["model-checked", "simulated"], QUIET)
+    by = {(x.metric, x.method): x for x in res}
+    m, s = by[("EF.delay.mean", "model-checked")], by[("EF.delay.mean", "simulated")]
+    assert s.interval.low <= m.value <= s.interval.high
+    bad = [v for v in agreements(res) if v.status not in ("agree", "skipped")]
+    assert not bad, bad
