@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+from qosbound.cli import main
 
 #: The checkout (the folder holding pyproject.toml) and its documentation, examples and models.
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,3 +27,14 @@ def one_line(err: str) -> str:
     assert len(lines) == 1 and lines[0].startswith("qosbound: "), err
     assert "Traceback" not in err
     return lines[0]
+
+
+def reproduce_json(capsys, *argv: str) -> tuple[int, dict]:
+    """``qosbound reproduce ARGV --json --quiet`` run in process: its exit code and its JSON document."""
+    code = main(["reproduce", *argv, "--json", "--quiet"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def claims_by_id(doc: dict) -> dict[str, dict]:
+    """The claims of a ``reproduce --json`` document by their id."""
+    return {c["id"]: c for c in doc["claims"]}

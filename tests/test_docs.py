@@ -115,6 +115,14 @@ def test_relative_links_resolve():
     assert not bad, bad
 
 
+def test_named_test_modules_exist():
+    """Every test module the README, docs/ and tests/README.md name (``tests/.../test_x.py``) is a file of the
+    checkout: a test module moved or split takes its mentions with it."""
+    bad = [f"{page.relative_to(ROOT)}: {name}" for page in [*DOCS, ROOT / "tests" / "README.md"]
+           for name in re.findall(r"\btests/[\w/]*test_\w+\.py\b", page.read_text()) if not (ROOT / name).is_file()]
+    assert not bad, bad
+
+
 def _doctest_modules() -> list[str]:
     """The importable names of the package's modules whose docstrings hold examples (``>>>``)."""
     out = []

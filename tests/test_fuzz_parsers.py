@@ -1,8 +1,9 @@
 """Fuzz every parser: scenario YAML, PRISM models given to ``model check``, and command-line arguments.
 
 Whatever the input, the outcome is a documented exit code (0-4) and, on an error, exactly one line on
-standard error -- never a traceback. (Traces, timestamp CSVs and captures are fuzzed in test_trace.py and
-test_pcap.py; the library-level fuzz of the scenario loader runs here without the CLI.)
+standard error -- never a traceback. (Traces, timestamp CSVs and captures are fuzzed in
+tests/validation/test_trace.py, test_csv_import.py and test_pcap.py; the library-level fuzz of the scenario
+loader runs here without the CLI.)
 """
 
 from __future__ import annotations

@@ -206,7 +206,7 @@ def test_installed_wheel_runs_every_reproduce_and_plan_from_any_directory(wheel,
             failures.append(f"reproduce {paper}: exit {proc.returncode}, no JSON: {proc.stderr[-1500:]}")
             continue
         # the claims file ships: every claim of it is a row, judged or not attempted; the exit code is the
-        # verdicts' (the verdicts themselves: tests/test_reproduce_claims.py and the targets' tests)
+        # verdicts' (the verdicts themselves: tests/reproduce/test_<paper>_claims.py and the targets' tests)
         not_met = [c["id"] for c in doc["claims"] if c["verdict"] == "NOT MET"]
         if (proc.returncode != (1 if not_met else 0) or doc["exit_code"] != proc.returncode or "Traceback" in proc.stderr
                 or len(doc["claims"]) < 10 or doc["unlisted_rows"]):

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from qosbound.cli import main
-from tests.helpers import one_line as _one_line
+from qosbound.models.engine import check
+from qosbound.scenario import load
+from tests.helpers import ROOT, one_line as _one_line
 
-ROOT = Path(__file__).resolve().parents[2]
 
 SMALL = """dtmc
 const double p = 0.5;
@@ -40,8 +40,6 @@ def _check(capsys, *args):
     code = main(["model", "check", *args, "--quiet"])
     cap = capsys.readouterr()
     return code, cap.out, cap.err
-
-
 
 
 def test_a_good_model_is_checked(tmp_path, capsys):
@@ -156,3 +154,28 @@ def test_committed_models_pass_the_preflight():
         preflight(str(prism), prism.read_text(), props.read_text(), {}, DEFAULT_MAX_STATES, str(props))
         checked += 1
     assert checked >= 1
+
+
+# `qosbound model render` writes self-contained PRISM files whose results equal the scenario's own run.
+
+
+def test_af_render_gives_the_same_drops_as_the_model_method(tmp_path, capsys):
+    """Each rendered AF class model, checked on its own, reproduces check_wred's drop probabilities."""
+    from qosbound.models.af import check_wred
+    from qosbound.systems.af import class_inputs
+
+    scn = load(ROOT / "examples" / "takeo2003.yaml")
+    assert main(["model", "render", str(ROOT / "examples" / "takeo2003.yaml"), "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    for ci in class_inputs(scn)[:2]:
+        mp = tmp_path / f"{scn.name}_{ci.name}.prism"
+        assert "const int K;" not in mp.read_text()
+        res = check(str(mp), str(mp.with_suffix(".props")))
+        ref = check_wred(ci.lam, ci.mu, ci.K, ci.profile)
+        for k in range(3):
+            assert res.values[f"drop{k}"] == pytest.approx(ref.drop[k], rel=1e-9, abs=1e-15)
+
+
+def test_render_of_a_system_without_a_model_is_a_clear_error(tmp_path, capsys):
+    code = main(["model", "render", str(ROOT / "examples" / "qstp_gtfrc.yaml"), "--out", str(tmp_path)])
+    assert code == 2 and "has no PRISM model to render" in capsys.readouterr().err

@@ -1,6 +1,6 @@
 """Writes ``port_closed_forms.json``: every closed-form result of the shipped ports (``examples/port_*.yaml``, and
 every shipped ``pq_txq`` / ``af`` example converted to ports) -- metric, value, interval, kind -- as the port
-system computes them. ``tests/test_port_closed_form.py`` checks that the closed forms still give these numbers,
+system computes them. ``tests/systems/port/test_closed_form.py`` checks that the closed forms still give these numbers,
 digit for digit, so a change made for speed (formulas lambdified once, evaluated over all classes at once) or
 a new feature that leaves unshaped ports alone changes no number.
 

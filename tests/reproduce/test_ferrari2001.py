@@ -19,7 +19,7 @@ from qosbound.reproduce import ferrari2001 as F
 
 def test_text_output_reproduces_table_iv(capsys):
     """The command prints every K with the recomputed W to 0.01 us beside the paper's values (it exits 1: Table
-    III's growth with A and the W_m hypothesis are NOT MET, tests/reproduce/test_claims.py)."""
+    III's growth with A and the W_m hypothesis are NOT MET, tests/reproduce/test_ferrari2001_claims.py)."""
     assert main(["reproduce", "ferrari2001", "--quick"]) == 1
     out = capsys.readouterr().out
     for w, wm in (("12649.41", "10162.51"), ("17106.82", "15949.06"), ("21564.24", "19272.81")):
@@ -124,7 +124,7 @@ def test_quick_run_draws_fig3_with_every_method(quick_run):
     """--quick: three payloads with the model, the simulation and eq. (7); the model's mean rises within one unit
     and falls where the BE packet needs a second unit; the simulation's 95 % CI holds the model's mean."""
     code, doc, _ = quick_run
-    assert code == 1     # Table III and the W_m hypothesis: tests/reproduce/test_claims.py
+    assert code == 1     # Table III and the W_m hypothesis: tests/reproduce/test_ferrari2001_claims.py
     rows = doc["fig3"]["rows"]
     assert [r["payload_B"] for r in rows] == [100, 484, 516] and [r["units"] for r in rows] == [1, 1, 2]
     model = [r["model_mean_us"] for r in rows]

@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 from qosbound.reproduce import claims as C
+from qosbound.reproduce import tsq
+from tests.helpers import reproduce_json
 
 
 def _mix(values, spread=1e-4, reps=4):
@@ -100,3 +102,35 @@ def test_welch_summary_statistics_match_the_samples_test():
     assert (flat_equal.p_value(), flat_diff.p_value(), flat_diff.p_value("less"), flat_diff.p_value("greater")) == \
         (1.0, 0.0, 0.0, 1.0)
     assert flat_diff.half_width(0.95) == 0.0
+
+
+# `qosbound reproduce tsq`'s claims and exit code, its experiments replaced by fabricated sweeps.
+
+
+def _tsq_sweep(best_quality_hint: int, pi_delay=0.1):
+    rows = []
+    for h in range(1, 17):
+        q = 0.9 - 0.02 * abs(h - best_quality_hint)
+        rows.append({"hint": h, "delay_s": 0.01 * h, "drop": 0.3 / h, "rate_bps": 1e5, "quality": q,
+                     "replications": 4, "delay_se": 0.001, "rate_se": 100.0, "quality_reps_mean": q,
+                     "quality_reps_se": 0.002})
+    rows.append({"hint": "PI alone", "delay_s": pi_delay, "drop": 0.02, "rate_bps": 1e5, "quality": 0.7,
+                 "replications": 4, "delay_se": 0.001, "rate_se": 100.0, "quality_reps_mean": 0.7,
+                 "quality_reps_se": 0.002})
+    return {"rows": rows, "best_hint": best_quality_hint, "delays": {}, "packets": 1}
+
+
+def test_tsq_claims_and_exit_code(monkeypatch, capsys):
+    monkeypatch.setattr(tsq, "mdp_scan", lambda *a, **k: [])
+    monkeypatch.setattr(tsq, "experiments", lambda quick, **k: {"audio": tsq.audio_sweep(), "seconds": 0.0,
+                                                                "settings": tsq.settings(quick)})
+    monkeypatch.setattr(tsq, "audio_sweep", lambda *a, **k: _tsq_sweep(6, pi_delay=0.16))
+    code, doc = reproduce_json(capsys, "tsq", "--quick")
+    assert code == 0 and all(r["verdict"] == C.REPRODUCED for r in doc["result_rows"])
+    assert {c["verdict"] for c in doc["claims"]} == {C.CLAIM_REPRODUCED, C.NOT_ATTEMPTED}
+    # the optimum resolved at hint 11, and PI alone's delay far from hint 16's: two claims not met
+    monkeypatch.setattr(tsq, "audio_sweep", lambda *a, **k: _tsq_sweep(11, pi_delay=0.05))
+    code, doc = reproduce_json(capsys, "tsq", "--quick")
+    assert code == 1
+    assert sorted(c["id"] for c in doc["claims"] if c["verdict"] == C.CLAIM_NOT_MET) == [
+        "audio-best-at-6", "audio-no-tsq-like-hint16"]

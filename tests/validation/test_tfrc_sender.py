@@ -1,5 +1,5 @@
 """Tests of qosbound.validation.tfrc_sender: RFC 5348 loss intervals, loss events, the sender's rate rules, both
-feedback models (the kernels driven by hand; the flows on a network are in tests/test_dumbbell_tfrc.py)."""
+feedback models (the kernels driven by hand; the flows on a network are in tests/validation/test_dumbbell.py)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ def rounding_neglects(p, rendered) -> str:
     PQ is not empty and the faster one's is: the slower one admits an EF packet where the other admits a BE one
     (saturated BE is not a fixed set of packets: the BE work admitted falls as the EF backlog rises), so from
     then on its ring can hold LESS work and its later departures come earlier. Longer EF transmissions alone
-    LOWER the EF loss and p99 (``tests/test_pq_txq_model.py`` pins the case: 2 Mbit/s, ring of 4 x 1500 B, PQ
+    LOWER the EF loss and p99 (``tests/models/test_pq_txq.py`` pins the case: 2 Mbit/s, ring of 4 x 1500 B, PQ
     4, EF 200 B Poisson at 800 kbit/s, BE 40 / 1500 B at 0.5 / 0.5: rounded to 24-byte granules the loss is
     0.1732, the exact chain's 0.1781; EF 200 B as 216 B alone gives 0.1717)."""
     g = rendered.granule
@@ -35,7 +35,7 @@ def rounding_neglects(p, rendered) -> str:
             "methods.model-checked.max_granules to avoid it): not a bound either way -- longer transmissions "
             "let EF be admitted in place of BE more often, which can lower the work ahead and so the delay "
             "and loss (measured: EF loss 0.1732 against the exact 0.1781 on a 2 Mbit/s port, "
-            "tests/test_pq_txq_model.py)")
+            "tests/models/test_pq_txq.py)")
 
 
 def model_results(p, opts, ccdf_at: list[float], quantiles: list[float], progress) -> list[Result]:
