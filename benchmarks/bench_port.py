@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import itertools
 import math
 import sys
 import time
@@ -92,8 +93,10 @@ def kernels(packets: int, repeats: int) -> dict:
     def port_run(cfg):
         return lambda: float(run_replications(cfg, packets, 1, 1, n_threads=1).gst[:, G_PACKETS].sum())
 
-    def pq_run():
-        r = pq_txq_sim.run_replications(p, max(int(packets * ef_share), 1000), 1, 1, n_threads=1)
+    seeds = itertools.count(2)
+
+    def pq_run():  # a new seed each run: pq_txq_sim keeps the replications of inputs it has run and reuses them
+        r = pq_txq_sim.run_replications(p, max(int(packets * ef_share), 1000), 1, next(seeds), n_threads=1)
         return float(r.stats[:, pq_txq_sim.S_PACKETS].sum())
 
     rates = {"six": [], "shaped": [], "port": [], "pq_txq": []}
