@@ -163,7 +163,7 @@ def random_shaper(rng, raw: dict) -> dict:
 def test_no_simulated_delay_exceeds_its_bound_on_adversarial_shaped_ports(seed):
     """The adversarial ports under a random parent shaper: every class's largest simulated delay is at or below
     its bound, which the shaper raises by 8 bc over the class's residual rate. The benchmark surveys more
-    (benchmarks/bench_port.py --shaped N): none exceeded on 976 class bounds of 370 shaped ports."""
+    (benchmarks/bench_port.py --quick --shaped 400): none exceeded on 976 class bounds of 370 shaped ports."""
     rng = np.random.default_rng(50_000 + seed)
     try:
         port = port_of(build(random_shaper(rng, random_port(rng))))
