@@ -91,6 +91,12 @@ is unchanged: a packet in the ring has passed the shaper; computed at ``C`` it o
 interface's rate, which is at least ``C``). The residual service of a strict server of latency ``T_0``
 (Le Boudec & Thiran 2001, Theorem 6.2.1) is ``(C - rho_H, (C T_0 + 8 sigma_H) / (C - rho_H))``, and ``C T_0 =
 8 (V + b_S)``: the level and weighted latencies above with ``V_S``.
+
+The simulator's shaper (:mod:`qosbound.validation.port_kernels`) is a token bucket of depth ``b_S`` refilled
+continuously at ``C`` in front of a ring drained at the interface's rate: it holds a packet back at most ``8
+L_max / C``, and the ring's remaining work plus its tokens never exceed ``b_S``. The proof above is for the
+interval shaper's assumption; that the bounds hold for the token bucket is checked on adversarial shaped ports
+(``tests/systems/port``, ``benchmarks/bench_port.py --shaped``), not proved here.
 """
 
 from __future__ import annotations

@@ -7,24 +7,29 @@ so compare the ratios, not the absolute figures):
 1. packets per second of the port kernel (qosbound.validation.port_kernels) on a 6-class port -- the 1 Gbit/s
    edge port of examples/port_edge1g.yaml (400 CBR calls and Poisson video at two policed priority levels,
    AF3x with WRED, bulk and class-default saturated, a 128-packet ring) with a sixth class of Poisson AF1x
-   traffic under WRED (target >= 1e7 packets/s);
+   traffic under WRED (target >= 1e7 packets/s), and the same port under a parent shaper (bucket 100 kB, a
+   10 Gbit/s interface);
 2. the port kernel beside pq_txq's kernel (qosbound.validation.pq_txq_kernels) on the same EF + saturated
    best-effort port -- examples/wan100.yaml, and its conversion to a port -- and their ratio (target: the port
    kernel at most 1.3x slower);
 3. the closed forms' rate: port scenarios validated and answered by every closed form per second (the edge
    port, from its raw mapping);
-4. with ``--bounds``: random adversarial ports (the generator of tests/test_port_bounds.py), every class's
+4. with ``--bounds``: random adversarial ports (the generator of tests/systems/port/test_bounds.py), every class's
    largest simulated delay against its bound: ports, classes checked, bounds exceeded (must be 0), the largest
-   ratio simulated/bound.
+   ratio simulated/bound;
+5. with ``--shaped``: the same under a random parent shaper (``random_shaper`` of that module: a bucket of 40 B to
+   100 kB, an interface 1x to 100x the shaper's rate), and beside it the largest ratio of the simulated delay to
+   the bound the port would have without the shaper's term 8 bc / R.
 
 "Packets" counts every packet handled: departures and drops. Run: ``python benchmarks/bench_port.py
-[--quick] [--bounds N]``.
+[--quick] [--bounds N] [--shaped N]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import itertools
 import math
 import sys
 import time
@@ -73,25 +78,31 @@ def cpu_rate(fn, repeats: int) -> float:
 
 def kernels(packets: int, repeats: int) -> dict:
     six = config(port_of(six_class_port()))
+    shaped_raw = six_class_port().raw
+    shaped_raw["shaper"] = {"bc": "100 kB", "interface_rate": "10 Gbit/s"}
+    shaped = config(port_of(build(shaped_raw)))
     wan = load(ROOT / "examples" / "wan100.yaml")
     p = params(wan)
     (wan_port,), _ = convert(ROOT / "examples" / "wan100.yaml")
     wan_cfg = config(port_of(build(wan_port)))
     ef_share = p.lam / (p.lam + p.rho_be * p.C / (8.0 * float(p.be_probs @ p.be_sizes)))
-    for cfg in (six, wan_cfg):  # compile
+    for cfg in (six, wan_cfg, shaped):  # compile
         run_replications(cfg, 1000, 1, 1, n_threads=1)
     pq_txq_sim.run_replications(p, 1000, 1, 1, n_threads=1)
 
     def port_run(cfg):
         return lambda: float(run_replications(cfg, packets, 1, 1, n_threads=1).gst[:, G_PACKETS].sum())
 
-    def pq_run():
-        r = pq_txq_sim.run_replications(p, max(int(packets * ef_share), 1000), 1, 1, n_threads=1)
+    seeds = itertools.count(2)
+
+    def pq_run():  # a new seed each run: pq_txq_sim keeps the replications of inputs it has run and reuses them
+        r = pq_txq_sim.run_replications(p, max(int(packets * ef_share), 1000), 1, next(seeds), n_threads=1)
         return float(r.stats[:, pq_txq_sim.S_PACKETS].sum())
 
-    rates = {"six": [], "port": [], "pq_txq": []}
+    rates = {"six": [], "shaped": [], "port": [], "pq_txq": []}
     for _ in range(repeats):  # interleaved, so that the load of the machine falls on both alike
         rates["six"].append(cpu_rate(port_run(six), 1))
+        rates["shaped"].append(cpu_rate(port_run(shaped), 1))
         rates["port"].append(cpu_rate(port_run(wan_cfg), 1))
         rates["pq_txq"].append(cpu_rate(pq_run, 1))
     return {k: max(v) for k, v in rates.items()}
@@ -108,39 +119,52 @@ def closed_forms(repeats: int) -> float:
     return repeats / (time.process_time() - t0)
 
 
-def bounds_survey(n: int, packets: int) -> dict:
-    from tests.test_port_bounds import random_port
+def bounds_survey(n: int, packets: int, shaped: bool = False) -> dict:
+    """``n`` random adversarial ports (seeds 100,000 + k; shaped: 50,000 + k, the shaper drawn after the port):
+    every class's largest simulated delay against its bound, and (shaped) against the bound without the
+    shaper's term."""
+    from tests.systems.port.test_bounds import random_port, random_shaper
 
     from qosbound.errors import ScenarioError
 
     ports = checked = exceeded = 0
-    worst = 0.0
+    worst = worst_unshaped = 0.0
     for k in range(n):
+        rng = np.random.default_rng((50_000 if shaped else 100_000) + k)
         try:
-            port = port_of(build(random_port(np.random.default_rng(100_000 + k))))
+            raw = random_port(rng)
+            if shaped:
+                raw = random_shaper(rng, raw)
+            port = port_of(build(raw))
         except ScenarioError:
             continue
         ports += 1
         b = class_bounds(port)
+        plain = class_bounds(port_of(build({k: v for k, v in raw.items() if k != "shaper"}))) if shaped else b
         rep = run_replications(config(port), packets, 2, k, 0.0, n_threads=1)
         for c in port.active:
             if c.saturated or not math.isfinite(b[c.name].delay) or rep.cst[:, c.index, CS_DELIVERED].sum() == 0:
                 continue
             checked += 1
-            ratio = float(rep.cst[:, c.index, CS_MAX].max()) / b[c.name].delay
-            worst = max(worst, ratio)
-            exceeded += ratio > 1.0
-    return {"ports": ports, "classes": checked, "exceeded": exceeded, "largest_ratio": worst}
+            mx = float(rep.cst[:, c.index, CS_MAX].max())
+            worst = max(worst, mx / b[c.name].delay)
+            worst_unshaped = max(worst_unshaped, mx / plain[c.name].delay)
+            exceeded += mx > b[c.name].delay
+    return {"ports": ports, "classes": checked, "exceeded": exceeded, "largest_ratio": worst,
+            "largest_unshaped_ratio": worst_unshaped}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer packets and repeats")
     ap.add_argument("--bounds", type=int, default=0, metavar="N", help="also survey N random adversarial ports")
+    ap.add_argument("--shaped", type=int, default=0, metavar="N", help="also survey N random adversarial shaped ports")
     args = ap.parse_args(argv)
     packets, repeats = (1_000_000, 3) if args.quick else (4_000_000, 5)
     k = kernels(packets, repeats)
     print(f"port kernel, 6-class port (edge-1g + AF1x):     {k['six']:.3g} packets/s per core (target >= 1e7)")
+    print(f"port kernel, the same port under a parent shaper:  {k['shaped']:.3g} packets/s per core "
+          f"(shaped / unshaped {k['shaped'] / k['six']:.2f}x)")
     print(f"port kernel, EF + saturated BE (wan100 as a port): {k['port']:.3g} packets/s per core")
     print(f"pq_txq kernel, the same port (wan100):             {k['pq_txq']:.3g} packets/s per core")
     print(f"  pq_txq / port: {k['pq_txq'] / k['port']:.2f}x (target <= 1.3)")
@@ -150,6 +174,13 @@ def main(argv=None) -> int:
         s = bounds_survey(args.bounds, 100_000 if args.quick else 300_000)
         print(f"bounds: {s['ports']} random ports, {s['classes']} class bounds, {s['exceeded']} exceeded by a "
               f"simulated delay, largest simulated/bound {s['largest_ratio']:.7f}")
+        if s["exceeded"]:
+            return 1
+    if args.shaped:
+        s = bounds_survey(args.shaped, 100_000 if args.quick else 300_000, shaped=True)
+        print(f"shaped bounds: {s['ports']} random shaped ports, {s['classes']} class bounds, {s['exceeded']} exceeded "
+              f"by a simulated delay, largest simulated/bound {s['largest_ratio']:.7f}, largest simulated/bound "
+              f"without the shaper's term {s['largest_unshaped_ratio']:.7f}")
         if s["exceeded"]:
             return 1
     return 0

@@ -33,6 +33,17 @@ of :mod:`qosbound.analytic.port`), each choice written where it is made below:
   (:func:`qosbound.validation.droppers.colour_drop_prob`); both count as ``loss.queue`` and in the
   precedence's ``drop``. What "the class holds" counts: its queue, and -- without a ring only -- its packet on
   the wire (as ``af`` counts a buffer).
+* **Parent shaper** (``shaper``; absent, none): a token bucket of depth ``bc`` bytes, full at time 0, refilled
+  continuously at the shaper's rate ``C`` -- the port's ``link.rate``, one byte per tick -- gates the
+  scheduler's output towards the ring. When the scheduler has chosen a packet of ``L`` bytes (the head of the
+  first non-empty level, or the one DRR picks) and the ring has room, the packet enters the ring if the bucket
+  holds ``L`` tokens (``bc`` tokens, a full bucket, when ``L > bc``: it leaves the bucket in debt) and takes
+  ``L`` of them; otherwise it stays at its queue's head, DRR's deficit untouched, and the scheduler chooses
+  again when the bucket will hold enough for it (or at the next departure or arrival: a priority packet
+  arriving meanwhile is chosen first, as tbf's watchdog peeks again). Events at one instant: departures,
+  then arrivals, then the shaper's release. The ring drains at the interface's rate ``C_line >= C`` (a byte
+  is ``C / C_line`` ticks on the wire). A shaped port is congested, for a conditional policer, when its ring
+  is full or its shaper holds a packet back.
 * **Saturated classes** always have a packet: its size is drawn when it becomes the class's head for DRR
   and kept until sent. Their packets count towards the packets a replication runs for, at admission.
 * **Sources.** Poisson (exponential gaps), CBR (``phase + k / rate``), on-off (a CBR clock at the peak rate,
@@ -61,7 +72,7 @@ from qosbound.validation.markers import mark
 
 __all__ = ["SUB", "OCTAVES", "NBINS", "NEVER", "CS_ARRIVALS", "CS_POLICE", "CS_QUEUE", "CS_DELIVERED", "CS_SUM",
            "CS_MAX", "CS_BITS", "N_CS", "G_PACKETS", "G_WINDOW", "G_TIME", "N_G", "ACT_TRANSMIT", "ACT_DROP",
-           "ACT_REMARK", "bin_of", "run_port"]
+           "ACT_REMARK", "SH_BC", "SH_WIRE", "N_SH", "bin_of", "run_port"]
 
 #: Histogram bins per octave of delay (ticks) and octaves covered (delays up to 2^63 ticks).
 SUB = 256
@@ -78,6 +89,9 @@ G_PACKETS, G_WINDOW, G_TIME = range(3)
 N_G = 3
 #: Policer actions.
 ACT_TRANSMIT, ACT_DROP, ACT_REMARK = 0, 1, 2
+#: The parent shaper's parameters: the bucket's depth (bytes) and a byte's wire time at the interface's rate (ticks).
+SH_BC, SH_WIRE = range(2)
+N_SH = 2
 
 
 @njit(cache=True, inline="always")
@@ -184,7 +198,7 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
              dr_red, dr_mode, dr_gentle, dr_alpha, dr_min, dr_max, dr_maxp,
              thresholds, cst, pst, hist, hmin, hmax, above, gst,
              tr_cls, tr_prec, tr_size, tr_arr, tr_dep, tr_drop,
-             feed_t=None, feed_cls=None, feed_size=None, feed_prec=None, sat_until=np.inf):
+             feed_t=None, feed_cls=None, feed_size=None, feed_prec=None, sat_until=np.inf, shaper=None):
     """One replication (module docstring). ``rng`` is a NumPy Generator (spawned per replication). Per-class
     outputs: ``cst`` (m x N_CS), ``pst`` (m x 3 x 2: packets reaching the queue and queue drops per
     precedence), ``hist``/``hmin``/``hmax`` (m x NBINS), ``above`` (m x thresholds: delays above each);
@@ -198,7 +212,12 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
     in feed order (their departure, or their drop); the packets saturated classes hand the ring are appended
     after them, while ``now < sat_until`` (ticks) and rows remain (``max_rows``): then the saturated classes
     leave the round as in trace mode. The run ends once the feed is exhausted and the port is empty. A fed port
-    keeps no delay statistics (``cst``, ``hist``, ``above``): its trace rows are what the network reads."""
+    keeps no delay statistics (``cst``, ``hist``, ``above``): its trace rows are what the network reads.
+
+    **Shaper** (a parent shaper, module docstring): ``shaper`` is ``[SH_BC, SH_WIRE]`` -- the bucket's depth
+    (bytes) and the wire time of one byte at the interface's rate, in ticks (``C / C_line <= 1``; the tick is a
+    byte time at the shaper's rate ``C``, which refills the bucket one byte per tick). ``None`` (an unshaped
+    port) compiles without any shaper code."""
     m = cls_level.shape[0]
     nsrc = src_cls.shape[0]
     nlev = lvl_start.shape[0] - 1
@@ -290,6 +309,16 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
         gap[s] = 1.0 / src_rate[s]
     fbuf = np.zeros(1, np.float64)
     ibuf = fbuf.view(np.int64)
+    # ---- the parent shaper: a token bucket of depth sh_bc bytes refilled one byte per tick, full at time 0
+    shaping = shaper is not None  # a compile-time constant, as tracing
+    sh_bc = 0.0
+    sh_wire = 1.0
+    if shaping:
+        sh_bc = shaper[SH_BC]
+        sh_wire = shaper[SH_WIRE]
+    sh_tok = sh_bc  # tokens at sh_t (negative: the debt of a packet larger than the bucket)
+    sh_t = 0.0
+    sh_next = np.inf  # when the bucket will pass the packet it holds back (inf: it holds none back)
     prio_waiting = 0  # packets waiting in the priority levels' queues
     n_gen = 0
     gen_done = max_packets <= 0
@@ -309,13 +338,21 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
         if first:
             first = False  # the initial refill at t = 0 (saturated classes fill the ring)
         else:
-            t_dep = head_start + r_tx[r_head] if r_n > 0 else np.inf
+            if shaping:  # the packet's last bit leaves after its bytes at the interface's rate
+                t_dep = head_start + r_tx[r_head] * sh_wire if r_n > 0 else np.inf
+            else:
+                t_dep = head_start + r_tx[r_head] if r_n > 0 else np.inf
             t_arr = h_t[0] if (nsrc > 0 and not gen_done) else np.inf
             if feeding:
                 if fi < n_feed and feed_t[fi] < t_arr:
                     t_arr = feed_t[fi]
                     fed = True
-            if t_dep <= t_arr:  # a departure first at equal times: arrivals then see its refill
+            if shaping and sh_next < t_dep and sh_next < t_arr:
+                # the shaper's release: the bucket now holds the held-back packet's tokens (departures and
+                # arrivals at the same instant come first, and their refill releases it)
+                now = sh_next
+                t = now
+            elif t_dep <= t_arr:  # a departure first at equal times: arrivals then see its refill
                 if r_n == 0:
                     break
                 now = t_dep
@@ -399,7 +436,11 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
             if mk_kind[c] >= 0:
                 colour = mark(mk_state[c], mk_kind[c], now, size, prec, mk_aware[c])
                 prec = mk_to[c, colour]
-            if po_kind[c] >= 0 and (not po_cond[c] or occ >= Q_t):
+            if shaping:  # a shaped port is congested when its ring is full or its shaper holds a packet back
+                congested = occ >= Q_t or sh_next < np.inf
+            else:
+                congested = occ >= Q_t
+            if po_kind[c] >= 0 and (not po_cond[c] or congested):
                 colour = mark(po_state[c], po_kind[c], now, size, 0, False)
                 act = po_act[c, colour]
                 if act == ACT_DROP:
@@ -463,6 +504,8 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
             if occ >= Q_t:
                 continue
         # ------------------------------------------------------------------ refill the ring
+        if shaping:
+            sh_next = np.inf  # set again below if the shaper holds the scheduler's packet back
         while occ < Q_t:
             c = -1
             for lv in range(nlev if prio_waiting > 0 else 0):
@@ -508,7 +551,8 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                     else:
                         L = q_size[q_off[cc] + q_head[cc]]
                     if L <= dc[cc]:
-                        dc[cc] -= L
+                        if not shaping:  # shaped: taken once the shaper passes the packet (below)
+                            dc[cc] -= L
                         c = cc
                         break
                     # the head does not fit: the turn ends, the class moves to the tail, the next one's turn begins
@@ -522,6 +566,21 @@ def run_port(rng, Q_t, unit, per_packet, incl_ring, max_packets, warm, max_rows,
                     dc[al[al_head]] += drr_q[al[al_head]]
             if c < 0:
                 break
+            if shaping:
+                # ---- the shaper: the scheduler's packet passes when the bucket holds its size (or, larger than
+                # the bucket, a full bucket, left in debt); else it waits, and the scheduler chooses again then
+                sz = pend[c] if sat[c] else q_size[q_off[c] + q_head[c]]
+                need = sz if sz < sh_bc else sh_bc
+                tok = sh_tok + (now - sh_t)
+                if tok > sh_bc:
+                    tok = sh_bc
+                if tok < need - 1e-12 * (now + 1.0):  # (a tolerance of rounding: 1e-12 of the time)
+                    sh_next = now + (need - tok)
+                    break
+                sh_tok = (tok if tok > need else need) - sz
+                sh_t = now
+                if cls_level[c] < 0 and not solo:
+                    dc[c] -= sz
             # ---- move class c's head packet into the ring
             if sat[c]:
                 size = pend[c]

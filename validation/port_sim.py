@@ -69,6 +69,9 @@ class PortConfig:
     dr_max: np.ndarray
     dr_maxp: np.ndarray
     names: list = field(default_factory=list)
+    #: a parent shaper as the kernel takes it (``[SH_BC, SH_WIRE]``: bucket depth, bytes; a byte's wire time at
+    #: the interface's rate, ticks); None: none
+    shaper: np.ndarray | None = None
 
     @property
     def tick(self) -> float:
@@ -77,6 +80,10 @@ class PortConfig:
     @property
     def classes(self) -> int:
         return int(self.cls_level.shape[0])
+
+    def shaping(self) -> dict:
+        """The kernel's shaper argument: none for an unshaped port (its kernel compiles without shaper code)."""
+        return {} if self.shaper is None else {"shaper": self.shaper}
 
     def args(self) -> tuple:
         return (self.cls_level, self.lvl_start, self.lvl_cls, self.drr_q, self.qlimit, self.sat_law, self.mix_cum,
@@ -144,7 +151,7 @@ def run_replications(cfg: PortConfig, packets: int, replications: int, seed: int
     def one(r: int):
         rng = np.random.Generator(np.random.PCG64(seqs[r]))
         run_port(rng, cfg.Q_t, float(cfg.unit), bool(cfg.per_packet), bool(cfg.incl_ring), int(packets), warm, NEVER,
-                 *cfg.args(), thr, *outs[r], *_no_trace())
+                 *cfg.args(), thr, *outs[r], *_no_trace(), **cfg.shaping())
 
     workers = max(1, min(replications, n_threads or numba.config.NUMBA_NUM_THREADS))
     if workers == 1:
@@ -179,7 +186,7 @@ def simulate_trace(cfg: PortConfig, packets: int, seed: int) -> dict:
     rng = np.random.Generator(np.random.PCG64(seed_sequences(seed, 1)[0]))
     out = _outputs(cfg.classes, 0)
     rows = run_port(rng, cfg.Q_t, float(cfg.unit), bool(cfg.per_packet), bool(cfg.incl_ring), n, 0, n, *cfg.args(),
-                    np.zeros(0), *out, *tr)
+                    np.zeros(0), *out, *tr, **cfg.shaping())
     cls, prec, size, arr, dep, drop = (x[:rows] for x in tr)
     order = np.argsort(arr, kind="stable")
     tick = cfg.tick

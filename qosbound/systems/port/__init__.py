@@ -53,23 +53,31 @@ __all__ = ["Scenario", "Port", "port_of", "evaluate", "metric_names", "metric_ki
            "agreements", "render_models", "simulate_trace", "ns3_trace", "plot_delays", "admit", "understood_inputs"]
 
 
+#: Why a method cannot take a parent shaper (the simulator models it: not listed).
+_NO_SHAPER = {
+    "model checking": "the chains have no state for the shaper's bucket (they serve the classes at a steady rate)",
+    "ns-3": "the ns-3 runner builds pq_txq's PrioQueueDisc over the device queue, with no token-bucket stage in "
+            "front of the device (ns-3's TbfQueueDisc, which could take that PrioQueueDisc as its child, is not "
+            "built by it)",
+}
+
+
 def _port(scn: Scenario, what: str | None = None) -> Port:
-    """The port; ``what`` names a method that does not model a parent shaper, refused for a shaped port with the
-    configuration line of its shaper."""
-    if what is not None and scn.shaper is not None:
+    """The port; ``what`` names a method that does not model a parent shaper (:data:`_NO_SHAPER`), refused for a
+    shaped port with the configuration line of its shaper and the reason."""
+    if what in _NO_SHAPER and scn.shaper is not None:
         where = scn.provenance.get("shaper.rate") or scn.provenance.get("shaper.bc")
         at = f" (configured at {where})" if where else ""
-        raise ScenarioError(f"{what} does not model a parent shaper{at}: its bursts of bc at the interface's rate "
-                            "are not in the simulator or the chains; the closed forms bound a shaped port "
-                            "(--methods closed-form)", field="shaper")
+        raise ScenarioError(f"{what} does not model a parent shaper{at}: {_NO_SHAPER[what]}; the closed forms and "
+                            "the simulator model a shaped port (--methods closed-form,simulated)", field="shaper")
     return port_of(scn)
 
 
 def default_methods(scn: Scenario) -> list[str]:
-    """The enabled methods; a shaped port the closed forms only (the simulator and the chains refuse it when
+    """The enabled methods; a shaped port the closed forms and the simulator (model checking refuses it when
     asked by name, :func:`_port`)."""
     out = _default_methods(scn)
-    return [m for m in out if m == "closed-form"] if scn.shaper is not None else out
+    return [m for m in out if m in ("closed-form", "simulated")] if scn.shaper is not None else out
 
 
 def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:

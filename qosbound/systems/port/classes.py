@@ -161,12 +161,16 @@ class Shaper(Strict):
     ``shaping-rate``) as the port's server: the scheduler is served at ``link.rate`` -- the shaper's rate -- by a
     rate-latency server of latency ``Tc = Bc / rate`` (Cisco's interval shaper sends Bc per interval Tc). The
     bounds take it as a port at the shaper's rate holding ``bc`` more bytes of work
-    (:mod:`qosbound.analytic.port`, the shaper); the simulator and the chains do not model it and refuse."""
+    (:mod:`qosbound.analytic.port`, the shaper); the simulator as a token bucket of depth ``bc`` refilled at the
+    rate, gating the scheduler's output towards the ring, which drains at ``interface_rate``
+    (:mod:`qosbound.validation.port_kernels`); the chains do not model it and refuse."""
 
     rate: Rate | None = Field(default=None, description="shaped rate, bit/s: the port's link.rate (the child's "
                               "percentages are of it); default link.rate")
     bc: Size | None = Field(default=None, description="committed burst per interval, bytes (default rate x tc)")
     tc: Time | None = Field(default=None, description="shaping interval, s (= bc / rate)")
+    interface_rate: Rate | None = Field(default=None, description="the interface's line rate, bit/s, at which the "
+                                        "ring drains (at least link.rate; default link.rate); the simulator's only")
 
 
 class NotModelled(Strict):

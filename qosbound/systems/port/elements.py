@@ -20,8 +20,8 @@ from qosbound.analytic.wred import Profile
 from qosbound.errors import ScenarioError
 from qosbound.scenario import MAX_PACKET_BYTES
 from qosbound import dscp
-from qosbound.systems.port.schema import (DEFAULT_CLASS, Scenario, parse_bandwidth, precedences, shaper_burst,
-                                          priority_reservation)
+from qosbound.systems.port.schema import (DEFAULT_CLASS, Scenario, parse_bandwidth, precedences, priority_reservation,
+                                          shaper_burst, shaper_line_rate)
 from qosbound.systems.port.schema import Traffic as TrafficSpec
 from qosbound.systems.port.schema import TrafficClass as ClassSpec
 
@@ -325,6 +325,8 @@ class Port:
     delay: float = 0.0
     #: the parent shaper's burst Bc, bytes (0: no shaper; the port's ``rate`` is then the shaper's)
     shaper_burst: float = 0.0
+    #: the rate the ring drains at, bit/s: the interface's under a parent shaper (0: ``rate``)
+    line_rate: float = 0.0
 
     def cls(self, name: str) -> TrafficClass:
         for c in self.classes:
@@ -490,4 +492,4 @@ def port_of(scn: Scenario) -> Port:
         per_packet = scn.txq.unit_size == "packet"
         ring = Ring(int(scn.txq.units), 0.0 if per_packet else float(scn.txq.unit_size), per_packet)
     return Port(scn.name, float(scn.link.rate), ring, tuple(classes), float(scn.scheduler.quantum),
-                float(scn.link.delay), shaper_burst(scn))
+                float(scn.link.delay), shaper_burst(scn), shaper_line_rate(scn))

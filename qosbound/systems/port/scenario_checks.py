@@ -20,7 +20,7 @@ from qosbound.units import format_exact
 if TYPE_CHECKING:
     from qosbound.systems.port.schema import Scenario
 
-__all__ = ["check_port", "shaper_burst", "MIN_PACKET"]
+__all__ = ["check_port", "shaper_burst", "shaper_line_rate", "MIN_PACKET"]
 
 
 def _at(c: TrafficClass, field: str = "") -> str:
@@ -76,9 +76,18 @@ def shaper_burst(scn: Scenario) -> float:
     return float(scn.link.rate) * float(sh.tc) / 8.0
 
 
+def shaper_line_rate(scn: Scenario) -> float:
+    """The rate the ring drains at, bit/s: a parent shaper's ``interface_rate``, else ``link.rate``."""
+    sh = scn.shaper
+    if sh is None or sh.interface_rate is None:
+        return float(scn.link.rate)
+    return float(sh.interface_rate)
+
+
 def _check_shaper(scn: Scenario) -> None:
     """The shaper's rate is the port's (``link.rate``: the child policy's percentages are of it), its burst is
-    given by ``bc`` or ``tc``, and the two agree when both are (within 1 %, as configurations round them)."""
+    given by ``bc`` or ``tc``, and the two agree when both are (within 1 %, as configurations round them); the
+    interface it shapes is at least as fast."""
     sh = scn.shaper
     if sh is None:
         return
@@ -87,6 +96,10 @@ def _check_shaper(scn: Scenario) -> None:
         raise ScenarioError(f"the shaper's rate ({format_exact(float(sh.rate), 'rate')}) differs from link.rate "
                             f"({format_exact(C, 'rate')}): link.rate is the rate the shaper serves the classes at (the "
                             "interface's own rate does not enter the port)", field="shaper.rate")
+    if sh.interface_rate is not None and not float(sh.interface_rate) >= C * (1.0 - 1e-9):
+        raise ScenarioError(f"the interface's rate ({format_exact(float(sh.interface_rate), 'rate')}) is below the "
+                            f"shaper's ({format_exact(C, 'rate')}): a shaper cannot send faster than its line",
+                            field="shaper.interface_rate")
     if sh.bc is None and sh.tc is None:
         raise ScenarioError("give the shaper's burst: bc (bytes per interval) or tc (the interval)", field="shaper")
     if sh.bc is not None:

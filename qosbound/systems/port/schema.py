@@ -41,7 +41,7 @@ from qosbound.systems.port.classes import (CLASS_NAME, DEFAULT_CLASS, MAX_CLASSE
                                            TrafficClass, long_run_rate, parse_bandwidth, precedences,
                                            priority_reservation)
 from qosbound.systems.port.meters import Action, Dropper, Marker, Police, parse_action
-from qosbound.systems.port.scenario_checks import MIN_PACKET, check_port, shaper_burst
+from qosbound.systems.port.scenario_checks import MIN_PACKET, check_port, shaper_burst, shaper_line_rate
 from qosbound.systems.port.traffic import Traffic, offered_rate
 from qosbound.systems.pq_txq.schema import ModelOptions as PQModelOptions
 
@@ -51,7 +51,7 @@ __all__ = ["PortLink", "Ring", "Action", "Police", "Marker", "Dropper", "Traffic
            "DEFAULT_CLASS", "CLASS_NAME", "MAX_PRECEDENCES", "MAX_QUEUE", "MAX_CLASSES", "MAX_STREAMS",
            "parse_bandwidth", "parse_action", "precedences",
            "check_port", "priority_reservation", "offered_rate", "long_run_rate", "split_metric",
-           "check_slo_classes", "shaper_burst", "MIN_PACKET"]
+           "check_slo_classes", "shaper_burst", "shaper_line_rate", "MIN_PACKET"]
 
 # Most of these names are defined in the modules along the schema's jobs and read from here: the link, ring and
 # classes (.classes), policers, markers and droppers (.meters), traffic (.traffic), the checks across fields
@@ -108,7 +108,7 @@ class Scenario(ScenarioBase):
                                         "when not declared")
     scheduler: Scheduler = Field(default_factory=Scheduler)
     shaper: Shaper | None = Field(default=None, description="a parent shaper serving the classes at link.rate "
-                                  "with a burst bc (closed forms only)")
+                                  "with a burst bc (closed forms and simulator)")
     provenance: dict[str, str] = Field(default_factory=dict, description="reserved: field path -> file:line")
     assumed: dict[str, str] = Field(default_factory=dict, description="reserved: field path -> the platform "
                                     "default assumed there")

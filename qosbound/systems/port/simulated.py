@@ -12,7 +12,8 @@ from qosbound.systems.port.metrics import carried_precedences
 from qosbound.validation.markers import KINDS, new_state
 from qosbound.validation.droppers import MODES
 from qosbound.validation.port_kernels import (ACT_DROP, ACT_REMARK, ACT_TRANSMIT, CS_ARRIVALS, CS_BITS,
-                                              CS_DELIVERED, CS_MAX, CS_POLICE, CS_QUEUE, CS_SUM, G_WINDOW)
+                                              CS_DELIVERED, CS_MAX, CS_POLICE, CS_QUEUE, CS_SUM, G_WINDOW, N_SH,
+                                              SH_BC, SH_WIRE)
 from qosbound.validation.port_sim import PortConfig, run_replications, simulate_trace as sim_trace, tick_of
 from qosbound.validation.stats import hist_quantile, proportion_interval, proportion_se, t_interval
 from qosbound.validation.trace import make_table
@@ -54,7 +55,7 @@ def _meter_state(kind: str, cir: float, cbs: float, second_rate: float, second_d
 
 def config(port: Port) -> PortConfig:
     """The kernel's arrays for a port (semantics: :mod:`qosbound.validation.port_kernels`): its scheduling, its
-    size laws and precedence mixes, its sources, its meters and its droppers."""
+    size laws and precedence mixes, its sources, its meters, its droppers and its parent shaper."""
     tick = tick_of(port.rate)
     cls = port.classes
     laws, law_sizes, law_cum, law_n, law_exp = _laws(port)
@@ -64,7 +65,18 @@ def config(port: Port) -> PortConfig:
         C=port.rate, Q_t=port.Q_t, unit=port.unit, per_packet=ring is None or ring.per_packet,
         incl_ring=ring is None, **_scheduling(port), sat_law=sat_law, **_mixes(port), law_sizes=law_sizes,
         law_cum=law_cum, law_n=law_n, law_exp=law_exp, **_sources(port, laws, tick), **_meters(port, tick),
-        **_droppers(port), names=[c.name for c in cls])
+        **_droppers(port), names=[c.name for c in cls], shaper=_shaper(port))
+
+
+def _shaper(port: Port) -> np.ndarray | None:
+    """A parent shaper as the kernel takes it: its bucket's depth (bytes) and a byte's time on the wire at the
+    interface's rate, in ticks of the shaper's rate (``C / C_line``); None without a shaper."""
+    if not port.shaper_burst:
+        return None
+    sh = np.zeros(N_SH)
+    sh[SH_BC] = port.shaper_burst
+    sh[SH_WIRE] = port.rate / (port.line_rate or port.rate)
+    return sh
 
 
 def _scheduling(port: Port) -> dict:

@@ -22,7 +22,11 @@ def understood_inputs(scn: Scenario) -> Inputs:
     if port.shaper_burst:
         e.quantity("shaper.bc", port.shaper_burst, "size", path=None,
                    note=f"a parent shaper at the link rate: Tc = {8e3 * port.shaper_burst / port.rate:.6g} ms "
-                        "(closed forms only)")
+                        "in the bounds; the simulator's bucket depth")
+        given = scn.shaper.interface_rate is not None
+        e.quantity("shaper.interface_rate", port.line_rate or port.rate, "rate",
+                   path="shaper.interface_rate" if given else None,
+                   note="the ring drains at it" if given else "not given: the shaper's rate, as the bounds take it")
     if port.ring is None:
         e.text("txq", "none", note="the scheduler hands the wire one packet at a time")
     else:
