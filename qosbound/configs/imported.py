@@ -63,6 +63,8 @@ class ImportedPort:
                                          f"{self.direction}put policy {self.policy}"}
         if self.shaper:
             out["shaper"] = {"rate": self.shaper["cir"], "bc": self.shaper["bc"], "tc": self.shaper["latency"]}
+            if "interface_rate" in self.shaper:  # the ring drains at the interface's rate, not the shaper's
+                out["shaper"]["interface_rate"] = self.shaper["interface_rate"]
         out["provenance"] = self.provenance
         assumed: dict[str, str] = {}
         for a in self.assumptions:
@@ -199,11 +201,14 @@ def import_port(port: Port) -> ImportedPort:
             f = getattr(s, k)
             if f is not None:
                 w.put(f"shaper.{at}", f, shaper.get(k))
+        if s.parent_rate is not None:  # the ring drains at the interface's rate, not the shaper's
+            w.put("shaper.interface_rate", s.parent_rate, shaper["interface_rate"])
         src = s.cir.sources[0] if s.cir.sources else None
         port.note(src, f"parent shaper at {shaper['cir']}, Bc {shaper['bc']}",
                   "modelled by the closed-form bounds (the port at the shaper's rate, its burst Bc added to the work "
-                  "ahead: a rate-latency server of latency Tc); the simulator and model checking do not model it "
-                  "and are not run on this port")
+                  "ahead: a rate-latency server of latency Tc) and by the simulator (a token bucket of depth Bc "
+                  "refilled at the shaper's rate, between the scheduler and the tx-ring); model checking and ns-3 "
+                  "do not model it and are not run on this port")
     matches = {c.name: [f"{text} ({src})" for text, src in c.matches] for c in port.classes if c.matches}
     return ImportedPort(name=name, file=port.source.file, host=port.host, interface=port.interface,
                         direction=port.direction, format=port.format, platform=port.platform, policy=port.policy,

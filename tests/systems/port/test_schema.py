@@ -200,7 +200,7 @@ def test_a_wrong_dscp_and_an_unknown_field_are_refused():
 def test_reserved_importer_fields_load_and_change_no_number():
     """provenance, assumed platform defaults, not-modelled notes and classification by qos-group are accepted
     (for configuration importers) and leave the port as it was; a parent shaper changes the bounds
-    (tests/test_port_shaper.py) and is refused by the simulator."""
+    (tests/systems/port/test_shaper.py) and is refused by model checking, which has no state for its bucket."""
     from qosbound.progress import QUIET
     from qosbound.systems import get_system
 
@@ -213,7 +213,7 @@ def test_reserved_importer_fields_load_and_change_no_number():
     assert port_of(build(raw)) == plain
     raw["shaper"] = {"rate": "1 Gbit/s", "bc": "500 kB", "tc": "4 ms"}
     with pytest.raises(ScenarioError, match="does not model a parent shaper") as e:
-        get_system("port").evaluate(build(raw), ["simulated"], QUIET)
+        get_system("port").evaluate(build(raw), ["model-checked"], QUIET)
     assert e.value.field == "shaper"
 
 

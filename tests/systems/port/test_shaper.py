@@ -124,10 +124,12 @@ def test_the_approximations_of_a_shaped_port_say_they_neglect_its_bursts():
 
 def test_the_imported_branch_port_bounds_voice_with_the_shaper_s_25_ms_interval():
     """branch-iosxe.cfg shapes to 100 Mbit/s with IOS's default Tc = 25 ms (Bc = 312500 B): the voice bound's
-    decomposition carries 8 Bc / C = 25 ms for the shaper, and the import notes what models it."""
+    decomposition carries 8 Bc / C = 25 ms for the shaper, the ring drains at the interface's 1 Gbit/s, and the
+    import notes what models it."""
     [p] = load_configs([ROOT / "examples" / "configs" / "branch-iosxe.cfg"])
     doc = p.document()
-    assert doc["shaper"] == {"rate": "100 Mbit/s", "bc": "312500 B", "tc": "25 ms"}
+    assert doc["shaper"] == {"rate": "100 Mbit/s", "bc": "312500 B", "tc": "25 ms", "interface_rate": "1 Gbit/s"}
+    assert "branch-iosxe.cfg:" in p.provenance["shaper.interface_rate"]
     assert p.provenance["shaper.rate"].startswith("examples/configs/branch-iosxe.cfg:") or \
         "branch-iosxe.cfg:" in p.provenance["shaper.rate"]
     assert any("parent shaper" in n["item"] and "closed-form bounds" in n["effect"] for n in doc["not_modelled"])
