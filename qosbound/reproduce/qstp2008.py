@@ -47,9 +47,9 @@ import numpy as np
 
 from qosbound.progress import progress
 from qosbound.reproduce import claims as C
-from qosbound.reproduce.qstp2008_claims import MARGIN, TFRC_FINDING, claims
+from qosbound.reproduce.qstp2008_claims import MARGIN, RTO_NAMES, TFRC_FINDING, claims
 from qosbound.reproduce.qstp2008_experiments import (CASES, CLAMP_CASE, FIG4_TCP, NAMES, PACKET_SIZE, PROTOCOLS,
-                                                     RECOVERY_EPISODE, RECOVERY_EPISODES, RECOVERY_UDP, clamp, fig4,
+                                                     RECOVERY_EPISODE, RECOVERY_EPISODES, RECOVERY_UDP, RTO_FLOOR, clamp, fig4,
                                                      fig7, fluid_recovery_time, recovery, recovery_time, results,
                                                      settings, sweep)
 from qosbound.reproduce.qstp2008_figures import plots
@@ -76,7 +76,7 @@ def run(args) -> int:
     the report (or the JSON document with ``--json``); the exit code of the claims' evaluation."""
     quick = bool(getattr(args, "quick", False))
     st = settings(quick)
-    total = len(PROTOCOLS) * (1 + len(st["n_values"])) + 2 + 2 + 2 * len(RECOVERY_EPISODES)
+    total = len(PROTOCOLS) * (2 + len(st["n_values"])) + 2 + 2 + 2 * len(RECOVERY_EPISODES)
     with progress(None if not getattr(args, "quiet", False) else False) as prog:
         res = results(quick, progress=prog.task("qstp2008", total))
     checked = claims(res)
@@ -88,11 +88,13 @@ def run(args) -> int:
         return C.evaluate("qstp2008", checked).exit_code()
     print(f"Jourjon, Lochin & Sénac 2008 (QSTP), Figs. 4-7: {st['replications']} replications of "
           f"{st['duration']:.0f} s (measured after {st['warmup']:.0f} s), RTT 30 ms, 1000 kbit/s, "
-          f"{PACKET_SIZE:.0f}-byte packets, RIO (10, 20, 0.1, 20, 40, 0.02); TCP = NewReno + SACK, delayed ACKs")
+          f"{PACKET_SIZE:.0f}-byte packets, RIO (10, 20, 0.1, 20, 40, 0.02); TCP = NewReno + SACK, delayed ACKs, "
+          f"RTO {RTO_NAMES[RTO_FLOOR]} (the end hosts run GNU/Linux, section 5.1)")
     _print_fig4(res)
     _print_recovery(res, st)
     _print_fig5(res)
     _print_clamp(res)
+    _print_rto(res)
     _print_fig7(res)
     print()
     C.print_report("Claims of Jourjon, Lochin & Sénac 2008 checked by qosbound", C.evaluate("qstp2008", checked))
@@ -162,3 +164,20 @@ def _print_fig7(res: dict) -> None:
         print(f"{NAMES[r['protocol']]:>13} | in [60, 120] s {_k(r['congestion_throughput'][0])}bit/s, whole run "
               f"{_k(r['throughput'])}bit/s, jitter {r['jitter'][0] * 1e3:.2f} ms "
               f"(during the congestion {r['jitter_congestion'][0] * 1e3:.2f} ms)")
+
+
+def _print_rto(res: dict) -> None:
+    """Fig. 4 under the default RTO rule and under ns-2's, side by side (the sensitivity run)."""
+    if not res.get("rto_ns2"):
+        return
+    main = {r["protocol"]: r for r in res["fig4"]}
+    other = res["rto_ns2"][0]["rto_floor"]
+    print(f"\nSensitivity: the TCP RTO rule, Fig. 4 again with {RTO_NAMES[other]} (the same seeds) against the "
+          f"default, {RTO_NAMES[RTO_FLOOR]}")
+    print(f"{'flow':>13} | {'mean':>8} {'upper95':>8} {'TCP RTOs':>8} {'TCP FRs':>8} | default: {'mean':>8} "
+          f"{'upper95':>8} {'TCP RTOs':>8} {'TCP FRs':>8}")
+    for r in res["rto_ns2"]:
+        d = main[r["protocol"]]
+        print(f"{NAMES[r['protocol']]:>13} | {_k(r['throughput_mean'])} {_k(r['upper_95'])} {r['tcp_timeouts']:8.0f} "
+              f"{r['tcp_fast_recoveries']:8.0f} |          {_k(d['throughput_mean'])} {_k(d['upper_95'])} "
+              f"{d['tcp_timeouts']:8.0f} {d['tcp_fast_recoveries']:8.0f}")

@@ -18,11 +18,11 @@ import numpy as np
 from qosbound.reproduce import claims as C
 from qosbound.reproduce import claimsfile as CF
 from qosbound.reproduce import rules as RULES
-from qosbound.reproduce.qstp2008_experiments import EPISODE_NAMES, FIG4_TCP, NAMES, PROTOCOLS
+from qosbound.reproduce.qstp2008_experiments import EPISODE_NAMES, FIG4_TCP, NAMES, PROTOCOLS, RTO_FLOOR
 from qosbound.units import format_quantity
 from qosbound.validation.stats import t_quantile
 
-__all__ = ["claims", "kbit", "MARGIN", "TFRC_FINDING"]
+__all__ = ["claims", "kbit", "fig4_outcome", "MARGIN", "TFRC_FINDING", "RTO_NAMES"]
 
 #: "Misses g" means a shortfall beyond this fraction of g (the flow's upper 95 % bound below (1 - MARGIN) g): more
 #: than the measurement noise of a flow that settles at g, so that the verdict does not flip with the seed.
@@ -51,7 +51,7 @@ def kbit(x) -> str:
 def claims(res: dict) -> list[C.Claim]:
     """The claim rows of Figs. 4-7 from :func:`qosbound.reproduce.qstp2008_experiments.results`, in the figures' order."""
     return (_fig4_claims(res) + _recovery_claims(res) + _fig5_claims(res) + _equation_claims(res)
-            + _clamp_claims(res) + _fig6_claims(res) + _fig7_claims(res))
+            + _clamp_claims(res) + _rto_claims(res) + _fig6_claims(res) + _fig7_claims(res))
 
 
 def _fig4_claims(res: dict) -> list[C.Claim]:
@@ -223,6 +223,40 @@ def _clamp_claims(res: dict) -> list[C.Claim]:
             failure=("the clamp does not bind here" if not binds else "the contrast is not shown"),
             paper_value=g, value=q["throughput_mean"], unit="bit/s"))
     return out
+
+
+#: How the output names the two RTO rules.
+RTO_NAMES = {"rttvar": "Linux's srtt + max(200 ms, 4 rttvar)", "rto": "ns-2's whole RTO >= 200 ms"}
+
+
+def fig4_outcome(row: dict) -> tuple[bool, bool]:
+    """(misses g, reaches g) of one Fig. 4 row: its one-sided 95 % upper bound below (1 - MARGIN) g; at or above
+    g."""
+    return row["upper_95"] < (1 - MARGIN) * row["target"], row["upper_95"] >= row["target"]
+
+
+def _rto_claims(res: dict) -> list[C.Claim]:
+    """The sensitivity of Fig. 4 to the TCP RTO rule: the default (the test bed's Linux rule) against ns-2's whole-RTO
+    floor, the same seeds; each protocol's outcome (misses g, reaches g) must be the same under both."""
+    if not res.get("rto_ns2"):
+        return []
+    main = {r["protocol"]: r for r in res["fig4"]}
+    alt = {r["protocol"]: r for r in res["rto_ns2"]}
+    moved = [NAMES[p] for p in PROTOCOLS if fig4_outcome(main[p]) != fig4_outcome(alt[p])]
+    default = main["tcp"].get("rto_floor", RTO_FLOOR)
+    other = alt["tcp"].get("rto_floor", "rto")
+    got = "; ".join(f"{NAMES[p]} {kbit(main[p]['throughput_mean'])} (upper {kbit(main[p]['upper_95'])}) against "
+                    f"{kbit(alt[p]['throughput_mean'])} (upper {kbit(alt[p]['upper_95'])})" for p in PROTOCOLS)
+    got += (f"; TCP timeouts per run {main['tcp']['tcp_timeouts']:.0f} against {alt['tcp']['tcp_timeouts']:.0f}, "
+            f"fast recoveries {main['tcp']['tcp_fast_recoveries']:.0f} against "
+            f"{alt['tcp']['tcp_fast_recoveries']:.0f}; {main['tcp']['replications']} runs each")
+    g = main["tcp"]["target"]
+    return [C.judge(f"RTO floor: Fig. 4's outcome the same with {RTO_NAMES[other]} as with {RTO_NAMES[default]}",
+                    "section 5.1; section 5.2, Fig. 4", "(qosbound's sensitivity run)", got, not moved,
+                    "for each protocol the Fig. 4 outcome is the same under both RTO rules: whether the one-sided "
+                    "95 % upper bound of the mean lies below 0.95 g (misses g), and whether it is at or above g "
+                    "(reaches g)", failure=f"the outcome moves with the RTO rule: {', '.join(moved)}",
+                    paper_value=g, value=main["tcp"]["throughput_mean"], unit="bit/s")]
 
 
 def _fig6_claims(res: dict) -> list[C.Claim]:

@@ -8,6 +8,8 @@ packet simulator (:mod:`qosbound.validation.qstp_sim`), summarised per protocol 
 * :func:`sweep` -- Figs. 5 / 6: g = 400 kbit/s against 1..20 TCP flows.
 * :func:`clamp` -- the sensitivity run where gTFRC's clamp binds (:data:`CLAMP_CASE`).
 * :func:`fig7` -- Fig. 7: CBQ's 300 kbit/s pipe against a UDP flow.
+* :func:`rto_sensitivity` -- Fig. 4 again with ns-2's whole-RTO floor instead of the test bed's Linux rule
+  (:data:`RTO_FLOOR`).
 
 :func:`results` runs them all. Throughputs are bit/s, times s.
 """
@@ -23,8 +25,8 @@ from qosbound.validation.qstp_sim import QstpConfig, jitter, replicate
 from qosbound.validation.stats import t_quantile, two_sided_t
 
 __all__ = ["settings", "sweep", "fig4", "recovery", "recovery_time", "fluid_recovery_time", "fig7", "clamp",
-           "results", "PACKET_SIZE", "CASES", "PROTOCOLS", "NAMES", "FIG4_TCP", "FIG7_PIPE", "FIG7_UDP",
-           "FIG7_CONGESTION", "RECOVERY_EPISODE", "RECOVERY_UDP", "RECOVERY_EPISODES", "RECOVERY_BEFORE",
+           "results", "rto_sensitivity", "RTO_FLOOR", "RTO_SENSITIVITY", "PACKET_SIZE", "CASES", "PROTOCOLS", "NAMES",
+           "FIG4_TCP", "FIG7_PIPE", "FIG7_UDP", "FIG7_CONGESTION", "RECOVERY_EPISODE", "RECOVERY_UDP", "RECOVERY_EPISODES", "RECOVERY_BEFORE",
            "RECOVERY_AFTER", "EPISODE_NAMES", "CLAMP_CASE"]
 
 #: Packet size, bytes: "the packet size is fixed to 1500 bytes" (section 5.1).
@@ -32,6 +34,13 @@ PACKET_SIZE = 1500.0
 
 #: (target g, aggregate's target), bit/s: Fig. 5 and Fig. 4.
 CASES = ((400e3, 400e3), (500e3, 300e3))
+
+#: The TCP RTO rule of the test bed: its end hosts "run GNU/Linux" (section 5.1), whose RTO floors the variance
+#: term, RTO = srtt + max(200 ms, 4 rttvar) (RFC 6298 with Linux's tcp_rto_min; :mod:`qosbound.validation.tcp`),
+#: not the whole RTO as ns-2 and ns-3 do (``"rto"``). Every experiment runs with it.
+RTO_FLOOR = "rttvar"
+#: The sensitivity run's rule: ns-2's and ns-3's, the whole RTO at least 200 ms.
+RTO_SENSITIVITY = "rto"
 
 #: The studied flow's protocols, in the paper's order (a, b, c).
 PROTOCOLS = ("tcp", "tfrc", "gtfrc")
@@ -86,7 +95,7 @@ def sweep(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
     for k, proto in enumerate(PROTOCOLS):
         for n in st["n_values"]:
             cfg = QstpConfig(protocol=proto, target=g, aggregate_target=g_agg, n_tcp=n, duration=st["duration"],
-                             warmup=st["warmup"], size=PACKET_SIZE)
+                             warmup=st["warmup"], size=PACKET_SIZE, rto_floor=RTO_FLOOR)
             runs = replicate(cfg, st["replications"], seed, stream=(5, k, n))
             rows.append({"target": g, "aggregate_target": g_agg, "protocol": proto, "n_tcp": n, "size": cfg.size,
                          "duration": cfg.duration, "warmup": cfg.warmup, **_summary(runs, g)})
@@ -103,10 +112,10 @@ def fig4(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
     rows = []
     for k, proto in enumerate(PROTOCOLS):
         cfg = QstpConfig(protocol=proto, target=g, aggregate_target=g_agg, n_tcp=FIG4_TCP, duration=st["duration"],
-                         warmup=st["warmup"], size=PACKET_SIZE)
+                         warmup=st["warmup"], size=PACKET_SIZE, rto_floor=RTO_FLOOR)
         runs = replicate(cfg, st["replications"], seed, stream=(4, k))
         rows.append({"target": g, "aggregate_target": g_agg, "protocol": proto, "n_tcp": FIG4_TCP,
-                     "duration": cfg.duration, "warmup": cfg.warmup, **_summary(runs, g),
+                     "rto_floor": RTO_FLOOR, "duration": cfg.duration, "warmup": cfg.warmup, **_summary(runs, g),
                      "series": [float(x) for x in runs[0].extra["received_per_second"]],
                      # the control of Fig. 4(b)'s recovery: the same test bed without the episode, read from t = 40 s
                      "recovery_control": [recovery_time(r.extra["received_per_second"], g, RECOVERY_EPISODE[1])[0]
@@ -183,8 +192,8 @@ def recovery(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
     for j, (kind, colour) in enumerate(RECOVERY_EPISODES):
         for k, proto in enumerate(("tfrc", "gtfrc")):
             cfg = QstpConfig(protocol=proto, target=g, aggregate_target=g_agg, n_tcp=FIG4_TCP,
-                             duration=st["recovery_duration"], warmup=RECOVERY_BEFORE[0], size=PACKET_SIZE, udp=RECOVERY_UDP,
-                             udp_colour=colour)
+                             duration=st["recovery_duration"], warmup=RECOVERY_BEFORE[0], size=PACKET_SIZE,
+                             rto_floor=RTO_FLOOR, udp=RECOVERY_UDP, udp_colour=colour)
             runs = replicate(cfg, st["recovery_replications"], seed, stream=(9 + j, k))
             rows.append(_recovery_row(runs, proto, kind, g, g_agg, cfg.duration))
             if progress is not None:
@@ -227,8 +236,8 @@ def fig7(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
     rows = []
     for k, proto in enumerate(("tcp", "gtfrc")):
         cfg = QstpConfig(protocol=proto, target=FIG7_PIPE, aggregate_target=FIG7_PIPE, n_tcp=0,
-                         duration=st["fig7_duration"], warmup=10.0, size=PACKET_SIZE, scheduler="cbq",
-                         cbq_share=FIG7_PIPE / 1000e3, udp=FIG7_UDP)
+                         duration=st["fig7_duration"], warmup=10.0, size=PACKET_SIZE, rto_floor=RTO_FLOOR,
+                         scheduler="cbq", cbq_share=FIG7_PIPE / 1000e3, udp=FIG7_UDP)
         runs = replicate(cfg, st["fig7_replications"], seed, stream=(7, k))
         during = np.array([np.mean(r.extra["received_per_second"][int(t0):int(t1)]) for r in runs])
         jit = np.array([r.extra["jitter"] for r in runs])
@@ -281,7 +290,7 @@ def clamp(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
     rows = []
     for k, proto in enumerate(("tfrc", "gtfrc")):
         cfg = QstpConfig(protocol=proto, target=g, aggregate_target=g_agg, n_tcp=FIG4_TCP, duration=st["duration"],
-                         warmup=st["warmup"], size=PACKET_SIZE)
+                         warmup=st["warmup"], size=PACKET_SIZE, rto_floor=RTO_FLOOR)
         runs = replicate(cfg, st["replications"], seed, stream=(8, k))
         summ = _summary(runs, g)
         rows.append({"target": g, "aggregate_target": g_agg, "protocol": proto, "n_tcp": FIG4_TCP, **summ,
@@ -291,11 +300,31 @@ def clamp(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
     return rows
 
 
+def rto_sensitivity(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:
+    """Fig. 4's test bed with ns-2's RTO rule (:data:`RTO_SENSITIVITY`) in place of Linux's, the same seeds and
+    streams as :func:`fig4` (common random numbers: the rule is the only difference): the replications' summary
+    per protocol, with the rule named."""
+    st = settings(quick)
+    g, g_agg = CASES[1]
+    rows = []
+    for k, proto in enumerate(PROTOCOLS):
+        cfg = QstpConfig(protocol=proto, target=g, aggregate_target=g_agg, n_tcp=FIG4_TCP, duration=st["duration"],
+                         warmup=st["warmup"], size=PACKET_SIZE, rto_floor=RTO_SENSITIVITY)
+        runs = replicate(cfg, st["replications"], seed, stream=(4, k))
+        rows.append({"target": g, "aggregate_target": g_agg, "protocol": proto, "n_tcp": FIG4_TCP,
+                     "rto_floor": RTO_SENSITIVITY, "duration": cfg.duration, "warmup": cfg.warmup,
+                     **_summary(runs, g)})
+        if progress is not None:
+            progress()
+    return rows
+
+
 def results(quick: bool = True, seed: int = 2008, progress=None) -> dict:
-    """Every figure's data: ``{"fig4": rows, "fig5": rows, "fig7": rows, "clamp": rows, "recovery": rows}``."""
+    """Every figure's data: ``{"fig4": rows, "fig5": rows, "fig7": rows, "clamp": rows, "recovery": rows,
+    "rto_ns2": rows}`` (the last: :func:`rto_sensitivity`)."""
     return {"fig4": fig4(quick, seed, progress), "fig5": sweep(quick, seed, progress),
             "fig7": fig7(quick, seed, progress), "clamp": clamp(quick, seed, progress),
-            "recovery": recovery(quick, seed, progress)}
+            "recovery": recovery(quick, seed, progress), "rto_ns2": rto_sensitivity(quick, seed, progress)}
 
 
 #: The episodes' names in the output ({rate}: the UDP flow's rate).

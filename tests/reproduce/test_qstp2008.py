@@ -37,10 +37,10 @@ def test_qstp2008_json_and_exit_code(monkeypatch, capsys, kw, code, not_met):
         assert by["fig4b-tfrc-misses"]["verdict"] == by["fig5b-tfrc-like-tcp"]["verdict"] == C.CLAIM_FINDING
     # the fabricated results have no clamp run: that claim is not attempted, with the reason, never absent
     assert by["gtfrc-clamp-binds"]["verdict"] == C.NOT_ATTEMPTED and doc["unlisted_rows"] == []
-    # nor the recovery experiment: its three claims likewise
+    # nor the recovery experiment, nor the RTO rule's sensitivity run: their claims likewise
     assert all(by[c]["verdict"] == C.NOT_ATTEMPTED for c in ("fig4b-slow-recovery", "fig4b-episode-spares-tfrc",
-                                                              "fig4b-recovery-in-episode"))
-    assert len(doc["claims"]) == 17 and len(doc["result_rows"]) == 11
+                                                              "fig4b-recovery-in-episode", "rto-floor-insensitive"))
+    assert len(doc["claims"]) == 18 and len(doc["result_rows"]) == 11
     assert doc["results"]["fig7"][0]["sent_series"] == [1.0, None]
     assert main(["reproduce", "qstp2008", "--quick", "--quiet"]) == code
     assert f"-> exit {code}" in capsys.readouterr().out

@@ -98,3 +98,27 @@ def test_the_recovery_row_reads_its_rule_from_the_claims_file():
 
 def test_rates_are_printed_in_si_units():
     assert Q.kbit(512.8e3) == "512.8 kbit/s" and Q.kbit(1.5e6) == "1.5 Mbit/s"
+
+
+@pytest.mark.parametrize("kw, verdict", [
+    ({}, R),                      # the same outcome for every protocol under both rules
+    (dict(tcp=0.93), R),          # TCP moves but still misses g beyond the 5 % margin: the outcome is the same
+    (dict(tcp=0.96), N),          # TCP within the margin under ns-2's rule: no longer "misses g"
+    (dict(gtfrc=0.97), N),        # gTFRC below g under ns-2's rule
+    (dict(tfrc=0.9), N),          # TFRC misses g under ns-2's rule: the finding would move
+])
+def test_the_rto_sensitivity_row_can_fail(kw, verdict):
+    """rto-floor-insensitive: Fig. 4's outcome per protocol (misses g, reaches g) under the default RTO rule
+    (Linux's) against ns-2's whole-RTO floor, the same seeds."""
+    res = dict(FAB.results(), rto_ns2=FAB.rto_ns2(**kw))
+    row = next(c for c in Q.claims(res) if c.claim.startswith("RTO floor: "))
+    assert row.verdict == verdict
+    assert "ns-2's whole RTO >= 200 ms" in row.claim and "TCP timeouts per run" in row.qosbound
+    ev = {j.spec.id: j.verdict for j in C.evaluate("qstp2008", Q.claims(res)).claims}
+    assert ev["rto-floor-insensitive"] == (C.CLAIM_REPRODUCED if verdict == R else C.CLAIM_NOT_MET)
+
+
+def test_fig4_outcome():
+    assert Q.fig4_outcome({"upper_95": 470e3, "target": 500e3}) == (True, False)
+    assert Q.fig4_outcome({"upper_95": 480e3, "target": 500e3}) == (False, False)
+    assert Q.fig4_outcome({"upper_95": 500e3, "target": 500e3}) == (False, True)
