@@ -49,13 +49,14 @@ from qosbound.progress import progress
 from qosbound.reproduce import claims as C
 from qosbound.reproduce.qstp2008_claims import MARGIN, RTO_NAMES, TFRC_FINDING, claims
 from qosbound.reproduce.qstp2008_experiments import (CASES, CLAMP_CASE, FIG4_TCP, NAMES, PACKET_SIZE, PROTOCOLS,
-                                                     RECOVERY_EPISODE, RECOVERY_EPISODES, RECOVERY_UDP, RTO_FLOOR, clamp, fig4,
-                                                     fig7, fluid_recovery_time, recovery, recovery_time, results,
-                                                     settings, sweep)
+                                                     RECOVERY_EPISODE, RECOVERY_EPISODES, RECOVERY_UDP, RTO_FLOOR,
+                                                     clamp, fig4, fig7, fluid_recovery_time, recovery, recovery_time,
+                                                     results, rto_sensitivity, settings, sweep)
 from qosbound.reproduce.qstp2008_figures import plots
 
 __all__ = ["run", "results", "sweep", "fig4", "fig7", "clamp", "recovery", "recovery_time", "fluid_recovery_time",
-           "claims", "CASES", "CLAMP_CASE", "TFRC_FINDING", "PACKET_SIZE", "PROTOCOLS", "settings", "MARGIN"]
+           "rto_sensitivity", "claims", "CASES", "CLAMP_CASE", "TFRC_FINDING", "PACKET_SIZE", "PROTOCOLS", "settings",
+           "MARGIN"]
 
 
 def _json_safe(res: dict) -> dict:
@@ -167,17 +168,21 @@ def _print_fig7(res: dict) -> None:
 
 
 def _print_rto(res: dict) -> None:
-    """Fig. 4 under the default RTO rule and under ns-2's, side by side (the sensitivity run)."""
+    """Fig. 4 under the default RTO rule and under ns-2's, side by side (the sensitivity run), with the TCP
+    aggregate's timeouts, fast recoveries and drops per run in the measurement window."""
     if not res.get("rto_ns2"):
         return
     main = {r["protocol"]: r for r in res["fig4"]}
     other = res["rto_ns2"][0]["rto_floor"]
     print(f"\nSensitivity: the TCP RTO rule, Fig. 4 again with {RTO_NAMES[other]} (the same seeds) against the "
-          f"default, {RTO_NAMES[RTO_FLOOR]}")
-    print(f"{'flow':>13} | {'mean':>8} {'upper95':>8} {'TCP RTOs':>8} {'TCP FRs':>8} | default: {'mean':>8} "
-          f"{'upper95':>8} {'TCP RTOs':>8} {'TCP FRs':>8}")
+          f"default, {RTO_NAMES[RTO_FLOOR]}; the TCP aggregate's RTOs, fast recoveries (FRs) and drops per run in "
+          f"the measurement window")
+    print(f"{'flow':>13} | {'rule':>6} | {'mean':>8} {'upper95':>8} | {'RTOs':>6} {'FRs':>6} {'drops':>6} "
+          f"{'RTOs/drop':>9}")
     for r in res["rto_ns2"]:
-        d = main[r["protocol"]]
-        print(f"{NAMES[r['protocol']]:>13} | {_k(r['throughput_mean'])} {_k(r['upper_95'])} {r['tcp_timeouts']:8.0f} "
-              f"{r['tcp_fast_recoveries']:8.0f} |          {_k(d['throughput_mean'])} {_k(d['upper_95'])} "
-              f"{d['tcp_timeouts']:8.0f} {d['tcp_fast_recoveries']:8.0f}")
+        for x in (main[r["protocol"]], r):
+            drops = x.get("tcp_drops")
+            per = f"{x['tcp_timeouts'] / drops:9.2f}" if drops else f"{'-':>9}"
+            print(f"{NAMES[x['protocol']]:>13} | {x.get('rto_floor', RTO_FLOOR):>6} | {_k(x['throughput_mean'])} "
+                  f"{_k(x['upper_95'])} | {x['tcp_timeouts']:6.0f} {x['tcp_fast_recoveries']:6.0f} "
+                  f"{drops or 0:6.0f} {per}")

@@ -33,7 +33,7 @@ TFRC_FINDING = (
     "in qosbound's test bed plain TFRC holds its target, against real TCP (NewReno + SACK, delayed ACKs) as well. "
     "Evidence: its measured rate follows the TFRC equation at its own simulated loss event rate p and RTT R (the "
     "'equation' column), and the TCP flow in its place sees about the same p and R yet stays below g (3 runs of "
-    "120 s at g = 500 kbit/s against 15 TCP flows: TCP 410 kbit/s at p = 0.0086, R = 255 ms; TFRC 503 kbit/s at "
+    "120 s at g = 500 kbit/s against 15 TCP flows, with ns-2's whole-RTO floor: TCP 410 kbit/s at p = 0.0086, R = 255 ms; TFRC 503 kbit/s at "
     "p = 0.0097, R = 268 ms; TCP's rate follows Padhye et al.'s formula with b = 2). Most likely cause: RFC 5348's "
     "equation counts one packet per ACK (b = 1), so at a given p and R it allows up to sqrt(2) times the rate of a "
     "TCP with delayed ACKs (b = 2); and the paced TFRC flow keeps about 97 % of its packets IN while RIO drops "
@@ -249,7 +249,10 @@ def _rto_claims(res: dict) -> list[C.Claim]:
                     f"{kbit(alt[p]['throughput_mean'])} (upper {kbit(alt[p]['upper_95'])})" for p in PROTOCOLS)
     got += (f"; TCP timeouts per run {main['tcp']['tcp_timeouts']:.0f} against {alt['tcp']['tcp_timeouts']:.0f}, "
             f"fast recoveries {main['tcp']['tcp_fast_recoveries']:.0f} against "
-            f"{alt['tcp']['tcp_fast_recoveries']:.0f}; {main['tcp']['replications']} runs each")
+            f"{alt['tcp']['tcp_fast_recoveries']:.0f}")
+    if main["tcp"].get("tcp_drops") is not None and alt["tcp"].get("tcp_drops") is not None:
+        got += f", drops {main['tcp']['tcp_drops']:.0f} against {alt['tcp']['tcp_drops']:.0f}"
+    got += f"; {main['tcp']['replications']} runs each"
     g = main["tcp"]["target"]
     return [C.judge(f"RTO floor: Fig. 4's outcome the same with {RTO_NAMES[other]} as with {RTO_NAMES[default]}",
                     "section 5.1; section 5.2, Fig. 4", "(qosbound's sensitivity run)", got, not moved,

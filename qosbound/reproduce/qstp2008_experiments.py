@@ -26,8 +26,8 @@ from qosbound.validation.stats import t_quantile, two_sided_t
 
 __all__ = ["settings", "sweep", "fig4", "recovery", "recovery_time", "fluid_recovery_time", "fig7", "clamp",
            "results", "rto_sensitivity", "RTO_FLOOR", "RTO_SENSITIVITY", "PACKET_SIZE", "CASES", "PROTOCOLS", "NAMES",
-           "FIG4_TCP", "FIG7_PIPE", "FIG7_UDP", "FIG7_CONGESTION", "RECOVERY_EPISODE", "RECOVERY_UDP", "RECOVERY_EPISODES", "RECOVERY_BEFORE",
-           "RECOVERY_AFTER", "EPISODE_NAMES", "CLAMP_CASE"]
+           "FIG4_TCP", "FIG7_PIPE", "FIG7_UDP", "FIG7_CONGESTION", "RECOVERY_EPISODE", "RECOVERY_UDP",
+           "RECOVERY_EPISODES", "RECOVERY_BEFORE", "RECOVERY_AFTER", "EPISODE_NAMES", "CLAMP_CASE"]
 
 #: Packet size, bytes: "the packet size is fixed to 1500 bytes" (section 5.1).
 PACKET_SIZE = 1500.0
@@ -84,7 +84,10 @@ def _summary(runs, g) -> dict:
             "window_std": float(np.mean([np.std(r.windows) for r in runs])),
             "in_fraction": float(np.mean([r.in_fraction for r in runs])),
             "tcp_timeouts": float(np.mean([r.extra["tcp_timeouts"] for r in runs])),
-            "tcp_fast_recoveries": float(np.mean([r.extra["tcp_fast_recoveries"] for r in runs]))}
+            "tcp_fast_recoveries": float(np.mean([r.extra["tcp_fast_recoveries"] for r in runs])),
+            # the aggregate's data packets dropped at the bottleneck in the measurement window (as its timeouts and
+            # fast recoveries)
+            "tcp_drops": float(np.mean([r.extra["tcp_drops"] for r in runs]))}
 
 
 def sweep(quick: bool = True, seed: int = 2008, progress=None) -> list[dict]:

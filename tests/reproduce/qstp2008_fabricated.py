@@ -67,5 +67,5 @@ def recovery(main=(0, 0, 1, 0), in_ep=(30, 33, 28, 31), in_drops=(0, 0, 0, 0), d
 
 def rto_ns2(tcp=0.8, tfrc=1.01, gtfrc=1.03):
     """Fig. 4's rows under ns-2's RTO rule (the sensitivity run), throughputs as fractions of g."""
-    rows = [dict(r, rto_floor="rto", tcp_timeouts=900.0) for r in results(tcp=tcp, tfrc=tfrc, gtfrc=gtfrc)["fig4"]]
+    rows = [dict(r, rto_floor="rto", tcp_timeouts=900.0, tcp_drops=1800.0) for r in results(tcp=tcp, tfrc=tfrc, gtfrc=gtfrc)["fig4"]]
     return rows

