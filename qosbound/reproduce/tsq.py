@@ -134,6 +134,7 @@ def _document(checked: list, cap: list, qual: list, scan: list, res: dict, shift
                              udp_hint=res.get("udp1"), udp_mix=res.get("udp2"),
                              audio_tfrc=strip(res.get("audio_tfrc")),
                              video_pi_target=strip(res.get("video_pi_target")),
+                             audio_ack_every=strip(res.get("audio_ack_every")),
                              optimum_shift=shift, bulk_senders=BULK_SENDERS,
                              seed_best_hint=seed_best, duration_s=s["duration"], replications=s["reps"],
                              simulation_seconds=res["seconds"], assumptions=ASSUMPTIONS,
@@ -175,6 +176,10 @@ def _print_experiments(res: dict, shift: str | None, files: list) -> None:
         _print_sweep("\n   The same with TFRC bulk senders (qosbound's earlier stand-in for TCP, for comparison):",
                      res["audio_tfrc"], "audio")
         print(f"   Bulk senders and the optimum: {shift}")
+    if "audio_ack_every" in res:
+        _print_sweep("\n   Sensitivity (the audio optimum's finding, blamed on the bulk senders): the same with every "
+                     "bulk segment acknowledged (no delayed ACK, as ns-2's default sink), the same seeds; varied: the "
+                     "receivers' ACKs only", res["audio_ack_every"], "audio")
     if "video" in res:
         _print_sweep(f"\n4. Video flow, section 4.3 (4 Mbit/s, 19 TCP bulk flows, one 500 kbit/s TCP-friendly video "
                      f"flow; {res['video']['packets']} packets)", res["video"], "video")

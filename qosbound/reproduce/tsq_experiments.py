@@ -26,7 +26,8 @@ from qosbound.validation.tsq_sim import Flow, SimConfig, simulate
 
 __all__ = ["cap_table", "quality_rows", "mdp_scan", "hint_sweep", "audio_sweep", "mix_sweep", "udp_hint_sweep",
            "argmax_by_seed", "optimum_by_seed", "optimum_spread", "standard_error", "settings", "experiments",
-           "BULK_KINDS", "UDP_RATE", "MIXES", "STREAMS", "pi_target_sweep", "PI_TARGET_VIDEO"]
+           "BULK_KINDS", "UDP_RATE", "MIXES", "STREAMS", "pi_target_sweep", "PI_TARGET_VIDEO",
+           "ack_every_sweep"]
 
 
 #: The bulk transfers' sender: 'tcp' (the paper's ns-2 FTP over TCP; qosbound's NewReno + SACK) or 'tfrc'
@@ -118,12 +119,14 @@ def standard_error(x) -> float:
 
 
 def hint_sweep(app: str, duration: float, warmup: float, reps: int, seed: int = 2004, hints=range(1, 17),
-               keep: tuple[int, ...] = (), bulk: str = "tcp", q_ref: float | None = None) -> dict:
+               keep: tuple[int, ...] = (), bulk: str = "tcp", q_ref: float | None = None,
+               delack: float | None = None) -> dict:
     """One delay-sensitive TCP-friendly flow (``app`` 'audio': section 4.2, 'video': section 4.3) over bulk
     transfers, once per hint (and with PI alone); means over ``reps`` replications. For the hints in ``keep``,
     the flow's per-packet queueing delays and its throughput per round-trip time (300 ms) are pooled over the
     replications (the CDFs of Figures 8-9 and 11-12). ``q_ref`` (packets) replaces PI's target (the seed's 200
-    packets), its gains unchanged: the sensitivity run of Figure 12 (:func:`pi_target_sweep`)."""
+    packets), its gains unchanged: the sensitivity run of Figure 12 (:func:`pi_target_sweep`); ``delack`` (s) the
+    TCP receivers' delayed-ACK timer (0: every segment acknowledged; default 200 ms: :func:`ack_every_sweep`)."""
     data = reference_data()
     s = data["audio_setting"]
     v = data["video_setting"] if app == "video" else s
@@ -139,7 +142,8 @@ def hint_sweep(app: str, duration: float, warmup: float, reps: int, seed: int = 
     for h in list(hints) + [0]:
         me = Flow(app, "tfrc", rate, size, h if h else 16, rtt)
         pi = seed_params() if q_ref is None else replace(seed_params(), q_ref=float(q_ref))
-        cfg = SimConfig(cap, flows + (me,), duration, pi, tsq=bool(h))
+        cfg = SimConfig(cap, flows + (me,), duration, pi, tsq=bool(h),
+                        **({} if delack is None else {"tcp_delack": float(delack)}))
         st = []
         for r, rs in enumerate(_seeds(seed, reps, STREAMS[app, bulk], h)):
             out = simulate(cfg, seed=rs)
@@ -180,6 +184,8 @@ def hint_sweep(app: str, duration: float, warmup: float, reps: int, seed: int = 
            "cdf_packets": {h: len(d) for h, d in delays.items()}}
     if q_ref is not None:
         out["q_ref"] = float(q_ref)
+    if delack is not None:
+        out["delack"] = float(delack)
     return out
 
 
@@ -293,6 +299,12 @@ def pi_target_sweep(duration: float, warmup: float, reps: int, seed: int = 2004)
     return hint_sweep("video", duration, warmup, reps, seed=seed, hints=(1, 16), bulk="tcp", q_ref=PI_TARGET_VIDEO)
 
 
+def ack_every_sweep(duration: float, warmup: float, reps: int, seed: int = 2004) -> dict:
+    """The audio experiment (every hint and PI alone) with the bulk senders' receivers acknowledging every segment,
+    as ns-2's default TCP sink does (audio-best-at-6's sensitivity run), the same seeds as :func:`audio_sweep`."""
+    return hint_sweep("audio", duration, warmup, reps, seed=seed, bulk="tcp", delack=0.0)
+
+
 def settings(quick: bool) -> dict:
     """Run lengths and replications: ``quick`` for CI, else the paper's 100-s runs. The video experiment (4 Mbit/s,
     20 flows: a quarter of the audio experiment's packets) gets more replications: its optimum is flat over
@@ -313,6 +325,7 @@ def experiments(quick: bool, seed: int = 2004, compare_tfrc: bool | None = None)
         res["audio_tfrc"] = audio_sweep(d, w, n, seed=seed, bulk="tfrc")
     res["video"] = hint_sweep("video", d, w, s["video_reps"], seed=seed, keep=(1, 6, 16), bulk="tcp")
     res["video_pi_target"] = pi_target_sweep(d, w, s["video_reps"], seed=seed)
+    res["audio_ack_every"] = ack_every_sweep(d, w, n, seed=seed)
     res["mixed"] = mix_sweep("tfrc", MIXES, 128e3, 6, d, w, n, seed=seed)
     res["udp1"] = udp_hint_sweep(d, w, n, seed=seed, hints=(1, 2, 4, 6, 8, 12, 16) if quick else range(1, 17))
     res["udp2"] = mix_sweep("cbr", MIXES, 128e3, 6, d, w, n, seed=seed)
