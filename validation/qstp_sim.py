@@ -244,7 +244,7 @@ def simulate(cfg: QstpConfig, rng: np.random.Generator, trace: bool = False) -> 
     dropped_in = np.bincount(arrived[lost_in].astype(np.int64), minlength=nsec + 1)[:nsec]
     extra = {"tcp_timeouts": int(fl.window_timeouts[agg].sum()), "tcp_fast_recoveries": int(fl.window_recoveries[agg].sum()),
              "tcp_timeouts_run": int(fl.timeouts[agg].sum()), "tcp_fast_recoveries_run": int(fl.recoveries[agg].sum()),
-             "tcp_retransmitted_run": int(fl.retransmitted[agg].sum()),
+             "tcp_retransmitted_run": int(fl.retransmitted[agg].sum()), "tcp_drops": int(fl.drops[agg].sum()),
              "drops_studied": int(tr.dropped[mine].sum()),
              "received_per_second": received, "sent_per_second": sent, "delays": delays,
              "dropped_per_second": dropped, "dropped_in_per_second": dropped_in,

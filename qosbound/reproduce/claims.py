@@ -221,7 +221,7 @@ CLAIM_VERDICTS = {
     NOT_ATTEMPTED: "qosbound does not judge this claim; the reason is given",
 }
 
-_STATISTICAL = ("one-sided", "order", "largest", "band")
+_STATISTICAL = F.STATISTICAL
 
 
 @dataclass
@@ -262,6 +262,7 @@ class Evaluation:
     claims: list[Judged]
     unlisted: list[Claim]           #: result rows no claim of the file names (a test fails on any)
     rows: list[Claim] = None        #: every result row of the run, in its order
+    across: int | None = None       #: attempted claims with a statistical rule across every paper's claims file
 
     def counts(self) -> dict[str, dict[str, int]]:
         return {k: {v: sum(j.spec.kind == k and j.verdict == v for j in self.claims) for v in CLAIM_VERDICTS}
@@ -273,10 +274,23 @@ class Evaluation:
     def exit_code(self) -> int:
         return EXIT_NOT_MET if any(j.verdict == CLAIM_NOT_MET for j in self.claims) else EXIT_MET
 
+    def rejections(self) -> tuple[int, int]:
+        """(rejections at this run's family level after Holm, those kept by Bonferroni over :attr:`across` tests --
+        an upper bound of Holm's adjusted p-values were the five papers' claims one family)."""
+        rej = [j for j in self.claims if j.p_adjusted is not None and j.p_adjusted <= self.family_level]
+        n = max(self.across or 0, self.tests())
+        return len(rej), sum(min(1.0, n * j.p_value) <= self.family_level for j in rej)
+
     def multiple_testing(self) -> str:
-        return (f"{self.tests()} claims judged by one-sided tests (p-values); Holm-Bonferroni holds their "
+        text = (f"{self.tests()} claims judged by one-sided tests (p-values); Holm-Bonferroni holds their "
                 f"family-wise error at {100 * self.family_level:g} %. Claims judged by interval or exact rules carry "
                 f"no p-value and are outside this family.")
+        if self.across:
+            r, kept = self.rejections()
+            text += (f" Across the five papers' claims files {self.across} attempted claims carry such tests; as one "
+                     f"family (Bonferroni over {max(self.across, self.tests())}, an upper bound of Holm's adjusted "
+                     f"p-values) {kept} of this run's {r} rejections would stand.")
+        return text
 
     def summary(self) -> str:
         names = {"behaviour": "behaviour", "arithmetic": "arithmetic/transcription", "hypothesis": "own hypotheses"}
@@ -389,7 +403,8 @@ def evaluate(paper, rows: list[Claim]) -> Evaluation:
                          + ("not supported by its test: " if tested else "untested: ")
                          + ", ".join(f"{h.spec.id} {h.verdict}" for h in hyp))
     unlisted = [r for r in rows if id(r) not in used]
-    return Evaluation(cf.paper, cf.title, cf.family_level, [judged[s.id] for s in cf.claims], unlisted, list(rows))
+    return Evaluation(cf.paper, cf.title, cf.family_level, [judged[s.id] for s in cf.claims], unlisted, list(rows),
+                      F.statistical_claims())
 
 
 def report_document(ev: Evaluation, **extra) -> dict:
@@ -400,6 +415,8 @@ def report_document(ev: Evaluation, **extra) -> dict:
             "verdicts": CLAIM_VERDICTS, "row_verdicts": VERDICTS, "kinds": KINDS, "rule_types": RULE_TYPES,
             "counts": ev.counts(),
             "multiple_testing": {"method": "Holm-Bonferroni", "family_level": ev.family_level, "tests": ev.tests(),
+                                 "five_papers_tests": ev.across,
+                                 "five_papers_rejections_kept": ev.rejections()[1] if ev.across else None,
                                  "statement": ev.multiple_testing()},
             "summary": ev.summary(), "exit_code": ev.exit_code(), **extra}
 

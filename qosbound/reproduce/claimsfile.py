@@ -41,8 +41,8 @@ import yaml
 
 from qosbound.errors import ScenarioError
 
-__all__ = ["KINDS", "RULE_TYPES", "Rule", "ClaimSpec", "ClaimsFile", "load", "papers", "fingerprint", "recorded",
-           "unrecorded"]
+__all__ = ["KINDS", "RULE_TYPES", "STATISTICAL", "Rule", "ClaimSpec", "ClaimsFile", "load", "papers", "fingerprint",
+           "recorded", "unrecorded", "statistical_claims"]
 
 #: Every kind of claim and how the report names its section.
 KINDS = {
@@ -125,6 +125,16 @@ def papers() -> list[str]:
     return sorted(p.name[:-5] for p in _dir().iterdir() if p.name.endswith(".yaml"))
 
 
+#: Rule types judged by a test with a p-value (the others are deterministic or interval rules).
+STATISTICAL = ("one-sided", "order", "largest", "band")
+
+
+def statistical_claims() -> int:
+    """Claims across every paper's claims file whose rule is a test with a p-value and which are attempted: the
+    size of the multiple-testing family if the five papers were judged as one."""
+    return sum(1 for p in papers() for s in load(p).claims if s.rule.type in STATISTICAL and not s.not_attempted)
+
+
 def _bad(paper: str, where: str, problem: str) -> ScenarioError:
     return ScenarioError(problem, file=f"claims/{paper}.yaml", field=where or None)
 
@@ -140,7 +150,7 @@ def _rule(paper: str, cid: str, raw) -> Rule:
     if not raw.get("text"):
         raise _bad(paper, f"{cid}.rule.text", "the rule in words is required")
     rule = Rule(**raw)
-    if rule.type in ("one-sided", "order", "largest", "band"):
+    if rule.type in STATISTICAL:
         if rule.level is None or not 0 < float(rule.level) < 0.5:
             raise _bad(paper, f"{cid}.rule.level", "a statistical rule needs a level in (0, 0.5)")
     if rule.type in ("tolerance", "bound", "one-sided") and rule.threshold is None and rule.type != "bound":

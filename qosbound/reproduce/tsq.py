@@ -29,7 +29,8 @@ import numpy as np
 from qosbound.analytic.tsq import reference_data
 from qosbound.reproduce import claims as C
 from qosbound.reproduce.tsq_claims import (ALMOST_CONSTANT, FILE_FLAT_FINDING, NEAR_OPTIMUM, SPEARMAN_EFFECT,
-                                           all_claims, claims, mixed_claims, optimum_claim, udp_claims, video_claims)
+                                           all_claims, claims, hint_ratio, mixed_claims, optimum_claim, udp_claims,
+                                           video_claims)
 from qosbound.reproduce.tsq_experiments import (BULK_KINDS, MIXES, UDP_RATE, argmax_by_seed, audio_sweep, cap_table,
                                                 experiments, hint_sweep, mdp_scan, mix_sweep, optimum_by_seed,
                                                 optimum_spread, quality_rows, settings, udp_hint_sweep)
@@ -132,6 +133,8 @@ def _document(checked: list, cap: list, qual: list, scan: list, res: dict, shift
                              audio=strip(res["audio"]), video=strip(res.get("video")), mixed=res.get("mixed"),
                              udp_hint=res.get("udp1"), udp_mix=res.get("udp2"),
                              audio_tfrc=strip(res.get("audio_tfrc")),
+                             video_pi_target=strip(res.get("video_pi_target")),
+                             audio_ack_every=strip(res.get("audio_ack_every")),
                              optimum_shift=shift, bulk_senders=BULK_SENDERS,
                              seed_best_hint=seed_best, duration_s=s["duration"], replications=s["reps"],
                              simulation_seconds=res["seconds"], assumptions=ASSUMPTIONS,
@@ -173,11 +176,17 @@ def _print_experiments(res: dict, shift: str | None, files: list) -> None:
         _print_sweep("\n   The same with TFRC bulk senders (qosbound's earlier stand-in for TCP, for comparison):",
                      res["audio_tfrc"], "audio")
         print(f"   Bulk senders and the optimum: {shift}")
+    if "audio_ack_every" in res:
+        _print_sweep("\n   Sensitivity (the audio optimum's finding, blamed on the bulk senders): the same with every "
+                     "bulk segment acknowledged (no delayed ACK, as ns-2's default sink), the same seeds; varied: the "
+                     "receivers' ACKs only", res["audio_ack_every"], "audio")
     if "video" in res:
         _print_sweep(f"\n4. Video flow, section 4.3 (4 Mbit/s, 19 TCP bulk flows, one 500 kbit/s TCP-friendly video "
                      f"flow; {res['video']['packets']} packets)", res["video"], "video")
         print("   ASSUMPTION in use: " + ASSUMPTIONS[0]["what"] + ": " + ASSUMPTIONS[0]["qosbound"] + " (hints where "
               "the video throughput falls below 160 kbit/s rest on it)")
+    if "video_pi_target" in res:
+        _print_pi_target(res["video_pi_target"], res["audio"])
     if "mixed" in res:
         _print_mix("\n5. Mixed traffic, section 4.4 (15 Mbit/s, 100 flows: TCP-friendly 128 kbit/s audio at hint 6, "
                    "TCP file transfers at hint 16; file quality of a 10 Mbit file)", res["mixed"])
@@ -192,3 +201,17 @@ def _print_experiments(res: dict, shift: str | None, files: list) -> None:
                    "transfers at hint 16)", res["udp2"])
     for f in files:
         print(f"   wrote {f}")
+
+
+def _print_pi_target(video: dict, audio: dict) -> None:
+    """Figure 12's sensitivity run: the video flow at hints 1 and 16 with PI's target lowered, beside the audio flow."""
+    rv, ra = hint_ratio(video), hint_ratio(audio)
+    print(f"\n   Sensitivity (Figure 12's finding, blamed on PI's target): the video experiment with PI's target "
+          f"{video['q_ref']:g} packets instead of 200 (the audio link's 107 ms), the same seeds; varied: PI's target "
+          "only")
+    print("   hint   queueing delay   drop      throughput")
+    for r in video["rows"]:
+        print(f"   {str(r['hint']):<8} {r['delay_s'] * 1000:8.1f} ms   {r['drop']:.4f}   "
+              f"{r['rate_bps'] / 1000:8.1f} kbit/s")
+    print(f"   throughput at hint 1 / hint 16: video {rv.mean():.3f} (audio, 200 packets at 15 Mbit/s: "
+          f"{ra.mean():.3f})")
