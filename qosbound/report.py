@@ -9,7 +9,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from qosbound.errors import QosboundError
-from qosbound.pages.anchors import scenario_anchor, section_anchor, slo_anchor
+from qosbound.anchors import scenario_anchor, section_anchor, slo_anchor
 from qosbound.results import METHODS, Kind, Result, Verdict
 from qosbound.units import format_quantity
 

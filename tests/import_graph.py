@@ -116,6 +116,12 @@ def graph(root: Path = ROOT) -> tuple[dict[str, set[str]], list[Import]]:
             to = resolve(imp.target, known)
             if to and to != module:
                 edges[module].add(to)
+            # importing a.b.c first runs the packages a and a.b (their __init__), unless the importer sits
+            # inside one already (then that package was initialised before it): an edge to each such package
+            while to and "." in to:
+                to = to.rsplit(".", 1)[0]
+                if to in known and to != module and not module.startswith(to + "."):
+                    edges[module].add(to)
     return edges, internal
 
 

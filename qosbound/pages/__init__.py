@@ -1,6 +1,6 @@
 """Pages for people, made from the commands' JSON documents: one self-contained HTML report
 (:mod:`qosbound.pages.html_page`) and a short Markdown summary for a merge-request comment
-(:mod:`qosbound.pages.markdown`), both linking into each other by the anchors of :mod:`qosbound.pages.anchors`.
+(:mod:`qosbound.pages.markdown`), both linking into each other by the anchors of :mod:`qosbound.anchors`.
 
 A command builds its ``--json`` document and hands it here; nothing here knows a system, so a new system or
 command gets a page as soon as its document follows docs/results.md.

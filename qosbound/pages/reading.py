@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass, field
 
 from qosbound.metric_names import parse_ccdf_name, parse_quantile_name
-from qosbound.pages.anchors import scenario_anchor, slo_anchor
+from qosbound.anchors import scenario_anchor, slo_anchor
 from qosbound.report import slo_outcomes
 from qosbound.results import Verdict
 

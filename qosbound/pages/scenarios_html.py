@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from qosbound.pages import plots
-from qosbound.pages.anchors import section_anchor
+from qosbound.anchors import section_anchor
 from qosbound.pages.html_common import Page, badge, code_badge, esc, frame, html_table, overall_verdict, q
 from qosbound.pages.reading import EXIT_MEANING, ScenarioView, SloRow, is_failing_code, scenario_view
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from qosbound.pages import plots
-from qosbound.pages.anchors import section_anchor
+from qosbound.anchors import section_anchor
 from qosbound.pages.html_common import Page, badge, esc, frame, html_table, overall_verdict, q
 from qosbound.pages.reading import relative_margin, scenario_view
 from qosbound.pages.scenarios_html import inputs_block

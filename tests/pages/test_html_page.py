@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from qosbound.pages import link_from, render_html
-from qosbound.pages.anchors import encode, scenario_anchor, slo_anchor
+from qosbound.anchors import encode, scenario_anchor, slo_anchor
 from qosbound.pages.html_page import SCRIPT, csp
 from qosbound.pages.markdown import render as render_markdown
 from qosbound.pages.reading import families, scenario_view, slo_rows
