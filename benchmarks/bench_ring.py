@@ -126,7 +126,8 @@ def bound(p, which=None):
 
 
 def has_bound(p):
-    from qosbound.models.pq_txq_ring_bound import BOUND_STATES, smallest_states
+    from qosbound.models.pq_txq_ring_bound import BOUND_STATES
+    from qosbound.models.pq_txq_ring_bound_budget import smallest_states
 
     return smallest_states(p) <= BOUND_STATES
 

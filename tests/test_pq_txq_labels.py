@@ -15,7 +15,7 @@ from qosbound.progress import QUIET
 from qosbound.results import Kind
 from qosbound.scenario import build
 from qosbound.systems import pq_txq
-from tests.test_pq_txq_ring import IMIX, raw
+from tests.models.test_pq_txq_ring import IMIX, raw
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "pq_txq.md"
 

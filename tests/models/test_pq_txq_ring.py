@@ -149,7 +149,8 @@ def test_real_ports_agree_with_the_simulator_within_the_stated_error(name, make,
     128-ring included, as the PQ drains fast enough to be solved on a few levels) the metrics' own names carry
     the upper bound and the approximation is named EF.approx.*: no simulated interval lies above the bound."""
     from qosbound.agreement import agreements
-    from qosbound.models.pq_txq_ring_bound import BOUND_STATES, smallest_states
+    from qosbound.models.pq_txq_ring_bound import BOUND_STATES
+    from qosbound.models.pq_txq_ring_bound_budget import smallest_states
     from qosbound.systems.pq_txq.ring_names import approx_name
 
     scn = make()
