@@ -44,23 +44,23 @@ Why it bounds the exact chain (the proof).
    ``x`` of 1 and 3 -- hence for the exact chain. The inequality is checked at every state, in floating point;
    the search that finds ``h`` and ``mu`` (policy iteration, bisection) does not enter the proof.
 5. *From ratios to the metrics.* Loss and the mean come from bisection on ``rho`` (the smallest proved value
-   within a relative :data:`~qosbound.models.pq_txq_ring_bound_search.REL`); ``P(D > t) <= P(D > X)`` at the lattice point ``X`` at or below ``t`` (the CCDF is
-   non-increasing); a ``q``-quantile is at most the smallest lattice point ``X`` where ``P(D > X) <= 1 - q`` is
-   proved. The lattice is that of :mod:`qosbound.models.pq_txq_ring` (the gcd of the packet sizes, refined), on
-   which these rewards are exact.
+   within a relative :data:`~qosbound.models.pq_txq_ring_bound_search.REL`); ``P(D > t) <= P(D > X)`` at the
+   lattice point ``X`` at or below ``t`` (the CCDF is non-increasing); a ``q``-quantile is at most the smallest
+   lattice point ``X`` where ``P(D > X) <= 1 - q`` is proved. The lattice is that of
+   :mod:`qosbound.models.pq_txq_ring` (the gcd of the packet sizes, refined), on which these rewards are exact.
 6. *Truncations, accounted for.* Poisson counts are cut where their tail is below ``POISSON_TAIL``; the mass
    moved is added to every certificate as ``mass * span(h)`` (it changes ``P h`` by at most that), and the
    accepted arrivals beyond the cut are added to the numerators (at most 1 each to a CCDF count, at most the
    largest delay each to the sum of delays) and left out of the denominators.
 
-Which abstraction (:func:`~qosbound.models.pq_txq_ring_bound_budget.abstractions`). With one label per pattern there is no choice and the bound is the
-exact chain. Otherwise: ``blocks(c)`` (the order within blocks of ``c`` consecutive admissions is forgotten;
-every packet leaves within ``c - 1`` departures of its time) is the tightest per state, but its labels grow like
-``Q_t^3`` and exponentially in ``Q_t / c``; ``front_run`` (the oldest packets known up to the first change of
-kind) grows like ``Q_t^2`` and holds the oldest EF packet to its exact time, so it is tight where EF is a
-minority of the ring (one EF packet at a time); tracked only for EF counts up to ``K`` it fits any ring.
-:func:`solve_bound` solves every abstraction that fits ``max_states`` and reports, per metric, the smallest
-bound and which abstraction gave it (each is proved, so the smallest is).
+Which abstraction (:func:`~qosbound.models.pq_txq_ring_bound_budget.abstractions`). With one label per pattern there
+is no choice and the bound is the exact chain. Otherwise: ``blocks(c)`` (the order within blocks of ``c``
+consecutive admissions is forgotten; every packet leaves within ``c - 1`` departures of its time) is the tightest
+per state, but its labels grow like ``Q_t^3`` and exponentially in ``Q_t / c``; ``front_run`` (the oldest packets
+known up to the first change of kind) grows like ``Q_t^2`` and holds the oldest EF packet to its exact time, so it
+is tight where EF is a minority of the ring (one EF packet at a time); tracked only for EF counts up to ``K`` it
+fits any ring. :func:`solve_bound` solves every abstraction that fits ``max_states`` and reports, per metric, the
+smallest bound and which abstraction gave it (each is proved, so the smallest is).
 
 Where each part is computed: the per-departure rewards (step 2) in :mod:`qosbound.models.pq_txq_ring_rewards`;
 one abstraction's process, its certificates and the searches for the CCDF points and quantiles (steps 3-5) in
