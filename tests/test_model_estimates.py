@@ -187,8 +187,8 @@ def test_ring_chain_estimate_bounds_what_is_built(cfg, QT, S):
 
 
 def _candidate(QT: int, family: str) -> rbb.Candidate:
-    """One abstraction of each family as :func:`~qosbound.models.pq_txq_ring_bound_budget.abstractions` names it, with
-    the counts it declares before building."""
+    """One abstraction of each family as :func:`~qosbound.models.pq_txq_ring_bound_budget.abstractions` names it,
+    with the counts it declares before building."""
     if family == "exact":
         return rbb.Candidate("exact", lambda: ra.exact(QT), 2 ** QT, ra.exact_entries(QT))
     if family == "stages(1)":
