@@ -127,7 +127,8 @@ def bound(p, which=None):
 
 
 def has_bound(p):
-    from qosbound.models.pq_txq_ring_bound import BOUND_STATES, smallest_states
+    from qosbound.models.pq_txq_ring_bound import BOUND_STATES
+    from qosbound.models.pq_txq_ring_bound_budget import smallest_states
 
     return smallest_states(p) <= BOUND_STATES
 
@@ -326,13 +327,15 @@ def grid_table(packets, reps):
 def _abstraction_at(p, ab, t):
     """At the delay ``t`` (s): (the certified bound on P(D > t), the Lagrangian search's estimate -- a lower bound
     on the best certificate this abstraction allows, up to the policies' evaluation accuracy -- and the states)."""
-    from qosbound.models import pq_txq_ring_bound as rb
+    from qosbound.models.pq_txq_ring_bound_budget import process_dims
+    from qosbound.models.pq_txq_ring_bound_search import BoundProcess
+    from qosbound.models.pq_txq_ring_rewards import DepartureRewards
 
-    sv = rb._Services(p)
+    sv = DepartureRewards(p)
     try:
-        b = rb._Bounder(sv, ab, rb._dims(p).cut)
+        b = BoundProcess(sv, ab, process_dims(p).cut)
     except ValueError:
-        b = rb._Bounder(sv, ab, None)
+        b = BoundProcess(sv, ab, None)
     X = int(math.floor(t / (sv.slot_g / sv.M)))
     v, _, est = b.mdp.lagrange_bound(b.rew(sv.per_ccdf(X)), b.acc, b.C)
     return v, est, b.mdp.size

@@ -55,7 +55,7 @@ What it neglects (fewer stages than positions): the order of the EF packets
 within a stage (an EF burst that filled the PQ enters the ring as a run, and
 the head's kind is correlated with the recent past beyond the stage counts).
 Measured errors of mean, p99 and p99.9 (``docs/pq_txq.md`` has the table;
-``tests/test_pq_txq_ring.py`` and ``benchmarks/bench_ring.py`` measure them),
+``tests/models/test_pq_txq_ring.py`` and ``benchmarks/bench_ring.py`` measure them),
 every one an underestimate, with ONE stage: under 0.3 % on IMIX ports with EF
 at 10-25 % (wan100, agg1g, a 1 Gbit/s 128-ring), 1.3-1.7 % at EF 30 % (ring 16;
 0.4-0.5 % with the three stages the system takes there), 1.9-2.2 % at EF 40 %
@@ -91,6 +91,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from functools import reduce
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -102,7 +103,8 @@ from qosbound.models.budget import Estimate, refuse_over_budget
 from qosbound.models.pq_txq_render import poisson_excess
 
 __all__ = ["RingSolution", "applies", "why_not", "solve", "estimate", "chain_states", "lattice_points",
-           "POISSON_TAIL", "MAX_LATTICE"]
+           "RingLaw", "ring_law", "StagedChain", "build_chain", "departure_weights", "delay_lattice", "head_parts",
+           "ring_ccdf", "POISSON_TAIL", "MAX_LATTICE"]
 
 #: Poisson arrival counts per service are cut where the tail falls below this (the tail joins the full-PQ
 #: outcome of the embedded chain; the cut mass is reported).
@@ -288,42 +290,76 @@ def estimate(p, stages: int) -> Estimate:
                     float(states), transitions, memory)
 
 
-def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
-          max_chain: float = STAGED_STATES) -> RingSolution:
-    """Solve the ring-count chain for parameters ``p`` (:class:`qosbound.systems.pq_txq.params.Params`); refused before
-    anything is built (ResourceError) when :func:`estimate` is above ``max_chain`` states or the memory left."""
-    why = why_not(p)
-    if why is not None:
-        raise ScenarioError(f"the ring method does not cover {why}", field="Q_t")
-    if stages is None:
-        stages = choose_stages(int(p.Q_t), int(p.pq_cap), max_chain)
-    # ``max_chain`` chooses the stages; one stage is the least there is (callers decide whether it fits their
-    # budget: qosbound.systems.pq_txq.model_route), so its states are never refused here
-    refuse_over_budget(estimate(p, stages), max_chain if stages > 1 else None, field="Q_t",
-                       remedy="the closed forms and the simulator answer at any ring size")
-    t0 = time.perf_counter()
+class RingLaw(NamedTuple):
+    """The port as the chain sees it: sizes on the granule lattice (the gcd of the packet sizes) and the truncated
+    law of the EF arrivals during each kind of service (kind 0 an EF head, kinds 1 .. K the BE sizes)."""
+
+    g: int  # bytes per granule
+    gef: int  # EF size, granules
+    gbe: np.ndarray  # BE sizes, granules
+    pbe: np.ndarray  # their probabilities
+    slot: float  # seconds per granule
+    a: float  # EF arrivals per granule
+    QT: int  # ring positions
+    PQ: int  # PQ capacity, packets
+    serv: np.ndarray  # service of each kind, granules (float)
+    pmfs: list  # per kind: P(A = j) arrivals during the service, the tail folded into the last entry (pois_trunc)
+    cut: float  # the largest tail mass folded (per departure)
+    share: float  # the fraction of departures that are EF, from the loads (where the state order is rotated)
+
+    @property
+    def K(self) -> int:
+        """The number of BE sizes."""
+        return len(self.gbe)
+
+
+def ring_law(p) -> RingLaw:
+    """The :class:`RingLaw` of parameters ``p``."""
     g, gef, gbe, pbe = size_law(p)
     slot = g * 8.0 / p.C
     a = p.lam * slot  # arrivals per granule
     QT, PQ = int(p.Q_t), int(p.pq_cap)
-    K = len(gbe)
     serv = np.concatenate([[gef], gbe]).astype(float)  # service of kind 0 (EF) and BE classes 1..K
     cut = 0.0
     pmfs = []
-    for k in range(K + 1):
+    for k in range(len(gbe) + 1):
         pm, tl = pois_trunc(a * serv[k], PQ)
         pmfs.append(pm)
         cut = max(cut, tl)
     rho = p.lam * p.ef_size * 8.0 / p.C
     share = rho * float(np.dot(pbe, gbe)) / (gef * (1 - rho) + rho * float(np.dot(pbe, gbe)))
-    sizes = stage_sizes(QT, stages)
-    S = len(sizes)
+    return RingLaw(g, gef, gbe, pbe, slot, a, QT, PQ, serv, pmfs, cut, share)
+
+
+def head_weight(law: RingLaw, e1: np.ndarray, c1: int, k: int) -> np.ndarray:
+    """P(the head is of kind ``k``) given ``e1`` EF among the ``c1`` positions of the front stage (exchangeable:
+    EF with probability e1/c1, else a BE size drawn from the mix)."""
+    return e1 / c1 if k == 0 else (1 - e1 / c1) * law.pbe[k - 1]
+
+
+class StagedChain(NamedTuple):
+    """The ring-count chain embedded at departures: its transition matrix and, per state in the order of
+    ``np.indices`` over (e_1, ..., e_S, n), the EF count of each stage, the PQ occupancy and the state's row."""
+
+    P: sp.csr_matrix
+    ev: list  # ev[i]: EF in stage i + 1
+    nn: np.ndarray  # EF waiting in the PQ after the admission
+    src: np.ndarray  # the row of each state in P
+
+
+def build_chain(law: RingLaw, sizes: list[int]) -> StagedChain:
+    """The transitions of the staged chain with ``sizes`` positions per stage (the head's stage first), from one
+    departure to the next: the head leaves (of kind k with :func:`head_weight`), the front packet of every stage
+    i + 1 moves into stage i (EF with probability e_{i+1}/c_{i+1}), j EF arrive during the head's service (the
+    truncated Poisson law of kind k), and one packet is admitted into the back stage -- EF when the PQ is not
+    empty, else BE."""
+    PQ, S = law.PQ, len(sizes)
     dims = [c + 1 for c in sizes] + [PQ + 1]
     grid = np.indices(dims).reshape(len(dims), -1)
     ev, nn = [grid[i] for i in range(S)], grid[S]
     nS = nn.size
     # front-stage count major, rotated so that state 0 -- where the direct solve grounds first -- is a likely one
-    f0 = int(round(sizes[0] * min(max(share, 0.0), 1.0)))
+    f0 = int(round(sizes[0] * min(max(law.share, 0.0), 1.0)))
 
     def idx(e, n):
         e = [(e[0] - f0) % dims[0]] + list(e[1:])
@@ -331,9 +367,8 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
 
     src = idx(ev, nn)
     rows, cols, vals = [], [], []
-    c1 = sizes[0]
-    for k in range(K + 1):
-        w = ev[0] / c1 if k == 0 else (1 - ev[0] / c1) * pbe[k - 1]
+    for k in range(law.K + 1):
+        w = head_weight(law, ev[0], sizes[0], k)
         e_head = [ev[0] - (1 if k == 0 else 0)] + ev[1:]
         # the front packet of every stage i+1 moves into stage i (EF with probability e_{i+1}/c_{i+1})
         for bits in range(1 << (S - 1)):
@@ -346,7 +381,7 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
                 e2[i] += m
                 e2[i + 1] -= m
             ok = ww > 0
-            pm = pmfs[k]
+            pm = law.pmfs[k]
             for m in range(len(pm)):
                 n1 = np.minimum(PQ, nn[ok] + m)
                 adm = (n1 > 0).astype(np.int64)
@@ -357,48 +392,58 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
                 vals.append(ww[ok] * pm[m])
     P = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(nS, nS))
     P.sum_duplicates()
-    x = np.maximum(stationary_dtmc(P)[src], 0.0)
+    return StagedChain(P, ev, nn, src)
+
+
+def departure_weights(law: RingLaw, chain: StagedChain, c1: int) -> np.ndarray:
+    """``W[k, n, E]``: the long-run probability that a departure cycle starts with ``n`` EF waiting, ``E`` EF in
+    the ring and a head of kind ``k`` (the chain's stationary law, ``c1`` positions in the front stage)."""
+    x = np.maximum(stationary_dtmc(chain.P)[chain.src], 0.0)
     x /= x.sum()
-    # Wall[k][n, E]: probability of a departure cycle starting with n waiting, E EF in the ring, a head of kind k.
-    Etot = np.sum(ev, axis=0)
-    Wall = np.zeros((K + 1, PQ + 1, QT + 1))
-    for k in range(K + 1):
-        w = ev[0] / c1 if k == 0 else (1 - ev[0] / c1) * pbe[k - 1]
-        np.add.at(Wall[k], (nn, Etot), x * w)
-    E_arr = np.arange(QT + 1)
-    pi = Wall.sum(axis=0)
-    Es = float(np.sum(Wall.sum(axis=(1, 2)) * serv))  # mean service, granules
-    ef_share = float(Wall[0].sum())
-    # Accepted arrivals per cycle, mean delay numerator (all in granules).
-    acc = 0.0
-    mean_num = 0.0
-    ES = float(np.dot(pbe, gbe))
-    # h[k][n, y]: weight of accepted arrivals in a service of kind k starting with n waiting whose "head + PQ"
-    # part (s - u) + (n + j + 1) GEF exceeds y granules; y on 0..Y-1.
-    nmax = int(np.max(np.flatnonzero(pi.sum(axis=1) > 0)))
-    Y = int(serv.max() + (PQ + 1) * gef) + 1  # granules: the head + PQ part is below this
-    gmax = int(max(gbe.max(), gef))
-    L = (QT - 1) * gmax + Y + 1
+    Etot = np.sum(chain.ev, axis=0)
+    W = np.zeros((law.K + 1, law.PQ + 1, law.QT + 1))
+    for k in range(law.K + 1):
+        np.add.at(W[k], (chain.nn, Etot), x * head_weight(law, chain.ev[0], c1, k))
+    return W
+
+
+def delay_lattice(law: RingLaw) -> tuple[int, int, int]:
+    """(Y, L, M): the "head + PQ" part of a delay is below ``Y`` granules, every delay below ``L``; the lattice is
+    refined ``M`` times (:func:`refinement`). ResourceError when the refined lattice is above MAX_LATTICE."""
+    Y = int(law.serv.max() + (law.PQ + 1) * law.gef) + 1  # granules: the head + PQ part is below this
+    gmax = int(max(law.gbe.max(), law.gef))
+    L = (law.QT - 1) * gmax + Y + 1
     # The lattice is refined M times (the CCDF is exact for the chain at every refined point, and lies between
     # its two neighbours in between).
-    M = refinement(gef, L)
+    M = refinement(law.gef, L)
     if L * M > MAX_LATTICE:
-        raise ResourceError(f"the ring method's delay lattice would have {L * M:.3g} points (granule {g} B, the gcd "
-                            f"of the packet sizes); above {MAX_LATTICE:.3g}", field="Q_t")
-    Yf, Lf = Y * M, L * M
+        raise ResourceError(f"the ring method's delay lattice would have {L * M:.3g} points (granule {law.g} B, the "
+                            f"gcd of the packet sizes); above {MAX_LATTICE:.3g}", field="Q_t")
+    return Y, L, M
+
+
+def head_parts(law: RingLaw, W: np.ndarray, M: int, Yf: int) -> tuple[np.ndarray, float, float]:
+    """(H, acc, mean_num), all per departure and in granules: ``H[E', i]`` the weight of accepted arrivals whose
+    "head + PQ" part (s - u) + (n + j + 1) GEF exceeds i/M granules, by E' (EF among ring positions 2..Q_t);
+    ``acc`` the accepted arrivals; ``mean_num`` the sum of their delays (the head + PQ part, and the ring part
+    E' GEF + (QT - 1 - E') E[S]), from the departure weights ``W`` (:func:`departure_weights`)."""
+    a, gef, QT, PQ = law.a, law.gef, law.QT, law.PQ
+    acc = 0.0
+    mean_num = 0.0
+    ES = float(np.dot(law.pbe, law.gbe))
+    nmax = int(np.max(np.flatnonzero(W.sum(axis=0).sum(axis=1) > 0)))
     z = np.arange(Yf, dtype=float) / M
-    # H[E'][i]: accepted-arrival weight per departure whose "head + PQ" part (s - u) + (n + j + 1) GEF exceeds
-    # i/M granules, by E' (EF among ring positions 2..Q_t).
+    E_arr = np.arange(QT + 1)
     H = np.zeros((QT + 1, Yf))
-    for k in range(K + 1):
-        s = serv[k]
+    for k in range(law.K + 1):
+        s = law.serv[k]
         m = a * s
-        Jall = min(PQ, len(pmfs[k]) + 1)
+        Jall = min(PQ, len(law.pmfs[k]) + 1)
         jj = np.arange(Jall)
         F, pj1, pj2 = head_part(a, s, gef, Jall, z)
         Eprime = E_arr - (1 if k == 0 else 0)
         okE = Eprime >= 0
-        Wk = Wall[k][:nmax + 1].copy()  # [n, E]
+        Wk = W[k][:nmax + 1].copy()  # [n, E]
         Wk[:, ~okE] = 0.0
         hn = np.empty((nmax + 1, Yf))
         for n in range(nmax + 1):
@@ -418,16 +463,21 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
             ring = float(np.sum(Wk[n, okE] * (Eprime[okE] * gef + (QT - 1 - Eprime[okE]) * ES)))
             mean_num += tot * head + ring * acc_n
         H[Eprime[okE]] += Wk[:, okE].T @ hn
-    loss = max(0.0, 1.0 - acc / (a * Es)) if a > 0 else 0.0
-    mean = mean_num / acc * slot
-    # Ring part R(E') = E' GEF + the sum of QT-1-E' BE sizes, on the refined lattice (every M-th point): in the
-    # frequency domain the sum's transform is the BE mix's to the power QT-1-E', and E' GEF a phase. The CCDF
-    # numerator is sum_E' (R(E') pmf * H[E'])(x) + H[E'](0) P(R(E') > x) (H is constant below 0).
+    return H, acc, mean_num
+
+
+def ring_ccdf(law: RingLaw, H: np.ndarray, acc: float, M: int, Lf: int) -> np.ndarray:
+    """P(D > i/M granules | accepted), i = 0 .. Lf - 1, from the head parts ``H`` (:func:`head_parts`).
+
+    The ring part R(E') = E' GEF + the sum of QT-1-E' BE sizes, on the refined lattice (every M-th point): in the
+    frequency domain the sum's transform is the BE mix's to the power QT-1-E', and E' GEF a phase. The CCDF
+    numerator is sum_E' (R(E') pmf * H[E'])(x) + H[E'](0) P(R(E') > x) (H is constant below 0)."""
+    QT, Yf = law.QT, H.shape[1]
     N = fft.next_fast_len(Lf + Yf, real=True)
     pmfS = np.zeros(N)
-    np.add.at(pmfS, gbe * M, pbe)
+    np.add.at(pmfS, law.gbe * M, law.pbe)
     phi = fft.rfft(pmfS)
-    shift = np.exp(-2j * np.pi * np.arange(len(phi)) * (gef * M) / N)
+    shift = np.exp(-2j * np.pi * np.arange(len(phi)) * (law.gef * M) / N)
     acc_f = np.zeros(len(phi), dtype=complex)
     tail_f = np.zeros(len(phi), dtype=complex)
     term = np.ones(len(phi), dtype=complex)  # phi^nb * shift^E' for E' = QT-1-nb, built from E' = QT-1 down
@@ -444,9 +494,41 @@ def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
     mass = fft.irfft(tail_f, N)[:Lf]
     num += float(np.sum(H[:, 0])) - np.cumsum(mass)
     ccdf_grid = np.clip(num / acc, 0.0, 1.0)
-    ccdf_grid = np.minimum.accumulate(ccdf_grid)
-    slot = slot / M
-    sol = RingSolution(nS, P.nnz, 0.0, slot, g, mean, loss, ccdf_grid, cut, ef_share, S)
+    return np.minimum.accumulate(ccdf_grid)
+
+
+def solve(p, ccdf_at=(), quantiles=(), progress=None, stages: int | None = 1,
+          max_chain: float = STAGED_STATES) -> RingSolution:
+    """Solve the ring-count chain for parameters ``p`` (:class:`qosbound.systems.pq_txq.params.Params`); refused before
+    anything is built (ResourceError) when :func:`estimate` is above ``max_chain`` states or the memory left.
+
+    The steps: the port's law (:func:`ring_law`), the chain (:func:`build_chain`), its stationary departure
+    weights (:func:`departure_weights`), the accepted arrivals' head parts (:func:`head_parts`) and the CCDF on
+    the refined lattice (:func:`ring_ccdf`)."""
+    why = why_not(p)
+    if why is not None:
+        raise ScenarioError(f"the ring method does not cover {why}", field="Q_t")
+    if stages is None:
+        stages = choose_stages(int(p.Q_t), int(p.pq_cap), max_chain)
+    # ``max_chain`` chooses the stages; one stage is the least there is (callers decide whether it fits their
+    # budget: qosbound.systems.pq_txq.model_route), so its states are never refused here
+    refuse_over_budget(estimate(p, stages), max_chain if stages > 1 else None, field="Q_t",
+                       remedy="the closed forms and the simulator answer at any ring size")
+    t0 = time.perf_counter()
+    law = ring_law(p)
+    sizes = stage_sizes(law.QT, stages)
+    chain = build_chain(law, sizes)
+    W = departure_weights(law, chain, sizes[0])
+    Es = float(np.sum(W.sum(axis=(1, 2)) * law.serv))  # mean service, granules
+    ef_share = float(W[0].sum())
+    Y, L, M = delay_lattice(law)
+    H, acc, mean_num = head_parts(law, W, M, Y * M)
+    a = law.a
+    loss = max(0.0, 1.0 - acc / (a * Es)) if a > 0 else 0.0
+    mean = mean_num / acc * law.slot
+    ccdf_grid = ring_ccdf(law, H, acc, M, L * M)
+    sol = RingSolution(chain.nn.size, chain.P.nnz, 0.0, law.slot / M, law.g, mean, loss, ccdf_grid, law.cut,
+                       ef_share, len(sizes))
     for q in quantiles:
         v, br = sol.quantile(q)
         sol.quantiles[q], sol.quantile_brackets[q] = v, br

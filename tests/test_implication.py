@@ -130,7 +130,7 @@ def test_verify_judges_a_p99_slo_by_the_closed_form_maximum(tmp_path, capsys):
     import yaml
 
     from qosbound.cli import main
-    from tests.test_pq_txq_ring import IMIX, raw
+    from tests.models.test_pq_txq_ring import IMIX, raw
 
     d = raw(128, "150 Mbit/s", 200, IMIX, 64, link="1 Gbps")
     d["slos"] = [{"metric": "EF.delay.p99", "max": "2 ms"}, {"metric": "EF.delay.p99.9", "max": "1 ms"}]

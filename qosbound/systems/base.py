@@ -9,9 +9,11 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInf
 from qosbound.errors import ResourceError, ScenarioError
 from qosbound.metric_names import ccdf_name, compact_time, parse_quantile_name, quantile_name
 from qosbound.scenario import NonNegInt, PositiveInt, Rate, Time, refuse_lax_bool
+from qosbound.units import parse_quantity
 
 __all__ = ["quantile_name", "ccdf_name", "parse_quantile_name", "Strict", "compact_time", "check_range", "MIN_RATE",
-           "MAX_RATE", "MAX_BUFFER", "MAX_BURST", "MAX_TIME", "check_ccdf_points", "check_quantiles"]
+           "MAX_RATE", "MAX_BUFFER", "MAX_BURST", "MAX_TIME", "check_ccdf_points", "check_quantiles",
+           "requested_statistics"]
 
 
 class Strict(BaseModel):
@@ -39,6 +41,24 @@ def check_quantiles(v: list[float]) -> list[float]:
         if not isinstance(q, (int, float)) or not 0 < q < 1:
             raise ValueError(f"quantile {q!r} is not in (0, 1)")
     return v
+
+
+def requested_statistics(ccdf_at, quantiles, stats) -> tuple[list[float], list[float]]:
+    """The CCDF points and quantiles a run computes: ``ccdf_at`` and ``quantiles`` (copied), then those the delay
+    statistics ``stats`` name (``ccdf@T``, ``pNN``, as after ``delay.`` in a metric name; any other is skipped), in
+    their order, each once: a time within 1e-12 s of one listed, or a quantile within 1e-12 of one, is not added
+    again. A time that does not parse raises ScenarioError (field ``metric``)."""
+    ccdf = list(ccdf_at)
+    qs = list(quantiles)
+    for stat in stats:
+        if stat.startswith("ccdf@"):
+            d = parse_quantity(stat[5:], "time", field="metric")
+            if not any(abs(d - x) <= 1e-12 for x in ccdf):
+                ccdf.append(d)
+        q = parse_quantile_name(stat)
+        if q is not None and not any(abs(q - x) < 1e-12 for x in qs):
+            qs.append(q)
+    return ccdf, qs
 
 
 # ---- method options shared by the systems' scenario schemas --------------------------------------------

@@ -18,13 +18,20 @@ import yaml
 from qosbound.analytic.wred import Profile
 from qosbound.cli import main
 from qosbound.errors import ResourceError
-from qosbound.models import (af as AF, budget, pq_txq_ring as ring, pq_txq_ring_bound as rb, ring_abstraction as ra,
-                             tsq as M)
+from qosbound.models import af as AF
+from qosbound.models import budget
+from qosbound.models import pq_txq_ring as ring
+from qosbound.models import pq_txq_ring_bound as rb
+from qosbound.models import pq_txq_ring_bound_budget as rbb
+from qosbound.models import pq_txq_ring_bound_search as rbs
+from qosbound.models import pq_txq_ring_rewards as rr
+from qosbound.models import ring_abstraction as ra
+from qosbound.models import tsq as M
 from qosbound.progress import QUIET
 from qosbound.scenario import build, load_raw
 from qosbound.systems import pq_txq
 from tests.helpers import example, one_line
-from tests.test_pq_txq_ring import FERRARI_BE, IMIX, raw
+from tests.models.test_pq_txq_ring import FERRARI_BE, IMIX, raw
 
 
 def _must_not_build(*args, **kwargs):  # pragma: no cover - called only if a refusal comes too late
@@ -182,18 +189,18 @@ def test_ring_chain_estimate_bounds_what_is_built(cfg, QT, S):
     assert sol.transitions <= est.transitions
 
 
-def _candidate(QT: int, family: str) -> rb.Candidate:
-    """One abstraction of each family as :func:`~qosbound.models.pq_txq_ring_bound.abstractions` names it, with
-    the counts it declares before building."""
+def _candidate(QT: int, family: str) -> rbb.Candidate:
+    """One abstraction of each family as :func:`~qosbound.models.pq_txq_ring_bound_budget.abstractions` names it,
+    with the counts it declares before building."""
     if family == "exact":
-        return rb.Candidate("exact", lambda: ra.exact(QT), 2 ** QT, ra.exact_entries(QT))
+        return rbb.Candidate("exact", lambda: ra.exact(QT), 2 ** QT, ra.exact_entries(QT))
     if family == "stages(1)":
-        return rb.Candidate(family, lambda: ra.stages(QT, 1), ra.stages_labels(QT, 1), ra.stages_entries(QT, 1))
+        return rbb.Candidate(family, lambda: ra.stages(QT, 1), ra.stages_labels(QT, 1), ra.stages_entries(QT, 1))
     if family.startswith("blocks"):
         c = int(family[7:-1])
-        return rb.Candidate(family, lambda: ra.blocks(QT, c), ra.blocks_labels(QT, c), ra.blocks_entries(QT, c))
+        return rbb.Candidate(family, lambda: ra.blocks(QT, c), ra.blocks_labels(QT, c), ra.blocks_entries(QT, c))
     K = int(family[10:-1])
-    return rb.Candidate(family, lambda: ra.front_run(QT, K), ra.front_run_labels(QT, K), ra.front_run_entries(QT, K))
+    return rbb.Candidate(family, lambda: ra.front_run(QT, K), ra.front_run_labels(QT, K), ra.front_run_entries(QT, K))
 
 
 BOUND_SHAPES = [(c, QT, f) for c in RING_CASES for QT, f in ((3, "exact"), (5, "stages(1)"), (5, "front_run(0)"),
@@ -213,10 +220,10 @@ def test_ring_bound_estimate_bounds_the_process_built(cfg, QT, family):
     make the linear programme's matrix and each policy's chain."""
     p = _ring_params(cfg, QT)
     cand = _candidate(QT, family)
-    est = rb.estimate_process(p, cand.name, cand.labels, cand.entries)
+    est = rbb.estimate_process(p, cand.name, cand.labels, cand.entries)
     ab = cand.build()
     assert ab.size == cand.labels and ab.entries <= cand.entries
-    mdp = rb._Bounder(rb._Services(p), ab, rb.solved_levels(p)).mdp
+    mdp = rbs.BoundProcess(rr.DepartureRewards(p), ab, rbb.solved_levels(p)).mdp
     assert mdp.size == est.states
     draws, choices = _built_edges(mdp)
     assert draws + choices <= est.transitions
@@ -232,16 +239,16 @@ def test_ring_bound_estimate_from_the_parameters_bounds_every_process_solve_boun
     """estimate_bound (the parameters alone) against the processes solve_bound actually builds: the largest
     has the estimate's states, and none has more transitions."""
     p = _ring_params(cfg, QT)
-    est = rb.estimate_bound(p)
+    est = rbb.estimate_bound(p)
     built = []
-    real = rb.ChoiceMDP
+    real = rbs.ChoiceMDP
 
     def recording(*args, **kwargs):
         mdp = real(*args, **kwargs)
         built.append((mdp.size, sum(_built_edges(mdp))))
         return mdp
 
-    monkeypatch.setattr(rb, "ChoiceMDP", recording)
+    monkeypatch.setattr(rbs, "ChoiceMDP", recording)
     b = rb.solve_bound(p, [], [0.99])
     assert built and max(n for n, _ in built) == est.states == b.states
     assert max(t for _, t in built) <= est.transitions
@@ -251,8 +258,8 @@ def test_ring_chain_and_bound_are_refused_before_building_when_memory_is_short(m
     p = _ring_params("imix", 8)
     monkeypatch.setattr(budget, "available_memory", lambda: 1e4)
     monkeypatch.setattr(ring, "sp", _NoSparse())
-    for builder in ("_Services", "_Bounder", "ChoiceMDP"):
-        monkeypatch.setattr(rb, builder, _must_not_build)
+    for module, builder in ((rb, "DepartureRewards"), (rb, "BoundProcess"), (rbs, "ChoiceMDP")):
+        monkeypatch.setattr(module, builder, _must_not_build)
     for builder in ("exact", "stages", "front_run", "blocks"):
         monkeypatch.setattr(ra, builder, _must_not_build)
     with pytest.raises(ResourceError, match="the ring-count chain .* memory left") as e:
@@ -270,16 +277,16 @@ def test_a_ring_bound_process_above_the_budget_is_refused_before_building(monkey
     there is, is left to the callers' budget (bound_available)."""
     p = _ring_params("imix", 8)
     big = _candidate(8, "front_run(4)")
-    assert big.labels * rb.solved_levels(p) > rb.smallest_states(p)
-    for builder in ("_Services", "_Bounder", "ChoiceMDP"):
-        monkeypatch.setattr(rb, builder, _must_not_build)
+    assert big.labels * rbb.solved_levels(p) > rbb.smallest_states(p)
+    for module, builder in ((rb, "DepartureRewards"), (rb, "BoundProcess"), (rbs, "ChoiceMDP")):
+        monkeypatch.setattr(module, builder, _must_not_build)
     with pytest.raises(ResourceError, match="the ring bound's process front_run\\(4\\) .* above the budget of 10 "
                                             "states") as e:
         rb.solve_bound(p, [], [0.99], max_states=10, only=[big])
     assert e.value.field == "Q_t"
     monkeypatch.undo()
     b = rb.solve_bound(p, [], [0.99], max_states=10, only=[_candidate(8, "stages(1)")])
-    assert b.states == rb.smallest_states(p) > 10
+    assert b.states == rbb.smallest_states(p) > 10
 
 
 def test_ring_chain_with_more_stages_than_the_budget_is_refused_before_building(monkeypatch):
@@ -296,8 +303,8 @@ def test_a_million_unit_ring_is_refused_by_its_estimate_not_by_running_out_of_me
     from tests.helpers import one_line
 
     monkeypatch.setattr(ring, "sp", _NoSparse())
-    for builder in ("_Services", "_Bounder", "ChoiceMDP"):
-        monkeypatch.setattr(rb, builder, _must_not_build)
+    for module, builder in ((rb, "DepartureRewards"), (rb, "BoundProcess"), (rbs, "ChoiceMDP")):
+        monkeypatch.setattr(module, builder, _must_not_build)
     for name, unit in (("wan100", None), ("ferrari2001", None), ("wan100", "1536 B")):
         r = load_raw(example(name))
         r["txq"]["units"] = 1_000_000

@@ -20,7 +20,7 @@ from qosbound.scenario import build, load_raw
 from qosbound.systems import pq_txq
 from tests.helpers import DOCS, ROOT, one_line
 from tests.pq_txq_helpers import be60_raw
-from tests.test_pq_txq_ring import IMIX, raw
+from tests.models.test_pq_txq_ring import IMIX, raw
 
 
 EXAMPLE = ROOT / "examples" / "ferrari2001.yaml"

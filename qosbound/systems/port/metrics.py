@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from qosbound.errors import ScenarioError
 from qosbound.metric_names import ccdf_name, parse_quantile_name, quantile_name
+from qosbound.systems.base import requested_statistics
 from qosbound.systems.port.elements import Port, TrafficClass, port_of
 from qosbound.systems.port.schema import Scenario, split_metric
-from qosbound.units import Kind, parse_quantity
+from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
 __all__ = ["class_metrics", "metric_names", "metric_kind", "slo_limit", "requested", "carried_precedences",
@@ -91,21 +92,12 @@ def slo_limit(scn: Scenario, slo) -> float:
 
 def requested(scn: Scenario) -> tuple[list[float], list[float]]:
     """(CCDF points, quantiles): the metrics section's, plus those SLO metrics name."""
-    ccdf = list(scn.metrics.ccdf_at)
-    qs = list(scn.metrics.quantiles)
+    stats = []
     for s in scn.slos:
         try:
             _, q = split_metric(s.metric)
         except ScenarioError:
             continue
-        if not q.startswith("delay."):
-            continue
-        stat = q[len("delay."):]
-        if stat.startswith("ccdf@"):
-            d = parse_quantity(stat[5:], "time", field="metric")
-            if not any(abs(d - x) <= 1e-12 for x in ccdf):
-                ccdf.append(d)
-        q = parse_quantile_name(stat)
-        if q is not None and not any(abs(q - x) < 1e-12 for x in qs):
-            qs.append(q)
-    return ccdf, qs
+        if q.startswith("delay."):
+            stats.append(q[len("delay."):])
+    return requested_statistics(scn.metrics.ccdf_at, scn.metrics.quantiles, stats)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from qosbound.errors import ScenarioError
 from qosbound.metric_names import ccdf_name, parse_quantile_name, quantile_name
+from qosbound.systems.base import requested_statistics
 from qosbound.systems.pq_txq.params import Params, params
 from qosbound.systems.pq_txq.schema import Scenario
-from qosbound.units import Kind, parse_quantity
+from qosbound.units import Kind
 from qosbound.verdicts import default_slo_limit
 
 __all__ = ["FIXED", "BESIDE", "STREAM", "stream_prefix", "per_stream", "metric_names", "metric_kind", "slo_limit",
@@ -75,18 +76,6 @@ def slo_limit(scn: Scenario, slo) -> float:
     return default_slo_limit(metric_kind, slo)
 
 
-
 def requested_metrics(scn: Scenario, extra: list[str]) -> tuple[list[float], list[float]]:
-    """CCDF points and quantiles from the metrics section plus any SLO metrics."""
-    ccdf = list(scn.metrics.ccdf_at)
-    qs = list(scn.metrics.quantiles)
-    for name in extra:
-        stat = name.split(".", 2)[-1]
-        if stat.startswith("ccdf@"):
-            d = parse_quantity(stat[5:], "time", field="metric")
-            if not any(abs(d - x) <= 1e-12 for x in ccdf):
-                ccdf.append(d)
-        q = parse_quantile_name(stat)
-        if q is not None and not any(abs(q - x) < 1e-12 for x in qs):
-            qs.append(q)
-    return ccdf, qs
+    """CCDF points and quantiles from the metrics section plus any SLO metrics (``extra``: metric names)."""
+    return requested_statistics(scn.metrics.ccdf_at, scn.metrics.quantiles, [name.split(".", 2)[-1] for name in extra])

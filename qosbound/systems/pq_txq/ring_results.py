@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from qosbound.metric_names import ccdf_name, quantile_name
-from qosbound.models import pq_txq_ring, pq_txq_ring_bound
+from qosbound.models import pq_txq_ring, pq_txq_ring_bound, pq_txq_ring_bound_budget
 from qosbound.results import Interval, Kind, Result
 from qosbound.systems.curves import lattice_ccdf
 from qosbound.systems.pq_txq.closed_form import closed_form_results
@@ -42,7 +42,7 @@ def staged_exact(p, opts) -> bool:
 def bound_available(p, opts) -> bool:
     """Whether the ring method answers with the upper bound too: the staged chain is not already exact and the
     bound's smallest process fits its budget."""
-    return not staged_exact(p, opts) and pq_txq_ring_bound.smallest_states(p) <= bound_budget(opts)
+    return not staged_exact(p, opts) and pq_txq_ring_bound_budget.smallest_states(p) <= bound_budget(opts)
 
 
 def conservative(p, opts) -> bool:
@@ -126,7 +126,7 @@ def bound_results(p, opts, ccdf_at, quantiles, exact_refused: str) -> list[Resul
     dmax = closed_form_max(p)
     with scenario_fields("methods.model-checked"):
         b = pq_txq_ring_bound.solve_bound(p, ccdf_at, quantiles, max_states=min(
-            float(opts.max_states), pq_txq_ring_bound.ABSTRACTION_STATES), max_delay=dmax)
+            float(opts.max_states), pq_txq_ring_bound_budget.ABSTRACTION_STATES), max_delay=dmax)
     solved = "; ".join(f"{name}: {n} states, {sec:.1f} s" for name, n, sec, _ in b.solved)
     prov = {"model": "models/pq_txq_ring_bound.py (the exact ring chain with part of the EF/BE pattern chosen by "
                      "an adversary under Little's law; ratio bounds proved by certificates, models/ratio_mdp.py)",

@@ -13,11 +13,12 @@ from qosbound.cli import main
 from qosbound.models import pq_txq_ring as ring
 from qosbound.models import pq_txq_ring_bound as rb
 from qosbound.models import ring_abstraction as ra
+from qosbound.models.pq_txq_ring_bound_search import REL
 from qosbound.progress import QUIET
 from qosbound.results import Kind
 from qosbound.scenario import build
 from qosbound.systems import pq_txq
-from tests.test_pq_txq_ring import FERRARI_BE, IMIX, raw
+from tests.models.test_pq_txq_ring import FERRARI_BE, IMIX, raw
 
 QS = (0.99, 0.999)
 
@@ -62,7 +63,7 @@ def test_where_the_abstraction_keeps_the_whole_pattern_the_bound_is_the_exact_ch
     assert b.mean == pytest.approx(e.mean, rel=1e-9)
     assert b.loss == pytest.approx(e.loss, rel=1e-9)
     for q in QS:
-        assert e.quantile_brackets[q][0] <= b.quantiles[q] <= e.quantile_brackets[q][1] * (1 + rb.REL) + b.slot
+        assert e.quantile_brackets[q][0] <= b.quantiles[q] <= e.quantile_brackets[q][1] * (1 + REL) + b.slot
 
 
 def test_blocks_and_the_front_run_are_tighter_than_one_stage_where_ef_is_most_of_the_ring():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from qosbound.cli import main
@@ -85,6 +86,55 @@ def test_with_one_ring_position_per_stage_the_chain_is_the_exact_one(cfg, QT):
         assert r.quantiles[q] == pytest.approx(e.quantiles[q], rel=1e-5)
 
 
+@pytest.mark.parametrize("cfg,QT", [("X", 5), ("W", 4), ("Y", 6)])
+def test_the_staged_chain_is_stochastic_and_keeps_littles_law_at_every_stage_count(cfg, QT):
+    """build_chain's rows are probability laws, the departure weights sum to 1, and the mean EF count in the ring
+    is Q_t times the EF share of departures: Little's law for the ring (Q_t packets, one leaves per departure),
+    which the staged chain keeps for ANY number of stages because its moves between stages are blind to the kind
+    (the head and each stage's front are EF with probability e_i/c_i), so an EF packet stays Q_t departures on
+    average like any other."""
+    p = pq_txq.params(_small(cfg, QT))
+    law = ring.ring_law(p)
+    for S in range(1, QT + 1):
+        sizes = ring.stage_sizes(QT, S)
+        chain = ring.build_chain(law, sizes)
+        assert chain.P.shape == (ring.stage_states(QT, p.pq_cap, S),) * 2
+        assert np.abs(np.asarray(chain.P.sum(axis=1)).ravel() - 1.0).max() < 1e-12
+        W = ring.departure_weights(law, chain, sizes[0])
+        assert W.sum() == pytest.approx(1.0, abs=1e-12) and W.min() >= 0.0
+        mean_ef_in_ring = float(np.dot(W.sum(axis=(0, 1)), np.arange(QT + 1)))
+        assert mean_ef_in_ring == pytest.approx(QT * W[0].sum(), rel=1e-9)
+
+
+@pytest.mark.parametrize("cfg,QT,S", [("X", 5, 2), ("W", 4, 1), ("Y", 6, 3)])
+def test_the_closed_form_mean_is_the_integral_of_the_fft_ccdf(cfg, QT, S):
+    """Two routes to one law: the mean head_parts sums in closed form lies between the lower and the upper sum of
+    the CCDF ring_ccdf computes by FFT (exact at the lattice points, non-increasing between them), and
+    P(D > 0) = 1 (an accepted packet waits at least its own transmission)."""
+    sol = ring.solve(pq_txq.params(_small(cfg, QT)), [], [], stages=S)
+    c = sol.ccdf_grid
+    assert c[0] == pytest.approx(1.0, abs=1e-9) and c[-1] <= 1e-9
+    assert c[1:].sum() * sol.slot * (1 - 1e-9) <= sol.mean <= c[:-1].sum() * sol.slot * (1 + 1e-9)
+
+
+def test_solve_is_the_composition_of_its_named_steps():
+    """solve adds nothing to its steps: ring_law, build_chain, departure_weights, delay_lattice, head_parts and
+    ring_ccdf, composed by hand, give its mean, loss, EF share and CCDF to the last bit."""
+    p = pq_txq.params(_small("X", 5))
+    sol = ring.solve(p, [], [], stages=2)
+    law = ring.ring_law(p)
+    sizes = ring.stage_sizes(law.QT, 2)
+    chain = ring.build_chain(law, sizes)
+    W = ring.departure_weights(law, chain, sizes[0])
+    Y, L, M = ring.delay_lattice(law)
+    H, acc, mean_num = ring.head_parts(law, W, M, Y * M)
+    arrivals = law.a * float(np.sum(W.sum(axis=(1, 2)) * law.serv))
+    assert (sol.states, sol.transitions) == (chain.nn.size, chain.P.nnz)
+    assert sol.mean == mean_num / acc * law.slot and sol.loss == max(0.0, 1.0 - acc / arrivals)
+    assert sol.ef_share == float(W[0].sum()) and sol.slot == law.slot / M
+    assert np.array_equal(sol.ccdf_grid, ring.ring_ccdf(law, H, acc, M, L * M))
+
+
 @pytest.mark.parametrize("cfg,QT", [("W", 5), ("X", 3), ("Y", 7)])
 def test_more_stages_bring_the_chain_closer_to_the_exact_one(cfg, QT):
     scn = _small(cfg, QT)
@@ -149,7 +199,8 @@ def test_real_ports_agree_with_the_simulator_within_the_stated_error(name, make,
     128-ring included, as the PQ drains fast enough to be solved on a few levels) the metrics' own names carry
     the upper bound and the approximation is named EF.approx.*: no simulated interval lies above the bound."""
     from qosbound.agreement import agreements
-    from qosbound.models.pq_txq_ring_bound import BOUND_STATES, smallest_states
+    from qosbound.models.pq_txq_ring_bound import BOUND_STATES
+    from qosbound.models.pq_txq_ring_bound_budget import smallest_states
     from qosbound.systems.pq_txq.ring_names import approx_name
 
     scn = make()
