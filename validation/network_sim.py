@@ -34,7 +34,7 @@ from qosbound.validation.port_kernels import N_CS, N_G, run_port
 from qosbound.validation.port_sim import PortConfig
 from qosbound.validation.stats import seed_sequences
 
-__all__ = ["SourceSpec", "FlowSpec", "NetworkConfig", "FlowSample", "simulate", "generate", "sorted_stream",
+__all__ = ["SourceSpec", "FlowSpec", "NetworkConfig", "FlowSample", "simulate", "join", "generate", "sorted_stream",
            "POISSON", "CBR", "ON_OFF", "SATURATED"]
 
 POISSON, CBR, ON_OFF, SATURATED = 0, 1, 2, 3
@@ -242,15 +242,21 @@ def _run_port(rng, cfg: PortConfig, t: np.ndarray, cls: np.ndarray, size: np.nda
 
 
 def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup: float = 0.05,
-             cooldown: float = 0.05, advance=None) -> tuple[FlowSample, int]:
+             cooldown: float = 0.05, advance=None, only: list[int] | None = None) -> tuple[FlowSample, int]:
     """``replications`` runs of ``H`` simulated seconds; per flow its :class:`FlowSample`, and the packet-hops
-    simulated (module docstring)."""
+    simulated (module docstring). ``only``: run just these replications (indices into the ``replications``
+    seed sequences of ``seed``), in that order -- each is the same run as in the whole, so parts run apart and
+    joined by :func:`join` in index order are the whole run exactly."""
     net.check()
     P = len(net.ports)
     F = len(net.flows)
     lo, hi = warmup * H, (1.0 - cooldown) * H
-    samples = [FlowSample([], np.zeros(replications), np.zeros(replications), np.zeros(replications),
-                          np.zeros((replications, len(f.ports))), hi - lo, np.zeros((replications, len(f.ports))))
+    seqs = seed_sequences(seed, replications)
+    if only is not None:
+        seqs = [seqs[i] for i in only]
+    R = len(seqs)
+    samples = [FlowSample([], np.zeros(R), np.zeros(R), np.zeros(R), np.zeros((R, len(f.ports))), hi - lo,
+                          np.zeros((R, len(f.ports))))
                for f in net.flows]
     sat_at = {}
     for k, f in enumerate(net.flows):
@@ -258,7 +264,7 @@ def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup:
             sat_at[(f.ports[0], f.classes[0])] = k
     hops_total = 0
     buf: dict = {}
-    for r, seq in enumerate(seed_sequences(seed, replications)):
+    for r, seq in enumerate(seqs):
         kids = seq.spawn(F + P)
         flows = _Packets.drawn(net, kids, H, lo, hi)
         for p in range(P):
@@ -268,6 +274,19 @@ def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup:
         if advance is not None:
             advance(1)
     return samples, hops_total
+
+
+def join(parts: list[list[FlowSample]]) -> list[FlowSample]:
+    """The per-flow samples of replications run apart (each part from :func:`simulate` with ``only``), as one
+    sample, the parts' replications in the order given."""
+    out = []
+    for k, first in enumerate(parts[0]):
+        each = [p[k] for p in parts]
+        out.append(FlowSample([d for s in each for d in s.delays], np.concatenate([s.sent for s in each]),
+                              np.concatenate([s.lost for s in each]), np.concatenate([s.bytes for s in each]),
+                              np.concatenate([s.hop_max for s in each]), first.window,
+                              np.concatenate([s.hop_lost for s in each])))
+    return out
 
 
 @dataclass
