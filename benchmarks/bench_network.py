@@ -20,7 +20,12 @@ figures are the ones to compare):
 4. with ``--tightness``: FIFO-LP beside TFA, SFA and the simulated maximum (4 x 10 s) on the WAN examples, 4- and
    8-hop tandems and two random meshes: for how many flows it is the answer, and its ratios to the others.
 
-Run: ``python benchmarks/bench_network.py [--ports 1000 --flows 10000] [--quick] [--approximation | --tightness]``.
+5. with ``--dask N`` (or ``--scheduler ADDRESS``): the WAN example's replications serially and on Dask (a local
+   cluster of N single-threaded worker processes, or the cluster at ADDRESS), wall-clock side by side, and whether
+   the two runs' samples are equal (they must be: each replication has its own seed sequence).
+
+Run: ``python benchmarks/bench_network.py [--ports 1000 --flows 10000] [--quick] [--approximation | --tightness |
+--dask N | --scheduler ADDRESS]``.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from benchmarks import _common  # noqa: E402,F401 - one BLAS thread
 from qosbound.scenario import build, load  # noqa: E402
 from qosbound.systems.network import network  # noqa: E402
 from qosbound.systems.network.bounds import analyse  # noqa: E402
+from qosbound.systems.network.distributed import simulate_on_dask  # noqa: E402
 from qosbound.systems.network.approximation import approximate  # noqa: E402
 from qosbound.systems.network.generate import random_network, tandem  # noqa: E402
 from qosbound.systems.network.simulated import network_config  # noqa: E402
@@ -171,6 +177,22 @@ def tightness(duration: float, reps: int) -> None:
                       f"simulated maximum {r[4] * 1e3:.3f} ms; the answer {r[5]}")
 
 
+def on_dask(workers: int, scheduler: str | None, duration: float, replications: int) -> None:
+    """The WAN's replications serially and on Dask, wall-clock side by side, and whether the samples are equal."""
+    wan = network_config(network(load(ROOT / "examples" / "network_wan.yaml")))
+    simulate(wan, 0.2, 2, seed=1)  # compile in this process first
+    t = time.perf_counter()
+    serial, hops = simulate(wan, duration, replications, seed=1)
+    ts = time.perf_counter() - t
+    t = time.perf_counter()
+    dist, hops_d = simulate_on_dask(wan, duration, replications, seed=1, workers=workers, scheduler=scheduler)
+    td = time.perf_counter() - t
+    same = hops == hops_d and all(np.array_equal(x, y) for a, b in zip(serial, dist) for x, y in zip(a.delays, b.delays))
+    where = f"the cluster at {scheduler}" if scheduler else f"a local cluster of {workers} processes"
+    print(f"WAN, {replications} x {duration:g} s ({hops:,} packet-hops): serial {ts:.1f} s wall, on {where} {td:.1f} s "
+          f"wall (cluster start and each worker's kernel compilation included); samples equal: {same}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ports", type=int, default=1000)
@@ -178,7 +200,12 @@ def main(argv=None) -> None:
     ap.add_argument("--quick", action="store_true", help="a tenth of the sizes")
     ap.add_argument("--approximation", action="store_true", help="only the approximation's error (item 3)")
     ap.add_argument("--tightness", action="store_true", help="only FIFO-LP's tightness (item 4)")
+    ap.add_argument("--dask", type=int, default=0, metavar="N", help="only the replications on N local Dask workers")
+    ap.add_argument("--scheduler", metavar="ADDRESS", help="only the replications on the Dask cluster at ADDRESS")
     a = ap.parse_args(argv)
+    if a.dask or a.scheduler:
+        on_dask(a.dask or 2, a.scheduler, 20.0 if not a.quick else 2.0, 8)
+        return
     if a.tightness:
         tightness(10.0 if not a.quick else 2.0, 4)
         return
