@@ -237,46 +237,6 @@ def test_a_signal_stops_the_child_and_the_error_carries_what_it_had_done(sig, co
     assert keep.partial_value == {"done": ["closed-form"]}
 
 
-def _batch_then_signal(sig, target, progress):
-    """In the child: a batch's growing record of finished points, as the sweep executor reports it (a new dict
-    holding the same records and one more after each point), then the signal."""
-    out = {}
-    for i in range(50):
-        out[f"p{i}"] = {"point": i, "payload": "x" * 1000}
-        progress.partial(dict(out))
-    os.kill(target, sig)
-    time.sleep(60)
-
-
-def test_a_batch_s_growing_partial_value_arrives_whole_and_travels_as_its_new_points():
-    """What the parent holds after a batch's points is every finished point, equal to the child's record; and
-    the pipe carried each point once, not the whole record after every point (which made a batch of 1,000 ports
-    quadratic: benchmarks/bench_configs.py 140 s against 10.7 s; what is sent is the next test's)."""
-    from qosbound.errors import Interrupted
-
-    keep = _Keeper()
-    with pytest.raises(Interrupted) as e:
-        run_isolated(_batch_then_signal, signal.SIGTERM, os.getpid(), what="batch", progress=keep)
-    expected = {f"p{i}": {"point": i, "payload": "x" * 1000} for i in range(50)}
-    assert e.value.partial == expected and keep.partial_value == expected
-
-
-def test_a_partial_value_that_does_not_extend_the_last_is_sent_whole():
-    """A dict that drops or replaces an item, or a value that is not a dict, goes whole (the parent replaces)."""
-    from qosbound.isolate import _ChildProgress
-
-    msgs = []
-    cp = _ChildProgress(msgs.append)
-    a = {"x": 1}
-    cp.partial(a)
-    cp.partial({"x": a["x"], "y": 2})
-    cp.partial({"y": 3})
-    cp.partial(["done"])
-    kinds = [m[0] for m in msgs if m[0].startswith("partial")]
-    assert kinds == ["partial", "partial_more", "partial", "partial"]
-    assert msgs[1] == ("partial_more", {"y": 2})
-
-
 def test_a_second_signal_while_reaping_is_counted_and_the_child_is_reaped(forks):
     """The reaping hook sends a second SIGTERM while the parent waits for the killed child: no exception escapes
     the reaping, the child is reaped (no zombie), the error is the first signal's."""
