@@ -105,7 +105,10 @@ class Stationary:
 
     def value(self, f) -> tuple[float, float, float]:
         """(estimate, low, high) of the long-run average of the state function ``f`` (array over all states):
-        low <= pi f <= high holds for the model as built (see the module docstring)."""
+        low <= pi f <= high holds for the model as built (see the module docstring). "As built" is Storm's float
+        model: its parse can store a rate an ulp away from the decimal written and its exit rates are rounded sums,
+        so against the text's rational chain the bracket holds up to that rounding (about 1e-16 relative per rate,
+        amplified by the chain's conditioning; tests/models/test_engine.py measures it on random chains)."""
         f = np.asarray(f, dtype=np.float64)
         if f.shape != (self.states,):
             raise EngineError(f"state function of length {f.shape} for a model of {self.states} states")

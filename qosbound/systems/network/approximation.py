@@ -59,6 +59,7 @@ from qosbound.analytic.priority import cobham_wait, cobham_wait_saturated
 from qosbound.errors import ScenarioError
 from qosbound.systems.network.elements import Network
 from qosbound.systems.port.bounds import ring_terms
+from qosbound.systems.port.closed_form import unit_moments
 from qosbound.systems.port.elements import SizeLaw
 
 __all__ = ["HopApprox", "FlowApprox", "approximate", "NEGLECTS", "GRID_CELLS", "MEASURED_RATIO"]
@@ -246,13 +247,7 @@ def _ring_mix(port, traffic: dict[str, _Traffic], own: set[str]) -> tuple[float,
         if c not in own:
             for s, q in x.sizes.items():
                 mixed[s] = mixed.get(s, 0.0) + q
-    tot = sum(mixed.values())
-    if tot <= 0:
-        return None
-    bs = np.array(sorted(mixed))
-    bp = np.array([mixed[s] for s in bs]) / tot
-    kb = np.array([port.units_of(s) for s in bs], dtype=float)
-    return float(bp @ kb), float(bp @ kb ** 2), float(bp @ bs)
+    return unit_moments(port, mixed)
 
 
 def _port_terms(net: Network, p: str, rates: dict, backlogged: set) -> dict[str, tuple]:

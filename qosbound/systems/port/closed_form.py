@@ -264,6 +264,12 @@ def ring_mix(port: Port, c: TrafficClass) -> tuple[float, float, float] | None:
         pk = rates[x.name] / (8.0 * x.mean_size)
         for s, p in zip(law.sizes, law.probs):
             mixed[s] = mixed.get(s, 0.0) + pk * p
+    return unit_moments(port, mixed)
+
+
+def unit_moments(port: Port, mixed: dict[float, float]) -> tuple[float, float, float] | None:
+    """(E[k], E[k^2] in ring units, E[L] in bytes) of packet sizes ``mixed`` (bytes -> weight, any scale) on
+    ``port``'s ring; None when the weights sum to nothing."""
     tot = sum(mixed.values())
     if tot <= 0:
         return None
