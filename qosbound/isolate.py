@@ -48,7 +48,7 @@ import traceback
 from typing import Any, Callable
 
 from qosbound import interrupts
-from qosbound.progress import report_partial, report_status
+from qosbound.progress import report_partial, report_partial_items, report_status
 from qosbound.errors import InternalError, QosboundError, ResourceError
 
 __all__ = ["run_isolated", "memory_error", "describe_signal"]
@@ -118,6 +118,10 @@ class _ChildProgress:
     def partial(self, value) -> None:
         self.flush()
         self._send(("partial", value))
+
+    def partial_items(self, items: dict) -> None:
+        self.flush()
+        self._send(("partial_items", items))
 
 
 def _write_msg(fd: int, obj) -> None:
@@ -465,6 +469,11 @@ def _handle(chunk: bytes, progress, state, messages: list) -> None:
         elif msg[0] == "partial":
             state["partial"] = msg[1]
             report_partial(progress, msg[1])
+        elif msg[0] == "partial_items":  # finished entries of a mapping (Progress.partial_items)
+            if not isinstance(state["partial"], dict):
+                state["partial"] = {}
+            state["partial"].update(msg[1])
+            report_partial_items(progress, msg[1], state["partial"])
         elif msg[0] == "status":
             report_status(progress, msg[1], msg[2])
         else:

@@ -15,7 +15,10 @@ Long computations receive a :class:`Progress` and call
 * ``task(description, total)``, which returns ``advance(n=1)``: a unit of work done (a replication, a point);
 * ``status(text)``: what is being computed now (the method, the point, an admission search's bracket);
 * ``partial(value)``: what is done so far, for a report marked incomplete when a signal stops the run
-  (:mod:`qosbound.interrupts`); the last value is kept as ``partial_value``.
+  (:mod:`qosbound.interrupts`); the last value is kept as ``partial_value``;
+* ``partial_items(items)``: finished entries of a partial value that is a mapping (a batch's points), merged
+  into ``partial_value``: work that finishes one entry at a time reports it in time independent of how many
+  are done (resending the whole mapping after each made a batch of n points cost n^2/2 records).
 
 Work in a forked child reports through a relay (:mod:`qosbound.isolate`), which calls :meth:`Progress.tick`
 while it waits, so the plain line keeps its rhythm while an engine computes.
@@ -28,7 +31,8 @@ import sys
 import time
 from contextlib import contextmanager
 
-__all__ = ["Progress", "QUIET", "progress", "interval", "INTERVAL", "report_partial", "report_status"]
+__all__ = ["Progress", "QUIET", "progress", "interval", "INTERVAL", "report_partial", "report_partial_items",
+           "report_status"]
 
 #: Seconds between two plain progress lines in a non-interactive run (``QOSBOUND_PROGRESS_INTERVAL``).
 INTERVAL = 10.0
@@ -120,6 +124,12 @@ class Progress:
         """Record what is done so far (the last value is kept as ``partial_value``)."""
         self.partial_value = value
 
+    def partial_items(self, items: dict) -> None:
+        """Merge finished entries into ``partial_value`` (a mapping; started when there is none)."""
+        if not isinstance(self.partial_value, dict):
+            self.partial_value = {}
+        self.partial_value.update(items)
+
     # ---- the plain lines ------------------------------------------------------------------------------------
     def line(self) -> str:
         """The plain progress line for now."""
@@ -161,6 +171,9 @@ class _Quiet(Progress):
     def partial(self, value) -> None:
         pass
 
+    def partial_items(self, items: dict) -> None:
+        pass
+
 
 #: Progress that shows nothing (the default of library functions called without one).
 QUIET = _Quiet()
@@ -171,6 +184,16 @@ def report_partial(progress, value) -> None:
     fn = getattr(progress, "partial", None)
     if fn is not None:
         fn(value)
+
+
+def report_partial_items(progress, items: dict, whole: dict) -> None:
+    """``progress.partial_items(items)`` when ``progress`` offers it, else ``progress.partial(whole)`` (``whole``:
+    every entry finished so far, ``items`` among them)."""
+    fn = getattr(progress, "partial_items", None)
+    if fn is not None:
+        fn(items)
+    else:
+        report_partial(progress, whole)
 
 
 def report_status(progress, text: str, eta: float | None = None) -> None:

@@ -68,6 +68,15 @@ def test_partial_values_are_kept_but_not_by_the_library_default():
     assert QUIET.partial_value is None
 
 
+def test_finished_items_merge_into_the_partial_value():
+    p = Progress()
+    p.partial_items({"a": 1})
+    p.partial_items({"b": 2})
+    assert p.partial_value == {"a": 1, "b": 2}
+    QUIET.partial_items({"a": 1})
+    assert QUIET.partial_value is None
+
+
 def test_quiet_and_non_terminal_streams():
     out = io.StringIO()
     with progress(False, stream=out) as p:  # --quiet

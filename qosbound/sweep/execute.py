@@ -25,7 +25,7 @@ from qosbound.commands.common import engine_output_to_stderr
 from qosbound.commands.context import RunContext
 from qosbound.commands.evaluation import evaluate_methods
 from qosbound.errors import Interrupted, QosboundError, ScenarioError
-from qosbound.progress import QUIET, report_partial, report_status
+from qosbound.progress import QUIET, report_partial_items, report_status
 from qosbound.scenario import build
 from qosbound.sweep.cache import Cache, canonical
 from qosbound.systems import get_system
@@ -124,7 +124,7 @@ def _batch(tasks: list[Task], path: str | None, methods: list[str], cache_folder
         out[key] = rec
         if rec["status"] != "error":  # an engine failure is not a property of the point: retried next time
             cache.put(key, rec)
-        report_partial(progress, dict(out))  # the finished points, for a report marked incomplete
+        report_partial_items(progress, {key: rec}, out)  # a finished point, for a report marked incomplete
         if advance is not None:
             advance()
     return out
@@ -188,7 +188,7 @@ def run_dask(tasks: list[Task], path: str | None, methods: list[str], cache, pro
                     out[key] = rec
                     if rec["status"] != "error":
                         cache.put(key, rec)
-                    report_partial(progress, dict(out))
+                    report_partial_items(progress, {key: rec}, out)
                     advance()
         except (interrupts.Stopped, KeyboardInterrupt, Interrupted) as e:
             _quiet_shutdown(client, futures)
