@@ -70,7 +70,7 @@ def measure(points: int, units: int, cache_dir: str, workers: int) -> dict:
     outside = _sweep(1, units, first_kbps=100).raws[0]  # 100 kbit/s: not a point of the sweep
     out = {"load_start": _load()}
     t0 = time.perf_counter()
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                       memory_limit=0, silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
         client.wait_for_workers(workers)
         out["cluster"] = time.perf_counter() - t0

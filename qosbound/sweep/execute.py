@@ -34,6 +34,11 @@ from qosbound.verdicts import judge_slos
 __all__ = ["evaluate_point", "point_seed", "with_seed", "run_serial", "run_dask"]
 
 
+#: Where a local cluster's scheduler serves HTTP: a free port. ``None`` still binds the default 8787, and when
+#: another cluster holds it Dask warns on standard error, breaking a stopped run's one-line message.
+SCHEDULER_HTTP = ":0"
+
+
 def _reason(e: ScenarioError) -> str:
     return f"{e.field + ': ' if e.field else ''}{e.problem}"
 
@@ -165,7 +170,7 @@ def run_dask(tasks: list[Task], path: str | None, methods: list[str], cache, pro
                                     field="--scheduler") from None
         else:
             cluster = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                       dashboard_address=None, memory_limit=0,
+                                                       dashboard_address=SCHEDULER_HTTP, memory_limit=0,
                                                        silence_logs=logging.ERROR))
             client = stack.enter_context(Client(cluster))
         futures = {client.submit(evaluate or evaluate_point, raw, path, methods, key=f"qosbound-point-{key}",
