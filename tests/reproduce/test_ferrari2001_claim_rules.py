@@ -1,4 +1,4 @@
-"""The rules of Ferrari, Pau & Raffaelli (2001)'s claims that were judged last (qosbound/data/claims/ferrari2001.yaml:
+"""The rules of Ferrari, Pau & Raffaelli (2001)'s claims judged since 2026-11-26 (qosbound/data/claims/ferrari2001.yaml:
 the burst limit, W_t > W_pq, Fig. 5's tail, Fig. 7's spread and CCDF, the BE profile against A, the standard
 deviation against the payload): each row, built by the code from a result on the wrong side, is NOT MET under the
 claims file's rule -- and met on the right side, so the rule is not one that always fails."""
@@ -134,3 +134,14 @@ def test_model_std_is_the_chain_s_own_spread():
     m2 = np.trapezoid(2 * t * ccdf, t)
     assert m1 == pytest.approx(dd.mean(), rel=1e-4)
     assert F.model_std(dd) == pytest.approx(math.sqrt(m2 - m1 * m1), rel=1e-3)
+
+
+def test_the_effects_of_the_file_are_the_code_s():
+    """The power stated in a row is computed at the effect the claims file names."""
+    from qosbound.reproduce import claimsfile
+
+    by = claimsfile.load("ferrari2001").by_id()
+    assert by["std-grows-with-size"].rule.effect == F.SPEARMAN_EFFECT
+    assert by["fig7-spread-grows"].rule.effect == A.SPREAD_EFFECT
+    assert by["fig5-36-units"].rule.effect == A.FIG5_EFFECT and by["fig5-36-units"].rule.threshold == A.FIG5_LIMIT
+    assert by["table3-delay-grows-with-A"].rule.effect == A.STEP_EFFECT
