@@ -10,9 +10,13 @@ K-unit best effort is printed too.
 Claims checked (:mod:`qosbound.reproduce.claims`): every W_pq, W_t and W of
 Table IV recomputed within 0.01 us (the paper truncates to 0.01 us), and the
 paper's reading of eq. (7) as a worst case: W lies above the measured mean W_m
-for every K; and Table III's direction (the mean EF delay grows with the
-aggregation degree A), by simulation (:mod:`qosbound.reproduce.ferrari2001_aggregation`).
-Exit 0 when every claim is met, 1 otherwise.
+for every K, and the transmission queue's term the larger (W_t > W_pq); section V.A's burst limit
+(10 x 128 B at 2 Mbit/s = 5.12 ms); Table III's direction (the mean EF delay grows with the
+aggregation degree A) and level, Fig. 7's spread and CCDF against A and Fig. 5's tail, by simulation
+(:mod:`qosbound.reproduce.ferrari2001_aggregation`, one set of runs); the BE payload moving the mean more
+than A (:func:`profile_claim`); in full mode the EF delay's standard deviation against the BE payload, from
+the model at Fig. 3's 43 payloads (:func:`std_claim`). The claims file
+(``qosbound/data/claims/ferrari2001.yaml``) holds every rule; exit 0 when every claim is met, 1 otherwise.
 
 Other methods' means for the same K can be appended to each row of
 :func:`table_iv_rows` (as extra keys named in :data:`COLUMNS`).
@@ -35,17 +39,22 @@ from __future__ import annotations
 
 import copy
 import csv
+import itertools
 import json
 import math
 from pathlib import Path
+
+import numpy as np
 
 from qosbound import report as reporting
 from qosbound.analytic import ef_bound, ferrari
 from qosbound.models.pq_txq import delay_distribution, render
 from qosbound.reproduce import claims as C
 from qosbound.reproduce import ferrari2001_path as paths
-from qosbound.reproduce.ferrari2001_aggregation import aggregation_claim, level_claim, table_iii_means
-from qosbound.scenario import build, load
+from qosbound.reproduce import rules as R
+from qosbound.reproduce.ferrari2001_aggregation import (aggregation_claim, ccdf_claim, fig5_claim, level_claim,
+                                                        spread_claim, table_iii_means)
+from qosbound.scenario import build, load, set_path
 from qosbound.shipped import example_path
 from qosbound.shipped import reference as shipped_reference
 from qosbound.sweep import Cache, default_cache_dir, prepare, table_rows
@@ -55,7 +64,7 @@ from qosbound.systems.pq_txq import params
 from qosbound.validation.plots import save
 
 __all__ = ["reference", "table_iv_rows", "claims", "run", "COLUMNS", "fig3", "fig3_payloads", "fig3_claims", "HEADER_BYTES",
-           "FIG3_GRANULE"]
+           "FIG3_GRANULE", "burst_claim", "model_std", "fig3_stds", "std_claim", "profile_claim", "SPEARMAN_EFFECT"]
 
 #: Printed columns: (row key, header). Values are microseconds.
 COLUMNS: list[tuple[str, str]] = [
@@ -113,8 +122,10 @@ def table_iv_rows() -> list[dict]:
     return rows
 
 
-def claims(rows: list[dict], ref: dict) -> list[C.Claim]:
-    """Table IV value by value (9 claims), then "W bounds the measured mean" per K (3 claims). Values in us."""
+def claims(rows: list[dict], ref: dict, agg: list[dict] | None = None) -> list[C.Claim]:
+    """Table IV value by value (9 rows), "W bounds the measured mean" and "W_t > W_pq" per K (3 rows each), section
+    V.A's burst limit, then Table III's runs (``agg``: :func:`table_iii_means`, run here when None): its direction,
+    its level, Fig. 7's spread and CCDF and Fig. 5's tail. Table IV's values in us."""
     tol = float(ref["tolerance_us"])
     out = []
     eqs = {"W_pq": "eq. (5)", "W_t": "eq. (6)", "W": "eq. (7)"}
@@ -128,9 +139,29 @@ def claims(rows: list[dict], ref: dict) -> list[C.Claim]:
                            "section VI, Table IV", f"W_m = {r['W_m']:.2f} us (measured)", f"W = {r['W']:.2f} us",
                            r["W"] >= r["W_m"], "W >= W_m", paper_value=r["W_m"], value=r["W"], unit="us",
                            failure="the recomputed worst case lies below the measurement"))
-    agg = table_iii_means()  # Table III by simulation (about 10 CPU-seconds)
+    for r in rows:
+        d = r["W_t"] - r["W_pq"]
+        out.append(C.judge(f"the transmission queue dominates W: W_t > W_pq, K = {r['K']}", "section VI, Table IV",
+                           f"W_t = {r['W_t_paper']:.2f} > W_pq = {r['W_pq_paper']:.2f} us",
+                           f"W_t - W_pq = {d:.2f} us (eqs. (6), (5) recomputed)", d > 0, "W_t > W_pq",
+                           paper_value=r["W_t_paper"] - r["W_pq_paper"], value=d, unit="us",
+                           failure="the priority queue's term is the larger"))
+    out.append(burst_claim(ref))
+    agg = table_iii_means() if agg is None else agg  # Table III by simulation (about 10 CPU-seconds)
     out += [aggregation_claim(agg), level_claim(agg)]  # its direction and its level
+    out += [spread_claim(agg), ccdf_claim(agg), fig5_claim(agg)]  # the same runs' spread, CCDF and tail
     return out
+
+
+def burst_claim(ref: dict) -> C.Claim:
+    """Section V.A: the 10-packet EF queue holds at most 10 x 128 B = 1280 B, sent in 5.12 ms at 2 Mbit/s."""
+    s = ref["setup"]
+    burst = int(s["pq_capacity"]) * int(s["ef_size"])
+    return C.compare("a 10-packet EF queue limits the burst to 1280 B: 5.12 ms at 2 Mbit/s (recomputed: "
+                     f"{s['pq_capacity']} x {s['ef_size']} B = {burst} B at {s['link_rate'] / 1e6:g} Mbit/s)",
+                     "section V.A", 0.00512, 8 * burst / float(s["link_rate"]),
+                     1e-5, "s", digits=3, scale=1e3, shown_unit="ms",
+                     rule="|10 x 128 B x 8 / 2 Mbit/s - 5.12 ms| <= 0.01 ms")
 
 
 # --- Fig. 3: mean EF delay against the BE payload, by a sweep -------------------------------------------------
@@ -317,6 +348,83 @@ def fig3_claims(fig: dict) -> list[C.Claim]:
     return out
 
 
+#: The rank correlation the power of the standard deviation's trend test refers to (the claims file's ``effect``).
+SPEARMAN_EFFECT = 0.5
+
+#: Up to this many points the Spearman test's p-value is exact (every permutation), beyond it Student's t.
+SPEARMAN_EXACT = 7
+
+
+def model_std(dd) -> float:
+    """The standard deviation (s) of an accepted EF packet's delay in the solved chain ``dd`` with CBR EF: each
+    atom ``(w, d)`` of the chain is a delay uniform on ``[d, d + h)`` slots (``h`` the CBR phase's spread,
+    :class:`~qosbound.models.pq_txq.DelayDistribution`), so ``E[D^2] = sum w (d^2 + d h + h^2 / 3) / sum w``."""
+    if dd.arrivals != "cbr":
+        raise ValueError("model_std: CBR EF arrivals only")
+    wt, d = dd._terms()
+    h = dd._spread
+    m1 = float(np.sum(wt * (d + h / 2)) / np.sum(wt))
+    m2 = float(np.sum(wt * (d * d + d * h + h * h / 3)) / np.sum(wt))
+    return math.sqrt(max(m2 - m1 * m1, 0.0)) * dd.slot
+
+
+def fig3_stds(fig: dict) -> dict[int, float]:
+    """The model's standard deviation of the EF delay (s) at every payload of ``fig`` whose model was solved: each
+    chain of the sweep solved again (the sweep keeps the mean, not the distribution)."""
+    scn = _fig3_scenario(fig["quick"])
+    out = {}
+    for pt in fig["points"]:
+        if not pt.get("model-checked"):
+            continue
+        raw = set_path(copy.deepcopy(scn.raw), "traffic.BE.size", f"{pt['ip_size']} B")
+        s = build(raw)
+        dd, _ = delay_distribution(render(params(s), s.methods.model_checked, s.name))
+        out[pt["payload"]] = model_std(dd)
+    return out
+
+
+def std_claim(stds: dict[int, float]) -> C.Claim:
+    """Section VII: the EF delay's standard deviation grows with the BE payload -- one-sided Spearman rank
+    correlation over the payloads, the power stated at :data:`SPEARMAN_EFFECT`."""
+    from scipy import stats  # scipy: a costly import, loaded only when a statistic is computed
+
+    pays = sorted(stds)
+    ys = [stds[p] for p in pays]
+    res = stats.spearmanr(pays, ys, alternative="greater")
+    rho, p = float(res.statistic), float(res.pvalue)
+    if not math.isfinite(p):
+        rho, p = 0.0, 1.0
+    if len(pays) <= SPEARMAN_EXACT:  # the t approximation is far off for a few points: the exact permutation test
+        p = float(np.mean([stats.spearmanr(pays, perm).statistic >= rho - 1e-12
+                           for perm in itertools.permutations(ys)]))
+    power = R.spearman_power(SPEARMAN_EFFECT, len(pays), 0.05)
+    lo, hi = min(stds.values()), max(stds.values())
+    text = (f"{_ms(stds[pays[0]])} at {pays[0]} B, {_ms(stds[pays[-1]])} at {pays[-1]} B (range {_ms(lo)}..{_ms(hi)}); "
+            f"Spearman rho = {rho:+.2f} (p = {p:.1e}, {len(pays)} payloads); power {100 * power:.0f} % at "
+            f"rho = {SPEARMAN_EFFECT:g}")
+    return C.judge("EF delay standard deviation grows with the BE payload (model, Fig. 3's payloads)", "section VII",
+                   "larger BE packets: larger standard deviation", text, p < 0.05,
+                   "Spearman rank correlation with the payload, one-sided p < 0.05 (positive)",
+                   failure="no resolved increasing trend of the standard deviation", p_value=p,
+                   test=f"Spearman rho = {rho:+.2f}, one-sided, {len(pays)} payloads", power=power,
+                   effect=SPEARMAN_EFFECT, value=rho, unit="1")
+
+
+def profile_claim(fig: dict, agg: list[dict]) -> C.Claim:
+    """Section V.A: the BE profile moves the EF delay more than the EF profile -- the range of the model's mean over
+    the payloads drawn against the range of the simulated mean over A, widened by 1.96 standard errors."""
+    model = [v["value"] for _p, v in _series(fig, "model-checked")]
+    over_be = max(model) - min(model)
+    over_a = max(r["mean"] + 1.96 * r["se"] for r in agg) - min(r["mean"] - 1.96 * r["se"] for r in agg)
+    text = (f"range over {len(model)} BE payloads {_ms(over_be)} (model) against over A = 0..5/6 {_ms(over_a)} "
+            "(simulated, with 1.96 se)")
+    return C.judge("BE payload moves the mean EF delay more than the aggregation degree A", "section V.A",
+                   "the BE profile's influence is greater than the EF profile's", text, over_be > over_a,
+                   "max - min of the model's mean over the payloads > the range of the simulated mean over A widened "
+                   "by 1.96 se", failure="the aggregation degree moves the mean as much as the BE payload",
+                   value=over_be - over_a, unit="s")
+
+
 def _rise_claims(fig: dict, model: list[tuple[int, dict]], units: dict) -> list[C.Claim]:
     """Per unit count k: the paper's "between steps the delay grows with the payload" (section IV.A), judged on
     the model; dips the simulation confirms (disjoint 95 % CIs) are a documented finding, unconfirmed ones NOT
@@ -462,7 +570,10 @@ def run(args) -> int:
     fig = fig3(quick, cache_dir=None if quick else default_cache_dir(),
                show_progress=False if (as_json or getattr(args, "quiet", False)) else None)
     wm = paths.predictions(quick)  # W_m against paths of several hops (issue: the measured mean above the model)
-    checked = claims(rows, ref) + fig3_claims(fig) + paths.path_claims(wm)
+    agg = table_iii_means()  # Table III by simulation (about 10 CPU-seconds)
+    checked = claims(rows, ref, agg) + fig3_claims(fig) + [profile_claim(fig, agg)] + paths.path_claims(wm)
+    if not quick:  # the model solved again at Fig. 3's 43 payloads (--quick's 3 cannot reach p < 0.05)
+        checked.append(std_claim(fig3_stds(fig)))
     fig_rows = _fig3_rows(fig)
     if getattr(args, "out", None):
         out = Path(args.out)

@@ -10,15 +10,26 @@ from tests.helpers import claims_by_id, reproduce_json
 
 
 def test_ferrari2001_claims(capsys):
-    """The quick run's evidence: Table IV and Fig. 3 reproduced; Table III's growth with A contradicted (the mean
-    falls from A = 2/3 to 5/6, p near 1) and its level not met; no modelled path explains W_m (the project's
-    hypothesis not met)."""
+    """The quick run's evidence: Table IV, the burst limit and Fig. 3 reproduced; Table III's growth with A
+    contradicted (the mean falls from A = 2/3 to 5/6, p near 1) and its level not met; Fig. 7-1's spread
+    contradicted the same way, Fig. 7-2's CCDFs told apart, the BE payload moving the mean more than A; Fig. 5's
+    tail above 36 units (shifted by the other hops' constant) far above 1e-3; the standard deviation against the
+    payload left to the full mode; no modelled path explains W_m (the project's hypothesis not met)."""
     code, doc = reproduce_json(capsys, "ferrari2001", "--quick")
     by = claims_by_id(doc)
     assert code == 1 and doc["exit_code"] == 1 and doc["unlisted_rows"] == []
     for cid in ("table4-wpq", "table4-wt", "table4-w", "table4-overestimate", "fig3-non-monotone",
-                "fig3-steps-at-unit-multiples", "fig3-rise-within-unit", "eq7-above-mean"):
+                "fig3-steps-at-unit-multiples", "fig3-rise-within-unit", "eq7-above-mean", "ef-queue-limits-burst",
+                "table4-txq-dominates", "fig7-ccdf-varies", "be-profile-dominates"):
         assert by[cid]["verdict"] == C.CLAIM_REPRODUCED, cid
+    for cid in ("fig7-spread-grows", "fig5-36-units"):   # contradicted: the opposite one-sided test rejects
+        assert by[cid]["verdict"] == C.CLAIM_NOT_MET and by[cid]["p_value"] > 0.95, cid
+        assert "contradicted" in by[cid]["reason"], cid
+    assert by["fig5-36-units"]["rows"][0]["value"] > 5e-3     # about 1.1 % of the delays above the shifted threshold
+    assert by["std-grows-with-size"]["verdict"] == C.NOT_ATTEMPTED   # judged in full mode (43 payloads)
+    assert "no result" in by["std-grows-with-size"]["reason"]
+    judged = [c for c in doc["claims"] if c["verdict"] != C.NOT_ATTEMPTED]
+    assert len(judged) == 17 and doc["counts"]["arithmetic"][C.NOT_ATTEMPTED] == 0
     assert by["table3-delay-grows-with-A"]["verdict"] == C.CLAIM_NOT_MET
     assert by["table3-delay-grows-with-A"]["p_value"] > 0.95 and "contradicted" in by["table3-delay-grows-with-A"]["reason"]
     assert by["wm-explained"]["verdict"] == C.CLAIM_NOT_MET and len(by["wm-explained"]["rows"]) >= 8
