@@ -56,7 +56,6 @@ from functools import lru_cache
 
 import numpy as np
 import sympy as sp
-from scipy import stats
 
 from qosbound.errors import ScenarioError
 from qosbound.results import Interval, Result
@@ -154,6 +153,8 @@ def loss_bound(p, txq_work: float) -> tuple[float, dict]:
     q = np.floor(right / T_s + 1e-12)
     frac = np.clip(right / T_s - q, 0.0, 1.0)
     k = need - n * q  # the binomial part must reach this
+    from scipy import stats  # costly (half a second): only this bound needs it, and most runs never call it
+
     terms = np.where(k <= 0, 1.0, stats.binom.sf(k - 1, n - 1, frac))
     total = float(min(1.0, terms.sum()))
     worst = int(np.argmax(terms))

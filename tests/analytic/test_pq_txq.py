@@ -4,7 +4,9 @@ in exact arithmetic."""
 from __future__ import annotations
 
 import pytest
+import sympy as sp
 
+from qosbound.analytic import pq_txq
 from qosbound.analytic.pq_txq import aggregation_degree_exact
 
 
@@ -13,3 +15,14 @@ from qosbound.analytic.pq_txq import aggregation_degree_exact
 def test_aggregation_degree_is_exact(rates, A):
     value, text = aggregation_degree_exact([r * 1e3 for r in rates])
     assert text == A
+
+
+def test_the_txq_fixed_points_are_solved_as_sympy_solves_them():
+    """The linear solution used at import equals ``sympy.solve``'s, for both fixed points."""
+    T, U = pq_txq._T, sp.Symbol("U", nonnegative=True)
+    assert sp.simplify(pq_txq.txq_wait_expr - sp.solve(pq_txq.txq_fixed_point, T)[0]) == 0
+    f = pq_txq._lam * T * pq_txq._kef / pq_txq._Q
+    eq = sp.Eq(T, U * (f * pq_txq._S / pq_txq._kef + (1 - f) * pq_txq._b) + pq_txq._S)
+    assert sp.simplify(pq_txq.txq_wait_units_expr - sp.solve(eq, T)[0]) == 0
+    with pytest.raises(ValueError, match="not linear"):
+        pq_txq._solve_linear(sp.Eq(T, T ** 2 + 1), T)
