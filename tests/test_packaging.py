@@ -155,6 +155,11 @@ def test_the_test_venv_imports_the_dependencies_of_the_environment_running_the_t
     assert Path(storm_file).resolve() == Path(stormpy.__file__).resolve()
 
 
+#: The shipped example of each system whose plan runs every method it enables from the installed wheel.
+FULL_METHODS = {"pq_txq": "ferrari2001", "af": "qstp2008", "port": "port_branch10m", "tsq": "tsq_audio",
+                "tfrc": "qstp_gtfrc", "network": "network_wan"}
+
+
 @pytest.mark.slow
 def test_installed_wheel_runs_every_reproduce_and_plan_from_any_directory(wheel, tmp_path):
     """The README's `pip install .`, then every command from an empty directory.
@@ -167,7 +172,8 @@ def test_installed_wheel_runs_every_reproduce_and_plan_from_any_directory(wheel,
     ``reproduce --quick`` judges every claim of its shipped claims file (exit 1 exactly when one is NOT MET), and
     ``plan`` runs on every shipped example by name (exit
     0, 1 or 3: an SLO or agreement check may fail there, which is a verdict, not a crash), printing JSON and no
-    traceback."""
+    traceback: by every method it enables on one example of each system (:data:`FULL_METHODS`), by its closed
+    forms on the others."""
     t0 = time.monotonic()
     venv = tmp_path / "venv"
     py = _venv_with_outer_dependencies(venv)
@@ -211,16 +217,21 @@ def test_installed_wheel_runs_every_reproduce_and_plan_from_any_directory(wheel,
         if (proc.returncode != (1 if not_met else 0) or doc["exit_code"] != proc.returncode or "Traceback" in proc.stderr
                 or len(doc["claims"]) < 10 or doc["unlisted_rows"]):
             failures.append(f"reproduce {paper}: exit {proc.returncode}, not met {not_met}, {proc.stderr[-1500:]}")
-    for name in shipped:
-        proc = _run(venv, work, "plan", name, "--json", "--quiet")
+    # every example by its closed forms; then one example of each system by every method it enables (the
+    # engines and their files from the wheel; the examples' numbers: tests/test_examples.py, test_agreement.py)
+    systems = set()
+    for name, methods in [(n, ["--methods", "closed-form"]) for n in shipped] + [(n, []) for n in FULL_METHODS.values()]:
+        proc = _run(venv, work, "plan", name, "--json", "--quiet", *methods)
         ok = proc.returncode in (0, 1, 3) and "Traceback" not in proc.stderr
         try:
             doc = json.loads(proc.stdout)
             ok = ok and bool(doc["metrics"]) and doc["scenario"]
+            systems.add(doc["system"])
         except (json.JSONDecodeError, KeyError, TypeError):
             ok = False
         if not ok:
-            failures.append(f"plan {name}: exit {proc.returncode}: {proc.stderr[-1500:]}")
+            failures.append(f"plan {name} {' '.join(methods)}: exit {proc.returncode}: {proc.stderr[-1500:]}")
+    assert systems == set(FULL_METHODS), f"a system without an example run by every method: {systems}"
     assert list(work.iterdir()) == [] or all(p.name.startswith(".") for p in work.iterdir())
     assert not failures, "\n".join(failures)
     print(f"installed-wheel run: {time.monotonic() - t0:.0f} s")
