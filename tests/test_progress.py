@@ -124,17 +124,21 @@ def test_in_a_pipe_admit_prints_plain_progress_lines_on_stderr_and_keeps_stdout_
 
 
 def test_quiet_prints_no_progress_and_a_short_run_prints_none():
-    r = _run("admit", "examples/voice1g.yaml", "--vary", "traffic.EF.calls", "--quiet", "--json")
-    assert r.returncode == 0 and not [x for x in r.stderr.splitlines() if LINE.match(x)], r.stderr
+    """--quiet: no line from a run that lasts many intervals (every method on ferrari2001, seconds, against an
+    interval of 0.05 s); without it, none from a run shorter than the interval."""
+    r = _run("plan", "examples/ferrari2001.yaml", "--quiet", "--json", interval_s="0.05")
+    assert r.returncode in (0, 1) and json.loads(r.stdout)["metrics"], r.stderr  # ferrari2001 fails an SLO: exit 1
+    assert not [x for x in r.stderr.splitlines() if LINE.match(x)], r.stderr
     r = _run("plan", "examples/ferrari2001.yaml", "--methods", "closed-form", interval_s="60")
-    assert r.returncode in (0, 1) and r.stdout and r.stderr == "", r.stderr  # ferrari2001 fails an SLO: exit 1
+    assert r.returncode in (0, 1) and r.stdout and r.stderr == "", r.stderr
 
 
 def test_plan_reports_which_method_it_runs():
-    r = _run("plan", "examples/voice1g.yaml", "--json", interval_s="1")
-    assert r.returncode == 0, r.stderr
+    r = _run("plan", "examples/ferrari2001.yaml", "--json", interval_s="0.2")
+    assert r.returncode in (0, 1), r.stderr
     lines = [x for x in r.stderr.splitlines() if LINE.match(x)]
-    assert any("voice1g: simulated (method 3 of 3)" in x for x in lines), r.stderr
+    assert any("ferrari2001: simulated (method 3 of 3)" in x for x in lines), r.stderr
+    assert any("ferrari2001: model-checked (method 2 of 3)" in x for x in lines), r.stderr
 
 
 def test_on_a_terminal_a_bar_shows_the_status_and_drops_finished_tasks():
