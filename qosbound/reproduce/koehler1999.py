@@ -36,6 +36,7 @@ from qosbound.progress import QUIET
 from qosbound.reproduce import claims as C
 from qosbound.reproduce import koehler1999_tcp as K
 from qosbound.reproduce import koehler1999_tcp_claims as KC
+from qosbound.reproduce import koehler1999_tcp_orders as KO
 from qosbound.reproduce.koehler1999_tcp import ASSUMPTIONS
 from qosbound.scenario import build, load
 from qosbound.shipped import example_path
@@ -227,7 +228,7 @@ def tcp_section(quick: bool, out: str | None) -> tuple[dict, list, list[str]]:
     linux = K.no_delack(s["loads"], min(s["rtts"]), s["warmup"] + s["window"], s["warmup"], s["reps"], seed=TCP_SEED,
                         copies=s["copies"], rto_floor="rttvar")
     sw["no_delack_linux_rto"] = linux
-    return sw, KC.claims(sw) + [KC.no_delack_claim(sw, alt), KC.no_delack_claim(sw, linux, "rttvar")], \
+    return sw, KC.claims(sw) + KO.claims(sw) + [KC.no_delack_claim(sw, alt), KC.no_delack_claim(sw, linux, "rttvar")], \
         (K.plots(out, sw) if out else [])
 
 
