@@ -299,5 +299,5 @@ def mixed_claim(sw: dict, mixed: dict) -> list:
     t = R.intersection_union(tests)
     return [_row("mixed RTTs (Table 1) give nearly the equal-RTT goodputs", "section 3.2, appendix A",
                  "nearly equivalent results", "; ".join(shown) + " (goodput over the loads, mixed against equal)",
-                 f"each combination's relative difference within [{BAND[0]:g}, {BAND[1]:g}]: two one-sided Welch tests, "
-                 "intersection-union", t, failure="equivalence within +-10 % not shown")]
+                 f"each combination's relative difference within [{BAND[0]:g}, {BAND[1]:g}]: two one-sided Welch "
+                 "tests, intersection-union", t, failure="equivalence within +-10 % not shown")]

@@ -1,6 +1,7 @@
-"""The ordering claims of Koehler & Schaefer (1999) judged as one-sided tests (qosbound.reproduce.koehler1999_tcp_orders):
-on a fabricated sweep where every claim holds, each is reproduced through the claims file's rules and Holm family;
-each test then puts one claim's result on the wrong side and sees that claim NOT MET."""
+"""The ordering claims of Koehler & Schaefer (1999) judged as one-sided tests
+(qosbound.reproduce.koehler1999_tcp_orders): on a fabricated sweep where every claim holds, each is reproduced through
+the claims file's rules and Holm family; each test then puts one claim's result on the wrong side and sees that claim
+NOT MET."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ NEW = ("pa-below-pp", "ap-highest", "assured-variation-higher", "premium-dropper
 
 def _twobit(load: int, rtt: int) -> np.ndarray:
     """Goodputs (bit/s) by combination where every claim holds: PA and PB below PP, AP the largest, Assured and Best
-    Effort falling with the load while PP stays, PP varying at 100 ms, AB higher at 60 ms, everything equal at 200 ms."""
+    Effort falling with the load while PP stays, PP varying at 100 ms, AB higher at 60 ms, everything equal at
+    200 ms."""
     if rtt == 200:
         return np.full(9, 0.7e6)
     f = 0.6 if load == 140 else 1.0     # Assured data over the loads
@@ -106,7 +108,8 @@ def _set(name, value, where=lambda ld, rtt: True):
     ("premium-dropper-lessens", dict(twobit_fix=lambda ld, rtt, g: _set(
         "PP", 0.5e6 if rtt == 20 and ld == 140 else 0.8e6, lambda ld_, rtt_: rtt_ in (20, 100))(ld, rtt, g))),
     # AB higher at 20 ms than at 60 ms
-    ("ab-20ms-below-60ms", dict(twobit_fix=_set("AB", lambda ld, rtt, g: 0.7 * g[IDX["AB"]], lambda ld, rtt: rtt == 60))),
+    ("ab-20ms-below-60ms", dict(twobit_fix=_set("AB", lambda ld, rtt, g: 0.7 * g[IDX["AB"]],
+                                                lambda ld, rtt: rtt == 60))),
     # PP above its 1 Mbit/s share at one point
     ("premium-contracted-rate", dict(twobit_fix=_set("PP", 1.1e6, lambda ld, rtt: ld == 100 and rtt == 20))),
     # PB as high as PP at 140 %
