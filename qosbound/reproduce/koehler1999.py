@@ -11,16 +11,17 @@ short -- the simulator with the float EWMA); (4) the TCP experiments of sections
 DS (Premium queue with strict priority + RIO) and one AF class (trTCM + n-RED), at the loads of Table 2
 and the RTTs of Table 1, with replications and 95 % confidence intervals; ``--out`` draws Figures 4-7 in
 the paper's form (PNG + SVG). ``--quick`` runs 100 and 140 % load at 20 and 200 ms (5 replications of
-15 s); the full mode every load and RTT (6 replications of 40 s).
+15 s); the full mode every load and RTT (6 replications of 40 s) and Table 1's mixed-RTT rows at 100-140 %.
 
 Claims checked (:mod:`qosbound.reproduce.claims`): the yellow share Table 4's trTCM gives an
 edge node at its access rate (a documented finding: about 10 %, not 30 %); and from section 4.2 of the
 paper, on the drops of (3) by each method: the n-RED queue orders the drop
 precedences (AF11 dropped least, then AF12, then AF13) at every load, and as
 the load grows the highest precedence pays for it (AF13's drop rises with the
-load); and the TCP claims of sections 4.1-4.2 (:func:`qosbound.reproduce.koehler1999_tcp_claims.claims`). A simulated value is judged against its confidence interval: a claim
-fails only on a difference the interval resolves. Exit 0 when every claim is
-met, 1 otherwise.
+load); and the TCP claims of sections 4.1-4.2 (:func:`qosbound.reproduce.koehler1999_tcp_claims.claims`; the
+ordering claims as one-sided tests: :mod:`qosbound.reproduce.koehler1999_tcp_orders`). Every claim is judged
+by the rule of ``qosbound/data/claims/koehler1999.yaml`` (:func:`qosbound.reproduce.claims.evaluate`). Exit 1
+when any claim is NOT MET, else 0.
 """
 
 from __future__ import annotations
