@@ -49,11 +49,16 @@ from qosbound.validation.dumbbell import Class, Dumbbell, Marker, Queue, simulat
 from qosbound.validation.plots import save
 from qosbound.validation.stats import two_sided_t
 
-__all__ = ["SCENARIOS", "RTT_DELAYS_MS", "COMBOS", "network", "run_point", "sweep", "no_delack", "label", "points", "plots",
+__all__ = ["SCENARIOS", "RTT_DELAYS_MS", "MIXED_DELAYS_MS", "MIXED_CORE_MS", "COMBOS", "network", "run_point", "sweep",
+           "no_delack", "mixed_sweep", "label", "points", "plots",
            "ASSUMPTIONS"]
 
 #: Table 1, equal-RTT rows: node to router, R1 to R2, router to destination (ms) per RTT (ms).
 RTT_DELAYS_MS = {20: (3, 4, 3), 60: (10, 10, 10), 100: (15, 20, 15), 200: (30, 40, 30)}
+#: Table 1, mixed rows (2, 5, 7): per RTT of the observed connection (ms), the node-to-router delays (ms) the sources
+#: of a node take in turn (the first source's gives the observed RTT; router to destination the same), and R1 to R2.
+MIXED_DELAYS_MS = {20: (3, 23, 3, 23, 48), 100: (23, 48, 3, 23, 48), 200: (48, 23, 3, 23, 48)}
+MIXED_CORE_MS = 4
 SCENARIOS = {"twobit": ("P", "A", "B"), "af": ("AF11", "AF12", "AF13")}
 #: the nine (data class, ACK class) combinations, as indices 0..2 into the scenario's classes
 COMBOS = [(x, y) for x in range(3) for y in range(3)]
@@ -101,12 +106,28 @@ def _flows(copies: int):
     return rows
 
 
+def _mixed_access(rows, rtt_ms: int) -> tuple:
+    """Per flow (both sides): the one-way access delay (s) of Table 1's mixed row for ``rtt_ms``: the k-th source of a
+    node takes the row's k-th node delay (cyclically) on its node link and again towards its destination; every
+    observed connection takes the first, so its RTT is ``rtt_ms``."""
+    pattern = MIXED_DELAYS_MS[rtt_ms]
+    seen: dict = {}
+    out = []
+    for side in (0, 1):
+        for node, _, _, obs in rows:
+            k = seen.get((side, node), 0)
+            seen[(side, node)] = k + 1
+            out.append(2 * (pattern[0] if obs >= 0 else pattern[k % len(pattern)]) / 1e3)
+    return tuple(out)
+
+
 def network(scenario: str, load_index: int, rtt_ms: int, duration: float, warmup: float, copies: int = 1,
-            delack: float = 0.2, rto_floor: str = "rto"):
+            delack: float = 0.2, rto_floor: str = "rto", mixed: bool = False):
     """The dumbbell of one point (scenario, Table 2's load, Table 1's RTT) and each flow's observed
     combination (-1: background); ``delack`` 0 turns delayed ACKs off (every segment acknowledged, ns-2's
     default sink); ``rto_floor`` "rto" floors the whole RTO at 200 ms as ns-2 (the paper's simulator) does,
-    "rttvar" the variance term as Linux does (:mod:`qosbound.validation.tcp`)."""
+    "rttvar" the variance term as Linux does (:mod:`qosbound.validation.tcp`); ``mixed`` takes Table 1's mixed row
+    for ``rtt_ms`` (20, 100 or 200 ms: :data:`MIXED_DELAYS_MS`) instead of its equal-RTT row."""
     ref = _ref()
     bw = float(ref["table_2"]["bandwidth_mbit_s"][load_index]) * 1e6
     d1, d2, d3 = RTT_DELAYS_MS[rtt_ms]
@@ -117,7 +138,8 @@ def network(scenario: str, load_index: int, rtt_ms: int, duration: float, warmup
     data = [r[1] for _ in (0, 1) for r in rows]
     acks = [r[2] for _ in (0, 1) for r in rows]
     node = [s * NODES + r[0] for s in (0, 1) for r in rows]
-    common = dict(n=n, rate=bw, delay=d2 / 1e3, access=((d1 + d3) / 1e3,), mss=PACKET - HEADER, rwnd=20,
+    delay, access = (MIXED_CORE_MS / 1e3, _mixed_access(rows, rtt_ms)) if mixed else (d2 / 1e3, ((d1 + d3) / 1e3,))
+    common = dict(n=n, rate=bw, delay=delay, access=access, mss=PACKET - HEADER, rwnd=20,
                   sack_blocks=0, min_rto=0.2, init_cwnd=1.0, start_spread=0.5, direction=direction,
                   uplink_rate=UPLINK, uplink_of=tuple(node), uplink_limit=int(ref["table_5"]["queue_limit"]),
                   duration=duration, warmup=warmup, delack=delack, rto_floor=rto_floor)
@@ -152,11 +174,13 @@ def network(scenario: str, load_index: int, rtt_ms: int, duration: float, warmup
 
 
 def run_point(scenario: str, load_index: int, rtt_ms: int, duration: float, warmup: float, reps: int,
-              seed: int, copies: int = 1, delack: float = 0.2, rto_floor: str = "rto") -> dict:
+              seed: int, copies: int = 1, delack: float = 0.2, rto_floor: str = "rto", mixed: bool = False) -> dict:
     """Replications of one point: per combination the mean goodput (bit/s) and its 95 % CI half-width,
     the per-replication means, and the packets simulated."""
-    net, combo = network(scenario, load_index, rtt_ms, duration, warmup, copies, delack, rto_floor)
-    seeds = np.random.SeedSequence([seed, load_index, rtt_ms, len(scenario)]).generate_state(reps)
+    net, combo = network(scenario, load_index, rtt_ms, duration, warmup, copies, delack, rto_floor, mixed)
+    # a mixed run draws its own seeds (independent of the equal-RTT run it is compared with)
+    seeds = np.random.SeedSequence([seed, load_index, rtt_ms, len(scenario)] + ([1] if mixed else [])
+                                   ).generate_state(reps)
     per = np.zeros((reps, len(COMBOS)))
     packets = 0
     loss = []
@@ -192,6 +216,15 @@ def no_delack(loads, rtt: int, duration: float, warmup: float, reps: int, seed: 
            for li in loads]
     return {"points": pts, "duration_s": duration, "warmup_s": warmup, "replications": reps, "copies": copies,
             "seed": seed, "delack": 0.0, "rto_floor": rto_floor, "packets": int(sum(p["packets"] for p in pts))}
+
+
+def mixed_sweep(loads, rtts, duration: float, warmup: float, reps: int, seed: int = 1999, copies: int = 1) -> dict:
+    """Table 1's mixed rows: both scenarios at the load indices ``loads`` and those of ``rtts`` that have a mixed row
+    (:data:`MIXED_DELAYS_MS`), with their own seeds."""
+    pts = [run_point(sc, li, rtt, duration, warmup, reps, seed, copies, mixed=True)
+           for sc in SCENARIOS for li in loads for rtt in rtts if rtt in MIXED_DELAYS_MS]
+    return {"points": pts, "duration_s": duration, "warmup_s": warmup, "replications": reps, "copies": copies,
+            "seed": seed, "mixed": True, "packets": int(sum(p["packets"] for p in pts))}
 
 
 def label(scenario: str, c: int) -> str:

@@ -102,7 +102,7 @@ class _Sweep:
     tb: dict                 #: Two-Bit DS points by (load %, RTT ms)
     af: dict                 #: one-AF-class points by (load %, RTT ms)
     loads: list              #: the loads the class claims are judged at (>= 100 %, else all)
-    light: list              #: the loads below 100 % (one documented finding)
+    light: list              #: the loads below 100 % (the claims about low load: koehler1999_tcp_orders)
     rtts: list
     r0: int                  #: the smallest RTT (ms)
     r1: int                  #: the largest RTT (ms)
@@ -118,8 +118,8 @@ class _Sweep:
         all_loads = sorted({k[0] for k in tb})
         rtts = sorted({k[1] for k in tb})
         # below 100 % load the paper's congestion sits in its nodes' RIO / n-RED queues, which qosbound models as
-        # class-blind drop-tail uplinks: the class claims are judged where the bottleneck is loaded, and the
-        # low-load rows are one documented finding (below)
+        # class-blind drop-tail uplinks: the class claims are judged where the bottleneck is loaded; the paper's
+        # two claims about low load are judged at the loads below (koehler1999_tcp_orders)
         loads = [ld for ld in all_loads if ld >= 100] or all_loads
         light = [ld for ld in all_loads if ld not in loads]
         return cls(sw, tb, af, loads, light, rtts, rtts[0], rtts[-1],
@@ -130,7 +130,7 @@ def claims(sw: dict) -> list:
     """The claims of sections 4.1 and 4.2 checked on a sweep (see :func:`sweep`)."""
     s = _Sweep.of(sw)
     return [row for judge in (_ap_vs_ab, _load_effects, _pb_vs_pp, _pp_level, _assured_doubles, _assured_above,
-                              _differences_shrink, _premium_highest, _af_ack_precedence, _af13_acks_halve, _low_load,
+                              _differences_shrink, _premium_highest, _af_ack_precedence, _af13_acks_halve,
                               _af13_sacrificed) for row in judge(s)]
 
 
@@ -363,33 +363,6 @@ def _af13_acks_halve(s: _Sweep) -> list:
             "load per direction and the ACK count differ (qosbound's receivers delay ACKs)"),
         failure="not resolved below 1", paper_value=0.5, value=m, unit="", interval=C.interval(lo, hi, "95% CI"),
         dof=sw["replications"] - 1))
-    return out
-
-
-def _low_load(s: _Sweep) -> list:
-    """Two-Bit DS at low load: the ACK class as the main factor (a documented finding while the bottleneck is not
-    congested)."""
-    tb, light, rtts, c = s.tb, s.light, s.rtts, s.c
-    out = []
-    if light:
-        r0_ = rtts[0]
-        loss = {ld: tb[(ld, r0_)]["loss_rate"] for ld in light}
-        apab = {ld: _ratio(tb[(ld, r0_)], [c["AP"]], [c["AB"]]) for ld in light}
-        pbpp = {ld: _ratio(tb[(ld, r0_)], [c["PB"]], [c["PP"]]) for ld in light}
-        out.append(C.judge(
-            f"Two-Bit DS, {', '.join(f'{ld} %' for ld in light)} load, RTT {r0_} ms: the ACK class is the main factor "
-            "for the goodput", "section 4.1, Fig. 5", "ACK class matters most at low load",
-            "; ".join(f"{ld} %: bottleneck loss {100 * loss[ld]:.2f} %, AP/AB {_fmt_r(*apab[ld])}, PB/PP "
-                      f"{_fmt_r(*pbpp[ld])}" for ld in light),
-            all(v < 0.005 for v in loss.values()),
-            "documented while the bottleneck loses under 0.5 % at these loads",
-            finding=("at low load the bottleneck R1 - R2 is not congested in qosbound (loss under 0.5 %): the "
-                     "connections are held by their nodes' 10 Mbit/s links and their 20-segment windows, and the "
-                     "goodputs by class scatter widely and do not show the paper's ordering (ratios above). Most "
-                     "likely cause: qosbound's node links are class-blind "
-                     "drop-tail FIFOs and ACKs pass them freely, where the paper runs RIO / n-RED queues in the "
-                     "nodes, so the paper's low-load differentiation happens in queues qosbound does not model"),
-            failure="the bottleneck loses 0.5 % or more at low load"))
     return out
 
 

@@ -8,6 +8,7 @@ import sys
 from collections import Counter
 
 import numpy as np
+import pytest
 
 from qosbound.reproduce import koehler1999 as KK
 from qosbound.reproduce import koehler1999_tcp as K
@@ -67,3 +68,16 @@ def test_delack_zero_acknowledges_every_segment():
     delayed = simulate(net, 3).flows
     assert every.ack_sent[0] >= 0.95 * every.arrivals[0] > 0
     assert every.ack_sent[0] > 1.7 * delayed.ack_sent[0]
+
+
+def test_mixed_rows_of_table_1_keep_the_observed_rtt_and_mix_the_background():
+    """Table 1's mixed row for 100 ms: R1 - R2 4 ms; every observed connection 23 ms to and from its router (RTT
+    2 x (4 + 46) = 100 ms); the background sources of a node take 23, 48, 3, 23, 48 ms in turn, so three RTTs mix."""
+    net, combo = K.network("twobit", 1, 100, 2.0, 1.0, mixed=True)
+    acc = np.array(net.access)
+    assert net.delay == 0.004 and len(acc) == net.n
+    rtt_ms = np.round(2 * (net.delay + acc) * 1e3).astype(int)
+    assert set(rtt_ms[combo >= 0]) == {100}
+    assert set(rtt_ms[combo < 0]) == {20, 100, 200}
+    equal, _ = K.network("twobit", 1, 100, 2.0, 1.0)
+    assert 2 * (equal.delay + equal.access[0]) == pytest.approx(0.100)
