@@ -21,6 +21,7 @@ What it does not split: one replication is one task in one process, holding all 
 from __future__ import annotations
 
 import contextlib
+import uuid
 from dataclasses import dataclass
 
 from qosbound.progress import QUIET
@@ -29,7 +30,8 @@ from qosbound.sweep.execute import run_dask
 from qosbound.systems.network.estimates import FlowEstimates, join_estimates, reduce_samples
 from qosbound.validation.network_sim import FlowSample, NetworkConfig, join, simulate
 
-__all__ = ["Executor", "dask_installed", "estimates_on_dask", "executor", "replications_on", "simulate_on_dask"]
+__all__ = ["Executor", "dask_installed", "estimates_on_dask", "executor", "replication_record", "replications_on",
+           "simulate_on_dask"]
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ class _Counting:
             tick()
 
 
-def _replication(task: tuple, path, methods) -> dict:
+def replication_record(task: tuple, path=None, methods=()) -> dict:
     """One replication (the runner's ``evaluate(raw, path, methods)``; the task in place of a raw scenario):
     its samples whole, or (``quantiles`` given) reduced to its estimates here."""
     net, H, replications, seed, warmup, cooldown, r, quantiles = task
@@ -99,12 +101,15 @@ def _replication(task: tuple, path, methods) -> dict:
 
 
 def _run(net, H, replications, seed, warmup, cooldown, quantiles, workers, scheduler, client, progress, what):
-    tasks = [(f"replication-{r}", (net, H, replications, seed, warmup, cooldown, r, quantiles))
+    # keys of this run alone: a cluster (or client) shared by several runs would hand back another run's result
+    # for a key it still holds
+    run_id = uuid.uuid4().hex[:12]
+    tasks = [(f"replication-{run_id}-{r}", (net, H, replications, seed, warmup, cooldown, r, quantiles))
              for r in range(replications)]
     recs = run_dask(tasks, None, [], Cache(None), _Counting(progress), workers=workers, scheduler=scheduler,
-                    client=client, evaluate=_replication,
+                    client=client, evaluate=replication_record,
                     label=f"network simulation: {replications} x {H:g} s on Dask ({what})")
-    return [recs[f"replication-{r}"] for r in range(replications)]
+    return [recs[f"replication-{run_id}-{r}"] for r in range(replications)]
 
 
 def estimates_on_dask(net: NetworkConfig, H: float, replications: int, seed: int, warmup: float = 0.05,

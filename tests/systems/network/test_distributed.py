@@ -10,7 +10,7 @@ import pytest
 
 from qosbound.scenario import load
 from qosbound.systems.network import network
-from qosbound.systems.network.distributed import _replication, estimates_on_dask, simulate_on_dask
+from qosbound.systems.network.distributed import replication_record, estimates_on_dask, simulate_on_dask
 from qosbound.systems.network.estimates import reduce_samples
 from qosbound.systems.network.simulated import network_config
 from qosbound.validation.network_sim import join, simulate
@@ -76,10 +76,25 @@ def test_a_reduced_task_sends_back_o_flows_not_o_packets():
     """One replication's record: its estimates pickle to a few kB, its samples to 8 bytes per delivered packet."""
     cfg = network_config(network(load(example("network_wan"))))
     task = (cfg, 2.0, 4, 3, 0.05, 0.05, 1, None)
-    whole = _replication(task, None, [])
-    reduced = _replication(task[:-1] + ((0.5, 0.99, 0.999),), None, [])
+    whole = replication_record(task, None, [])
+    reduced = replication_record(task[:-1] + ((0.5, 0.99, 0.999),), None, [])
     delivered = sum(d.shape[0] for s in whole["samples"] for d in s.delays)
     assert delivered > 10_000
     assert len(pickle.dumps(whole)) > 8 * delivered
     assert len(pickle.dumps(reduced)) < 5_000
     assert "samples" not in reduced and reduced["hops"] == whole["hops"]
+
+
+def test_runs_sharing_one_client_each_get_their_own_replications():
+    """Two runs on one client (different seeds, then the samples after the reductions) never hand one run the
+    other's records: each run's task keys are its own."""
+    cfg = network_config(network(load(example("network_wan"))))
+    qs = (0.5,)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c, \
+            distributed.Client(c) as client:
+        a, _ = estimates_on_dask(cfg, 0.5, 2, seed=1, quantiles=qs, client=client)
+        b, _ = estimates_on_dask(cfg, 0.5, 2, seed=2, quantiles=qs, client=client)
+        samples, _ = simulate_on_dask(cfg, 0.5, 2, seed=2, client=client)
+    _same_estimates(a, reduce_samples(simulate(cfg, 0.5, 2, seed=1)[0], qs))
+    _same_estimates(b, reduce_samples(simulate(cfg, 0.5, 2, seed=2)[0], qs))
+    _same(samples, simulate(cfg, 0.5, 2, seed=2)[0])
