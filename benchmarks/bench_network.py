@@ -202,7 +202,7 @@ def on_dask(workers: int, scheduler: str | None, duration: float, replications: 
     t = time.perf_counter()
     ref = reduce_samples(serial, qs)
     tr = time.perf_counter() - t
-    per_task = {mode: _size(replication_record((wan, duration, replications, 1, 0.05, 0.05, 0, mode)))
+    per_task = {mode: _size(replication_record((wan, duration, replications, 1, 0.05, 0.05, 0, mode, None)))
                 for mode in (None, qs)}
     t = time.perf_counter()
     with contextlib.ExitStack() as stack:

@@ -14,8 +14,10 @@ the serial run's exactly, whatever the number of workers or the order they finis
   for the WAN example's 200 s replication), the serial :func:`~qosbound.validation.network_sim.simulate`'s
   result exactly; for callers that need the delays themselves.
 
-What it does not split: one replication is one task in one process, holding all its packets in memory (about
-100 bytes per packet and hop); independent sub-networks of one replication are not separated.
+Independent sub-networks (:func:`~qosbound.validation.network_sim.components`: ports linked by flows) of one
+replication are tasks of their own: each flow and port draws from its own generator, so a sub-network simulated
+alone gives its flows the whole run's samples. What it does not split: one sub-network's replication is one task
+in one process, holding all its packets in memory (about 120 bytes per packet and hop).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from qosbound.progress import QUIET
 from qosbound.sweep.cache import Cache
 from qosbound.sweep.execute import run_dask
 from qosbound.systems.network.estimates import FlowEstimates, join_estimates, reduce_samples
-from qosbound.validation.network_sim import FlowSample, NetworkConfig, join, simulate
+from qosbound.validation.network_sim import FlowSample, NetworkConfig, components, join, simulate
 
 __all__ = ["Executor", "dask_installed", "estimates_on_dask", "executor", "replication_record", "replications_on",
            "simulate_on_dask"]
@@ -91,25 +93,41 @@ class _Counting:
 
 
 def replication_record(task: tuple, path=None, methods=()) -> dict:
-    """One replication (the runner's ``evaluate(raw, path, methods)``; the task in place of a raw scenario):
-    its samples whole, or (``quantiles`` given) reduced to its estimates here."""
-    net, H, replications, seed, warmup, cooldown, r, quantiles = task
-    samples, hops = simulate(net, H, replications, seed, warmup, cooldown, only=[r])
+    """One replication of one sub-network (the runner's ``evaluate(raw, path, methods)``; the task in place of a
+    raw scenario): its flows' samples whole, or (``quantiles`` given) reduced to their estimates here."""
+    net, H, replications, seed, warmup, cooldown, r, quantiles, flows = task
+    samples, hops = simulate(net, H, replications, seed, warmup, cooldown, only=[r], flows=flows)
+    if flows is not None:
+        samples = [samples[k] for k in flows]
     if quantiles is None:
         return {"status": "ok", "samples": samples, "hops": hops}
     return {"status": "ok", "estimates": reduce_samples(samples, quantiles), "hops": hops}
 
 
-def _run(net, H, replications, seed, warmup, cooldown, quantiles, workers, scheduler, client, progress, what):
+def _run(net, H, replications, seed, warmup, cooldown, quantiles, workers, scheduler, client, progress, what, key):
+    """Every (replication, sub-network) as one task; per replication, every flow's part (``key`` of a record:
+    its list of per-flow parts), in flow order, and the packet-hops."""
+    groups = components(net)
+    parts = [None] if len(groups) == 1 else groups  # one sub-network: the whole network, as the serial run
     # keys of this run alone: a cluster (or client) shared by several runs would hand back another run's result
     # for a key it still holds
     run_id = uuid.uuid4().hex[:12]
-    tasks = [(f"replication-{run_id}-{r}", (net, H, replications, seed, warmup, cooldown, r, quantiles))
-             for r in range(replications)]
+    tasks = [(f"replication-{run_id}-{r}-{c}", (net, H, replications, seed, warmup, cooldown, r, quantiles, flows))
+             for r in range(replications) for c, flows in enumerate(parts)]
+    n = f"{replications} x {len(parts)} sub-networks" if len(parts) > 1 else f"{replications}"
     recs = run_dask(tasks, None, [], Cache(None), _Counting(progress), workers=workers, scheduler=scheduler,
                     client=client, evaluate=replication_record,
-                    label=f"network simulation: {replications} x {H:g} s on Dask ({what})")
-    return [recs[f"replication-{run_id}-{r}"] for r in range(replications)]
+                    label=f"network simulation: {n} x {H:g} s on Dask ({what})")
+    per_rep, hops = [], 0
+    for r in range(replications):
+        flow_parts = [None] * len(net.flows)
+        for c, flows in enumerate(parts):
+            rec = recs[f"replication-{run_id}-{r}-{c}"]
+            hops += rec["hops"]
+            for k, part in zip(range(len(net.flows)) if flows is None else flows, rec[key]):
+                flow_parts[k] = part
+        per_rep.append(flow_parts)
+    return per_rep, hops
 
 
 def estimates_on_dask(net: NetworkConfig, H: float, replications: int, seed: int, warmup: float = 0.05,
@@ -117,9 +135,9 @@ def estimates_on_dask(net: NetworkConfig, H: float, replications: int, seed: int
                       progress=QUIET) -> tuple[list[FlowEstimates], int]:
     """Per flow its replications' estimates (:func:`.estimates.reduce_samples` of the serial run's samples, each
     replication reduced on its worker) and the packet-hops simulated."""
-    parts = _run(net, H, replications, seed, warmup, cooldown, tuple(quantiles), workers, scheduler, client,
-                 progress, "estimates reduced on the workers")
-    return join_estimates([p["estimates"] for p in parts]), sum(p["hops"] for p in parts)
+    per_rep, hops = _run(net, H, replications, seed, warmup, cooldown, tuple(quantiles), workers, scheduler, client,
+                         progress, "estimates reduced on the workers", "estimates")
+    return join_estimates(per_rep), hops
 
 
 def simulate_on_dask(net: NetworkConfig, H: float, replications: int, seed: int, warmup: float = 0.05,
@@ -127,6 +145,6 @@ def simulate_on_dask(net: NetworkConfig, H: float, replications: int, seed: int,
                      progress=QUIET) -> tuple[list[FlowSample], int]:
     """:func:`~qosbound.validation.network_sim.simulate`'s result, its replications run as Dask tasks (module
     docstring): per flow its sample (replications in index order) and the packet-hops simulated."""
-    parts = _run(net, H, replications, seed, warmup, cooldown, None, workers, scheduler, client, progress,
-                 "every delay sent back")
-    return join([p["samples"] for p in parts]), sum(p["hops"] for p in parts)
+    per_rep, hops = _run(net, H, replications, seed, warmup, cooldown, None, workers, scheduler, client, progress,
+                         "every delay sent back", "samples")
+    return join(per_rep), hops

@@ -8,13 +8,14 @@ import pickle
 import numpy as np
 import pytest
 
-from qosbound.scenario import load
+from qosbound.scenario import build, load
 from qosbound.systems.network import network
 from qosbound.systems.network.distributed import replication_record, estimates_on_dask, simulate_on_dask
 from qosbound.systems.network.estimates import reduce_samples
 from qosbound.systems.network.simulated import network_config
-from qosbound.validation.network_sim import join, simulate
+from qosbound.validation.network_sim import components, join, simulate
 from tests.helpers import example
+from tests.systems.network.sub_networks import two_wans
 
 distributed = pytest.importorskip("distributed")
 
@@ -75,9 +76,9 @@ def test_estimates_reduced_on_two_workers_equal_the_serial_runs_reduction():
 def test_a_reduced_task_sends_back_o_flows_not_o_packets():
     """One replication's record: its estimates pickle to a few kB, its samples to 8 bytes per delivered packet."""
     cfg = network_config(network(load(example("network_wan"))))
-    task = (cfg, 2.0, 4, 3, 0.05, 0.05, 1, None)
-    whole = replication_record(task, None, [])
-    reduced = replication_record(task[:-1] + ((0.5, 0.99, 0.999),), None, [])
+    task = (cfg, 2.0, 4, 3, 0.05, 0.05, 1, None, None)
+    whole = replication_record(task)
+    reduced = replication_record(task[:7] + ((0.5, 0.99, 0.999), None))
     delivered = sum(d.shape[0] for s in whole["samples"] for d in s.delays)
     assert delivered > 10_000
     assert len(pickle.dumps(whole)) > 8 * delivered
@@ -98,3 +99,18 @@ def test_runs_sharing_one_client_each_get_their_own_replications():
     _same_estimates(a, reduce_samples(simulate(cfg, 0.5, 2, seed=1)[0], qs))
     _same_estimates(b, reduce_samples(simulate(cfg, 0.5, 2, seed=2)[0], qs))
     _same(samples, simulate(cfg, 0.5, 2, seed=2)[0])
+
+
+def test_independent_sub_networks_as_tasks_of_their_own_equal_the_serial_run():
+    """Two WANs side by side: each (replication, sub-network) one task; joined, the serial run of the whole."""
+    cfg = network_config(network(build(two_wans())))
+    assert len(components(cfg)) == 2
+    qs = (0.5, 0.999)
+    serial, hops = simulate(cfg, 1.0, 3, seed=4)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c, \
+            distributed.Client(c) as client:
+        samples, hops_s = simulate_on_dask(cfg, 1.0, 3, seed=4, client=client)
+        est, hops_e = estimates_on_dask(cfg, 1.0, 3, seed=4, quantiles=qs, client=client)
+    _same(samples, serial)
+    _same_estimates(est, reduce_samples(serial, qs))
+    assert hops_s == hops_e == hops
