@@ -230,7 +230,8 @@ def on_dask(workers: int, scheduler: str | None, duration: float, replications: 
     same_e = hops == hops_e and all(np.array_equal(getattr(a, f), getattr(b, f)) for a, b in zip(ref, est)
                                     for f in ("mean", "quantile", "jitter", "max", "sent", "lost", "bytes", "hop_max"))
     where = f"the cluster at {scheduler}" if scheduler else f"a local cluster of {workers} processes"
-    print(f"WAN, {replications} x {duration:g} s ({hops:,} packet-hops): serial {ts:.2f} s wall (+ {tr:.2f} s reducing it); on {where} "
+    print(f"WAN, {replications} x {duration:g} s ({hops:,} packet-hops): serial {ts:.2f} s wall (+ {tr:.2f} s "
+          f"reducing it); on {where} "
           f"(started in {tc:.2f} s, each worker's kernel compiled in {tw:.2f} s, neither in the times that follow): "
           f"every delay sent back {td:.2f} s wall, each replication reduced on its worker {te:.2f} s wall (best of "
           f"{repeat}, alternating)")

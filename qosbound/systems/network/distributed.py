@@ -23,9 +23,12 @@ in one process, holding all its packets in memory (about 120 bytes per packet an
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import uuid
 from dataclasses import dataclass
 
+from qosbound.errors import ScenarioError
 from qosbound.progress import QUIET
 from qosbound.sweep.cache import Cache
 from qosbound.sweep.execute import run_dask
@@ -39,13 +42,22 @@ __all__ = ["Executor", "dask_installed", "estimates_on_dask", "executor", "repli
 @dataclass(frozen=True)
 class Executor:
     """Where a run's network replications go: a local cluster of ``workers`` processes, or the cluster at
-    ``scheduler``."""
+    ``scheduler``; set in process ``pid``, which had (``dask_loaded``) or had not imported Dask's distributed."""
 
     workers: int = 2
     scheduler: str | None = None
+    pid: int = 0
+    dask_loaded: bool = False
 
-    def describe(self) -> str:
-        return f"the Dask cluster at {self.scheduler}" if self.scheduler else f"{self.workers} local Dask workers"
+    def check(self) -> None:
+        """Refuse to start Dask in a child forked from a process that had loaded it: the child inherits
+        distributed's thread pools without their threads, and its tasks' results never arrive (a hang). ``plan``'s
+        own process does not load it before its evaluation forks; a program that used Dask itself and then calls
+        ``plan`` in process meets this."""
+        if self.dask_loaded and os.getpid() != self.pid:
+            raise ScenarioError("Dask's distributed was loaded in this process before plan's evaluation was forked "
+                                "from it (a forked Dask client hangs): run qosbound plan in a process of its own",
+                                field="--scheduler" if self.scheduler else "--workers")
 
 
 _current: list[Executor] = []
@@ -55,7 +67,7 @@ _current: list[Executor] = []
 def replications_on(workers: int, scheduler: str | None):
     """Within the block, the network simulations this process runs (or a child it forks: ``plan`` evaluates in
     a forked child) send their replications to Dask (:class:`Executor`)."""
-    _current.append(Executor(workers, scheduler))
+    _current.append(Executor(workers, scheduler, os.getpid(), "distributed" in sys.modules))
     try:
         yield _current[-1]
     finally:

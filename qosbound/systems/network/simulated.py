@@ -79,6 +79,7 @@ def simulated(net: Network, opts, quantiles, progress) -> list[Result]:
         samples, hops = simulate(*args, advance)
         estimates = reduce_samples(samples, quantiles)
     else:
+        on.check()
         estimates, hops = _distributed.estimates_on_dask(*args, quantiles=quantiles, workers=on.workers,
                                                          scheduler=on.scheduler, progress=progress)
     return results(net, estimates, hops, opts, quantiles)
