@@ -10,7 +10,7 @@ the serial run's exactly, whatever the number of workers or the order they finis
   :func:`replications_on`): each task reduces its replication to the values the estimates are formed from
   (:mod:`.estimates`: per flow ``5 + Q`` numbers, four counts and two per-hop rows) before it returns, so a task
   sends back O(flows x statistics) bytes whatever its packets; the results equal the serial run's.
-* :func:`simulate_on_dask`: each task sends back its samples whole (every counted packet's delay: about 36 MB
+* :func:`simulate_on_dask`: each task sends back its samples whole (every counted packet's delay: 56 MB pickled
   for the WAN example's 200 s replication), the serial :func:`~qosbound.validation.network_sim.simulate`'s
   result exactly; for callers that need the delays themselves.
 
