@@ -20,18 +20,23 @@ figures are the ones to compare):
 4. with ``--tightness``: FIFO-LP beside TFA, SFA and the simulated maximum (4 x 10 s) on the WAN examples, 4- and
    8-hop tandems and two random meshes: for how many flows it is the answer, and its ratios to the others.
 
-5. with ``--dask N`` (or ``--scheduler ADDRESS``): the WAN example's replications serially and on Dask (a local
-   cluster of N single-threaded worker processes, or the cluster at ADDRESS), wall-clock side by side, and whether
-   the two runs' samples are equal (they must be: each replication has its own seed sequence).
+5. with ``--dask N`` (or ``--scheduler ADDRESS``): the WAN example's 8 replications of ``--duration`` s serially
+   and on Dask (a local cluster of N single-threaded worker processes, or the cluster at ADDRESS), wall-clock side
+   by side: the cluster's start and the workers' kernel compilation apart, then every delay sent back
+   (``simulate_on_dask``) against each replication reduced on its worker (``estimates_on_dask``, what ``plan
+   --workers`` runs); the bytes one task sends back each way; whether both equal the serial run's (they must:
+   each replication has its own seed sequence).
 
 Run: ``python benchmarks/bench_network.py [--ports 1000 --flows 10000] [--quick] [--approximation | --tightness |
---dask N | --scheduler ADDRESS]``.
+--dask N | --scheduler ADDRESS [--duration S]]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import pickle
 import sys
 import tempfile
 import time
@@ -47,7 +52,8 @@ from benchmarks import _common  # noqa: E402,F401 - one BLAS thread
 from qosbound.scenario import build, load  # noqa: E402
 from qosbound.systems.network import network  # noqa: E402
 from qosbound.systems.network.bounds import analyse  # noqa: E402
-from qosbound.systems.network.distributed import simulate_on_dask  # noqa: E402
+from qosbound.systems.network.distributed import estimates_on_dask, replication_record, simulate_on_dask  # noqa: E402
+from qosbound.systems.network.estimates import reduce_samples  # noqa: E402
 from qosbound.systems.network.approximation import approximate  # noqa: E402
 from qosbound.systems.network.generate import random_network, tandem  # noqa: E402
 from qosbound.systems.network.simulated import network_config  # noqa: E402
@@ -177,20 +183,61 @@ def tightness(duration: float, reps: int) -> None:
                       f"simulated maximum {r[4] * 1e3:.3f} ms; the answer {r[5]}")
 
 
-def on_dask(workers: int, scheduler: str | None, duration: float, replications: int) -> None:
-    """The WAN's replications serially and on Dask, wall-clock side by side, and whether the samples are equal."""
+def _size(obj) -> int:
+    return len(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def on_dask(workers: int, scheduler: str | None, duration: float, replications: int, repeat: int = 2) -> None:
+    """The WAN's replications serially and on Dask, wall-clock side by side on one cluster (started once, each
+    worker's kernel compiled before the timed runs): every delay sent back against each replication reduced on
+    its worker; the bytes one task sends back either way; whether both equal the serial run's."""
+    from distributed import Client, LocalCluster  # optional (the dask extra)
+
     wan = network_config(network(load(ROOT / "examples" / "network_wan.yaml")))
+    qs = (0.5, 0.99, 0.999)
     simulate(wan, 0.2, 2, seed=1)  # compile in this process first
     t = time.perf_counter()
     serial, hops = simulate(wan, duration, replications, seed=1)
     ts = time.perf_counter() - t
     t = time.perf_counter()
-    dist, hops_d = simulate_on_dask(wan, duration, replications, seed=1, workers=workers, scheduler=scheduler)
-    td = time.perf_counter() - t
+    ref = reduce_samples(serial, qs)
+    tr = time.perf_counter() - t
+    per_task = {mode: _size(replication_record((wan, duration, replications, 1, 0.05, 0.05, 0, mode, None)))
+                for mode in (None, qs)}
+    t = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        if scheduler:
+            client = stack.enter_context(Client(scheduler, timeout="10s"))
+        else:
+            cluster = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                       dashboard_address=None, memory_limit=0))
+            client = stack.enter_context(Client(cluster))
+        tc = time.perf_counter() - t
+        t = time.perf_counter()
+        estimates_on_dask(wan, 0.2, max(2, workers), seed=1, quantiles=qs, client=client)  # each worker compiles
+        tw = time.perf_counter() - t
+        td = te = math.inf
+        for _ in range(repeat):  # alternating, the best of each: the machine may be shared
+            t = time.perf_counter()
+            dist, hops_d = simulate_on_dask(wan, duration, replications, seed=1, client=client)
+            td = min(td, time.perf_counter() - t)
+            del dist
+            t = time.perf_counter()
+            est, hops_e = estimates_on_dask(wan, duration, replications, seed=1, quantiles=qs, client=client)
+            te = min(te, time.perf_counter() - t)
+        dist, hops_d = simulate_on_dask(wan, duration, replications, seed=1, client=client)  # for the check
     same = hops == hops_d and all(np.array_equal(x, y) for a, b in zip(serial, dist) for x, y in zip(a.delays, b.delays))
+    same_e = hops == hops_e and all(np.array_equal(getattr(a, f), getattr(b, f)) for a, b in zip(ref, est)
+                                    for f in ("mean", "quantile", "jitter", "max", "sent", "lost", "bytes", "hop_max"))
     where = f"the cluster at {scheduler}" if scheduler else f"a local cluster of {workers} processes"
-    print(f"WAN, {replications} x {duration:g} s ({hops:,} packet-hops): serial {ts:.1f} s wall, on {where} {td:.1f} s "
-          f"wall (cluster start and each worker's kernel compilation included); samples equal: {same}")
+    print(f"WAN, {replications} x {duration:g} s ({hops:,} packet-hops): serial {ts:.2f} s wall (+ {tr:.2f} s "
+          f"reducing it); on {where} "
+          f"(started in {tc:.2f} s, each worker's kernel compiled in {tw:.2f} s, neither in the times that follow): "
+          f"every delay sent back {td:.2f} s wall, each replication reduced on its worker {te:.2f} s wall (best of "
+          f"{repeat}, alternating)")
+    print(f"  one task sends back {per_task[None] / 1e6:.3g} MB with every delay, {per_task[qs] / 1e3:.3g} kB "
+          f"reduced ({per_task[None] / per_task[qs]:.3g}x less); samples equal to the serial run's: {same}; "
+          f"reduced estimates equal to the serial run's reduction: {same_e}")
 
 
 def main(argv=None) -> None:
@@ -202,9 +249,12 @@ def main(argv=None) -> None:
     ap.add_argument("--tightness", action="store_true", help="only FIFO-LP's tightness (item 4)")
     ap.add_argument("--dask", type=int, default=0, metavar="N", help="only the replications on N local Dask workers")
     ap.add_argument("--scheduler", metavar="ADDRESS", help="only the replications on the Dask cluster at ADDRESS")
+    ap.add_argument("--duration", type=float, default=20.0, help="with --dask / --scheduler: simulated seconds per "
+                                                                 "replication (8 replications)")
+    ap.add_argument("--repeat", type=int, default=2, help="with --dask / --scheduler: timed runs of each Dask mode")
     a = ap.parse_args(argv)
     if a.dask or a.scheduler:
-        on_dask(a.dask or 2, a.scheduler, 20.0 if not a.quick else 2.0, 8)
+        on_dask(a.dask or 2, a.scheduler, a.duration if not a.quick else 2.0, 8, a.repeat)
         return
     if a.tightness:
         tightness(10.0 if not a.quick else 2.0, 4)

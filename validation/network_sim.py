@@ -20,6 +20,9 @@ Semantics (the port's, :mod:`qosbound.validation.port_kernels`, at every port; h
   ``cooldown`` fraction of ``[0, H)`` are forwarded (they load the ports) but not counted.
 * **Replications** are independent: replication ``r`` uses the ``r``-th of ``SeedSequence(seed).spawn(R)``,
   spawned again into one Generator per flow's sources and one per port.
+* **Independent sub-networks.** The ports linked by flows fall into connected components (:func:`components`);
+  no packet of one reaches another, and each flow and port draws from its own generator, so a component simulated
+  alone (``simulate(..., flows=...)``) makes the same draws and gives its flows the same samples as the whole run.
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ from qosbound.validation.port_kernels import N_CS, N_G, run_port
 from qosbound.validation.port_sim import PortConfig
 from qosbound.validation.stats import seed_sequences
 
-__all__ = ["SourceSpec", "FlowSpec", "NetworkConfig", "FlowSample", "simulate", "join", "generate", "sorted_stream",
-           "POISSON", "CBR", "ON_OFF", "SATURATED"]
+__all__ = ["SourceSpec", "FlowSpec", "NetworkConfig", "FlowSample", "simulate", "join", "components", "generate",
+           "sorted_stream", "POISSON", "CBR", "ON_OFF", "SATURATED"]
 
 POISSON, CBR, ON_OFF, SATURATED = 0, 1, 2, 3
 _EMPTY_I = np.zeros(0, np.int64)
@@ -241,13 +244,49 @@ def _run_port(rng, cfg: PortConfig, t: np.ndarray, cls: np.ndarray, size: np.nda
     return dep, sat
 
 
+def components(net: NetworkConfig) -> list[list[int]]:
+    """The flows of each independent sub-network: connected components of the ports, two ports joined when a flow
+    crosses both (each component's flows in index order; components in the order of their first flow)."""
+    net.check()
+    parent = list(range(len(net.ports)))
+
+    def root(p):
+        while parent[p] != p:
+            parent[p] = parent[parent[p]]
+            p = parent[p]
+        return p
+    for f in net.flows:
+        for a, b in zip(f.ports, f.ports[1:]):
+            parent[root(a)] = root(b)
+    groups: dict[int, list[int]] = {}
+    for k, f in enumerate(net.flows):
+        groups.setdefault(root(f.ports[0]), []).append(k)
+    return list(groups.values())
+
+
+def _closed(net: NetworkConfig, flows) -> set:
+    """The ports ``flows`` cross, checked to carry no other flow (a union of :func:`components`)."""
+    keep = set(flows)
+    ports = {p for k in keep for p in net.flows[k].ports}
+    for p in sorted(ports):
+        other = [k for k, _ in net.members[p] if k not in keep]
+        if other:
+            raise ScenarioError(f"flows {sorted(keep)} are not a sub-network of their own: port {p} also carries "
+                                f"flow {other[0]}", field="flows")
+    return ports
+
+
 def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup: float = 0.05,
-             cooldown: float = 0.05, advance=None, only: list[int] | None = None) -> tuple[FlowSample, int]:
+             cooldown: float = 0.05, advance=None, only: list[int] | None = None,
+             flows: list[int] | None = None) -> tuple[FlowSample, int]:
     """``replications`` runs of ``H`` simulated seconds; per flow its :class:`FlowSample`, and the packet-hops
     simulated (module docstring). ``only``: run just these replications (indices into the ``replications``
     seed sequences of ``seed``), in that order -- each is the same run as in the whole, so parts run apart and
-    joined by :func:`join` in index order are the whole run exactly."""
+    joined by :func:`join` in index order are the whole run exactly. ``flows``: simulate just these flows and the
+    ports they cross, which must carry no other flow (one or more of :func:`components`); their samples are the
+    whole run's, the other flows' are empty (nothing counted, no delays)."""
     net.check()
+    ports = None if flows is None else _closed(net, flows)
     P = len(net.ports)
     F = len(net.flows)
     lo, hi = warmup * H, (1.0 - cooldown) * H
@@ -266,11 +305,13 @@ def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup:
     buf: dict = {}
     for r, seq in enumerate(seqs):
         kids = seq.spawn(F + P)
-        flows = _Packets.drawn(net, kids, H, lo, hi)
+        packets = _Packets.drawn(net, kids, H, lo, hi, flows)
         for p in range(P):
+            if ports is not None and p not in ports:
+                continue
             rng = np.random.Generator(np.random.PCG64(kids[F + p]))
-            hops_total += _pass_port(net, p, flows, rng, H, (lo, hi), sat_at, samples, r, buf)
-        _tally(net, flows, samples, r, lo, hi)
+            hops_total += _pass_port(net, p, packets, rng, H, (lo, hi), sat_at, samples, r, buf)
+        _tally(net, packets, samples, r, lo, hi)
         if advance is not None:
             advance(1)
     return samples, hops_total
@@ -304,10 +345,15 @@ class _Packets:
     window: list
 
     @classmethod
-    def drawn(cls, net: NetworkConfig, kids, H: float, lo: float, hi: float) -> _Packets:
+    def drawn(cls, net: NetworkConfig, kids, H: float, lo: float, hi: float, flows=None) -> _Packets:
+        """Every flow's source packets (``flows`` given: those flows' only, the others none)."""
         F = len(net.flows)
         out = cls([None] * F, [None] * F, [None] * F, [None] * F, [True] * F, [None] * F)
+        keep = None if flows is None else set(flows)
         for k, f in enumerate(net.flows):
+            if keep is not None and k not in keep:  # not simulated: no packets
+                out.start(k, _EMPTY_F, _EMPTY_F, np.zeros(0, np.bool_), _EMPTY_F, lo, hi)
+                continue
             if not f.saturated:
                 t, z = _source(np.random.Generator(np.random.PCG64(kids[k])), f, H)
                 out.start(k, t, z, np.ones(t.shape[0], np.bool_), t.copy(), lo, hi)

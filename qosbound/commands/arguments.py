@@ -45,19 +45,21 @@ def common(sp, scenario=True):
                     help="no progress: no bar on a terminal, no plain progress lines elsewhere")
 
 
-def scenarios(sp):
+def scenarios(sp, replications: bool = False):
     """The scenarios of ``plan``, ``verify`` and ``admit``: one file, or a batch (files, a folder, a glob, router
-    configurations), with the batch's executor options."""
+    configurations), with the batch's executor options (``replications``: with one network file, they also run
+    its simulated replications on Dask, as ``plan`` does)."""
     sp.add_argument("scenario", nargs="*", metavar="SCENARIO",
                     help="scenario YAML file; several files, a folder (its .yaml and .yml files) or a quoted glob "
                          "pattern run as a batch with one summary table; a router configuration (any other file) "
                          "is one scenario per port with an output policy")
     common(sp, scenario=False)
     config_arguments(sp)
+    one = "; one network file: its simulated replications as Dask tasks" if replications else ""
     sp.add_argument("--workers", default="1", metavar="N",
-                    help="batch: local Dask worker processes (1: one scenario after another in one child)")
-    sp.add_argument("--scheduler", metavar="ADDRESS", help="batch: an existing Dask scheduler, e.g. "
-                                                           "tcp://host:8786")
+                    help=f"batch: local Dask worker processes (1: one scenario after another in one child){one}")
+    sp.add_argument("--scheduler", metavar="ADDRESS", help=f"batch: an existing Dask scheduler, e.g. "
+                                                           f"tcp://host:8786{one}")
     sp.add_argument("--html", metavar="FILE", help="also write one self-contained HTML page of the results "
                                                    "(a batch: every scenario, with an index)")
 
@@ -173,7 +175,7 @@ def diff(parser, add=None) -> None:
 
 
 def plan(sp, add=None) -> None:
-    scenarios(sp)
+    scenarios(sp, replications=True)
     sp.add_argument("--methods", help="comma-separated subset: closed-form,model-checked,simulated,...")
     sp.add_argument("--max-states", dest="max_states", metavar="N",
                     help="budget on a model's states (overrides methods.model-checked.max_states): a larger model is "

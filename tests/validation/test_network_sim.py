@@ -6,14 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from qosbound.errors import ScenarioError
 from qosbound.scenario import build, load
 from qosbound.systems.network import network
 from qosbound.systems.network.simulated import network_config
 from qosbound.systems.port import port_of
 from qosbound.systems.port.simulated import config as port_config
-from qosbound.validation.network_sim import _run_port, simulate
+from qosbound.validation.network_sim import _run_port, components, simulate
 from qosbound.validation.port_sim import simulate_trace
 from tests.helpers import example
+from tests.systems.network.sub_networks import two_wans
 
 
 def _port(classes, ring=None, rate="10 Mbit/s"):
@@ -166,3 +168,27 @@ def test_a_flow_that_loses_packets_leaves_the_fast_path_with_the_same_counts():
     assert v.hop_lost[:, 1].sum() > 0 and v.hop_lost[:, 2].sum() == 0  # lost in the middle, not after it
     assert np.array_equal(v.hop_lost.sum(axis=1), v.lost)
     assert all(d.shape[0] == n - l for d, n, l in zip(v.delays, v.sent, v.lost))
+
+
+def test_a_sub_network_simulated_alone_gives_its_flows_the_whole_runs_samples():
+    """Two WANs side by side are two components; each simulated alone (flows=...) gives its flows the whole run's
+    samples row for row, the other flows nothing, and the packet-hops add up to the whole run's."""
+    cfg = network_config(network(build(two_wans())))
+    groups = components(cfg)
+    assert groups == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    whole, hops = simulate(cfg, 1.0, 2, seed=9)
+    total = 0
+    for g in groups:
+        alone, h = simulate(cfg, 1.0, 2, seed=9, flows=g)
+        total += h
+        for k in range(len(cfg.flows)):
+            a, w = alone[k], whole[k]
+            if k in g:
+                assert all(np.array_equal(x, y) for x, y in zip(a.delays, w.delays))
+                for field in ("sent", "lost", "bytes", "hop_max", "hop_lost"):
+                    np.testing.assert_array_equal(getattr(a, field), getattr(w, field))
+            else:
+                assert a.sent.sum() == 0 and all(d.shape[0] == 0 for d in a.delays)
+    assert total == hops
+    with pytest.raises(ScenarioError, match="not a sub-network of their own"):
+        simulate(cfg, 1.0, 2, seed=9, flows=[0])

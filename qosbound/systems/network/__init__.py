@@ -15,6 +15,9 @@ The methods: closed forms (:mod:`.bounds`: total and separated flow analysis and
 the ports' ring-aware service curves, the tightest the answer; :mod:`.approximation`: the end-to-end mean and
 percentiles, approximately) and the chained simulation (:mod:`.simulated`, each port the port
 system's kernel fed with the packets its upstream ports send). Routes must be feed-forward.
+
+The system can send its simulated replications to Dask (:func:`replications_on`, what ``plan --workers N`` and
+``--scheduler ADDRESS`` use with one network file; :mod:`.distributed`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from qosbound.systems.capabilities import no_models, no_ns3, no_plot_delays, no_
 from qosbound.systems.network import admission as _admission
 from qosbound.systems.network import closed_form as _closed_form
 from qosbound.systems.network import simulated as _simulated
+from qosbound.systems.network.distributed import replications_on
 from qosbound.systems.network.elements import Network, network
 from qosbound.systems.network.metrics import flow_metrics, metric_kind, quantiles_of, slo_limit
 from qosbound.systems.network.schema import Scenario
@@ -33,7 +37,7 @@ from qosbound.results import Result
 
 __all__ = ["Scenario", "Network", "network", "evaluate", "metric_names", "metric_kind", "slo_limit",
            "default_methods", "agreements", "render_models", "simulate_trace", "ns3_trace", "plot_delays", "admit",
-           "understood_inputs"]
+           "understood_inputs", "replications_on"]
 
 
 def evaluate(scn: Scenario, methods: list[str], progress) -> list[Result]:

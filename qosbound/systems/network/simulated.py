@@ -10,13 +10,15 @@ import numpy as np
 from qosbound.errors import ResourceError
 from qosbound.metric_names import quantile_name
 from qosbound.results import Interval, Result
+from qosbound.systems.network import distributed as _distributed
 from qosbound.systems.network.elements import Network
+from qosbound.systems.network.estimates import reduce_samples
 from qosbound.systems.port.simulated import config as port_config
 from qosbound.validation.network_sim import (CBR, ON_OFF, POISSON, FlowSpec, NetworkConfig, SourceSpec,
                                              simulate)
 from qosbound.validation.stats import proportion_interval, proportion_se, t_interval
 
-__all__ = ["network_config", "simulated", "packet_hops"]
+__all__ = ["network_config", "simulated", "results", "packet_hops"]
 
 _KIND = {"poisson": POISSON, "cbr": CBR, "on-off": ON_OFF}
 
@@ -60,15 +62,32 @@ def _ci(metric, unit, per_rep, conf, base, estimator):
 
 
 def simulated(net: Network, opts, quantiles, progress) -> list[Result]:
-    """Every simulated metric of every flow (module docstring)."""
+    """Every simulated metric of every flow (module docstring). The replications run one after another here, or
+    as Dask tasks when the run asked for it (:func:`.distributed.replications_on`, ``plan --workers`` /
+    ``--scheduler``): each reduced to its estimates where it ran (:mod:`.estimates`), the same figures either way."""
     est = packet_hops(net, opts.duration) * opts.replications
     if est > opts.max_packet_hops:
         raise ResourceError(f"about {est:.3g} packet-hops ({opts.replications} x {opts.duration:g} s), above the "
                             f"budget of {opts.max_packet_hops:.3g}: shorten methods.simulated.duration or raise "
                             "methods.simulated.max_packet_hops", field="methods.simulated.duration")
     cfg = network_config(net)
-    advance = progress.task(f"simulating {opts.replications} x {opts.duration:g} s of the network", opts.replications)
-    samples, hops = simulate(cfg, opts.duration, opts.replications, opts.seed, opts.warmup, opts.cooldown, advance)
+    on = _distributed.executor()
+    args = (cfg, opts.duration, opts.replications, opts.seed, opts.warmup, opts.cooldown)
+    if on is None:
+        advance = progress.task(f"simulating {opts.replications} x {opts.duration:g} s of the network",
+                                opts.replications)
+        samples, hops = simulate(*args, advance)
+        estimates = reduce_samples(samples, quantiles)
+    else:
+        on.check()
+        estimates, hops = _distributed.estimates_on_dask(*args, quantiles=quantiles, workers=on.workers,
+                                                         scheduler=on.scheduler, progress=progress)
+    return results(net, estimates, hops, opts, quantiles)
+
+
+def results(net: Network, estimates: list, hops: int, opts, quantiles) -> list[Result]:
+    """The simulated results from each flow's per-replication estimates (:class:`.estimates.FlowEstimates`); they
+    do not depend on where the replications ran."""
     conf = opts.confidence
     R = opts.replications
     base = {"replications": R, "duration": opts.duration, "seed": opts.seed, "warmup": opts.warmup,
@@ -76,22 +95,22 @@ def simulated(net: Network, opts, quantiles, progress) -> list[Result]:
             "seeding": "numpy SeedSequence(seed).spawn(replications), then one Generator per flow and per port"}
     out: list[Result] = []
     for k, f in enumerate(net.flows):
-        s = samples[k]
+        s = estimates[k]
         n = f.name
         if s.window > 0:
             out.append(_ci(f"{n}.throughput", "bit/s", 8.0 * s.bytes / s.window, conf, base,
                            "delivered bits of the counted packets / the counted window"))
         if f.saturated:
             continue
-        if all(d.shape[0] >= 2 for d in s.delays):
-            out.append(_ci(f"{n}.delay.mean", "s", [float(d.mean()) for d in s.delays], conf, base,
+        if np.all(s.delivered >= 2):
+            out.append(_ci(f"{n}.delay.mean", "s", [float(x) for x in s.mean], conf, base,
                            "mean of per-replication sample means"))
-            for q in quantiles:
-                out.append(_ci(f"{n}.delay.{quantile_name(q)}", "s", [float(np.quantile(d, q)) for d in s.delays],
+            for j, q in enumerate(quantiles):
+                out.append(_ci(f"{n}.delay.{quantile_name(q)}", "s", [float(x) for x in s.quantile[:, j]],
                                conf, base, "mean of per-replication sample quantiles (numpy's linear interpolation)"))
-            out.append(_ci(f"{n}.delay.jitter", "s", [float(d.max() - d.min()) for d in s.delays], conf, base,
+            out.append(_ci(f"{n}.delay.jitter", "s", [float(x) for x in s.jitter], conf, base,
                            "mean of per-replication spreads (largest less smallest delay)"))
-            mx = float(max(d.max() for d in s.delays))
+            mx = float(s.max.max())
             out.append(Result(f"{n}.delay.max", "simulated", mx, "s",
                               Interval.lower_bound(mx, note="the largest delay observed over all replications: the "
                                                             "true maximum is at least this"),
