@@ -1,6 +1,6 @@
 """The claims of Koehler & Schaefer (1999), sections 4.1-4.2, judged on the goodput sweep of
 :mod:`qosbound.reproduce.koehler1999_tcp`: one function per claim (or pair of claims), each reading the sweep
-through :class:`_Sweep`, and the delayed-ACK hypothesis (:func:`no_delack_claim`). Ratios of goodputs are paired by
+through :class:`Sweep`, and the delayed-ACK hypothesis (:func:`no_delack_claim`). Ratios of goodputs are paired by
 replication (the same run) and carry 95 % confidence intervals (Student t over replications).
 """
 
@@ -15,7 +15,7 @@ from qosbound.reproduce.koehler1999_tcp import HEADER, PACKET, label, points
 from qosbound.reproduce.rules import power as test_power
 from qosbound.validation.stats import two_sided_t, welch_samples
 
-__all__ = ["claims", "no_delack_claim", "SHRINK_EFFECT"]
+__all__ = ["claims", "no_delack_claim", "SHRINK_EFFECT", "Sweep", "ratio_reps"]
 
 
 def no_delack_claim(sw: dict, alt: dict, rto_floor: str = "rto"):
@@ -46,15 +46,15 @@ def _t(reps: int) -> float:
     return two_sided_t(0.95, reps - 1) if reps > 1 else float("nan")
 
 
-def _ratio_reps(p: dict, num, den) -> np.ndarray:
+def ratio_reps(p: dict, num, den) -> np.ndarray:
     """Per replication: (mean goodput of combinations ``num``) / (that of ``den``), same run paired."""
     per = np.asarray(p["per_replication"])
     return per[:, list(num)].mean(axis=1) / np.maximum(per[:, list(den)].mean(axis=1), 1e-9)
 
 
 def _ratio(p: dict, num, den) -> tuple[float, float, float]:
-    """Mean over replications of :func:`_ratio_reps`, with its 95 % CI (Student t over replications)."""
-    r = _ratio_reps(p, num, den)
+    """Mean over replications of :func:`ratio_reps`, with its 95 % CI (Student t over replications)."""
+    r = ratio_reps(p, num, den)
     m = float(r.mean())
     h = _t(len(r)) * float(r.std(ddof=1)) / np.sqrt(len(r)) if len(r) > 1 else 0.0
     return m, m - h, m + h
@@ -94,7 +94,7 @@ def _fmt_r(m, lo, hi) -> str:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Sweep:
+class Sweep:
     """What every claim reads of a sweep: its points by scenario, the loads and RTTs judged, the combinations'
     indices."""
 
@@ -113,7 +113,7 @@ class _Sweep:
     P: tuple = (0, 1, 2)     #: Premium data
 
     @classmethod
-    def of(cls, sw: dict) -> _Sweep:
+    def of(cls, sw: dict) -> Sweep:
         tb, af = points(sw, "twobit"), points(sw, "af")
         all_loads = sorted({k[0] for k in tb})
         rtts = sorted({k[1] for k in tb})
@@ -128,13 +128,13 @@ class _Sweep:
 
 def claims(sw: dict) -> list:
     """The claims of sections 4.1 and 4.2 checked on a sweep (see :func:`sweep`)."""
-    s = _Sweep.of(sw)
+    s = Sweep.of(sw)
     return [row for judge in (_ap_vs_ab, _load_effects, _pb_vs_pp, _pp_level, _assured_doubles, _assured_above,
                               _differences_shrink, _premium_highest, _af_ack_precedence, _af13_acks_halve,
                               _af13_sacrificed) for row in judge(s)]
 
 
-def _ap_vs_ab(s: _Sweep) -> list:
+def _ap_vs_ab(s: Sweep) -> list:
     """AP vs AB at the smallest RTT."""
     tb, loads, r0, ci, c = s.tb, s.loads, s.r0, s.ci, s.c
     out = []
@@ -163,15 +163,15 @@ def _ap_vs_ab(s: _Sweep) -> list:
     return out
 
 
-def _load_effects(s: _Sweep) -> list:
+def _load_effects(s: Sweep) -> list:
     """The ACK class's effect at the highest load against the lowest (the paper: ACKs matter less at higher loads), and
     Best Effort's goodput likewise (the paper: lower at high congestion): one-sided Welch tests."""
     tb, loads, r0, c, B = s.tb, s.loads, s.r0, s.c, s.B
     out = []
     if len(loads) > 1:
         lo_ld, hi_ld = loads[0], loads[-1]
-        a_hi = _ratio_reps(tb[(hi_ld, r0)], [c["AP"]], [c["AB"]])
-        a_lo = _ratio_reps(tb[(lo_ld, r0)], [c["AP"]], [c["AB"]])
+        a_hi = ratio_reps(tb[(hi_ld, r0)], [c["AP"]], [c["AB"]])
+        a_lo = ratio_reps(tb[(lo_ld, r0)], [c["AP"]], [c["AB"]])
         p = welch_samples(a_hi, a_lo).p_value("less")
         out.append(C.judge(
             f"Two-Bit DS, RTT {r0} ms: the ACK class matters less at higher load (AP/AB {hi_ld} % vs {lo_ld} %)",
@@ -195,7 +195,7 @@ def _load_effects(s: _Sweep) -> list:
     return out
 
 
-def _pb_vs_pp(s: _Sweep) -> list:
+def _pb_vs_pp(s: Sweep) -> list:
     """PB vs PP."""
     tb, loads, r0, ci, c = s.tb, s.loads, s.r0, s.ci, s.c
     out = []
@@ -216,7 +216,7 @@ def _pb_vs_pp(s: _Sweep) -> list:
     return out
 
 
-def _pp_level(s: _Sweep) -> list:
+def _pp_level(s: Sweep) -> list:
     """PP low and load-independent."""
     tb, loads, r0, ci, c, A = s.tb, s.loads, s.r0, s.ci, s.c, s.A
     out = []
@@ -236,7 +236,7 @@ def _pp_level(s: _Sweep) -> list:
     return out
 
 
-def _assured_doubles(s: _Sweep) -> list:
+def _assured_doubles(s: Sweep) -> list:
     """Assured about twice Best Effort at low RTT, 100 % load."""
     tb, loads, r0, ci, A, B = s.tb, s.loads, s.r0, s.ci, s.A, s.B
     out = []
@@ -255,7 +255,7 @@ def _assured_doubles(s: _Sweep) -> list:
     return out
 
 
-def _assured_above(s: _Sweep) -> list:
+def _assured_above(s: Sweep) -> list:
     """Assured always above Best Effort (smallest RTT)."""
     tb, loads, r0, ci, A, B = s.tb, s.loads, s.r0, s.ci, s.A, s.B
     out = []
@@ -268,7 +268,7 @@ def _assured_above(s: _Sweep) -> list:
     return out
 
 
-def _differences_shrink(s: _Sweep) -> list:
+def _differences_shrink(s: Sweep) -> list:
     """Differences shrink as the RTT grows (ACK effect in Two-Bit DS, data spread under n-RED)."""
     sw, tb, af, loads, r0, r1 = s.sw, s.tb, s.af, s.loads, s.r0, s.r1
     out = []
@@ -295,7 +295,7 @@ def _differences_shrink(s: _Sweep) -> list:
     return out
 
 
-def _premium_highest(s: _Sweep) -> list:
+def _premium_highest(s: Sweep) -> list:
     """Premium highest at the largest RTT."""
     tb, loads, r1, ci, A, B, P = s.tb, s.loads, s.r1, s.ci, s.A, s.B, s.P
     out = []
@@ -322,14 +322,14 @@ def _premium_highest(s: _Sweep) -> list:
     return out
 
 
-def _af_ack_precedence(s: _Sweep) -> list:
+def _af_ack_precedence(s: Sweep) -> list:
     """One AF class: the ACK precedence hardly matters (vs Two-Bit DS), up to 100 % load, smallest RTT; the ACK effect:
     how much less goodput the worst ACK class gives than the best one, same data, same run."""
     tb, af, loads, r0, ci = s.tb, s.af, s.loads, s.r0, s.ci
     out = []
     mid = [ld for ld in loads if ld <= 100] or loads[:1]
-    e_af = 1 - np.mean([_ratio_reps(af[(ld, r0)], (2, 5, 8), (0, 3, 6)) for ld in mid], axis=0)
-    e_tb = 1 - np.mean([_ratio_reps(tb[(ld, r0)], (2, 5, 8), (0, 3, 6)) for ld in mid], axis=0)
+    e_af = 1 - np.mean([ratio_reps(af[(ld, r0)], (2, 5, 8), (0, 3, 6)) for ld in mid], axis=0)
+    e_tb = 1 - np.mean([ratio_reps(tb[(ld, r0)], (2, 5, 8), (0, 3, 6)) for ld in mid], axis=0)
     m_af, m_tb = float(e_af.mean()), float(e_tb.mean())
     h_af = _t(len(e_af)) * float(e_af.std(ddof=1)) / np.sqrt(len(e_af)) if len(e_af) > 1 else 0.0
     where = f"RTT {r0} ms, {', '.join(f'{ld} %' for ld in mid)} load"
@@ -346,7 +346,7 @@ def _af_ack_precedence(s: _Sweep) -> list:
     return out
 
 
-def _af13_acks_halve(s: _Sweep) -> list:
+def _af13_acks_halve(s: Sweep) -> list:
     """One AF class at very high load and the smallest RTT: AF13 ACKs can cost more than half the goodput."""
     sw, af, loads, r0, ci = s.sw, s.af, s.loads, s.r0, s.ci
     out = []
@@ -366,7 +366,7 @@ def _af13_acks_halve(s: _Sweep) -> list:
     return out
 
 
-def _af13_sacrificed(s: _Sweep) -> list:
+def _af13_sacrificed(s: Sweep) -> list:
     """AF13 sacrificed at the highest load."""
     af, loads, r0, ci = s.af, s.loads, s.r0, s.ci
     out = []

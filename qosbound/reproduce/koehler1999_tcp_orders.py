@@ -19,7 +19,7 @@ import numpy as np
 from qosbound.reproduce import claims as C
 from qosbound.reproduce import rules as R
 from qosbound.reproduce.koehler1999_tcp import HEADER, PACKET, label, points
-from qosbound.reproduce.koehler1999_tcp_claims import _ratio_reps, _Sweep
+from qosbound.reproduce.koehler1999_tcp_claims import ratio_reps, Sweep
 from qosbound.validation.stats import welch_samples
 
 __all__ = ["claims", "mixed_claim", "ORDER_EFFECT", "SPREAD_EFFECT", "AB_EFFECT", "SHARE_EFFECT", "CI_EFFECT", "BAND",
@@ -70,7 +70,7 @@ def _row(claim: str, source: str, paper: str, shown: str, rule: str, t: R.Test, 
                    effect=t.effect, value=value, unit=unit)
 
 
-def _spreads(s: _Sweep, rtt: int, combos) -> np.ndarray:
+def _spreads(s: Sweep, rtt: int, combos) -> np.ndarray:
     """Per replication: (max - min)/mean of the goodput over the loads judged (replications paired by index), for
     each combination of ``combos`` (shape replications x len(combos))."""
     g = np.stack([np.asarray(s.tb[(ld, rtt)]["per_replication"])[:, list(combos)] for ld in s.loads], axis=2)
@@ -80,17 +80,17 @@ def _spreads(s: _Sweep, rtt: int, combos) -> np.ndarray:
 def claims(sw: dict) -> list:
     """The ordering claims checked on a sweep (:func:`qosbound.reproduce.koehler1999.tcp_sweep`); rows whose points
     the sweep lacks (60 ms, 100 ms, loads < 100 %: the full mode's) are left out."""
-    s = _Sweep.of(sw)
+    s = Sweep.of(sw)
     return [row for judge in (_pa_below_pp, _ap_highest, _variation, _pp_spread_rtt, _ab_rtt, _premium_share,
                               _receiver, _low_load, _af_low_load, _af_ci) for row in judge(s)]
 
 
-def _pa_below_pp(s: _Sweep) -> list:
+def _pa_below_pp(s: Sweep) -> list:
     """Section 4.1, Fig. 4(a): PA below PP at every load, the smallest RTT."""
     c = s.c
-    tests = [_mean_test(_ratio_reps(s.tb[(ld, s.r0)], [c["PA"]], [c["PP"]]), 1.0, "<", ORDER_EFFECT, f"PA/PP {ld} %")
+    tests = [_mean_test(ratio_reps(s.tb[(ld, s.r0)], [c["PA"]], [c["PP"]]), 1.0, "<", ORDER_EFFECT, f"PA/PP {ld} %")
              for ld in s.loads]
-    ms = {ld: float(_ratio_reps(s.tb[(ld, s.r0)], [c["PA"]], [c["PP"]]).mean()) for ld in s.loads}
+    ms = {ld: float(ratio_reps(s.tb[(ld, s.r0)], [c["PA"]], [c["PP"]]).mean()) for ld in s.loads}
     t = R.intersection_union(tests)
     return [_row(f"Two-Bit DS, RTT {s.r0} ms: PA below PP", "section 4.1, Fig. 4(a)", "PA lower than PP",
                  "PA/PP " + ", ".join(f"{ld} %: {v:.2f}" for ld, v in ms.items()), "PA/PP below 1 at every load: "
@@ -98,14 +98,14 @@ def _pa_below_pp(s: _Sweep) -> list:
                  failure="PA/PP not shown below 1 at every load", value=max(ms.values()))]
 
 
-def _ap_highest(s: _Sweep) -> list:
+def _ap_highest(s: Sweep) -> list:
     """Sections 4.1 and 5: AP above each of the eight other combinations at every load, the smallest RTT."""
     c = s.c
     others = [k for k in c if k != "AP"]
     tests, worst = [], (None, np.inf)
     for ld in s.loads:
         for k in others:
-            r = _ratio_reps(s.tb[(ld, s.r0)], [c["AP"]], [c[k]])
+            r = ratio_reps(s.tb[(ld, s.r0)], [c["AP"]], [c[k]])
             tests.append(_mean_test(r, 1.0, ">", ORDER_EFFECT, f"AP/{k} {ld} %"))
             if r.mean() < worst[1]:
                 worst = (f"AP/{k} at {ld} %", float(r.mean()))
@@ -117,7 +117,7 @@ def _ap_highest(s: _Sweep) -> list:
                  value=worst[1])]
 
 
-def _variation(s: _Sweep) -> list:
+def _variation(s: Sweep) -> list:
     """Section 4.1, Fig. 4(a): Assured and Best Effort vary more over the loads than PP (smallest RTT)."""
     if len(s.loads) < 2:
         return []
@@ -135,7 +135,7 @@ def _variation(s: _Sweep) -> list:
                  value=float(min(a.mean(), b.mean()) - pp.mean()))]
 
 
-def _pp_spread_rtt(s: _Sweep) -> list:
+def _pp_spread_rtt(s: Sweep) -> list:
     """Section 4.1, Fig. 4(c): PP varies more over the loads at 100 ms than at 20 ms (the full mode)."""
     if 100 not in s.rtts or 20 not in s.rtts or len(s.loads) < 2:
         return []
@@ -149,7 +149,7 @@ def _pp_spread_rtt(s: _Sweep) -> list:
                  failure="PP's spread not shown larger at 100 ms", value=float(hi.mean() - lo.mean()))]
 
 
-def _ab_rtt(s: _Sweep) -> list:
+def _ab_rtt(s: Sweep) -> list:
     """Section 4.1, Figs. 5(a) and 5(d): AB lower at 20 ms than at 60 ms, at the lowest and the highest load (the
     full mode)."""
     if 60 not in s.rtts or 20 not in s.rtts:
@@ -172,7 +172,7 @@ def _ab_rtt(s: _Sweep) -> list:
                  failure="AB not shown lower at 20 ms")]
 
 
-def _premium_share(s: _Sweep) -> list:
+def _premium_share(s: Sweep) -> list:
     """Sections 4.1 and 5: Premium data's goodput stays below its share of its node's Premium CIR (every point)."""
     tests, top = [], (None, -np.inf)
     for (ld, rtt), p in sorted(s.tb.items()):
@@ -191,14 +191,14 @@ def _premium_share(s: _Sweep) -> list:
                  failure="a Premium connection's goodput not shown below its share", value=top[1])]
 
 
-def _ack_direction(s: _Sweep, loads: list, claim: str, source: str, paper: str) -> list:
+def _ack_direction(s: Sweep, loads: list, claim: str, source: str, paper: str) -> list:
     """AP/AB - 1 and 1 - PB/PP above 0 at ``loads`` (smallest RTT): one-sided t, intersection-union."""
     c = s.c
     tests, shown = [], []
     for ld in loads:
         p = s.tb[(ld, s.r0)]
-        apab = _ratio_reps(p, [c["AP"]], [c["AB"]]) - 1
-        pbpp = 1 - _ratio_reps(p, [c["PB"]], [c["PP"]])
+        apab = ratio_reps(p, [c["AP"]], [c["AB"]]) - 1
+        pbpp = 1 - ratio_reps(p, [c["PB"]], [c["PP"]])
         tests += [_mean_test(apab, 0.0, ">", ORDER_EFFECT, f"AP/AB - 1 {ld} %"),
                   _mean_test(pbpp, 0.0, ">", ORDER_EFFECT, f"1 - PB/PP {ld} %")]
         shown.append(f"{ld} %: AP/AB {1 + apab.mean():.2f}, PB/PP {1 - pbpp.mean():.2f}, bottleneck loss "
@@ -209,13 +209,13 @@ def _ack_direction(s: _Sweep, loads: list, claim: str, source: str, paper: str) 
                  failure="AP above AB and PB below PP not shown at every load")]
 
 
-def _receiver(s: _Sweep) -> list:
+def _receiver(s: Sweep) -> list:
     """Section 5: the receiver's ACK class changes the goodput (loads >= 100 %)."""
     return _ack_direction(s, s.loads, f"Two-Bit DS, RTT {s.r0} ms: the receiver's ACK class changes the goodput "
                           "(AP above AB, PB below PP)", "section 5", "the ACK class has a big influence")
 
 
-def _low_load(s: _Sweep) -> list:
+def _low_load(s: Sweep) -> list:
     """Section 4.1, Fig. 5: at low load the ACK class is the main factor (the full mode's loads < 100 %)."""
     if not s.light:
         return []
@@ -224,7 +224,7 @@ def _low_load(s: _Sweep) -> list:
                           "section 4.1, Fig. 5", "ACK class the main factor at low load")
 
 
-def _af_low_load(s: _Sweep) -> list:
+def _af_low_load(s: Sweep) -> list:
     """Section 4.2, Fig. 6(d): at 200 ms and low load the goodput does not depend on the data precedence."""
     if not s.light or 200 not in s.rtts:
         return []
@@ -252,7 +252,7 @@ def _rel_half(p: dict) -> float:
     return float(np.nanmean(h / np.maximum(g, 1e-9)))
 
 
-def _af_ci(s: _Sweep) -> list:
+def _af_ci(s: Sweep) -> list:
     """Section 4.2, Fig. 7: the one AF class's confidence intervals smaller than Two-Bit DS's (every point of the
     run, paired by point)."""
     keys = sorted(k for k in s.tb if k in s.af)
