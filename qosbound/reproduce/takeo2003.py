@@ -15,6 +15,11 @@ replications and 95 % t-intervals, at additional delays m = 0..4 (ten replicatio
 ``--quick``: m = 0, three replications of 12 s); ``--out`` draws them against the additional delay
 (``takeo2003_cases``). The section IV claims are judged at m = 0 and (full mode) m = 4.
 
+(5) The application-level output of voice 1 and video 1 after a playout model of the receivers
+(:mod:`qosbound.reproduce.takeo2003_sync`, :mod:`qosbound.validation.playout`): the coefficient of variation of
+the output interval, the skip rate and the mean square error of inter-stream synchronization; Fig. 8's claims are
+judged in the full mode (they need m = 1..4), conclusion (i)'s recommended cases at m = 0 in both modes.
+
 Claims checked (:mod:`qosbound.reproduce.claims`): every allocation Table V
 prints, recomputed by the CBWFQ closed form within the table's rounding
 (1 kbit/s); and the network-level statements of section IV (which case hurts
@@ -34,6 +39,7 @@ from qosbound.analytic.wred import drop_prob
 from qosbound.progress import QUIET
 from qosbound.reproduce import claims as C
 from qosbound.reproduce import takeo2003_net as N
+from qosbound.reproduce import takeo2003_sync as S
 from qosbound.scenario import build, load
 from qosbound.shipped import example_path
 from qosbound.shipped import reference as shipped_reference
@@ -127,6 +133,8 @@ def run(args) -> int:
     setup = N.Setup.quick() if quick else N.Setup()
     net = N.measure(setup)
     checked += N.net_claims(net, 0, setup.replications)
+    checked.append(S.recommend_claim(net, 0, setup.replications))
+    checked += S.sync_claims(net, setup.ms, setup.replications)
     if max(setup.ms) > 0:
         checked += N.net_claims(net, max(setup.ms), setup.replications)
         checked += N.shrink_claims(net, 0, max(setup.ms), setup.replications)
@@ -160,6 +168,8 @@ def run(args) -> int:
               f" AF32 [{a['simulated_ci'][1][0]:.4g}, {a['simulated_ci'][1][1]:.4g}])")
         print()
         N.print_results(net)
+        print()
+        S.print_results(net)
         print()
         C.print_report("Claims of Takeo & Tasaka 2003 checked by qosbound", C.evaluate("takeo2003", checked))
     out = getattr(args, "out", None)

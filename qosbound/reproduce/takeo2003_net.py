@@ -37,6 +37,7 @@ import numpy as np
 from qosbound.reproduce import claims as C
 from qosbound.reproduce import rules as R
 from qosbound.reproduce.claimsfile import load as load_claims
+from qosbound.validation import playout as P
 from qosbound.validation.dumbbell import Class, Dumbbell, Queue, Udp, simulate
 from qosbound.validation.plots import save
 from qosbound.validation.stats import two_sided_t
@@ -131,14 +132,25 @@ def network(case: str, m: int, setup: Setup, rng: np.random.Generator):
 
 def _frames(parts, window):
     """Video frames from its three packet sources: a frame is delivered when all three packets are; its delay
-    is the last packet's. Returns (delivered frames per s, frame loss, frame delays in send order)."""
+    is the last packet's. Returns (delivered frames per s, frame loss, frame delays in send order, their
+    generation times)."""
     sent = min(p.sent for p in parts)
     keys = [dict(zip(np.round(p.times, 9), p.delays)) for p in parts]
     common = sorted(set(keys[0]).intersection(*keys[1:]))
     delays = np.array([max(k[t] for k in keys) for t in common])
     in_flight = max(p.in_flight for p in parts)
     done = max(sent - in_flight, 1)
-    return len(common) / window, 1.0 - len(common) / done, delays
+    return len(common) / window, 1.0 - len(common) / done, delays, np.array(common, float)
+
+
+def _playout(voice, frame_times, frame_delays) -> dict:
+    """The application-level output of voice 1 and video 1 (:mod:`qosbound.validation.playout`, section III.C's
+    J_max = 100 ms and Delta_al = 400 ms): each stream's coefficient of variation of the output interval and skip
+    rate, and the mean square error of inter-stream synchronization (s^2; voice the master, section III.E)."""
+    a = P.playout(voice.times, voice.times + voice.delays)
+    v = P.playout(frame_times, frame_times + frame_delays)
+    return {"voice1.cv": a.cv(), "video1.cv": v.cv(), "voice1.skip": a.skip_rate, "video1.skip": v.skip_rate,
+            "sync.mse": P.mse(P.sync_errors(a, v, 0.5 / MU_RATE))}
 
 
 def run_case(case: str, m: int, setup: Setup, seed: int) -> dict:
@@ -148,7 +160,7 @@ def run_case(case: str, m: int, setup: Setup, seed: int) -> dict:
     r = simulate(net, seed)
     u = {s.name: s for s in r.udp}
     v1 = u["voice1"]
-    rate, floss, fdel = _frames([u[f"video1.{k}"] for k in range(3)], r.window)
+    rate, floss, fdel, ftimes = _frames([u[f"video1.{k}"] for k in range(3)], r.window)
     f = r.flows
     files = np.array(net.files) * MSS
     done = np.isfinite(f.completion)
@@ -165,6 +177,7 @@ def run_case(case: str, m: int, setup: Setup, seed: int) -> dict:
         "html.time": float(np.mean(f.completion[done])) if done.any() else math.nan,
         "html.throughput": float(f.goodput.sum()),
         "html.files": int(done.sum()),
+        **_playout(v1, ftimes, fdel),
     }
 
 

@@ -12,7 +12,8 @@ from tests.helpers import claims_by_id, reproduce_json
 def test_takeo2003_claims_and_a_broken_one(monkeypatch, capsys):
     """Table V reproduced (18 rows), and the quick network run's verdicts: case 3's HTML drops and the voice
     claims shown by their one-sided tests; the transfer time and throughput orderings not shown (their cause,
-    the missing handshake, untested: NOT MET); a changed printed allocation makes Table V NOT MET."""
+    the missing handshake, untested: NOT MET); conclusion (i) NOT MET on case 1's HTML; Fig. 8 left to the full
+    mode; a changed printed allocation makes Table V NOT MET."""
     monkeypatch.setattr(takeo2003, "approximations", lambda quick=False: _fake_approximations())
     code, doc = reproduce_json(capsys, "takeo2003", "--quick")
     by = claims_by_id(doc)
@@ -23,7 +24,10 @@ def test_takeo2003_claims_and_a_broken_one(monkeypatch, capsys):
     for cid in ("fig3-transfer-case3-largest", "fig4-throughput-case3-smallest"):
         assert by[cid]["verdict"] == C.CLAIM_NOT_MET and "untested" in by[cid]["reason"], cid
         assert by[cid]["power"] is not None
-    assert by["fig8-sync-error-falls"]["verdict"] == C.NOT_ATTEMPTED
+    for cid in ("fig8-sync-error-falls", "fig8-sync-fine-at-200ms", "fig8-case3-smallest-50-150"):
+        assert by[cid]["verdict"] == C.NOT_ATTEMPTED and "mode" in by[cid]["reason"], cid   # m >= 1: full mode
+    rec = by["conclusion-recommend-1-5-6"]     # voice 1 smooth in cases 1, 5, 6, but case 1's HTML not faster than 3's
+    assert rec["verdict"] == C.CLAIM_NOT_MET and "case1 html.time5k < case3" in rec["test"]
     ref = takeo2003.reference()
     ref["table_V"]["cases"]["case2"]["printed"]["AF3"] = 700       # a printed value qosbound does not give
     monkeypatch.setattr(takeo2003, "reference", lambda: ref)

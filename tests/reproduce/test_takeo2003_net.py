@@ -101,3 +101,14 @@ def test_differences_shrinking_with_the_delay_is_a_one_sided_test():
     assert all(c.verdict == C.NOT_MET and "grows" in c.evidence for c in grow)
     same = N.shrink_claims(_two_delays(0.3, 0.3), 0, 4)
     assert all(c.verdict == C.NOT_MET for c in same)
+
+
+def test_the_playout_output_of_voice_and_video(runs):
+    """After the playout model (J_max = 100 ms, Delta_al = 400 ms): voice 1 sharing class 2 with HTML (case 2) is
+    output irregularly, while in cases 1, 3 and 5 its delay never exceeds the first MU's delay plus J_max, so its
+    output intervals are all 50 ms (CV 0); case 3's video frames are skipped least (HTML dropped early at drop
+    precedence 3); every synchronization MSE is finite and at most Delta_al^2."""
+    assert runs["case2"]["voice1.cv"] > 0.05
+    assert all(runs[c]["voice1.cv"] < 1e-9 for c in ("case1", "case3", "case5"))
+    assert runs["case3"]["video1.skip"] < min(runs[c]["video1.skip"] for c in ("case1", "case2", "case5"))
+    assert all(0.0 <= r["sync.mse"] <= 0.4 ** 2 for r in runs.values())
