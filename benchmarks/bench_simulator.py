@@ -29,6 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
+try:
+    from benchmarks._result import emit, figure
+except ImportError:  # run as a script from benchmarks/
+    from _result import emit, figure
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "ferrari2001.yaml"
 
@@ -179,6 +184,7 @@ def main(argv=None):
     print(f"scenario: {EXAMPLE.name} (rho = {p.rho:.3f}, Q_t = {p.Q_t}, pq_cap = {p.pq_cap})")
 
     n, best, med, cpu = single_core(p, 200_000 if q else 4_000_000, 1 if q else 3)
+    one_thread, one_cpu = n / best, n / cpu
     print(f"[1] one thread: {n:.3g} packets in {best:.3f} s (median {med:.3f} s) -> "
           f"{n / best:.3g} packets/s best wall-clock, {n / med:.3g} median; {n / cpu:.3g} packets per CPU-second "
           f"(target >= 2e7)")
@@ -214,6 +220,13 @@ def main(argv=None):
     print(f"[4] plain-Python event loop: {rows} packets in {t_py:.2f} s -> {py_rate:.3g} packets/s; "
           f"numba kernel {nb_rate:.3g} packets/s -> ratio {nb_rate / py_rate:.0f}x")
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
+    stream = (ms["rss_peak_kB"] - ms["rss_base_kB"]) / 1024
+    emit(figure("rate", "one thread", one_thread, "packets/s"),
+         figure("rate_cpu", "one thread", one_cpu, "packets per CPU s"),
+         figure("speedup", f"{reps} replications, 2 threads / 1", wall[1] / wall[2], "x"),
+         figure("control_speedup", "trivial prange loop, 2 threads / 1", ctrl[1] / ctrl[2], "x"),
+         figure("stream_memory", f"{ms['packets']:.3g} packets streamed, memory growth", stream, "MiB"),
+         figure("python_ratio", "kernel / plain-Python loop", nb_rate / py_rate, "x"))
 
 
 if __name__ == "__main__":
