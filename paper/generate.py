@@ -913,8 +913,8 @@ def _benchmarks(o: Out, path: Path) -> None:
     lat = [r"\begin{scriptsize}", r"\begin{longtable}{@{}P{0.27\linewidth}P{0.52\linewidth}P{0.15\linewidth}@{}}",
            r"\caption{Performance: the headline figures " + tex(caption_plain) + r", \texttt{python "
            r"benchmarks/collect.py} on " + tex(f"{m['cpu']}, {m['cores']} cores") + r", each with the command of "
-           r"\texttt{benchmarks/} that measured it (the quick forms: smaller runs than those of "
-           r"\texttt{docs/benchmarks.md}), its wall-clock and CPU seconds and the 1-minute load average before and "
+           r"\texttt{benchmarks/} that measured it (a quick form where the script has one: smaller runs "
+           r"than those of \texttt{docs/benchmarks.md}), its wall-clock and CPU seconds and the 1-minute load average before and "
            r"after it. Ratios are measured side by side in one run; absolute rates depend on the load.}"
            r"\label{tab:bench}\\",
            r"\toprule benchmark (command) & headline figures & run \\ \midrule \endfirsthead",
