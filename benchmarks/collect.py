@@ -62,8 +62,7 @@ BENCHMARKS = (
     Benchmark("tfrc", "TFRC equation", "bench_tfrc.py", ("--n", "1000000", "--sympy-points", "50"),
               ">= 1e7 points/s, >= 1000x, inverse <= 1 s"),
     Benchmark("storm", "Storm on the PQ + TxQ chain", "bench_storm.py", ("--quick",), "example <= 1 s"),
-    # the full form: --quick is a smoke test whose single timings include the threads' start-up (2 threads / 1
-    # came out at 213x in one quick run)
+    # the full form: its --quick is a smoke test (one timing of each, no repeats to take the best of)
     Benchmark("simulator", "EF simulator (PQ + TxQ)", "bench_simulator.py", (),
               ">= 2e7 packets/s, >= 1.8x on 2 threads"),
     Benchmark("ring", "ring-count chain and ring bound", "bench_ring.py", ("--quick",), "-"),
