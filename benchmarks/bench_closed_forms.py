@@ -16,6 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import best_of  # noqa: E402  (sets single-threaded BLAS before NumPy loads)
+from _result import emit, figure  # noqa: E402
 
 import argparse  # noqa: E402
 import time  # noqa: E402
@@ -83,6 +84,11 @@ def main(argv=None) -> int:
         ok = "ok" if fast >= 1e7 and fast / slow >= 1000 else "MISSED"
         print(f"{name:48s} {fast:16.3e} {slow:16.3e} {fast / slow:10.3g}x  >=1e7/s, >=1000x: {ok}")
     print(f"SymPy per point measured on {m} points and extrapolated; NumPy on {n:.3g}-point arrays.")
+    (e7, e7_fast, e7_slow), (cob, cob_fast, cob_slow) = rows[0], rows[2]
+    emit(figure("eq_seven_rate", "eq. (7), validated", e7_fast, "points/s"),
+         figure("eq_seven_ratio", "eq. (7) / per-point SymPy", e7_fast / e7_slow, "x"),
+         figure("cobham_rate", "Cobham, validated", cob_fast, "points/s"),
+         figure("cobham_ratio", "Cobham / per-point SymPy", cob_fast / cob_slow, "x"))
     return 0
 
 

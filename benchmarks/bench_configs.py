@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import _common  # noqa: E402,F401 - single-thread BLAS
+from _result import emit, figure  # noqa: E402
 from gen_configs import generate  # noqa: E402
 
 from qosbound.configs import import_configs  # noqa: E402
@@ -89,6 +90,10 @@ def main() -> None:
               f"{n['scenarios'] / dt:.0f} ports/s, load average {load:.1f}; "
               f"{cases} testcases, {failures} failing; ports: {n['pass']} pass, {n['slo_violated']} violate an SLO, "
               f"{n['not_evaluated']} not evaluated; exit {proc.returncode}")
+        emit(figure("wall", f"{len(paths):,} files, end to end", dt, "s"),
+             figure("cpu", "CPU", cpu, "s"),
+             figure("ports_rate", "ports", n["scenarios"] / dt, "ports/s"),
+             figure("testcases", "JUnit testcases", cases, "testcases"))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,10 @@ try:
     from benchmarks import _common  # noqa: F401  (one BLAS thread)
 except ImportError:  # run as a script from benchmarks/
     import _common  # noqa: F401
+try:
+    from benchmarks._result import emit, figure
+except ImportError:  # run as a script from benchmarks/
+    from _result import emit, figure
 
 from qosbound.models import ring_abstraction
 from qosbound.scenario import build, load
@@ -134,6 +138,8 @@ def has_bound(p):
 
 
 def size_table(qts, exact_max):
+    """Print the tables; return the largest exact chain built: (Q_t, BE sizes, exact states, ring states, exact s,
+    ring s), or None."""
     from qosbound.models.pq_txq_size import predicted_states
 
     print("Exact chain and ring-count chain (2 Mbit/s, 1536-byte units = one packet each, PQ 10, EF 300 kbit/s "
@@ -141,7 +147,7 @@ def size_table(qts, exact_max):
     print(f"{'Q_t':>4} {'BE':>3} {'exact bound':>12} {'exact st':>9} {'exact s':>8} {'exact MB':>8} "
           f"{'ring st':>8} {'ring s':>7} {'ring MB':>8} {'states x':>9} {'time x':>8} {'S':>3} {'staged st':>9} "
           f"{'staged s':>8}")
-    cmp_rows = []
+    cmp_rows, largest = [], None
     for QT in qts:
         for K in SIZES:
             p = instance(QT, K)
@@ -153,6 +159,8 @@ def size_table(qts, exact_max):
                 cmp_rows.append((QT, K, rmean / emean - 1, r99 / e99 - 1, r999 / e999 - 1, S, smean / emean - 1,
                                  s99 / e99 - 1, s999 / e999 - 1))
                 ex = f"{es:>9} {et:>8.2f} {emb:>8.0f}"
+                if largest is None or es > largest[2]:
+                    largest = (QT, K, es, rs, et, rt)
                 ratio = f"{es / rs:>9.3g} {et / rt:>8.3g}"
             else:
                 ex = f"{'-':>9} {'-':>8} {'-':>8}"
@@ -171,6 +179,7 @@ def size_table(qts, exact_max):
     print(f"{'Q_t':>4} {'BE':>3} {'mean':>9} {'p99':>9} {'p99.9':>9} {'S':>3} {'mean':>9} {'p99':>9} {'p99.9':>9}")
     for QT, K, a, b, c, S, d, e, f in cmp_rows:
         print(f"{QT:>4} {K:>3} {a:>+9.4f} {b:>+9.4f} {c:>+9.4f} {S:>3} {d:>+9.4f} {e:>+9.4f} {f:>+9.4f}")
+    return largest
 
 
 def simulate(scn, packets, reps):
@@ -183,6 +192,8 @@ def simulate(scn, packets, reps):
 
 
 def target_table(packets, reps):
+    """Print the ports' table; return, per port, the seconds of the ring chain and of the bound (None where its
+    MDP is too large) and the p99 of the approximation, of the bound and of the simulator."""
     from qosbound.models.pq_txq_size import predicted_states
 
     ports = [("wan100 (target)", load("examples/wan100.yaml")), ("agg1g", load("examples/agg1g.yaml")),
@@ -193,6 +204,7 @@ def target_table(packets, reps):
     print()
     print(f"Ports: the ring-count chain (approximation) and the ring bound against the packet simulator ({reps} x "
           f"{packets:g} EF packets, 95 % interval)")
+    out = {}
     for name, scn in ports:
         p = params(scn)
         exact_bound, _ = predicted_states(p, ModelOptions())
@@ -210,6 +222,9 @@ def target_table(packets, reps):
                                              ("p99.9", r999, "EF.delay.p99.9"), ("loss", rloss, "EF.loss"))):
             sv, lo, hi = sim[key]
             print(_row(label, v, bnd[1 + i] if bnd else None, sv, lo, hi, key == "EF.loss"))
+        out[name] = {"ring_s": rt, "bound_s": bt if bnd else None, "approx_p99": r99,
+                     "bound_p99": bnd[2] if bnd else None, "sim_p99": sim["EF.delay.p99"][0]}
+    return out
 
 
 def _rel(v, ref):
@@ -432,8 +447,23 @@ def main():
         survey_high_ef(250_000 if args.quick else 1_000_000, 4 if args.quick else 8)
         return
     qts = (5, 8, 16, 32, 64) if args.quick else (5, 8, 16, 32, 64, 128, 256)
-    size_table(qts, args.exact_max)
-    target_table(250_000 if args.quick else 1_000_000, 4 if args.quick else 8)
+    largest = size_table(qts, args.exact_max)
+    ports = target_table(250_000 if args.quick else 1_000_000, 4 if args.quick else 8)
+    figures = []
+    if largest:
+        QT, K, es, rs, et, rt = largest
+        figures += [figure("exact_states", f"exact chain, Q_t = {QT}, {K} BE sizes: states", es, "states"),
+                    figure("states_ratio", "exact / ring-count chain states", es / rs, "x"),
+                    figure("time_ratio", "exact / ring-count chain seconds", et / rt, "x")]
+    wan = ports["wan100 (target)"]
+    figures += [figure("wan_ring_s", "wan100: ring-count chain", wan["ring_s"], "s")]
+    if wan["bound_s"] is not None:
+        figures += [figure("wan_bound_s", "wan100: ring bound", wan["bound_s"], "s"),
+                    figure("wan_bound_p99_ratio", "wan100: p99 bound / simulated", wan["bound_p99"] / wan["sim_p99"],
+                           "x")]
+    figures += [figure("wan_approx_p99_ratio", "wan100: p99 approximation / simulated",
+                       wan["approx_p99"] / wan["sim_p99"], "x")]
+    emit(*figures)
 
 
 if __name__ == "__main__":

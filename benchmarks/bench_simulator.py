@@ -29,6 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
+try:
+    from benchmarks._result import emit, figure
+except ImportError:  # run as a script from benchmarks/
+    from _result import emit, figure
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "ferrari2001.yaml"
 
@@ -49,6 +54,12 @@ def best_of(fn, repeats):
     return min(times), float(np.median(times)), out
 
 
+def _forget(sim):
+    """Drop the replications ``run_replications`` keeps by their inputs, so that a repeat runs them again instead of
+    returning the kept ones (without this, every repeat after the first timed a copy)."""
+    sim._KEPT.clear()
+
+
 def single_core(p, ef_packets, repeats):
     """Packets, best and median wall time, and the least process CPU time of one replication on one thread."""
     from qosbound.validation import pq_txq_sim as sim
@@ -56,6 +67,7 @@ def single_core(p, ef_packets, repeats):
     cpu = []
 
     def run():
+        _forget(sim)
         c0 = time.process_time()
         r = sim.run_replications(p, ef_packets, 1, seed=1, n_threads=1)
         cpu.append(time.process_time() - c0)
@@ -95,6 +107,7 @@ def parallel(p, ef_packets, reps, repeats):
     used = {}
     for _ in range(repeats):
         for k in (1, 2):  # interleaved so both see the same machine load
+            _forget(sim)
             c0, t0 = time.process_time(), time.perf_counter()
             r = sim.run_replications(p, ef_packets, reps, seed=2, n_threads=k, batch=reps)
             wall[k].append(time.perf_counter() - t0)
@@ -179,6 +192,7 @@ def main(argv=None):
     print(f"scenario: {EXAMPLE.name} (rho = {p.rho:.3f}, Q_t = {p.Q_t}, pq_cap = {p.pq_cap})")
 
     n, best, med, cpu = single_core(p, 200_000 if q else 4_000_000, 1 if q else 3)
+    one_thread, one_cpu = n / best, n / cpu
     print(f"[1] one thread: {n:.3g} packets in {best:.3f} s (median {med:.3f} s) -> "
           f"{n / best:.3g} packets/s best wall-clock, {n / med:.3g} median; {n / cpu:.3g} packets per CPU-second "
           f"(target >= 2e7)")
@@ -214,6 +228,13 @@ def main(argv=None):
     print(f"[4] plain-Python event loop: {rows} packets in {t_py:.2f} s -> {py_rate:.3g} packets/s; "
           f"numba kernel {nb_rate:.3g} packets/s -> ratio {nb_rate / py_rate:.0f}x")
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
+    stream = (ms["rss_peak_kB"] - ms["rss_base_kB"]) / 1024
+    emit(figure("rate", "one thread", one_thread, "packets/s"),
+         figure("rate_cpu", "one thread", one_cpu, "packets per CPU s"),
+         figure("speedup", f"{reps} replications, 2 threads / 1", wall[1] / wall[2], "x"),
+         figure("control_speedup", "trivial prange loop, 2 threads / 1", ctrl[1] / ctrl[2], "x"),
+         figure("stream_memory", f"{ms['packets']:.3g} packets streamed, memory growth", stream, "MiB"),
+         figure("python_ratio", "kernel / plain-Python loop", nb_rate / py_rate, "x"))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,11 @@ from __future__ import annotations
 import argparse
 import time
 
+try:
+    from benchmarks._result import emit, figure
+except ImportError:  # run as a script from benchmarks/
+    from _result import emit, figure
+
 from qosbound.models.pq_txq import delay_distribution, render
 from qosbound.models.pq_txq_size import predicted_states
 from qosbound.scenario import build
@@ -70,14 +75,23 @@ def main():
     print("PQ + TxQ model on Storm (Poisson EF 300 kbit/s of 128 B at 2 Mbit/s, 512 B units)")
     print(f"{'Q_t':>4} {'PQ':>4} {'BE':>3} {'states':>10} {'bound':>10} {'transitions':>12} {'render s':>9} {'Storm s':>9} "
           f"{'total s':>9} {'mean ms':>9} {'p99 ms':>8}")
+    measured = {}
     for QT, PQ, K in rows:
         states, bound, trans, tr, ts, tt, mean, p99 = run(QT, PQ, K)
+        measured[QT, PQ, K] = (states, trans, tt)
         tag = "  <- example (target <= 1 s)" if (QT, PQ, K) == (5, 10, 3) else ""
         print(f"{QT:>4} {PQ:>4} {K:>3} {states:>10} {bound:>10} {trans:>12} {tr:>9.3f} {ts:>9.3f} {tt:>9.3f} "
               f"{mean * 1e3:>9.4f} {p99 * 1e3:>8.3f}{tag}", flush=True)
     print("'bound' = the state bound known before building; 'Storm s' = parse + build + stationary distribution; "
           "'total s' adds the delay distribution, mean and p99 in Python. Times are wall clock on a shared machine.")
     size_table()
+    ex = measured[5, 10, 3]
+    big = max(measured.values())
+    emit(figure("example_states", "example: states", ex[0], "states"),
+         figure("example_transitions", "example: transitions", ex[1], "transitions"),
+         figure("example_seconds", "example: Storm and delay distribution", ex[2], "s"),
+         figure("largest_states", "largest: states", big[0], "states"),
+         figure("largest_seconds", "largest: Storm and delay distribution", big[2], "s"))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import best_of  # noqa: E402,F401  (sets single-threaded BLAS before NumPy loads)
+from _result import emit, figure  # noqa: E402
 
 import argparse  # noqa: E402
 import dataclasses  # noqa: E402
@@ -66,8 +67,11 @@ def main() -> None:
     print(f"with uncounted=1: FIFO {rates['FIFO'][0]:,.0f} packets/s, one class per direction (scheduler with "
           f"departure events) {rates['classes'][0]:,.0f} packets/s ({rates['classes'][0] / rates['FIFO'][0]:.2f} of "
           f"the FIFO's), best of {a.repeat}; same goodput per flow: {same}")
+    figures = [figure("rate", "qosbound, best", best, "packets/s"),
+               figure("rate_cpu", "qosbound", best_cpu, "packets per CPU s")]
     if not ns3_runner.available():
         print("ns-3: not installed (the ns3 wheel); no comparison")
+        emit(*figures)
         return
     agreements, q, n = ns3_tcp.compare(net, a.replications, a.seed)
     ns_rate = np.array([x.packets / x.wall for x in n])
@@ -79,6 +83,10 @@ def main() -> None:
     print(f"ratio qosbound / ns-3: {best / ns_rate.mean():.0f}x (best run), {q_rate.mean() / ns_rate.mean():.0f}x "
           f"(mean of the comparison runs) by wall-clock time; {best_cpu / ns_cpu.mean():.0f}x and "
           f"{q_cpu.mean() / ns_cpu.mean():.0f}x by CPU time (target >= 50x)")
+    figures += [figure("ns3_rate", "ns-3", ns_rate.mean(), "packets/s"),
+                figure("ns3_rate_cpu", "ns-3", ns_cpu.mean(), "packets per CPU s"),
+                figure("ratio", "qosbound / ns-3, comparison runs", q_rate.mean() / ns_rate.mean(), "x"),
+                figure("ratio_cpu", "qosbound / ns-3 by CPU time", q_cpu.mean() / ns_cpu.mean(), "x")]
     print(f"\nagreement over {a.replications} replications (qosbound with ns-3's ssthresh rule):")
     for ag in agreements:
         print("  " + ag.line())
@@ -91,6 +99,7 @@ def main() -> None:
     print(f"qosbound with its default (RFC) ssthresh rule: loss rate {np.mean([x.loss_rate for x in qr]):.4f}, "
           f"mean cwnd {np.mean([x.flows.cwnd_mean.mean() for x in qr]):.2f} segments, goodput "
           f"{np.mean([x.goodput for x in qr]) / 1e6:.3f} Mbit/s")
+    emit(*figures)
 
 
 if __name__ == "__main__":

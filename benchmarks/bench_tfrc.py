@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import best_of  # noqa: E402  (sets single-threaded BLAS before NumPy loads)
+from _result import emit, figure  # noqa: E402
 
 import argparse  # noqa: E402
 import time  # noqa: E402
@@ -72,6 +73,9 @@ def main() -> None:
     err = np.max(np.abs(T.tfrc_rate(sk, Rk, out["p"]) / g - 1.0))
     print(f"inverse p_max(g) for {k} targets (SciPy Newton, vectorised): {t_inv:.3f} s, "
           f"max |X_calc(p_max)/g - 1| = {err:.2e}   (target <= 1 s)")
+    figures = [figure("rate", "vectorised", vec_rate, "points/s"),
+               figure("ratio", "vectorised / per-point SymPy", vec_rate / sym_rate, "x"),
+               figure("inverse", f"inverse for {k:,} targets", t_inv, "s")]
 
     if not a.no_sim:
         from qosbound.validation.qstp_sim import QstpConfig, simulate
@@ -83,6 +87,8 @@ def main() -> None:
         dt = time.perf_counter() - t0
         print(f"QSTP simulator, 21 flows on 1000 kbit/s: {cfg.duration / dt:.1f} simulated s per wall-clock s "
               f"({dt:.2f} s for {cfg.duration:.0f} s; gTFRC {r.throughput / 1e3:.0f} kbit/s)")
+        figures.append(figure("qstp_speed", "QSTP simulator", cfg.duration / dt, "simulated s/s"))
+    emit(*figures)
 
 
 if __name__ == "__main__":

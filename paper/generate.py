@@ -786,30 +786,141 @@ def _runs(o: Out, data: Path) -> None:
     o.integer("QBtotalSeconds", round(sum(c["seconds"] for c in log["commands"])))
 
 
-def _benchmarks(o: Out) -> None:
-    """The performance table: the figures docs/benchmarks.md records, each with the command that measures it."""
-    text = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
-    rows, cells = [], []
-    for line in text.splitlines():
-        if not line.startswith("| ") or line.startswith("| benchmark") or line.startswith("|---"):
-            continue
-        parts = [p.strip() for p in line.strip().strip("|").split(" | ")]
-        if len(parts) != 4:
-            continue
-        name, cmd, figure, target = (re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", p).replace("`", "") for p in parts)
-        cmd = cmd.replace("python benchmarks/", "")
-        rows.append(f"{tex(name)}\\newline \\texttt{{{tex(cmd)}}} & {tex(figure)} & {tex(target)} \\\\")
-        cells += [name, figure]
-    if not rows:
-        raise SystemExit("generate.py: docs/benchmarks.md has no benchmark table")
-    lat = [r"\begin{scriptsize}", r"\begin{longtable}{@{}P{0.23\linewidth}P{0.59\linewidth}P{0.12\linewidth}@{}}",
-           r"\caption{Performance as recorded in \texttt{docs/benchmarks.md}: each figure with the script of "
-           r"\texttt{benchmarks/} that measures it (ratios are measured side by side in one run; times on a shared "
-           r"2-core machine).}\label{tab:bench}\\",
-           r"\toprule benchmark (script) & figure & target \\ \midrule \endfirsthead",
-           r"\toprule benchmark (script) & figure & target \\ \midrule \endhead",
+#: The JSON file ``benchmarks/collect.py`` writes (``make -C paper`` reruns it; the quick build reads it as committed).
+BENCH_FILE = PAPER_DIR / "data" / "benchmarks.json"
+BENCH_SCHEMA = 1
+#: Units whose figures are counts, shown as integers.
+COUNT_UNITS = {"states", "transitions", "testcases", "packets", "ports", "flows", "packet-hops"}
+
+
+def _bench_field(path: Path, where: str, problem: str) -> SystemExit:
+    return SystemExit(f"generate.py: {path}: field '{where}': {problem}")
+
+
+def load_benchmarks(path: Path) -> dict:
+    """The benchmark run ``benchmarks/collect.py`` wrote, checked field by field: a missing file, bad JSON or a
+    missing or mistyped field stops the build with one line naming the file and the field."""
+    if not path.is_file():
+        raise SystemExit(f"generate.py: {path}: no such file (run python benchmarks/collect.py --out {path})")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise SystemExit(f"generate.py: {path}: not JSON: {e}") from None
+
+    def need(obj, key, kind, where):
+        v = obj.get(key) if isinstance(obj, dict) else None
+        ok = isinstance(v, kind) and not isinstance(v, bool)
+        if ok and kind in ((int, float), float):
+            ok = math.isfinite(v)
+        if ok and isinstance(v, (str, list)):
+            ok = len(v) > 0
+        if not ok:
+            raise _bench_field(path, where, "missing" if v is None else f"not a {_KIND_NAMES[kind]}: {v!r}")
+        return v
+
+    if not isinstance(doc, dict):
+        raise SystemExit(f"generate.py: {path}: not a JSON object")
+    if doc.get("schema") != BENCH_SCHEMA:
+        raise _bench_field(path, "schema", f"{doc.get('schema')!r}, this generator reads {BENCH_SCHEMA}")
+    for key in ("started", "commit"):
+        need(doc, key, str, key)
+    need(doc, "seconds", (int, float), "seconds")
+    need(need(doc, "machine", dict, "machine"), "cpu", str, "machine.cpu")
+    need(doc["machine"], "cores", int, "machine.cores")
+    for key in ("python", "qosbound"):
+        need(need(doc, "versions", dict, "versions"), key, str, f"versions.{key}")
+    for i, b in enumerate(need(doc, "benchmarks", list, "benchmarks")):
+        w = f"benchmarks[{i}]"
+        for key in ("name", "title", "command"):
+            need(b, key, str, f"{w}.{key}")
+        if not re.fullmatch(r"[a-z_]+", b["name"]):
+            raise _bench_field(path, f"{w}.name", f"{b['name']!r} is not lower-case letters and underscores")
+        for key in ("wall_s", "cpu_s"):
+            need(b, key, (int, float), f"{w}.{key}")
+        for key in ("load_before", "load_after"):
+            loads = need(b, key, list, f"{w}.{key}")
+            if len(loads) != 3 or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in loads):
+                raise _bench_field(path, f"{w}.{key}", f"not three load averages: {loads!r}")
+        for j, f in enumerate(need(b, "figures", list, f"{w}.figures")):
+            for key in ("name", "label", "unit"):
+                need(f, key, str, f"{w}.figures[{j}].{key}")
+            need(f, "value", (int, float), f"{w}.figures[{j}].value")
+    return doc
+
+
+_KIND_NAMES = {str: "non-empty text", (int, float): "finite number", int: "whole number", dict: "mapping",
+               list: "non-empty list"}
+
+
+def _bench_value(f: dict) -> tuple[str, str]:
+    """A figure's value as (LaTeX, plain text): counts as integers, the rest to 3 significant figures (powers of ten
+    from 1e4)."""
+    v = float(f["value"])
+    if f["unit"] in COUNT_UNITS and v == round(v):
+        return f"{int(v):,}".replace(",", "{,}"), f"{int(v):,}"
+    s = _sig(v, 3) if 1e-3 <= abs(v) < 1e4 or v == 0 else f"{v:.2e}"
+    return _sci_tex(s), _sci_plain(s)
+
+
+def _bench_unit(unit: str) -> tuple[str, str]:
+    """``x`` (a ratio) is written as the times sign after the number; other units after a thin space."""
+    if unit == "x":
+        return r"\texttimes{}", "\u00d7"
+    return f"\\,{tex(unit)}", f" {unit}"
+
+
+def bench_table(doc: dict) -> tuple[list[str], list[str], dict[str, tuple[str, str]]]:
+    """The performance table's LaTeX rows, the plain text of its cells (for the PDF check) and one macro per
+    figure (name -> (LaTeX, plain)), from a document :func:`load_benchmarks` accepted."""
+    rows, cells, macros = [], [], {}
+    for b in doc["benchmarks"]:
+        shown = tex(b["command"].replace("python benchmarks/", "")).replace("/", "/\\allowbreak{}")
+        figs_tex, figs_plain = [], []
+        for f in b["figures"]:
+            (vt, vp), (ut, up) = _bench_value(f), _bench_unit(f["unit"])
+            figs_tex.append(f"{tex(f['label'])}: {vt}{ut}")
+            figs_plain.append(f"{f['label']}: {vp}{up}")
+            macros[_macro_name("bench", b["name"], f["name"])] = (vt + ut, vp + up)
+        run = (f"{b['wall_s']:.1f}\\,s wall, {b['cpu_s']:.1f}\\,s CPU; load {b['load_before'][0]:.1f} "
+               f"$\\rightarrow$ {b['load_after'][0]:.1f}")
+        run_plain = (f"{b['wall_s']:.1f} s wall, {b['cpu_s']:.1f} s CPU; load {b['load_before'][0]:.1f} \u2192 "
+                     f"{b['load_after'][0]:.1f}")
+        rows.append(f"{tex(b['title'])}\\newline \\texttt{{{shown}}} & " + "; ".join(figs_tex)
+                    + f" & {run} \\\\")
+        cells += [b["title"], b["command"].replace("python benchmarks/", ""), *figs_plain, run_plain]
+    return rows, cells, macros
+
+
+def _benchmarks(o: Out, path: Path) -> None:
+    """The performance table and the numbers the performance section quotes: from the benchmark run's JSON file
+    alone (``benchmarks/collect.py``), each figure with the command that measured it."""
+    doc = load_benchmarks(path)
+    rows, cells, macros = bench_table(doc)
+    for name, (latex, plain) in macros.items():
+        o.macro(name, latex, plain)
+    loads = [x for b in doc["benchmarks"] for x in (b["load_before"][0], b["load_after"][0])]
+    commit, date = doc["commit"], doc["started"][:10]
+    m = doc["machine"]
+    o.text("QBbenchCommit", commit)
+    o.text("QBbenchDate", date)
+    o.macro("QBbenchLoadLow", f"{min(loads):.1f}")  # as the caption gives them
+    o.macro("QBbenchLoadHigh", f"{max(loads):.1f}")
+    o.text("QBbenchCPU", f"{m['cpu']}, {m['cores']} cores")
+    o.text("QBbenchPython", doc["versions"]["python"])
+    o.integer("QBbenchSeconds", round(doc["seconds"]))
+    caption_plain = (f"from the benchmark run at commit {commit} on {date} (load average {min(loads):.1f} to "
+                     f"{max(loads):.1f})")
+    lat = [r"\begin{scriptsize}", r"\begin{longtable}{@{}P{0.27\linewidth}P{0.52\linewidth}P{0.15\linewidth}@{}}",
+           r"\caption{Performance: the headline figures " + tex(caption_plain) + r", \texttt{python "
+           r"benchmarks/collect.py} on " + tex(f"{m['cpu']}, {m['cores']} cores") + r", each with the command of "
+           r"\texttt{benchmarks/} that measured it (a quick form where the script has one: smaller runs "
+           r"than those of \texttt{docs/benchmarks.md}), its wall-clock and CPU seconds and the 1-minute load average before and "
+           r"after it. Ratios are measured side by side in one run; absolute rates depend on the load.}"
+           r"\label{tab:bench}\\",
+           r"\toprule benchmark (command) & headline figures & run \\ \midrule \endfirsthead",
+           r"\toprule benchmark (command) & headline figures & run \\ \midrule \endhead",
            r"\bottomrule \endlastfoot", *rows, r"\end{longtable}", r"\end{scriptsize}"]
-    o.table("bench", "\n".join(lat) + "\n", cells)
+    o.table("bench", "\n".join(lat) + "\n", [caption_plain, *cells])
     o.integer("QBbenchRows", len(rows))
 
 
@@ -824,15 +935,16 @@ def _constants(o: Out) -> None:
     o.number("QBFamilyError", 100 * (1 - FAMILY_CONFIDENCE), "%", digits=2)
 
 
-def make_tex(data: Path, gen: Path) -> Out:
-    """Write every generated LaTeX input for the outputs under ``data`` into ``gen``."""
+def make_tex(data: Path, gen: Path, bench: Path = BENCH_FILE) -> Out:
+    """Write every generated LaTeX input for the outputs under ``data`` (and the benchmark run ``bench``) into
+    ``gen``."""
     gen.mkdir(parents=True, exist_ok=True)
     o = Out(gen)
     _constants(o)
     _runs(o, data)
     _plans(o, data)
     _ns3(o, data)
-    _benchmarks(o)
+    _benchmarks(o, bench)
     total: list[Claim] = []
     tests_all, levels = 0, set()
     summary_rows, cells = [], []
@@ -889,12 +1001,14 @@ def main(argv=None) -> int:
     t = sub.add_parser("tex", help="write the macros, tables and figure blocks from the outputs")
     t.add_argument("--data", required=True, help="the folder the run stage wrote")
     t.add_argument("--out", required=True, help="folder for the generated LaTeX inputs")
+    t.add_argument("--bench", default=str(BENCH_FILE), help="the benchmark run benchmarks/collect.py wrote "
+                   "(default paper/data/benchmarks.json)")
     args = ap.parse_args(argv)
     os.environ.setdefault("MPLBACKEND", "Agg")
     if args.stage == "run":
         run(Path(args.out).resolve(), args.quick)
     else:
-        make_tex(Path(args.data).resolve(), Path(args.out).resolve())
+        make_tex(Path(args.data).resolve(), Path(args.out).resolve(), Path(args.bench).resolve())
     return 0
 
 

@@ -130,6 +130,115 @@ def test_numbers_keep_their_significant_figures_and_units():
     assert gen._macro_name("ferrari2001", "notmet") == "QBFerrariNotmet"
 
 
+# ------------------------------------------------------------------------------ the performance table
+
+def bench_doc():
+    """A benchmark run as benchmarks/collect.py writes it (numbers made up, so that each can be traced)."""
+    return {"schema": 1, "started": "2026-01-02T03:04:05+00:00", "commit": "abc123def456", "seconds": 321.4,
+            "machine": {"cpu": "Test CPU 9000", "cores": 2, "platform": "Linux"},
+            "versions": {"python": "3.11.7", "qosbound": "0.1.0"},
+            "benchmarks": [
+                {"name": "closed_forms", "title": "closed forms against per-point SymPy",
+                 "command": "python benchmarks/bench_closed_forms.py --n 1e6", "target": ">= 1000x",
+                 "figures": [{"name": "eq_seven_rate", "label": "eq. (7)", "value": 123456789.0,
+                              "unit": "points/s"},
+                             {"name": "eq_seven_ratio", "label": "eq. (7) / SymPy", "value": 4321.9, "unit": "x"}],
+                 "wall_s": 2.61, "cpu_s": 1.49, "load_before": [3.03, 2.4, 2.9], "load_after": [3.51, 2.5, 2.9]},
+                {"name": "storm", "title": "Storm", "command": "python benchmarks/bench_storm.py --quick",
+                 "target": "", "figures": [{"name": "example_states", "label": "example", "value": 6580,
+                                             "unit": "states"},
+                                            {"name": "example_seconds", "label": "example", "value": 0.3141,
+                                             "unit": "s"}],
+                 "wall_s": 40.0, "cpu_s": 30.0, "load_before": [1.25, 2, 3], "load_after": [5.75, 2, 3]}]}
+
+
+def write_bench(tmp_path, doc) -> Path:
+    path = tmp_path / "benchmarks.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_the_performance_table_is_built_from_the_benchmark_run_alone(tmp_path):
+    path = write_bench(tmp_path, bench_doc())
+    rows, cells, macros = gen.bench_table(gen.load_benchmarks(path))
+    assert len(rows) == 2
+    # each row: the command that measured it, its figures (3 significant figures, counts whole), its run
+    assert rows[0].startswith(r"closed forms against per-point SymPy\newline "
+                              r"\texttt{bench\_closed\_forms.py -{}-n 1e6}")
+    assert r"eq. (7): $1.23\times 10^{8}$\,points/s; eq. (7) / SymPy: 4322\texttimes{}" in rows[0]
+    assert "2.6\\,s wall, 1.5\\,s CPU; load 3.0 $\\rightarrow$ 3.5" in rows[0]
+    assert "example: 6{,}580\\,states; example: 0.314\\,s" in rows[1]
+    assert cells == ["closed forms against per-point SymPy", "bench_closed_forms.py --n 1e6",
+                     "eq. (7): 1.23\u00d7108 points/s", "eq. (7) / SymPy: 4322\u00d7",
+                     "2.6 s wall, 1.5 s CPU; load 3.0 \u2192 3.5", "Storm", "bench_storm.py --quick",
+                     "example: 6,580 states", "example: 0.314 s", "40.0 s wall, 30.0 s CPU; load 1.2 \u2192 5.8"]
+    # one macro per figure, for the text
+    assert macros["QBBenchClosedFormsEqSevenRatio"] == ("4322\\texttimes{}", "4322\u00d7")
+    assert macros["QBBenchStormExampleStates"] == ("6{,}580\\,states", "6,580 states")
+
+
+def test_the_caption_names_the_commit_date_load_and_machine_of_the_run(tmp_path):
+    path = write_bench(tmp_path, bench_doc())
+    o = gen.Out(tmp_path)
+    gen._benchmarks(o, path)
+    latex = (tmp_path / "tab-bench.tex").read_text()
+    assert "from the benchmark run at commit abc123def456 on 2026-01-02 (load average 1.2 to 5.8)" in latex
+    assert "Test CPU 9000, 2 cores" in latex
+    assert o.tables["bench"][0] == ("from the benchmark run at commit abc123def456 on 2026-01-02 (load average 1.2 "
+                                    "to 5.8)")
+    plain = {n: p for n, (_, p) in o.macros.items()}
+    assert plain["QBbenchRows"] == "2" and plain["QBbenchCommit"] == "abc123def456"
+    assert plain["QBbenchLoadLow"] == "1.2" and plain["QBbenchLoadHigh"] == "5.8"
+    assert plain["QBbenchSeconds"] == "321" and plain["QBbenchDate"] == "2026-01-02"
+
+
+def _drop(doc, *keys):
+    obj = doc
+    for k in keys[:-1]:
+        obj = obj[k]
+    del obj[keys[-1]]
+    return doc
+
+
+@pytest.mark.parametrize("break_it,message", [
+    (None, "no such file"),
+    ("{not json", "not JSON"),
+    ("[1, 2]", "not a JSON object"),
+    (lambda d: _drop(d, "commit"), "field 'commit': missing"),
+    (lambda d: d.update(schema=2) or d, "field 'schema': 2, this generator reads 1"),
+    (lambda d: d.update(benchmarks=[]) or d, "field 'benchmarks': not a non-empty list"),
+    (lambda d: _drop(d, "benchmarks", 1, "command"), "field 'benchmarks[1].command': missing"),
+    (lambda d: d["benchmarks"][0]["figures"][1].update(value="fast") or d,
+     "field 'benchmarks[0].figures[1].value': not a finite number: 'fast'"),
+    (lambda d: d["benchmarks"][0]["figures"][1].update(value=float("inf")) or d,
+     "field 'benchmarks[0].figures[1].value': not a finite number: inf"),
+    (lambda d: d["benchmarks"][1].update(load_after=[1, 2]) or d, "field 'benchmarks[1].load_after': not three"),
+    (lambda d: d["benchmarks"][1].update(name="Storm 2") or d, "field 'benchmarks[1].name'"),
+])
+def test_a_missing_or_malformed_benchmark_run_is_one_line_naming_the_file(tmp_path, break_it, message):
+    path = tmp_path / "benchmarks.json"
+    if isinstance(break_it, str):
+        path.write_text(break_it)
+    elif break_it is not None:
+        path.write_text(json.dumps(break_it(bench_doc()), allow_nan=True))
+    with pytest.raises(SystemExit) as e:
+        gen.load_benchmarks(path)
+    text = str(e.value)
+    assert text.startswith(f"generate.py: {path}: ") and message in text and "\n" not in text, text
+
+
+def test_the_committed_benchmark_run_is_readable_and_names_its_commands():
+    """The quick build reads paper/data/benchmarks.json as committed; every command in it is one of the
+    collector's."""
+    collect_spec = importlib.util.spec_from_file_location("bench_collect", ROOT / "benchmarks" / "collect.py")
+    collect = importlib.util.module_from_spec(collect_spec)
+    collect_spec.loader.exec_module(collect)
+    doc = gen.load_benchmarks(gen.BENCH_FILE)
+    commands = {b.name: b.command for b in collect.BENCHMARKS}
+    assert {b["name"]: b["command"] for b in doc["benchmarks"]} == commands
+    assert "+local changes" not in doc["commit"]
+
+
 # ------------------------------------------------------------------------------------------- the build
 
 def build_quick(build: Path) -> dict:
@@ -178,6 +287,17 @@ def every_number_the_text_quotes_is_the_generated_one(built):
     assert used <= set(macros), used - set(macros)
     absent = {m: macros[m] for m in used if squash(macros[m]) not in built["flat"]}
     assert not absent, absent
+
+
+def the_performance_table_is_the_committed_benchmark_run(built):
+    """Read here from paper/data/benchmarks.json itself, not from the generator: its commit and date in the caption,
+    every command and every figure's label in the table."""
+    doc = json.loads((PAPER / "data" / "benchmarks.json").read_text())
+    assert squash(f"benchmark run at commit {doc['commit']} on {doc['started'][:10]}") in built["flat"]
+    for b in doc["benchmarks"]:
+        assert squash(b["command"].replace("python benchmarks/", "")) in built["flat"], b["command"]
+        for f in b["figures"]:
+            assert squash(f["label"]) in built["flat"], (b["name"], f["label"])
 
 
 def every_table_cell_in_the_pdf_is_the_generated_one(built):
@@ -232,4 +352,5 @@ def test_make_quick_builds_the_paper_from_the_commands_outputs(tmp_path):
     has_no_undefined_reference_or_citation(built)
     every_number_the_text_quotes_is_the_generated_one(built)
     every_table_cell_in_the_pdf_is_the_generated_one(built)
+    the_performance_table_is_the_committed_benchmark_run(built)
     each_source_paper_is_named_with_its_verdicts_as_reproduce_printed_them(built)
