@@ -251,10 +251,12 @@ def _order_claim(res, m, metric, text, source, best, unit, *, largest=True, cid=
                    effect=rel)
 
 
-_NO_HANDSHAKE = ("the dumbbell has no TCP handshake nor HTTP request; with a quarter of case 3's HTML packets "
+_NO_HANDSHAKE = ("these runs have no TCP handshake nor HTTP request; with a quarter of case 3's HTML packets "
                  "dropped, the paper's stacks lose SYNs and requests, each costing an initial RTO of 3 s (RFC 2988), "
                  "on files of one to four segments: that may be what makes case 3's retrievals the slowest in the "
-                 "paper (untested: no run with a handshake). In qosbound case 1's HTML has only class 1 (the "
+                 "paper (tested by the full mode's handshake sensitivity, handshake-explains-case3: with a SYN-ACK "
+                 "in the HTML class, case 3's connections take the most SYN retransmissions, but Fig. 3's transfer "
+                 "time starts after them). In qosbound case 1's HTML has only class 1 (the "
                  "overloaded video class 3 takes the excess by weight 3 : 1) and its transfers are as slow as case "
                  "3's or slower at m = 0")
 
