@@ -73,6 +73,20 @@ Client chains (``then``, ``think``): a flow whose ``starts`` is ``inf`` starts o
 ``then`` has delivered its whole file, after an exponential think time of mean ``think`` (0: at once): a client
 fetching files one after another (HTTP/1.0, one connection per file), as WebStone's clients do.
 
+Handshake (``handshake``; off by default, and then no event or random number of a run changes): a flow's start is its
+client's SYN. The client sits at the far router, as the receiver does: its SYN and then its HTTP request (``request``
+payload bytes plus ``header``) go toward the server like its ACKs (the ACKs' direction, class, colour or marker and
+``ack_loss``); the server answers each SYN with a SYN-ACK of ``header`` bytes like its data (the data's direction,
+class, colour or marker and ``loss``). When the SYN-ACK reaches the client the connection is established
+(``FlowStats.established``) and the request leaves; when the request reaches the server its data flow starts, so a
+file's completion time runs from the SYN to the last data byte at the client. The client's timer recovers a lost SYN
+or SYN-ACK (the SYN again; the server answers every SYN it gets while the client waits) and a lost request after
+``syn_rto`` s (RFC 6298 2.1's initial RTO, 1 s; RFC 2988's was 3 s), doubled at each timeout (at most 60 s); the
+server keeps no SYN-ACK timer of its own, and the request's timer is the initial RTO, not one computed from the
+handshake's RTT sample (RFC 6298 2.2). The data's TCP state starts as without the handshake (its RTT estimate from
+the base RTT: the SYN's sample is not taken). Handshake segments count in ``handshake_retransmissions`` and
+``handshake_drops``, not in the data's counters, and carry no SACK option or TCP options.
+
 Simplifications (besides those of :mod:`qosbound.validation.tcp`):
 
 * Access links are infinitely fast (no serialization, no queue) unless node uplinks are set, and ACKs
@@ -83,7 +97,7 @@ Simplifications (besides those of :mod:`qosbound.validation.tcp`):
 * Data segments are ``mss + header`` bytes on the wire (``header`` 42 by default: PPP 2 + IPv4 20 + TCP 20,
   no timestamps); ACKs are ``header`` bytes plus the SACK option (4 + 8 per block, padded).
 * Flows start at ``starts[i]`` (default: independent uniform in [0, ``start_spread``)) with no
-  handshake (ns-3 spends one RTT on SYN / SYN-ACK first).
+  handshake (ns-3 spends one RTT on SYN / SYN-ACK first), unless ``handshake`` is set (below).
 * No receive-window dynamics: ``rwnd`` segments is a fixed cap (the receiver's buffer is never
   the limit in ns-3's runs either: its buffers are set to the same size).
 

@@ -250,6 +250,8 @@ def _check(net: Dumbbell) -> None:
         raise ValueError("loss probabilities lie in [0, 1)")
     if net.sharing not in ("drr", "scfq") or net.header < 0:
         raise ValueError("sharing is 'drr' or 'scfq'; header >= 0")
+    if not (net.syn_rto > 0 and net.request >= 0):
+        raise ValueError("syn_rto > 0 and request >= 0 (bytes of the HTTP request)")
 
 
 def _starts(net: Dumbbell, seed: int) -> np.ndarray:
@@ -332,11 +334,14 @@ def kernel_inputs(net: Dumbbell, seed: int) -> tuple[KernelInputs, Layout]:
     fp = np.array([net.delay, net.rate, float(net.rev_rate or net.rate), net.delack, net.loss, net.ack_loss,
                    net.duration, net.warmup, net.duration,
                    8.0 * (net.mss + net.header) / net.uplink_rate if net.uplink_rate > 0 else 0.0,
-                   net.think, float(net.mss + net.header), float(net.header)], float)
+                   net.think, float(net.mss + net.header), float(net.header), float(bool(net.handshake)),
+                   net.syn_rto, float(net.header + net.request)], float)
     ip = np.array([min(net.sack_blocks, 4), int(net.marker_aware), pool, net.uplink_limit,
                    int(net.sharing == "scfq"), ccap, max(net.fwd.limit, net.rev.limit) + 2, heap_cap,
                    int(bool(net.trace))], np.int64)
+    hs = np.zeros((n, 6))  # the handshake state (dumbbell_loop.HS_*)
+    hs[:, 5] = np.nan
     tcp = (S, SB, TS, RB, access, starts, colour, acolour, dmark, amark, fdir, dcls, acls, then, up,
-           np.asarray(tr_tcp, bool))
+           np.asarray(tr_tcp, bool), hs)
     return (KernelInputs(seed32, fp, ip, tcp, table.arrays(), qp, sch, ua, ta, out),
             Layout(order, cl, tuple(names)))

@@ -179,6 +179,9 @@ class Dumbbell:
     tfrc: tuple = ()  # TFRC / gTFRC flows (:class:`Tfrc`)
     header: int = HEADER  # bytes of a TCP segment's headers on the wire (an ACK's size without SACK)
     sharing: str = "drr"  # how the classes of one priority level share: "drr" or "scfq"
+    handshake: bool = False  # a connection opens with SYN / SYN-ACK, then the client's request (dumbbell docstring)
+    request: int = 300  # bytes of the HTTP request (payload; on the wire with ``header`` bytes more)
+    syn_rto: float = 1.0  # s, the initial RTO of the SYN and the request (RFC 6298 2.1), doubled at each timeout
     trace: tuple = ()  # sources whose data packets are recorded ("tcp0", "tfrc0", "udp0", names, or "*")
     duration: float = 30.0
     warmup: float = 5.0

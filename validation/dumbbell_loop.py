@@ -46,14 +46,20 @@ __all__ = ["run", "EV", "PKT", "REC_FIELDS"]
 # event kinds
 EV_START, EV_QUEUE, EV_TCP_RX, EV_TCP_ACK, EV_RTO, EV_DELACK, EV_DEPART, EV_UDP_GEN, EV_UDP_RX = 0, 1, 2, 4, 5, 6, 7, 8, 9
 EV_TFRC_SEND, EV_TFRC_RX, EV_TFRC_FB, EV_TFRC_TIMER, EV_WINDOW = 10, 11, 12, 13, 14
+EV_HS_RX, EV_HS_TIMER = 3, 15
 EV = {"start": EV_START, "queue": EV_QUEUE, "tcp_rx": EV_TCP_RX, "tcp_ack": EV_TCP_ACK, "rto": EV_RTO,
       "delack": EV_DELACK, "depart": EV_DEPART, "udp_gen": EV_UDP_GEN, "udp_rx": EV_UDP_RX,
       "tfrc_send": EV_TFRC_SEND, "tfrc_rx": EV_TFRC_RX, "tfrc_fb": EV_TFRC_FB, "tfrc_timer": EV_TFRC_TIMER,
-      "window": EV_WINDOW}
+      "window": EV_WINDOW, "hs_rx": EV_HS_RX, "hs_timer": EV_HS_TIMER}
 
 # packet types
-P_TCP, P_ACK, P_UDP, P_TFRC, P_FB = 0, 1, 2, 3, 4
-PKT = {"tcp": P_TCP, "ack": P_ACK, "udp": P_UDP, "tfrc": P_TFRC, "feedback": P_FB}
+P_TCP, P_ACK, P_UDP, P_TFRC, P_FB, P_SYN, P_SYNACK, P_REQ = 0, 1, 2, 3, 4, 5, 6, 7
+PKT = {"tcp": P_TCP, "ack": P_ACK, "udp": P_UDP, "tfrc": P_TFRC, "feedback": P_FB, "syn": P_SYN, "synack": P_SYNACK,
+       "request": P_REQ}
+#: Columns of the handshake state (per TCP flow): phase (0 none, 1 SYN sent, 2 request sent, 3 data flowing),
+#: attempt (the timer event that is current), retransmissions (SYN and request), handshake segments dropped,
+#: the current handshake timeout (s), the time the SYN-ACK reached the client (the connection established).
+HS_PHASE, HS_ATTEMPT, HS_RETX, HS_DROPS, HS_RTO, HS_EST = range(6)
 
 #: Columns of the packet record (one row per data packet of a traced source offered to a bottleneck queue).
 REC_FIELDS = ("type", "source", "direction", "cls", "colour", "size", "sent", "arrival", "departure", "dropped",
@@ -306,7 +312,8 @@ def _grow(rec):
 @njit(cache=True, error_model="numpy")
 def run(seed, fp, ip, tcp, mk, qp, sch, udp, tfrc, out):
     """Run the dumbbell (arrays built by :func:`qosbound.validation.dumbbell_arrays.kernel_inputs`). ``fp`` = (delay,
-    rate, rev_rate, delack, loss, ack_loss, duration, w0, w1, utx, think, data_size, header); ``ip`` = (sack_blocks,
+    rate, rev_rate, delack, loss, ack_loss, duration, w0, w1, utx, think, data_size, header, handshake, syn_rto,
+    request size on the wire); ``ip`` = (sack_blocks,
     marker_aware, pool, ulim, sharing, ccap, fifo_cap, heap_cap, record). Returns (packets, heap events, error code
     (0 none, 1 packet pool exhausted, 2 event heap full, 3 open-loop delay record full), open-loop delay records,
     packet record)."""
@@ -315,7 +322,7 @@ def run(seed, fp, ip, tcp, mk, qp, sch, udp, tfrc, out):
         fp[0], fp[1], fp[2], fp[3], fp[4], fp[5], fp[6], fp[7], fp[8], fp[9], fp[10], fp[11], fp[12])
     sack_blocks, maware, pool, ulim, sharing, ccap, fifo_cap, heap_cap, record = (
         ip[0], ip[1] != 0, ip[2], ip[3], ip[4], ip[5], ip[6], ip[7], ip[8] != 0)
-    S, SB, TS, RB, access, starts, colour, acolour, dmark, amark, fdir, dcls, acls, then, up, tr_tcp = tcp
+    S, SB, TS, RB, access, starts, colour, acolour, dmark, amark, fdir, dcls, acls, then, up, tr_tcp, hs = tcp
     mkind, mstate = mk
     qmin, qmax, qmaxp, qi, qf = qp
     dmode, cpol, cquant, cshare, dir_lv, lv_lo, lv_hi = sch
@@ -405,7 +412,7 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
         fp[0], fp[1], fp[2], fp[3], fp[4], fp[5], fp[6], fp[7], fp[8], fp[9], fp[10], fp[11], fp[12])
     sack_blocks, maware, pool, ulim, sharing, ccap, fifo_cap, heap_cap, record = (
         ip[0], ip[1] != 0, ip[2], ip[3], ip[4], ip[5], ip[6], ip[7], ip[8] != 0)
-    S, SB, TS, RB, access, starts, colour, acolour, dmark, amark, fdir, dcls, acls, then, up, tr_tcp = tcp
+    S, SB, TS, RB, access, starts, colour, acolour, dmark, amark, fdir, dcls, acls, then, up, tr_tcp, hs = tcp
     mkind, mstate = mk
     qmin, qmax, qmaxp, qi, qf = qp
     dmode, cpol, cquant, cshare, dir_lv, lv_lo, lv_hi = sch
@@ -413,6 +420,7 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
     Q, H, tacc, tdir, tcls, tfcls, tcol, tmark, tstart, tfbsize, tr_tfrc = tfrc
     st, col_arr, col_drop, cst, udrop, ust, urec, tst, snap, tsnap, started = out
     p_f, p_type, p_s, p_ns, p_sack, p_size, p_col, p_t, p_x, p_tag, p_rec, free, nfree = pk
+    handshake, syn_rto, req_size = fp[13] != 0.0, fp[14], fp[15]
     qs, fdep, fcol, fh, ch, cring, cdef, ctag, vt, lv_cur, lv_fresh, wire, wire_k, rates = qw
     ht, hk, hv, hn, ctr = hp
     cand, outb, ufree, u_end = wk
@@ -491,6 +499,19 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
                 lost = loss > 0.0 and np.random.random() < loss
                 if lost and inwin:
                     tst[f, 3] += 1
+            elif ty >= P_SYN:  # a handshake segment: the server's SYN-ACK as its data, the client's SYN and request as its ACKs
+                if ty == P_SYNACK:
+                    d = fdir[f]
+                    k = dcls[f]
+                    size = header
+                    c = _colour(mkind, mstate, dmark[f], colour[f], t, size, maware)
+                    lost = loss > 0.0 and np.random.random() < loss
+                else:
+                    d = 1 - fdir[f]
+                    k = acls[f]
+                    size = header if ty == P_SYN else req_size
+                    c = _colour(mkind, mstate, amark[f], acolour[f], t, size, False)
+                    lost = ack_loss > 0.0 and np.random.random() < ack_loss
             else:  # TFRC feedback
                 d = 1 - tdir[f]
                 k = tfcls[f]
@@ -538,6 +559,9 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
                         _sched(ht, hk, hv, hn, ctr, dep + delay + access[f], EV_TCP_ACK, pid, 0)
                     elif ty == P_TFRC:
                         _sched(ht, hk, hv, hn, ctr, dep + delay, EV_TFRC_RX, pid, 0)
+                    elif ty >= P_SYN:  # the SYN-ACK reaches the client at the far router, the others the server
+                        _sched(ht, hk, hv, hn, ctr, dep + delay + (0.0 if ty == P_SYNACK else access[f]), EV_HS_RX,
+                               pid, 0)
                     else:
                         _sched(ht, hk, hv, hn, ctr, dep + delay + tacc[f], EV_TFRC_FB, pid, 0)
                 if not ok and inwin:
@@ -551,6 +575,8 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
             elif ty == P_ACK and inwin:
                 st[f, 6] += 1
             if not ok:
+                if ty >= P_SYN:
+                    hs[f, HS_DROPS] += 1.0
                 if ty == P_TFRC and Q[f, F.MODE] == 1.0:
                     F.on_drop(Q, H, f, t)
                 if record and p_rec[pid] >= 0:
@@ -611,6 +637,8 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
                 _sched(ht, hk, hv, hn, ctr, t + delay + access[f], EV_TCP_ACK, pid, 0)
             elif ty == P_TFRC:
                 _sched(ht, hk, hv, hn, ctr, t + delay, EV_TFRC_RX, pid, 0)
+            elif ty >= P_SYN:
+                _sched(ht, hk, hv, hn, ctr, t + delay + (0.0 if ty == P_SYNACK else access[f]), EV_HS_RX, pid, 0)
             else:
                 _sched(ht, hk, hv, hn, ctr, t + delay + tacc[f], EV_TFRC_FB, pid, 0)
             k = _class_next(d, sharing, dir_lv, lv_lo, lv_hi, lv_cur, lv_fresh, ch, cring, cdef, cquant, p_size,
@@ -798,9 +826,38 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
                 tsnap[j, 1] = Q[j, F.N_RECV]
                 tsnap[j, 2] = Q[j, F.N_LOST]
                 tsnap[j, 3] = Q[j, F.N_EVENTS]
+        elif kind == EV_HS_RX:  # a handshake segment at its end
+            pid = a
+            f = p_f[pid]
+            ty = p_type[pid]
+            _free(free, nfree, pid)
+            if hs[f, HS_PHASE] == 1.0 and ty == P_SYN:  # the server answers every SYN (its SYN-ACK after its access)
+                _hs_send(ht, hk, hv, hn, ctr, f, P_SYNACK, t, t + access[f], p_f, p_type, p_t, p_rec, free, nfree)
+            elif hs[f, HS_PHASE] == 1.0 and ty == P_SYNACK:  # established: the client sends its request
+                hs[f, HS_PHASE] = 2.0
+                hs[f, HS_EST] = t
+                _hs_arm(ht, hk, hv, hn, ctr, hs, f, t, syn_rto)
+                _hs_send(ht, hk, hv, hn, ctr, f, P_REQ, t, t, p_f, p_type, p_t, p_rec, free, nfree)
+            elif hs[f, HS_PHASE] == 2.0 and ty == P_REQ:  # the request at the server: the transfer starts
+                hs[f, HS_PHASE] = 3.0
+                nrec = _emit(ht, hk, hv, hn, ctr, S, SB, TS, f, t, cand, outb, p_f, p_type, p_s, p_t, p_rec, free,
+                             nfree, access, up, ufree, utx, ulim, udrop, inwin, record and tr_tcp[f], rec, nrec)
+        elif kind == EV_HS_TIMER:  # the client's handshake timer: retransmit the SYN or the request, back off
+            f = a
+            if b != int(hs[f, HS_ATTEMPT]) or (hs[f, HS_PHASE] != 1.0 and hs[f, HS_PHASE] != 2.0):
+                continue
+            hs[f, HS_RETX] += 1.0
+            _hs_arm(ht, hk, hv, hn, ctr, hs, f, t, min(2.0 * hs[f, HS_RTO], 60.0))
+            _hs_send(ht, hk, hv, hn, ctr, f, P_SYN if hs[f, HS_PHASE] == 1.0 else P_REQ, t, t, p_f, p_type, p_t,
+                     p_rec, free, nfree)
         else:  # a TCP flow starts
             f = a
             started[f] = t
+            if handshake:  # the client opens the connection: SYN now (it sits at the far router), its timer armed
+                hs[f, HS_PHASE] = 1.0
+                _hs_arm(ht, hk, hv, hn, ctr, hs, f, t, syn_rto)
+                _hs_send(ht, hk, hv, hn, ctr, f, P_SYN, t, t, p_f, p_type, p_t, p_rec, free, nfree)
+                continue
             nrec = _emit(ht, hk, hv, hn, ctr, S, SB, TS, f, t, cand, outb, p_f, p_type, p_s, p_t, p_rec, free, nfree,
                          access, up, ufree, utx, ulim, udrop, inwin, record and tr_tcp[f], rec, nrec)
     ls[0] = t
@@ -866,6 +923,28 @@ def _emit(ht, hk, hv, hn, ctr, S, SB, TS, f, t, cand, outb, p_f, p_type, p_s, p_
     if d < np.inf:
         _sched(ht, hk, hv, hn, ctr, d, EV_RTO, f, 0)
     return nrec
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _hs_send(ht, hk, hv, hn, ctr, f, ty, t, at, p_f, p_type, p_t, p_rec, free, nfree):
+    """A handshake segment of TCP flow ``f`` (SYN, SYN-ACK or request, sent at ``t``) reaches its bottleneck queue
+    at ``at``."""
+    pid = _alloc(free, nfree)
+    if pid < 0:
+        return
+    p_f[pid] = f
+    p_type[pid] = ty
+    p_t[pid] = t
+    p_rec[pid] = -1
+    _sched(ht, hk, hv, hn, ctr, at, EV_QUEUE, pid, 0)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _hs_arm(ht, hk, hv, hn, ctr, hs, f, t, rto):
+    """(Re)arm flow ``f``'s handshake timer ``rto`` seconds from ``t`` (earlier timer events become stale)."""
+    hs[f, HS_ATTEMPT] += 1.0
+    hs[f, HS_RTO] = rto
+    _sched(ht, hk, hv, hn, ctr, t + rto, EV_HS_TIMER, f, int(hs[f, HS_ATTEMPT]))
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

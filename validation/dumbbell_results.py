@@ -15,7 +15,7 @@ import numpy as np
 from qosbound.validation import tcp as T
 from qosbound.validation import tfrc_sender as TF
 from qosbound.validation.dumbbell_config import Dumbbell
-from qosbound.validation.dumbbell_loop import PKT
+from qosbound.validation.dumbbell_loop import HS_DROPS, HS_EST, HS_RETX, PKT
 from qosbound.validation.trace import make_table
 
 __all__ = ["FlowStats", "ClassStats", "UdpStats", "TfrcStats", "PacketTrace", "RunResult", "read_out",
@@ -49,6 +49,11 @@ class FlowStats:
     window_retransmitted: np.ndarray = None
     window_timeouts: np.ndarray = None
     window_recoveries: np.ndarray = None
+    # with ``Dumbbell.handshake`` (whole run): when the SYN-ACK reached the client (s from the flow's start; nan: not
+    # established), the SYN and request retransmissions, and the handshake segments dropped (queue or random loss)
+    established: np.ndarray = None
+    handshake_retransmissions: np.ndarray = None
+    handshake_drops: np.ndarray = None
 
 
 @dataclass
@@ -230,6 +235,11 @@ def read_out(net: Dumbbell, inputs, layout, returned, wall: float, cpu: float) -
                    srtt_mean=S[:, T.RTT_AREA] / win, window_sent=S[:, T.N_SENT] - snap[:, 0],
                    window_retransmitted=S[:, T.N_RETX] - snap[:, 1], window_timeouts=S[:, T.N_RTO] - snap[:, 2],
                    window_recoveries=S[:, T.N_FR] - snap[:, 3])
+    if net.handshake:
+        hs = inputs.tcp[-1]
+        fs.established = hs[:, HS_EST] - started
+        fs.handshake_retransmissions = hs[:, HS_RETX].copy()
+        fs.handshake_drops = hs[:, HS_DROPS].copy()
     cs = {order[i]: ClassStats(cl[i].name, int(cst[i, 0]), int(cst[i, 1]), float(cst[i, 2]), int(cst[i, 3]),
                                8.0 * float(cst[i, 2]) / win) for i in range(len(cl))}
     urec = urec[:nrec_u]
