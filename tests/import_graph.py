@@ -168,3 +168,28 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
                     if len(component) > 1:
                         found.append(sorted(component))
     return found
+
+
+def private_uses(module: str, path: Path, known: dict[str, Path]) -> list[str]:
+    """``alias._name`` where ``alias`` names another module of the package (``import qosbound.x as N``, ``from
+    qosbound import x as N``): a private name crossing modules through an attribute, as ``from x import _name`` does
+    through an import. Dunder names are not private."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname and a.name in known:
+                    aliases[a.asname] = a.name
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                target = f"{node.module}.{a.name}"
+                if target in known:
+                    aliases[a.asname or a.name] = target
+    out = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                and node.attr.startswith("_") and not node.attr.startswith("__")
+                and aliases[node.value.id] != module):
+            out.append(f"{path}:{node.lineno} {aliases[node.value.id]}.{node.attr}")
+    return out

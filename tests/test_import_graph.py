@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.import_graph import cycles, graph, imports_of
+from tests.import_graph import cycles, graph, imports_of, modules, private_uses
 
 #: Internal imports deferred into a function are the exception: each one keeps a costly or optional dependency
 #: (SymPy, numba, SciPy, stormpy, matplotlib) off the start-up path of commands that do not need it, and says so
@@ -53,6 +53,20 @@ def test_no_private_name_is_imported_across_modules(package):
     private = [f"{imp.path}:{imp.line} {imp.target}" for imp in internal
                if imp.imported_name and imp.imported_name.startswith("_") and not imp.imported_name.startswith("__")]
     assert private == []
+
+
+def test_no_private_name_is_used_across_modules_through_a_module_alias():
+    """``N._name`` with ``N`` another module of the package is the same crossing as ``from N import _name``."""
+    known = modules()
+    assert [u for m, p in known.items() for u in private_uses(m, p, known)] == []
+
+
+def test_the_reader_sees_private_names_behind_a_module_alias(tmp_path):
+    a = tmp_path / "a.py"
+    a.write_text("from qosbound.reproduce import claims as C\nimport qosbound.rates as R\n"
+                 "x = C._hidden + R.__name__ + C.public\n")
+    known = {"qosbound.reproduce.claims": a, "qosbound.rates": a, "qosbound.a": a}
+    assert private_uses("qosbound.a", a, known) == [f"{a}:3 qosbound.reproduce.claims._hidden"]
 
 
 def test_the_reader_sees_cycles_behind_deferred_imports(tmp_path):

@@ -51,7 +51,7 @@ from qosbound.validation.plots import save
 from qosbound.validation.stats import two_sided_t
 
 __all__ = ["CASES", "FILES", "Setup", "network", "run_case", "measure", "net_claims", "shrink_claims",
-           "handshake_claims", "print_results", "figure"]
+           "handshake_claims", "print_results", "figure", "case_stat", "claim_rule", "order_claim"]
 
 # Table V: (class, drop precedence) of each flow per case; classes 1..4 are AF1..AF4.
 CASES = {
@@ -223,12 +223,12 @@ def measure(setup: Setup, seed: int | None = None, handshake: bool = False) -> d
     return out
 
 
-def _rule(cid: str):
+def claim_rule(cid: str):
     """The rule of claim ``cid`` in the claims file (level and the effect the power refers to)."""
     return load_claims("takeo2003").by_id()[cid].rule
 
 
-def _order_claim(res, m, metric, text, source, best, unit, *, largest=True, cid=None, reps=None, finding=""):
+def order_claim(res, m, metric, text, source, best, unit, *, largest=True, cid=None, reps=None, finding=""):
     """``best`` (a case or a tuple of cases) has the largest (or smallest) ``metric``: one-sided Welch tests of
     each named case against every other case on the replication means (intersection-union: the row's p-value
     is the largest of theirs), reproduced when that p-value is below the claim's level before adjustment (the
@@ -236,7 +236,7 @@ def _order_claim(res, m, metric, text, source, best, unit, *, largest=True, cid=
     ``effect`` times the named case's mean (the claims file's ``effect``). ``res[(case, m)][metric]`` is
     (mean, 95 % t half-width) or (mean, half-width, replications); ``reps`` gives the replications when the
     entries do not."""
-    rule = _rule(cid) if cid else None
+    rule = claim_rule(cid) if cid else None
     alpha = float(rule.level) if rule else 0.05
     rel = float(rule.effect) if rule and rule.effect is not None else 0.2
     best = (best,) if isinstance(best, str) else tuple(best)
@@ -277,23 +277,23 @@ _NO_HANDSHAKE = ("these runs have no TCP handshake nor HTTP request; with a quar
 def net_claims(res: dict, m: int = 0, reps: int | None = None) -> list[C.Claim]:
     """The paper's network-level statements of section IV, checked at additional delay ``m`` (the paper makes
     them "for all the additional delays"), each by one-sided Welch tests of the named case against the others
-    (:func:`_order_claim`)."""
+    (:func:`order_claim`)."""
     tag = "" if m == 0 else f" [m = {m}]"
     kw = {"reps": reps}
     return [
-        _order_claim(res, m, "html.loss", "case 3 drops HTML most (HTML in class 3, drop 3)" + tag,
+        order_claim(res, m, "html.loss", "case 3 drops HTML most (HTML in class 3, drop 3)" + tag,
                      "Sec. IV, Figs. 2-3", "case3", "", cid="html-drops-case3", **kw),
-        _order_claim(res, m, "html.time5k", "5125-byte HTML transfer time largest in case 3" + tag, "Fig. 3",
+        order_claim(res, m, "html.time5k", "5125-byte HTML transfer time largest in case 3" + tag, "Fig. 3",
                      "case3", "s", cid="fig3-transfer-case3-largest", finding=_NO_HANDSHAKE, **kw),
-        _order_claim(res, m, "html.throughput", "HTML throughput smallest in case 3" + tag, "Fig. 4", "case3",
+        order_claim(res, m, "html.throughput", "HTML throughput smallest in case 3" + tag, "Fig. 4", "case3",
                      "bit/s", largest=False, cid="fig4-throughput-case3-smallest", finding=_NO_HANDSHAKE, **kw),
-        _order_claim(res, m, "voice1.jitter", "voice 1 disturbed most in cases 2 and 4 (HTML shares class 2)" + tag,
+        order_claim(res, m, "voice1.jitter", "voice 1 disturbed most in cases 2 and 4 (HTML shares class 2)" + tag,
                      "Fig. 5", ("case2", "case4"), "s", cid="fig5-voice-cases-2-4", **kw),
-        _order_claim(res, m, "voice1.delay", "voice 1 delayed most in cases 2 and 4 (HTML shares class 2)" + tag,
+        order_claim(res, m, "voice1.delay", "voice 1 delayed most in cases 2 and 4 (HTML shares class 2)" + tag,
                      "Sec. IV on Fig. 5", ("case2", "case4"), "s", cid="fig5-voice-delayed-cases-2-4", **kw),
-        _order_claim(res, m, "video1.jitter", "video 1 least disturbed in case 3" + tag, "Fig. 6", "case3", "s",
+        order_claim(res, m, "video1.jitter", "video 1 least disturbed in case 3" + tag, "Fig. 6", "case3", "s",
                      largest=False, cid="fig6-video-case3-smallest", **kw),
-        _order_claim(res, m, "video1.frame_rate", "video 1 MU rate largest in case 3" + tag, "Fig. 7", "case3",
+        order_claim(res, m, "video1.frame_rate", "video 1 MU rate largest in case 3" + tag, "Fig. 7", "case3",
                      "1/s", cid="fig7-mu-rate-case3-largest", **kw),
     ]
 
@@ -304,32 +304,32 @@ def handshake_claims(hs: dict, ms: tuple, reps: int | None = None) -> list[C.Cla
     3 (Fig. 2's "larger increasing rates": the average additional delay grows by the same amount in every case, so
     the increases order as the slopes); and the hypothesis that the handshake is what the m = 0 result misses: with
     it, case 3's 5125-byte transfer time (Fig. 3's definition, from the connection's establishment) is the largest
-    and its HTML throughput the smallest at m = 0. Each by :func:`_order_claim`."""
+    and its HTML throughput the smallest at m = 0. Each by :func:`order_claim`."""
     kw = {"reps": reps}
-    out = [_order_claim(hs, m, "html.time5k", f"5125-byte retrieval time (with the handshake) largest in case 3 "
+    out = [order_claim(hs, m, "html.time5k", f"5125-byte retrieval time (with the handshake) largest in case 3 "
                         f"[m = {m}]", "Fig. 2", "case3", "s", cid="fig2-retrieval-case3-largest", **kw) for m in ms]
     if len(ms) > 1:
         m0, m1 = ms[0], ms[-1]
         grow = {}
         for c in CASES:
-            a, b = _stat(hs, c, m0, "html.time5k", reps), _stat(hs, c, m1, "html.time5k", reps)
+            a, b = case_stat(hs, c, m0, "html.time5k", reps), case_stat(hs, c, m1, "html.time5k", reps)
             n = min(a[2], b[2])
             se = math.hypot(a[1], b[1])
             grow[(c, m1)] = {"increase": (b[0] - a[0], two_sided_t(0.95, n - 1) * se if n > 1 else math.nan, n)}
-        out.append(_order_claim(grow, m1, "increase", f"5125-byte retrieval time (with the handshake) grows fastest "
+        out.append(order_claim(grow, m1, "increase", f"5125-byte retrieval time (with the handshake) grows fastest "
                                 f"in case 3 from m = {m0} to {m1}", "Fig. 2", "case3", "s",
                                 cid="fig2-retrieval-grows-fastest"))
     if 0 in ms:
-        out.append(_order_claim(hs, 0, "html.transfer5k", "with the handshake: 5125-byte transfer time from the "
+        out.append(order_claim(hs, 0, "html.transfer5k", "with the handshake: 5125-byte transfer time from the "
                                 "connection's establishment largest in case 3 [m = 0]", "Fig. 3", "case3", "s",
                                 cid="handshake-explains-case3", **kw))
-        out.append(_order_claim(hs, 0, "html.throughput", "with the handshake: HTML throughput smallest in case 3 "
+        out.append(order_claim(hs, 0, "html.throughput", "with the handshake: HTML throughput smallest in case 3 "
                                 "[m = 0]", "Fig. 4", "case3", "bit/s", largest=False, cid="handshake-explains-case3",
                                 **kw))
     return out
 
 
-def _stat(res, case, m, metric, reps):
+def case_stat(res, case, m, metric, reps):
     v = res[(case, m)][metric]
     n = int(v[2]) if len(v) > 2 else int(reps or 1)
     se = v[1] / two_sided_t(0.95, n - 1) if n > 1 and math.isfinite(v[1]) else 0.0
@@ -340,7 +340,7 @@ def _spread(res, m, metric, reps, groups=None):
     """(spread, its standard error): the range of the cases' means (max - min; the standard error of the
     difference of the two extreme cases, which neglects that they were chosen as the extremes), or with
     ``groups`` = (named cases, sign) the named cases' mean minus the others' mean."""
-    st = {c: _stat(res, c, m, metric, reps) for c in CASES}
+    st = {c: case_stat(res, c, m, metric, reps) for c in CASES}
     if groups is None:
         hi = max(st, key=lambda c: st[c][0])
         lo = min(st, key=lambda c: st[c][0])

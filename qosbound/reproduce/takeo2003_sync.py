@@ -31,8 +31,8 @@ __all__ = ["MS2", "sync_claims", "recommend_claim", "print_results"]
 MS2 = 1e6      #: ms^2 per s^2
 
 
-def _stat(res, case, m, metric, reps, scale=1.0):
-    mean, se, n = N._stat(res, case, m, metric, reps)
+def case_stat(res, case, m, metric, reps, scale=1.0):
+    mean, se, n = N.case_stat(res, case, m, metric, reps)
     return mean * scale, se * scale, n
 
 
@@ -40,12 +40,12 @@ def sync_claims(res: dict, ms, reps: int | None = None) -> list[C.Claim]:
     """Fig. 8's three claims on the runs at the additional delays ``ms`` (rows only for the delays run: m = 0 and
     4 for the fall and the 6400-ms^2 level, m = 1..3 for case 3's place)."""
     ms = set(ms)
-    rule_fall = N._rule("fig8-sync-error-falls")
+    rule_fall = N.claim_rule("fig8-sync-error-falls")
     out = []
     if {0, 4} <= ms:
         for case in N.CASES:
-            a = _stat(res, case, 4, "sync.mse", reps, MS2)
-            b = _stat(res, case, 0, "sync.mse", reps, MS2)
+            a = case_stat(res, case, 4, "sync.mse", reps, MS2)
+            b = case_stat(res, case, 0, "sync.mse", reps, MS2)
             t = R.difference(a, b, "<", effect=float(rule_fall.effect) * abs(b[0]), alpha=float(rule_fall.level),
                              names=("m = 4", "m = 0"))
             pw = "" if t.power is None else f"; power {100 * t.power:.0f} %"
@@ -55,9 +55,9 @@ def sync_claims(res: dict, ms, reps: int | None = None) -> list[C.Claim]:
                                failure=f"not shown: {t.what}", p_value=t.p, test=t.what, power=t.power,
                                value=a[0] - b[0], unit="ms^2"))
     if 4 in ms:
-        rule = N._rule("fig8-sync-fine-at-200ms")
+        rule = N.claim_rule("fig8-sync-fine-at-200ms")
         for case in ("case1", "case3", "case4", "case5", "case6"):
-            mean, se, n = _stat(res, case, 4, "sync.mse", reps, MS2)
+            mean, se, n = case_stat(res, case, 4, "sync.mse", reps, MS2)
             dof = n - 1 if n > 1 else None
             t = R.one_sided(mean, se, dof, float(rule.threshold), "<", alpha=float(rule.level))
             out.append(C.judge(f"inter-stream sync MSE below 6400 ms^2 at m = 4, {case}", "Fig. 8", "< 6400 ms^2",
@@ -67,7 +67,7 @@ def sync_claims(res: dict, ms, reps: int | None = None) -> list[C.Claim]:
                                paper_value=6400.0))
     for m in (1, 2, 3):
         if m in ms:
-            out.append(N._order_claim(res, m, "sync.mse", f"inter-stream sync MSE smallest in case 3 [m = {m}]",
+            out.append(N.order_claim(res, m, "sync.mse", f"inter-stream sync MSE smallest in case 3 [m = {m}]",
                                       "Fig. 8", "case3", "s^2", largest=False, cid="fig8-case3-smallest-50-150",
                                       reps=reps))
     return out
@@ -76,14 +76,14 @@ def sync_claims(res: dict, ms, reps: int | None = None) -> list[C.Claim]:
 def recommend_claim(res: dict, m: int = 0, reps: int | None = None) -> C.Claim:
     """Section V (i): each of cases 1, 5 and 6 below cases 2 and 4 in voice 1's output-interval CV and below case 3
     in the 5125-byte HTML transfer time (nine one-sided Welch tests, intersection-union)."""
-    rule = N._rule("conclusion-recommend-1-5-6")
+    rule = N.claim_rule("conclusion-recommend-1-5-6")
     alpha, rel = float(rule.level), float(rule.effect)
     tests = []
     for good in ("case1", "case5", "case6"):
         for metric, worse in (("voice1.cv", ("case2", "case4")), ("html.time5k", ("case3",))):
-            g = _stat(res, good, m, metric, reps)
+            g = case_stat(res, good, m, metric, reps)
             for w in worse:
-                tests.append(R.difference(g, _stat(res, w, m, metric, reps), "<", effect=rel * abs(g[0]),
+                tests.append(R.difference(g, case_stat(res, w, m, metric, reps), "<", effect=rel * abs(g[0]),
                                           alpha=alpha, names=(f"{good} {metric}", w)))
     t = R.intersection_union(tests)
     cv = ", ".join(f"{c[-1]}: {res[(c, m)]['voice1.cv'][0]:.3f}" for c in N.CASES)

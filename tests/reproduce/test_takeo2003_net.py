@@ -49,17 +49,17 @@ def _res(means, hw=0.01, n=5):
 def test_case_x_largest_is_a_one_sided_test_against_every_other_case():
     """"Case 3 is largest" is reproduced only when case 3's mean is significantly above every other case's
     (one-sided Welch tests, intersection-union), with its p-value and power on the row."""
-    ok = N._order_claim(_res({"case3": 0.3}), 0, "html.loss", "x", "y", "case3", "", cid="html-drops-case3")
+    ok = N.order_claim(_res({"case3": 0.3}), 0, "html.loss", "x", "y", "case3", "", cid="html-drops-case3")
     assert ok.verdict == C.REPRODUCED and ok.p_value < 1e-6 and ok.power > 0.99
 
 
 def test_another_case_ahead_within_the_half_widths_is_not_met():
     """Another case ahead of case 3 by less than the sum of the two half-widths: case 3 is not shown to be the
     largest, NOT MET (formerly counted as a tie and reproduced)."""
-    row = N._order_claim(_res({"case3": 0.3, "case2": 0.315}), 0, "html.loss", "x", "y", "case3", "",
+    row = N.order_claim(_res({"case3": 0.3, "case2": 0.315}), 0, "html.loss", "x", "y", "case3", "",
                          cid="html-drops-case3")
     assert row.verdict == C.NOT_MET and row.p_value > 0.5
-    tied = N._order_claim(_res({"case3": 0.3, "case2": 0.3}), 0, "html.loss", "x", "y", "case3", "",
+    tied = N.order_claim(_res({"case3": 0.3, "case2": 0.3}), 0, "html.loss", "x", "y", "case3", "",
                           cid="html-drops-case3")
     assert tied.verdict == C.NOT_MET and tied.p_value == pytest.approx(0.5)
 
@@ -67,7 +67,7 @@ def test_another_case_ahead_within_the_half_widths_is_not_met():
 def test_too_few_replications_state_a_low_power():
     """Two replications with wide intervals: case 3 ahead by 20 % is not shown, and the row says the test had
     little power to show it."""
-    row = N._order_claim(_res({"case3": 0.12}, hw=0.3, n=2), 0, "html.loss", "x", "y", "case3", "",
+    row = N.order_claim(_res({"case3": 0.12}, hw=0.3, n=2), 0, "html.loss", "x", "y", "case3", "",
                          cid="html-drops-case3")
     assert row.verdict == C.NOT_MET and row.power < 0.3 and "power" in row.qosbound
 
@@ -77,7 +77,7 @@ def test_the_html_rows_name_the_untested_cause_when_not_met():
     which the claims file marks untested (so the claim stays NOT MET, not a finding)."""
     res = {(c, 0): {"html.time5k": (0.9 if c == "case1" else 0.6, 0.05, 3)} for c in N.CASES}
     res[("case3", 0)]["html.time5k"] = (0.85, 0.05, 3)
-    row = N._order_claim(res, 0, "html.time5k", "x", "y", "case3", "s", cid="fig3-transfer-case3-largest",
+    row = N.order_claim(res, 0, "html.time5k", "x", "y", "case3", "s", cid="fig3-transfer-case3-largest",
                          finding=N._NO_HANDSHAKE)
     assert row.verdict == C.NOT_MET and "handshake" in row.evidence
 
