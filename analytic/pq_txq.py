@@ -127,14 +127,15 @@ _T = sp.Symbol("T", positive=True)  # s, EF time in the TxQ after admission
 
 
 def _solve_linear(eq: sp.Eq, x: sp.Symbol) -> sp.Expr:
-    """The solution of ``eq`` for ``x`` where its right side is ``a x + b`` and its left side ``x``: ``b / (1 - a)``.
-    Exactly what ``sympy.solve`` returns for such an equation (tests/analytic/test_pq_txq.py), at a hundredth of
-    its cost (``solve`` took a third of a second at every import)."""
+    """The solution of ``eq`` for ``x`` where its right side is ``a x + b`` and its left side ``x``: ``b / (1 - a)``,
+    factored. Factored, it is the very expression ``sympy.solve`` returns for the two fixed points here (the same
+    tree, so the same floating-point evaluation: tests/analytic/test_pq_txq.py), at a twentieth of its cost
+    (``solve`` took a third of a second at every import)."""
     assert eq.lhs == x
     a = sp.diff(eq.rhs, x)
     if a.has(x):
         raise ValueError(f"not linear in {x}: {eq}")
-    return eq.rhs.subs(x, 0) / (1 - a)
+    return sp.factor(eq.rhs.subs(x, 0) / (1 - a))
 
 
 #: Units left in the TxQ just after the departure that admits an EF packet (approximation, see module doc).

@@ -14,7 +14,7 @@ import pytest
 from qosbound.errors import (EXIT_INTERRUPT, EXIT_TERMINATED, InternalError, Interrupted, ModelError,
                              ResourceError, ScenarioError)
 from qosbound.isolate import _ChildProgress, _fork_safe, run_isolated
-from qosbound.progress import Progress
+from qosbound.progress import Progress, report_partial_items
 from qosbound.results import Interval, Result
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -237,9 +237,13 @@ def test_a_signal_stops_the_child_and_the_error_carries_what_it_had_done(sig, co
 
 
 def _points_then_signal(sig, target, progress):
-    """In the child: a batch's points reported one at a time as they finish, then the signal."""
+    """In the child: a batch's points reported one at a time as they finish (as the sweep executor does: the
+    relay's ``partial_items``, or the caller's own progress where the work runs in this process), then the
+    signal."""
+    done = {}
     for i in range(50):
-        progress.partial_items({f"p{i}": {"point": i, "payload": "x" * 1000}})
+        done[f"p{i}"] = {"point": i, "payload": "x" * 1000}
+        report_partial_items(progress, {f"p{i}": done[f"p{i}"]}, done)
     os.kill(target, sig)
     time.sleep(60)
 

@@ -18,11 +18,12 @@ def test_aggregation_degree_is_exact(rates, A):
 
 
 def test_the_txq_fixed_points_are_solved_as_sympy_solves_them():
-    """The linear solution used at import equals ``sympy.solve``'s, for both fixed points."""
+    """The linear solution used at import is ``sympy.solve``'s expression itself, tree for tree (so the lambdified
+    closed forms evaluate in the same order, digit for digit), for both fixed points."""
     T, U = pq_txq._T, sp.Symbol("U", nonnegative=True)
-    assert sp.simplify(pq_txq.txq_wait_expr - sp.solve(pq_txq.txq_fixed_point, T)[0]) == 0
+    assert pq_txq.txq_wait_expr == sp.solve(pq_txq.txq_fixed_point, T)[0]
     f = pq_txq._lam * T * pq_txq._kef / pq_txq._Q
     eq = sp.Eq(T, U * (f * pq_txq._S / pq_txq._kef + (1 - f) * pq_txq._b) + pq_txq._S)
-    assert sp.simplify(pq_txq.txq_wait_units_expr - sp.solve(eq, T)[0]) == 0
+    assert pq_txq.txq_wait_units_expr == sp.solve(eq, T)[0]
     with pytest.raises(ValueError, match="not linear"):
         pq_txq._solve_linear(sp.Eq(T, T ** 2 + 1), T)
