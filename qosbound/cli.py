@@ -38,6 +38,7 @@ from qosbound.errors import (EXIT_INTERNAL, EXIT_INTERRUPT, Interrupted, Interna
 from qosbound.incomplete import incomplete_suites
 from qosbound.report import write_junit_batch
 from qosbound.shipped import resolve_scenario
+from qosbound.systems.solve_cache import cache_folder
 
 __all__ = ["PAPERS", "build_parser", "main"]
 
@@ -64,6 +65,11 @@ progress (on standard error; standard output carries only the report):
   on a terminal, a progress bar; otherwise (CI logs, pipes) one plain line every 10 s
   (QOSBOUND_PROGRESS_INTERVAL=SECONDS sets another interval) naming the method, the
   value tried and the time left; a run shorter than that prints none; --quiet: nothing
+
+solutions kept between runs:
+  QOSBOUND_CACHE_DIR=FOLDER keeps the ring method's chain and upper bound (the costly
+  model-checked answers of large tx-rings) in FOLDER, keyed by their inputs and the code;
+  an unchanged port is answered from it, its provenance saying "read back" (unset: none)
 """
 
 
@@ -217,6 +223,7 @@ def _main(argv: list[str] | None, context: RunContext) -> int:
 
 def _run(args, context: RunContext) -> int:
     """The chosen subcommand, after the global options are read and the inputs and outputs are checked."""
+    cache_folder()  # QOSBOUND_CACHE_DIR, when set, is a folder that can be written (else exit 2 before any work)
     if getattr(args, "max_memory", None) is not None:
         context.max_memory = memory_arg(args.max_memory)
     if args.command in CONFIG_COMMANDS and names_configurations(args):

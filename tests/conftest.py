@@ -9,6 +9,9 @@ in the ignored ``.hypothesis/`` database).
 """
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 from hypothesis import settings
 
@@ -16,6 +19,27 @@ from hypothesis import settings
 # long a command takes, hence on the machine's load: off for the suite and the commands it starts, so that a
 # test of a command's stderr does not see them by chance; tests/test_progress.py sets the interval it tests.
 os.environ.setdefault("QOSBOUND_PROGRESS_INTERVAL", "1e9")
+
+#: The ring method's solutions kept for the run (qosbound/systems/solve_cache.py): one folder for the whole run,
+#: created by the process pytest starts in and inherited by its xdist workers and by every command a test runs,
+#: so a port the README, the docs pages, the examples and the agreement tests all plan is solved once. A fresh
+#: folder each run (removed at its end): no run reads another's solutions. A developer's own
+#: QOSBOUND_CACHE_DIR is left as it is.
+_OWN_CACHE: list[Path] = []
+
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput") or os.environ.get("QOSBOUND_CACHE_DIR"):
+        return
+    folder = Path(tempfile.mkdtemp(prefix="qosbound-test-solutions-"))
+    os.environ["QOSBOUND_CACHE_DIR"] = str(folder)
+    _OWN_CACHE.append(folder)
+
+
+def pytest_unconfigure(config):
+    for folder in _OWN_CACHE:
+        shutil.rmtree(folder, ignore_errors=True)
+
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None, print_blob=True)

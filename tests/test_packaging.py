@@ -126,7 +126,9 @@ def _venv_with_outer_dependencies(venv: Path) -> Path:
 
 def _venv_env(venv: Path) -> dict:
     """The environment of a user of the venv: no PYTHONPATH (a checkout on it would shadow the installed copy)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    # and no QOSBOUND_CACHE_DIR: the installed copy solves every model itself, reading nothing the checkout solved
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "QOSBOUND_CACHE_DIR")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["NUMBA_CACHE_DIR"] = str(venv / "numba_cache")
     env["MPLBACKEND"] = "Agg"

@@ -49,6 +49,7 @@ from qosbound.systems.port.schema import Scenario
 from qosbound.systems.pq_txq.params import params
 from qosbound.systems.pq_txq.ring_names import ring_neglects
 from qosbound.systems.pq_txq.route import model_route
+from qosbound.systems.solve_cache import cached
 
 __all__ = ["model_checked", "level_chain", "pq_txq_raw", "exact_shape", "weighted_chain"]
 
@@ -162,13 +163,15 @@ def _pq_txq_chain(pq_scn, exact: bool, ccdf, quantiles, progress) -> list[Result
     p = params(pq_scn)
     opts = pq_scn.methods.model_checked
     advance = progress.task("ring-count chain", 1)
-    sol = pq_txq_ring.solve(p, ccdf, quantiles, stages=None,
+    sol, read_back = cached(pq_txq_ring.solve, p, ccdf, quantiles, stages=None,
                             max_chain=min(float(opts.max_states), pq_txq_ring.STAGED_STATES))
     advance()
     exactly = sol.stages == p.Q_t
     prov = {"model": "models/pq_txq_ring.py (ring-count chain embedded at departures)", "engine": "scipy sparse LU",
             "states": sol.states, "transitions": sol.transitions, "seconds": round(sol.seconds, 4),
             "stages": sol.stages, "exact_chain": why, "source": f"ring-count chain, {sol.states} states"}
+    if read_back:
+        prov["cache"] = "read back (QOSBOUND_CACHE_DIR; seconds: the original solve)"
 
     def iv(v, lo=None, hi=None):
         note = f"ring-count chain of {sol.states} states, {sol.stages} stage(s) of the {p.Q_t}-packet ring"

@@ -24,6 +24,7 @@ from qosbound.systems.curves import lattice_ccdf
 from qosbound.systems.pq_txq.closed_form import closed_form_results
 from qosbound.systems.pq_txq.params import scenario_fields
 from qosbound.systems.pq_txq.ring_names import approx_name, ring_neglects
+from qosbound.systems.solve_cache import cached
 
 __all__ = ["ring_results", "bound_results", "bound_available", "conservative", "staged_exact", "closed_form_max"]
 
@@ -70,10 +71,10 @@ def ring_results(p, opts, ccdf_at: list[float], quantiles: list[float], progress
     advance = progress.task("ring-count chain" + (" and its upper bound" if with_bound else ""),
                             total=2 if with_bound else 1)
     with scenario_fields("methods.model-checked"):
-        sol = pq_txq_ring.solve(p, ccdf_at, quantiles, stages=None,
+        sol, read_back = cached(pq_txq_ring.solve, p, ccdf_at, quantiles, stages=None,
                                 max_chain=min(float(opts.max_states), pq_txq_ring.STAGED_STATES))
         exact = sol.stages == p.Q_t
-        proved = pq_txq_ring_bound.exact_intervals(p, ccdf_at, quantiles) if exact else None
+        proved = cached(pq_txq_ring_bound.exact_intervals, p, ccdf_at, quantiles)[0] if exact else None
     advance()
     prov = {"model": "models/pq_txq_ring.py (ring-count chain embedded at departures)", "engine": "scipy sparse LU",
             "states": sol.states, "transitions": sol.transitions, "seconds": round(sol.seconds, 4),
@@ -81,6 +82,8 @@ def ring_results(p, opts, ccdf_at: list[float], quantiles: list[float], progress
             "poisson_tail_cut": sol.cut_mass, "exact_chain": exact_refused, "stages": sol.stages,
             "source": f"ring-count chain, {sol.states} states (the exact PQ + TxQ chain is not used)",
             "kind": "the exact chain (one ring position per stage), intervals proved" if exact else "approximation"}
+    if read_back:
+        prov["cache"] = "read back (QOSBOUND_CACHE_DIR; seconds: the original solve)"
     note = (f"ring-count chain of {sol.states} states, {sol.stages} stage(s) of the {p.Q_t}-packet ring (Ferrari, Pau "
             "& Raffaelli 2001 system, packet-unit tx-ring); "
             f"the exact PQ + TxQ chain: {exact_refused}")
@@ -125,7 +128,7 @@ def bound_results(p, opts, ccdf_at, quantiles, exact_refused: str) -> list[Resul
     smallest of the ring bound's processes and the closed-form maximum delay (all proved), with which decided."""
     dmax = closed_form_max(p)
     with scenario_fields("methods.model-checked"):
-        b = pq_txq_ring_bound.solve_bound(p, ccdf_at, quantiles, max_states=min(
+        b, read_back = cached(pq_txq_ring_bound.solve_bound, p, ccdf_at, quantiles, max_states=min(
             float(opts.max_states), pq_txq_ring_bound_budget.ABSTRACTION_STATES), max_delay=dmax)
     solved = "; ".join(f"{name}: {n} states, {sec:.1f} s" for name, n, sec, _ in b.solved)
     prov = {"model": "models/pq_txq_ring_bound.py (the exact ring chain with part of the EF/BE pattern chosen by "
@@ -134,6 +137,8 @@ def bound_results(p, opts, ccdf_at, quantiles, exact_refused: str) -> list[Resul
             "states": b.states, "seconds": round(b.seconds, 4), "processes": solved,
             "lattice_step_s": b.slot, "exact_chain": exact_refused,
             "source": f"ring bound, {len(b.solved)} process(es): {solved}", "kind": "upper bound"}
+    if read_back:
+        prov["cache"] = "read back (QOSBOUND_CACHE_DIR; seconds: the original solve)"
     base = (f"upper bound on the {p.Q_t}-packet ring: every process solved (the ring pattern partly forgotten, "
             "the adversary choosing the rest, Little's law kept) includes the exact chain, and a certificate checked "
             "at every state proves each ratio (proof in models/pq_txq_ring_bound.py); the approximation beside it "
