@@ -45,6 +45,7 @@ import dataclasses
 import numpy as np
 
 from qosbound.shipped import reference
+from qosbound.systems.solve_cache import cached
 from qosbound.validation.dumbbell import Class, Dumbbell, Marker, Queue, simulate
 from qosbound.validation.plots import save
 from qosbound.validation.stats import two_sided_t
@@ -185,7 +186,7 @@ def run_point(scenario: str, load_index: int, rtt_ms: int, duration: float, warm
     packets = 0
     loss = []
     for r, s in enumerate(seeds):
-        res = simulate(net, int(s))
+        res = cached(simulate, net, int(s))[0]
         packets += res.packets
         loss.append(res.loss_rate)
         for c in range(len(COMBOS)):

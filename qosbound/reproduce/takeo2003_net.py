@@ -45,6 +45,7 @@ import numpy as np
 from qosbound.reproduce import claims as C
 from qosbound.reproduce import rules as R
 from qosbound.reproduce.claimsfile import load as load_claims
+from qosbound.systems.solve_cache import cached
 from qosbound.validation import playout as P
 from qosbound.validation.dumbbell import Class, Dumbbell, Queue, Udp, simulate
 from qosbound.validation.plots import save
@@ -171,7 +172,7 @@ def run_case(case: str, m: int, setup: Setup, seed: int, handshake: bool = False
     (the SYN-ACK at the client); the same seed draws the same files and start times as without."""
     rng = np.random.default_rng(seed)
     net = network(case, m, setup, rng, handshake)
-    r = simulate(net, seed)
+    r = cached(simulate, net, seed)[0]
     u = {s.name: s for s in r.udp}
     v1 = u["voice1"]
     rate, floss, fdel, ftimes = _frames([u[f"video1.{k}"] for k in range(3)], r.window)

@@ -19,6 +19,7 @@ from qosbound.analytic import quality as Q
 from qosbound.analytic.quality import file_throughput_quality, quality
 from qosbound.analytic.tsq import cap_min_drop, reference_data
 from qosbound.models.tsq import Abstraction, no_gain
+from qosbound.systems.solve_cache import cached
 from qosbound.systems.tsq import GAIN_TOLERANCE
 from qosbound.validation.pi_aqm import seed_params
 from qosbound.validation.stats import replication_seeds
@@ -118,6 +119,31 @@ def standard_error(x) -> float:
     return float(np.std(x, ddof=1) / np.sqrt(x.size)) if x.size > 1 else 0.0
 
 
+def _app_replication(cfg: SimConfig, seed: int, warmup: float, n_bulk: int, size: int, rtt: float):
+    """One replication of :func:`hint_sweep`'s set-up, reduced to what the sweep keeps: (the delay-sensitive
+    flow's statistics and the packets simulated, its per-packet queueing delays (s), its throughput per
+    round-trip time (bit/s)). Kept between runs when QOSBOUND_CACHE_DIR is set (qosbound/systems/solve_cache.py:
+    the reduction, not the per-packet record of every flow, is what is stored)."""
+    out = simulate(cfg, seed=seed)
+    pf = _per_flow(out, warmup, n_bulk + 1)
+    sel = (out.flow == n_bulk) & ~out.dropped & np.isfinite(out.departure) & (out.arrival >= warmup)
+    d = out.departure[sel] - out.arrival[sel] - size * 8 / out.capacity
+    bins = np.arange(warmup, out.duration + 1e-9, rtt)
+    per_rtt = np.histogram(out.departure[sel], bins=bins, weights=out.size[sel] * 8.0)[0] / rtt
+    one = {"delay": float(pf["delay"][n_bulk]), "drop": float(pf["drop"][n_bulk]),
+           "rate": float(pf["throughput"][n_bulk]), "bulk_rate": float(pf["throughput"][:n_bulk].mean()),
+           "delay_sd": float(d.std()) if d.size > 1 else 0.0,
+           "delay_median": float(np.median(d)) if d.size else 0.0,
+           "rate_median": float(np.median(per_rtt)) if per_rtt.size else 0.0, "packets": len(out.arrival)}
+    return one, d, per_rtt
+
+
+def _flows_replication(cfg: SimConfig, seed: int, warmup: float, n_flows: int) -> dict:
+    """One replication reduced to :func:`_per_flow`'s per-flow arrays (kept between runs like
+    :func:`_app_replication`)."""
+    return _per_flow(simulate(cfg, seed=seed), warmup, n_flows)
+
+
 def hint_sweep(app: str, duration: float, warmup: float, reps: int, seed: int = 2004, hints=range(1, 17),
                keep: tuple[int, ...] = (), bulk: str = "tcp", q_ref: float | None = None,
                delack: float | None = None) -> dict:
@@ -146,18 +172,9 @@ def hint_sweep(app: str, duration: float, warmup: float, reps: int, seed: int = 
                         **({} if delack is None else {"tcp_delack": float(delack)}))
         st = []
         for r, rs in enumerate(_seeds(seed, reps, STREAMS[app, bulk], h)):
-            out = simulate(cfg, seed=rs)
-            packets += len(out.arrival)
-            pf = _per_flow(out, warmup, n_bulk + 1)
-            sel = (out.flow == n_bulk) & ~out.dropped & np.isfinite(out.departure) & (out.arrival >= warmup)
-            d = out.departure[sel] - out.arrival[sel] - size * 8 / out.capacity
-            bins = np.arange(warmup, out.duration + 1e-9, rtt)
-            per_rtt = np.histogram(out.departure[sel], bins=bins, weights=out.size[sel] * 8.0)[0] / rtt
-            st.append({"delay": float(pf["delay"][n_bulk]), "drop": float(pf["drop"][n_bulk]),
-                       "rate": float(pf["throughput"][n_bulk]), "bulk_rate": float(pf["throughput"][:n_bulk].mean()),
-                       "delay_sd": float(d.std()) if d.size > 1 else 0.0,
-                       "delay_median": float(np.median(d)) if d.size else 0.0,
-                       "rate_median": float(np.median(per_rtt)) if per_rtt.size else 0.0})
+            one, d, per_rtt = cached(_app_replication, cfg, rs, warmup, n_bulk, size, rtt)[0]
+            packets += one.pop("packets")
+            st.append(one)
             if h in keep or (h == 0 and 16 in keep):
                 key = h if h else "PI alone"
                 delays.setdefault(key, []).extend(d.tolist())
@@ -218,8 +235,7 @@ def mix_sweep(kind: str, counts, rate: float, hint: int, duration: float, warmup
             cfg = SimConfig(cap, flows, duration, seed_params(), tsq=on)
             aq, fq, ft = [], [], []
             for rs in _seeds(seed, reps, STREAMS["mix", kind], c, int(on)):
-                out = simulate(cfg, seed=rs)
-                pf = _per_flow(out, warmup, n_all)
+                pf = cached(_flows_replication, cfg, rs, warmup, n_all)[0]
                 a = slice(n_all - c, n_all)
                 aq.append(float(np.mean(quality("audio", s["one_way_propagation_s"] + pf["delay"][a] + size * 8 / cap,
                                                 pf["throughput"][a]))))
@@ -247,7 +263,7 @@ def udp_hint_sweep(duration: float, warmup: float, reps: int, seed: int = 2047, 
         cfg = SimConfig(cap, flows + (udp,), duration, seed_params(), tsq=bool(h))
         ft, ut = [], []
         for rs in _seeds(seed, reps, STREAMS["udp", "cbr"], h):
-            pf = _per_flow(simulate(cfg, seed=rs), warmup, n_bulk + 1)
+            pf = cached(_flows_replication, cfg, rs, warmup, n_bulk + 1)[0]
             ft.append(float(pf["throughput"][:n_bulk].mean()))
             ut.append(float(pf["throughput"][n_bulk]))
         rows.append({"hint": h if h else "PI alone", "file_rate_reps": ft, "file_rate": float(np.mean(ft)),

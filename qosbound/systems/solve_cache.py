@@ -1,10 +1,12 @@
-"""Solutions of the costly numerical models kept on disk between runs (``QOSBOUND_CACHE_DIR``).
+"""Solutions of the costly models and simulation runs kept on disk between runs (``QOSBOUND_CACHE_DIR``).
 
-A CI gate re-verifies the same ports on every commit, and a capacity-planning session re-plans the port it just
-planned with one SLO changed. The ring method's chain and its upper bound (tens of seconds to minutes on a large
-tx-ring) are pure functions of their inputs, so when the environment variable ``QOSBOUND_CACHE_DIR`` names a folder
-their solutions are kept there and read back by the next run that asks the same question; without it nothing is
-read or written.
+A CI gate re-verifies the same ports on every commit, a capacity-planning session re-plans the port it just
+planned with one SLO changed, and a reader of ``reproduce`` re-runs a paper after editing a claim's rule. The ring
+method's chain and its upper bound (tens of seconds to minutes on a large tx-ring) and the network runs of
+``reproduce`` (Koehler & Schaefer's and Takeo & Tasaka's dumbbell runs, the TSQ replications, each reduced to
+what the paper's rows use) are pure functions of their inputs, so when the environment variable
+``QOSBOUND_CACHE_DIR`` names a folder their results are kept there and read back by the next run that asks the
+same question; without it nothing is read or written.
 
 What makes a read-back answer the one a fresh solve would give:
 
@@ -37,6 +39,10 @@ from typing import Any, Callable
 import numpy as np
 import scipy
 
+import qosbound
+import qosbound.analytic
+import qosbound.models
+import qosbound.validation
 from qosbound import __version__
 from qosbound.errors import ScenarioError
 
@@ -74,11 +80,6 @@ def code_fingerprint() -> str:
     ``analytic`` and ``validation`` folders (named alike whether they lie beside ``qosbound/`` in a checkout or
     inside it in an installed wheel, so both give one fingerprint), and the versions of qosbound, Python, NumPy
     and SciPy."""
-    import qosbound
-    import qosbound.analytic
-    import qosbound.models
-    import qosbound.validation
-
     h = hashlib.sha256()
     for v in (__version__, platform.python_version(), np.__version__, scipy.__version__):
         h.update(v.encode() + b"\0")
