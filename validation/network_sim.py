@@ -37,7 +37,7 @@ from numba import njit
 from qosbound.errors import ScenarioError
 from qosbound.validation.port_kernels import N_CS, N_G, run_port
 from qosbound.validation.port_sim import PortConfig
-from qosbound.validation.stats import seed_sequences
+from qosbound.validation.stats import seed_sequences, spawned_generators
 
 __all__ = ["SourceSpec", "FlowSpec", "NetworkConfig", "FlowSample", "simulate", "join", "components", "generate",
            "sorted_stream", "POISSON", "CBR", "ON_OFF", "SATURATED"]
@@ -410,13 +410,12 @@ def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup:
     hops_total = 0
     buf: dict = {}
     for r, seq in enumerate(seqs):
-        kids = seq.spawn(F + P)
-        packets = _Packets.drawn(net, kids, H, lo, hi, flows)
+        rngs = spawned_generators(seq, F + P)  # those of seq.spawn(F + P), computed together
+        packets = _Packets.drawn(net, rngs, H, lo, hi, flows)
         for p in range(P):
             if ports is not None and p not in ports:
                 continue
-            rng = np.random.Generator(np.random.PCG64(kids[F + p]))
-            hops_total += _pass_port(net, p, packets, rng, H, (lo, hi), plans[p], samples, r, buf)
+            hops_total += _pass_port(net, p, packets, rngs[F + p], H, (lo, hi), plans[p], samples, r, buf)
         _tally(net, packets, samples, r, lo, hi)
         if advance is not None:
             advance(1)
@@ -451,8 +450,9 @@ class _Packets:
     window: list
 
     @classmethod
-    def drawn(cls, net: NetworkConfig, kids, H: float, lo: float, hi: float, flows=None) -> _Packets:
-        """Every flow's source packets (``flows`` given: those flows' only, the others none)."""
+    def drawn(cls, net: NetworkConfig, rngs, H: float, lo: float, hi: float, flows=None) -> _Packets:
+        """Every flow's source packets, flow ``k`` drawing from ``rngs[k]`` (``flows`` given: those flows' only,
+        the others none)."""
         F = len(net.flows)
         out = cls([None] * F, [None] * F, [None] * F, [None] * F, [True] * F, [None] * F)
         keep = None if flows is None else set(flows)
@@ -461,7 +461,7 @@ class _Packets:
                 out.start(k, _EMPTY_F, _EMPTY_F, np.zeros(0, np.bool_), _EMPTY_F, lo, hi)
                 continue
             if not f.saturated:
-                t, z = _source(np.random.Generator(np.random.PCG64(kids[k])), f, H)
+                t, z = _source(rngs[k], f, H)
                 out.start(k, t, z, np.ones(t.shape[0], np.bool_), t, lo, hi)  # t_cur copied before a write
         return out
 
