@@ -485,14 +485,15 @@ class _Packets:
 @dataclass
 class _PortPlan:
     """What a port's pass needs that no replication changes: its fed members (flow, hop) in order (a saturated
-    flow's first hop left out), their classes and precedences, its saturated flows as (class, flow) and the trace
-    rows kept for their packets."""
+    flow's first hop left out), their classes and precedences, its saturated flows as (class, flow), the trace
+    rows kept for their packets, and each member flow's number of hops."""
 
     members: list
     cls_of: np.ndarray
     prec_of: np.ndarray
     sat_here: list
     extra: int
+    hops: list  # each member flow's number of hops
 
     @classmethod
     def of(cls, net: NetworkConfig, p: int, sat_at: dict, H: float) -> _PortPlan:
@@ -505,7 +506,8 @@ class _PortPlan:
                            for s in net.flows[k].sources)
             extra = int(H * cfg.C / 8.0 / smallest) + cfg.Q_t + 16
         return cls(members, np.asarray([net.flows[k].classes[h] for k, h in members], np.int64),
-                   np.asarray([net.flows[k].precs[h] for k, h in members], np.int64), sat_here, extra)
+                   np.asarray([net.flows[k].precs[h] for k, h in members], np.int64), sat_here, extra,
+                   [len(net.flows[k].ports) for k, _ in members])
 
 
 def _pass_port(net: NetworkConfig, p: int, flows: _Packets, rng, H: float, window: tuple[float, float],
@@ -552,7 +554,9 @@ def _pass_port(net: NetworkConfig, p: int, flows: _Packets, rng, H: float, windo
         if idx is None and lost_of[j] == 0 and isinstance(w, tuple):  # every packet on: slices, no masks
             if w[1] > w[0]:
                 samples[k].hop_max[r, h] = max(samples[k].hop_max[r, h], float(hmax_of[j]))
-            flows.t_cur[k] = nxt[a:b]
+            # a view of the port's array while the flow goes on; its own array after its last port (so that no
+            # port's whole array outlives the replication's other flows)
+            flows.t_cur[k] = nxt[a:b] if h + 1 < plan.hops[j] else nxt[a:b].copy()
             continue
         d = dep[a:b]
         arr = t[a:b]
