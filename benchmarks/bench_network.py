@@ -20,7 +20,13 @@ figures are the ones to compare):
 4. with ``--tightness``: FIFO-LP beside TFA, SFA and the simulated maximum (4 x 10 s) on the WAN examples, 4- and
    8-hop tandems and two random meshes: for how many flows it is the answer, and its ratios to the others.
 
-5. with ``--dask N`` (or ``--scheduler ADDRESS``): the WAN example's 8 replications of ``--duration`` s serially
+5. with ``--compare REF``: the chained simulator's packet-hops per CPU second in this checkout and in the checkout
+   at REF (a directory holding another version of the repository), each in a process of its own, alternating,
+   ``--rounds`` times each: the WAN (4 x 20 s) and the mesh at ``--mesh-durations`` seconds per replication (2
+   replications); and whether both give the same samples (a digest of every flow's delays and counts on the mesh,
+   2 x 2 s, and the WAN, 2 x 2 s).
+
+6. with ``--dask N`` (or ``--scheduler ADDRESS``): the WAN example's 8 replications of ``--duration`` s serially
    and on Dask (a local cluster of N single-threaded worker processes, or the cluster at ADDRESS), wall-clock side
    by side: the cluster's start and the workers' kernel compilation apart, then every delay sent back
    (``simulate_on_dask``) against each replication reduced on its worker (``estimates_on_dask``, what ``plan
@@ -28,15 +34,18 @@ figures are the ones to compare):
    each replication has its own seed sequence).
 
 Run: ``python benchmarks/bench_network.py [--ports 1000 --flows 10000] [--quick] [--approximation | --tightness |
---dask N | --scheduler ADDRESS [--duration S]]``.
+--compare REF [--rounds 3 --mesh-durations 5 50] | --dask N | --scheduler ADDRESS [--duration S]]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import math
+import os
 import pickle
+import subprocess
 import sys
 import tempfile
 import time
@@ -240,6 +249,56 @@ def on_dask(workers: int, scheduler: str | None, duration: float, replications: 
           f"reduced estimates equal to the serial run's reduction: {same_e}")
 
 
+# Run in a process of its own with a checkout's root first on the path: that checkout's simulator on the cases of
+# this benchmark (the names below exist in every version of this file that has the simulator section).
+_COMPARE_CHILD = """
+import hashlib, json, sys
+root, durations = sys.argv[1], [float(x) for x in sys.argv[2].split(",")]
+sys.path.insert(0, root)
+from benchmarks import bench_network as b
+wan = b.network_config(b.network(b.load(root + "/examples/network_wan.yaml")))
+mesh = b.network_config(b.network(b.build(b.random_network(5, 4, 400, seed=2, rates=(10e6, 100e6)))))
+out = {"wan": b._rate(wan, 20.0, 4, 1)[0]}
+for h in durations:
+    out[f"mesh {h:g} s"] = b._rate(mesh, h, 2, 2)[0]
+dig = hashlib.sha256()
+for cfg, seed in ((mesh, 2), (wan, 1)):
+    samples, hops = b.simulate(cfg, 2.0, 2, seed)
+    dig.update(str(hops).encode())
+    for f in samples:
+        for d in f.delays:
+            dig.update(d.tobytes())
+        for a in (f.sent, f.lost, f.bytes, f.hop_max, f.hop_lost):
+            dig.update(a.tobytes())
+out["digest"] = dig.hexdigest()
+print(json.dumps(out))
+"""
+
+
+def compare(ref: str, rounds: int, durations: list[float]) -> None:
+    """The simulator's rates in this checkout and in ``ref``, alternating, each run in a fresh process (its own
+    numba cache: the checkout's ``.numba_cache`` where writable, else a temporary one)."""
+    roots = {"this": str(ROOT), "ref": str(Path(ref).resolve())}
+    runs: dict[str, list[dict]] = {k: [] for k in roots}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(rounds):
+            for name, root in roots.items():
+                cache = Path(root) / ".numba_cache" if os.access(root, os.W_OK) else Path(tmp) / name
+                env = dict(os.environ, PYTHONPATH=root, NUMBA_CACHE_DIR=str(cache), PYTHONDONTWRITEBYTECODE="1")
+                res = subprocess.run([sys.executable, "-c", _COMPARE_CHILD, root, ",".join(map(str, durations))],
+                                     env=env, capture_output=True, text=True, check=True, cwd=tmp)
+                runs[name].append(json.loads(res.stdout.strip().splitlines()[-1]))
+    print(f"simulator, packet-hops per CPU second, {rounds} alternating runs each: this checkout ({roots['this']}) "
+          f"against {roots['ref']}")
+    for case in [k for k in runs["this"][0] if k != "digest"]:
+        a = [r[case] for r in runs["this"]]
+        b = [r[case] for r in runs["ref"]]
+        print(f"  {case:<12} this {min(a):.3g}-{max(a):.3g} (best {max(a):.3g}); ref {min(b):.3g}-{max(b):.3g} "
+              f"(best {max(b):.3g}); best / best {max(a) / max(b):.2f}x")
+    same = len({r["digest"] for rs in runs.values() for r in rs}) == 1
+    print(f"  the same samples in both (mesh 2 x 2 s, WAN 2 x 2 s, every delay and count): {same}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ports", type=int, default=1000)
@@ -247,12 +306,19 @@ def main(argv=None) -> None:
     ap.add_argument("--quick", action="store_true", help="a tenth of the sizes")
     ap.add_argument("--approximation", action="store_true", help="only the approximation's error (item 3)")
     ap.add_argument("--tightness", action="store_true", help="only FIFO-LP's tightness (item 4)")
+    ap.add_argument("--compare", metavar="REF", help="only the simulator's rate here against the checkout at REF")
+    ap.add_argument("--rounds", type=int, default=3, help="with --compare: alternating runs of each checkout")
+    ap.add_argument("--mesh-durations", type=float, nargs="+", default=[5.0, 50.0],
+                    help="with --compare: the mesh's seconds per replication")
     ap.add_argument("--dask", type=int, default=0, metavar="N", help="only the replications on N local Dask workers")
     ap.add_argument("--scheduler", metavar="ADDRESS", help="only the replications on the Dask cluster at ADDRESS")
     ap.add_argument("--duration", type=float, default=20.0, help="with --dask / --scheduler: simulated seconds per "
                                                                  "replication (8 replications)")
     ap.add_argument("--repeat", type=int, default=2, help="with --dask / --scheduler: timed runs of each Dask mode")
     a = ap.parse_args(argv)
+    if a.compare:
+        compare(a.compare, a.rounds, a.mesh_durations)
+        return
     if a.dask or a.scheduler:
         on_dask(a.dask or 2, a.scheduler, a.duration if not a.quick else 2.0, 8, a.repeat)
         return

@@ -29,13 +29,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
+from numba import njit
 
 from qosbound.errors import ScenarioError
 from qosbound.validation.port_kernels import N_CS, N_G, run_port
 from qosbound.validation.port_sim import PortConfig
-from qosbound.validation.stats import seed_sequences
+from qosbound.validation.stats import seed_sequences, spawned_generators
 
 __all__ = ["SourceSpec", "FlowSpec", "NetworkConfig", "FlowSample", "simulate", "join", "components", "generate",
            "sorted_stream", "POISSON", "CBR", "ON_OFF", "SATURATED"]
@@ -61,9 +63,18 @@ class SourceSpec:
     on: float = 0.0
     off: float = 0.0
 
-    @property
+    @cached_property
     def mean(self) -> float:
         return self.sizes[0] if self.exponential else float(np.dot(self.sizes, self.probs))
+
+    @cached_property
+    def law(self) -> tuple[np.ndarray, np.ndarray]:
+        """The sizes (B) and their cumulative probabilities, normalised as ``Generator.choice`` normalises them
+        (the probabilities divided by their sum, cumulated, divided by the last cumulated value)."""
+        p = np.asarray(self.probs, float) / np.sum(self.probs)
+        cdf = p.cumsum()
+        cdf /= cdf[-1]
+        return np.asarray(self.sizes, float), cdf
 
 
 @dataclass(frozen=True)
@@ -122,7 +133,10 @@ def _sizes(rng, s: SourceSpec, n: int) -> np.ndarray:
         return np.clip(rng.exponential(s.sizes[0], n), 1.0, 65535.0)
     if len(s.sizes) == 1:
         return np.full(n, float(s.sizes[0]))
-    return rng.choice(np.asarray(s.sizes, float), n, p=np.asarray(s.probs, float) / np.sum(s.probs))
+    # rng.choice(sizes, n, p=probs / sum(probs)) without its per-call checks of p: the same draws (one uniform per
+    # packet, the first cumulative probability above it; tests/validation/test_network_sim.py checks the identity)
+    sizes, cdf = s.law
+    return sizes[cdf.searchsorted(rng.random(n), side="right")]
 
 
 def _clock(rng, period: float, H: float, phase: float | None) -> np.ndarray:
@@ -140,13 +154,31 @@ def _clocks_merged(rng, period: float, H: float, phase: float | None, count: int
     :func:`_clock` (the phases drawn in the same order): sorted by phase, the ``j``-th ticks of all the clocks lie
     in ``[j period, (j + 1) period)``, so row ``j`` after row ``j - 1`` is the time order (ties: by clock)."""
     ph = rng.random(count) * period if phase is None else np.full(count, float(phase))
-    n = np.where(ph < H, np.ceil((H - ph) / period), 0.0).astype(np.int64)
-    o = np.argsort(ph, kind="stable")
-    ph, n = ph[o], n[o]
-    rows = int(n.max()) if count else 0
-    j = np.arange(rows, dtype=np.float64)
-    grid = ph[None, :] + period * j[:, None]
-    return grid[np.arange(rows)[:, None] < n[None, :]]
+    return _grid(ph[np.argsort(ph, kind="stable")], float(period), float(H))
+
+
+@njit(cache=True, nogil=True)
+def _grid(ph, period, H):
+    """The ticks ``ph[i] + j period < H`` of clocks with sorted phases ``ph``, row ``j`` after row ``j - 1`` and
+    within a row by clock (:func:`_clocks_merged`)."""
+    count = ph.shape[0]
+    n = np.zeros(count, np.int64)
+    rows = 0
+    total = 0
+    for i in range(count):
+        if ph[i] < H:
+            n[i] = np.int64(np.ceil((H - ph[i]) / period))
+        rows = max(rows, n[i])
+        total += n[i]
+    out = np.empty(total)
+    o = 0
+    for j in range(rows):
+        jf = np.float64(j)
+        for i in range(count):
+            if j < n[i]:
+                out[o] = ph[i] + period * jf
+                o += 1
+    return out
 
 
 def sorted_stream(s: SourceSpec) -> bool:
@@ -221,14 +253,13 @@ def _trace_rows(buf: dict | None, rows: int) -> tuple:
     return tr
 
 
-def _run_port(rng, cfg: PortConfig, t: np.ndarray, cls: np.ndarray, size: np.ndarray, prec: np.ndarray,
-              H: float, extra: int, buf: dict | None = None):
+def _port_trace(rng, cfg: PortConfig, t: np.ndarray, cls: np.ndarray, size: np.ndarray, prec: np.ndarray,
+                H: float, extra: int, buf: dict | None = None):
     """The port fed the packets (t s sorted; cls, size, prec); ``extra`` rows for its saturated class's packets;
-    ``buf`` the run's reusable trace buffers. Returns (departures s of the fed packets, NaN when dropped; the
-    saturated rows as (arr, dep, size)), arrays of their own."""
+    ``buf`` the run's reusable trace buffers. Returns the kernel's trace arrays (ticks; views of ``buf``, valid
+    until the next call) and the number of rows written."""
     tick = cfg.tick
-    n = t.shape[0]
-    rows_max = n + extra
+    rows_max = t.shape[0] + extra
     tr = _trace_rows(buf, rows_max)
     m = cfg.classes
     # a fed port keeps no delay statistics: its histograms are never written, so one bin each is enough
@@ -239,9 +270,83 @@ def _run_port(rng, cfg: PortConfig, t: np.ndarray, cls: np.ndarray, size: np.nda
     args[12:19] = [_EMPTY_I, _EMPTY_I, _EMPTY_F, _EMPTY_I, _EMPTY_F, _EMPTY_F, _EMPTY_F]
     rows = run_port(rng, cfg.Q_t, float(cfg.unit), bool(cfg.per_packet), bool(cfg.incl_ring), 0, 0,
                     np.int64(rows_max), *args, _EMPTY_F, *out, *tr, t / tick, cls, size, prec, H / tick)
-    dep = np.where(tr[5][:n], np.nan, tr[4][:n] * tick)
-    sat = (tr[3][n:rows] * tick, tr[4][n:rows] * tick, tr[2][n:rows].copy())
-    return dep, sat
+    return tr, rows
+
+
+def _saturated_rows(tr, n: int, rows: int, tick: float) -> tuple:
+    """The saturated class's rows (after the ``n`` fed ones) as (admission s, departure s, size B)."""
+    return tr[3][n:rows] * tick, tr[4][n:rows] * tick, tr[2][n:rows].copy()
+
+
+def _run_port(rng, cfg: PortConfig, t: np.ndarray, cls: np.ndarray, size: np.ndarray, prec: np.ndarray,
+              H: float, extra: int, buf: dict | None = None):
+    """The port fed the packets (t s sorted; cls, size, prec); ``extra`` rows for its saturated class's packets;
+    ``buf`` the run's reusable trace buffers. Returns (departures s of the fed packets, NaN when dropped; the
+    saturated rows as (arr, dep, size)), arrays of their own."""
+    n = t.shape[0]
+    tr, rows = _port_trace(rng, cfg, t, cls, size, prec, H, extra, buf)
+    dep = np.where(tr[5][:n], np.nan, tr[4][:n] * cfg.tick)
+    return dep, _saturated_rows(tr, n, rows, cfg.tick)
+
+
+@njit(cache=True, nogil=True)
+def _gather(order, t, z, off, cls_of, prec_of):
+    """The fed packets of one port in the order ``order`` (a permutation of the concatenation ``t`` (s), ``z``
+    (B) of its flows' segments, segment ``j`` being ``off[j] .. off[j + 1]`` of class ``cls_of[j]`` and
+    precedence ``prec_of[j]``): their times, classes, sizes and precedences."""
+    n = t.shape[0]
+    seg = np.empty(n, np.int64)
+    for j in range(off.shape[0] - 1):
+        seg[off[j]:off[j + 1]] = j
+    ts = np.empty(n)
+    cs = np.empty(n, np.int64)
+    zs = np.empty(n)
+    ps = np.empty(n, np.int64)
+    for o in range(n):
+        i = order[o]
+        ts[o] = t[i]
+        zs[o] = z[i]
+        j = seg[i]
+        cs[o] = cls_of[j]
+        ps[o] = prec_of[j]
+    return ts, cs, zs, ps
+
+
+@njit(cache=True, nogil=True)
+def _unmerge(order, tr_dep, tr_drop, tick, prop, t, off, w_lo, w_hi):
+    """The port's departures back in concatenation order (s, NaN when dropped), the
+    arrivals at the next port (departure + ``prop``), and per segment: its drops and its largest delay over the
+    packet range ``w_lo[j] .. w_hi[j]`` (offsets within the segment; -inf when the range is empty or the segment
+    lost a packet). ``order``: the arrival order, as for :func:`_gather`."""
+    n = order.shape[0]
+    dep = np.empty(n)
+    nxt = np.empty(n)
+    for o in range(n):
+        i = order[o]
+        if tr_drop[o]:
+            dep[i] = np.nan
+            nxt[i] = np.nan
+        else:
+            d = tr_dep[o] * tick
+            dep[i] = d
+            nxt[i] = d + prop
+    S = off.shape[0] - 1
+    lost = np.zeros(S, np.int64)
+    hmax = np.full(S, -np.inf)
+    for j in range(S):
+        for i in range(off[j], off[j + 1]):
+            if dep[i] != dep[i]:
+                lost[j] += 1
+        if lost[j] == 0 and w_hi[j] > w_lo[j]:
+            m = -np.inf
+            first = True
+            for i in range(off[j] + w_lo[j], off[j] + w_hi[j]):
+                x = dep[i] - t[i]
+                if first or x > m:
+                    m = x
+                    first = False
+            hmax[j] = m
+    return dep, nxt, lost, hmax
 
 
 def components(net: NetworkConfig) -> list[list[int]]:
@@ -301,16 +406,16 @@ def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup:
     for k, f in enumerate(net.flows):
         if f.saturated:
             sat_at[(f.ports[0], f.classes[0])] = k
+    plans = [None if ports is not None and p not in ports else _PortPlan.of(net, p, sat_at, H) for p in range(P)]
     hops_total = 0
     buf: dict = {}
     for r, seq in enumerate(seqs):
-        kids = seq.spawn(F + P)
-        packets = _Packets.drawn(net, kids, H, lo, hi, flows)
+        rngs = spawned_generators(seq, F + P)  # those of seq.spawn(F + P), computed together
+        packets = _Packets.drawn(net, rngs, H, lo, hi, flows)
         for p in range(P):
             if ports is not None and p not in ports:
                 continue
-            rng = np.random.Generator(np.random.PCG64(kids[F + p]))
-            hops_total += _pass_port(net, p, packets, rng, H, (lo, hi), sat_at, samples, r, buf)
+            hops_total += _pass_port(net, p, packets, rngs[F + p], H, (lo, hi), plans[p], samples, r, buf)
         _tally(net, packets, samples, r, lo, hi)
         if advance is not None:
             advance(1)
@@ -345,8 +450,9 @@ class _Packets:
     window: list
 
     @classmethod
-    def drawn(cls, net: NetworkConfig, kids, H: float, lo: float, hi: float, flows=None) -> _Packets:
-        """Every flow's source packets (``flows`` given: those flows' only, the others none)."""
+    def drawn(cls, net: NetworkConfig, rngs, H: float, lo: float, hi: float, flows=None) -> _Packets:
+        """Every flow's source packets, flow ``k`` drawing from ``rngs[k]`` (``flows`` given: those flows' only,
+        the others none)."""
         F = len(net.flows)
         out = cls([None] * F, [None] * F, [None] * F, [None] * F, [True] * F, [None] * F)
         keep = None if flows is None else set(flows)
@@ -355,18 +461,16 @@ class _Packets:
                 out.start(k, _EMPTY_F, _EMPTY_F, np.zeros(0, np.bool_), _EMPTY_F, lo, hi)
                 continue
             if not f.saturated:
-                t, z = _source(np.random.Generator(np.random.PCG64(kids[k])), f, H)
-                out.start(k, t, z, np.ones(t.shape[0], np.bool_), t.copy(), lo, hi)
+                t, z = _source(rngs[k], f, H)
+                out.start(k, t, z, np.ones(t.shape[0], np.bool_), t, lo, hi)  # t_cur copied before a write
         return out
 
     def start(self, k: int, t_first, size, alive, t_cur, lo: float, hi: float) -> None:
         """Flow ``k``'s packets from their first arrivals on."""
         self.t_first[k], self.size[k], self.alive[k], self.t_cur[k] = t_first, size, alive, t_cur
         self.intact[k] = bool(alive.all())
-        if t_first.shape[0] < 2 or bool(np.all(t_first[1:] >= t_first[:-1])):
-            self.window[k] = (int(np.searchsorted(t_first, lo, "left")), int(np.searchsorted(t_first, hi, "left")))
-        else:
-            self.window[k] = (t_first >= lo) & (t_first < hi)
+        ordered, a, b = _window(t_first, lo, hi)
+        self.window[k] = (int(a), int(b)) if ordered else (t_first >= lo) & (t_first < hi)
 
     def counted(self, k: int) -> np.ndarray:
         """Flow ``k``'s counted packets as a mask."""
@@ -378,56 +482,84 @@ class _Packets:
         return w
 
 
+@dataclass
+class _PortPlan:
+    """What a port's pass needs that no replication changes: its fed members (flow, hop) in order (a saturated
+    flow's first hop left out), their classes and precedences, its saturated flows as (class, flow), the trace
+    rows kept for their packets, and each member flow's number of hops."""
+
+    members: list
+    cls_of: np.ndarray
+    prec_of: np.ndarray
+    sat_here: list
+    extra: int
+    hops: list  # each member flow's number of hops
+
+    @classmethod
+    def of(cls, net: NetworkConfig, p: int, sat_at: dict, H: float) -> _PortPlan:
+        cfg = net.ports[p]
+        members = [(k, h) for k, h in net.members[p] if not (net.flows[k].saturated and h == 0)]
+        sat_here = [(c, k) for (pp, c), k in sat_at.items() if pp == p]
+        extra = 0
+        if sat_here:
+            smallest = min(min(s.sizes) if not s.exponential else 1.0 for _, k in sat_here
+                           for s in net.flows[k].sources)
+            extra = int(H * cfg.C / 8.0 / smallest) + cfg.Q_t + 16
+        return cls(members, np.asarray([net.flows[k].classes[h] for k, h in members], np.int64),
+                   np.asarray([net.flows[k].precs[h] for k, h in members], np.int64), sat_here, extra,
+                   [len(net.flows[k].ports) for k, _ in members])
+
+
 def _pass_port(net: NetworkConfig, p: int, flows: _Packets, rng, H: float, window: tuple[float, float],
-               sat_at: dict, samples: list, r: int, buf: dict) -> int:
+               plan: _PortPlan, samples: list, r: int, buf: dict) -> int:
     """Port ``p`` serves the live packets of its flows in arrival order: each hop's losses and largest delay
     within the window, the survivors' arrival at the next port; a saturated flow's packets start here. Returns
-    the packet-hops simulated. A flow that has lost no packet passes its arrays whole (no gathering)."""
+    the packet-hops simulated. A flow that has lost no packet passes its arrays whole (no gathering); the flows'
+    packets are put in arrival order (:func:`_gather`) and their departures back (:func:`_unmerge`) in compiled
+    loops."""
     lo, hi = window
     cfg = net.ports[p]
-    ts, zs, who, cls_of, prec_of = [], [], [], [], []
-    for k, h in net.members[p]:
-        f = net.flows[k]
-        if f.saturated and h == 0:
-            continue
+    S = len(plan.members)
+    ts, zs, idxs = [], [], []
+    off = np.zeros(S + 1, np.int64)
+    w_lo = np.zeros(S, np.int64)
+    w_hi = np.zeros(S, np.int64)
+    for j, (k, h) in enumerate(plan.members):
         if flows.intact[k]:
             idx = None
             ts.append(flows.t_cur[k])
             zs.append(flows.size[k])
+            w = flows.window[k]
+            if isinstance(w, tuple):
+                w_lo[j], w_hi[j] = w
         else:
             idx = np.flatnonzero(flows.alive[k])
             ts.append(flows.t_cur[k][idx])
             zs.append(flows.size[k][idx])
-        who.append((k, h, idx))
-        cls_of.append(f.classes[h])
-        prec_of.append(f.precs[h])
-    counts = [x.shape[0] for x in ts]
+        idxs.append(idx)
+        off[j + 1] = off[j] + ts[-1].shape[0]
     t = np.concatenate(ts) if ts else _EMPTY_F
+    z = np.concatenate(zs) if zs else _EMPTY_F
     order = np.argsort(t, kind="stable")
-    extra = 0
-    sat_here = [(c, k) for (pp, c), k in sat_at.items() if pp == p]
-    if sat_here:
-        smallest = min(min(s.sizes) if not s.exponential else 1.0 for _, k in sat_here
-                       for s in net.flows[k].sources)
-        extra = int(H * cfg.C / 8.0 / smallest) + cfg.Q_t + 16
-    cls = np.repeat(np.asarray(cls_of, np.int64), counts)[order] if ts else _EMPTY_I
-    zz = np.concatenate(zs)[order] if zs else _EMPTY_F
-    pr = np.repeat(np.asarray(prec_of, np.int64), counts)[order] if ts else _EMPTY_I
-    dep_sorted, sat = _run_port(rng, cfg, t[order], cls, zz, pr, H, extra, buf)
-    dep = np.empty_like(dep_sorted)
-    dep[order] = dep_sorted
-    off = 0
-    for (k, h, idx), n in zip(who, counts):
-        d = dep[off:off + n]
-        arr = t[off:off + n]
-        off += n
-        lost = n - int(np.count_nonzero(d == d))  # NaN: dropped
+    t_s, cls, z_s, pr = _gather(order, t, z, off, plan.cls_of, plan.prec_of)
+    n = t.shape[0]
+    tr, rows = _port_trace(rng, cfg, t_s, cls, z_s, pr, H, plan.extra, buf)
+    dep, nxt, lost_of, hmax_of = _unmerge(order, tr[4][:n], tr[5][:n], cfg.tick, float(net.prop[p]), t, off,
+                                          w_lo, w_hi)
+    sat = _saturated_rows(tr, n, rows, cfg.tick)
+    for j, (k, h) in enumerate(plan.members):
+        a, b = off[j], off[j + 1]
+        idx = idxs[j]
         w = flows.window[k]
-        if idx is None and lost == 0 and isinstance(w, tuple):  # every packet on: slices, no masks
+        if idx is None and lost_of[j] == 0 and isinstance(w, tuple):  # every packet on: slices, no masks
             if w[1] > w[0]:
-                samples[k].hop_max[r, h] = max(samples[k].hop_max[r, h], float(np.max(d[w[0]:w[1]] - arr[w[0]:w[1]])))
-            flows.t_cur[k] = d + net.prop[p]
+                samples[k].hop_max[r, h] = max(samples[k].hop_max[r, h], float(hmax_of[j]))
+            # a view of the port's array while the flow goes on; its own array after its last port (so that no
+            # port's whole array outlives the replication's other flows)
+            flows.t_cur[k] = nxt[a:b] if h + 1 < plan.hops[j] else nxt[a:b].copy()
             continue
+        d = dep[a:b]
+        arr = t[a:b]
         ok = ~np.isnan(d)
         counted = flows.counted(k) if idx is None else flows.counted(k)[idx]
         samples[k].hop_lost[r, h] += np.count_nonzero(counted & ~ok)
@@ -435,23 +567,48 @@ def _pass_port(net: NetworkConfig, p: int, flows: _Packets, rng, H: float, windo
         if cnt.any():
             samples[k].hop_max[r, h] = max(samples[k].hop_max[r, h], float(np.max(d[cnt] - arr[cnt])))
         if idx is None:
-            idx = np.arange(n)
+            idx = np.arange(b - a)
         flows.alive[k][idx[~ok]] = False
         flows.intact[k] = False
-        flows.t_cur[k][idx[ok]] = d[ok] + net.prop[p]
-    for c, k in sat_here:  # the saturated flow's packets, from their admission at its first port
-        arr, d, z = sat
+        if flows.t_cur[k] is flows.t_first[k]:  # the first arrivals stay as they are
+            flows.t_cur[k] = flows.t_cur[k].copy()
+        flows.t_cur[k][idx[ok]] = nxt[a:b][ok]
+    for c, k in plan.sat_here:  # the saturated flow's packets, from their admission at its first port
+        arr, d, zz = sat
         keep = ~np.isnan(d)
-        flows.start(k, arr, z, keep.copy(), np.where(keep, d + net.prop[p], np.nan), lo, hi)
-    return t.shape[0] + sat[0].shape[0]
+        flows.start(k, arr, zz, keep.copy(), np.where(keep, d + net.prop[p], np.nan), lo, hi)
+    return n + sat[0].shape[0]
+
+
+@njit(cache=True, nogil=True)
+def _window(t, lo, hi):
+    """Whether ``t`` is sorted and, if so, the index range of its times in ``[lo, hi)``."""
+    for i in range(1, t.shape[0]):
+        if not (t[i] >= t[i - 1]):
+            return False, 0, 0
+    return True, np.searchsorted(t, lo, "left"), np.searchsorted(t, hi, "left")
 
 
 def _tally(net: NetworkConfig, flows: _Packets, samples: list, r: int, lo: float, hi: float) -> None:
     """Replication ``r``'s end-to-end counts per flow: packets sent and lost within the window, bytes delivered,
-    and the delivered packets' delays."""
+    and the delivered packets' delays (a counted window that is an index range read as slices)."""
     for k in range(len(net.flows)):
         s = samples[k]
-        cnt = flows.counted(k)
+        w = flows.window[k]
+        if isinstance(w, tuple):
+            a, b = w
+            s.sent[r] = b - a
+            if flows.intact[k]:
+                s.lost[r] = 0
+                s.bytes[r] = flows.size[k][a:b].sum()
+                s.delays.append(flows.t_cur[k][a:b] - flows.t_first[k][a:b])
+            else:
+                ok = flows.alive[k][a:b]
+                s.lost[r] = (b - a) - np.count_nonzero(ok)
+                s.bytes[r] = flows.size[k][a:b][ok].sum()
+                s.delays.append(flows.t_cur[k][a:b][ok] - flows.t_first[k][a:b][ok])
+            continue
+        cnt = w
         ok = cnt & flows.alive[k]
         s.sent[r] = cnt.sum()
         s.lost[r] = (cnt & ~flows.alive[k]).sum()

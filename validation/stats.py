@@ -10,6 +10,7 @@ The public surface is small:
 * :func:`seed_sequences`, :func:`replication_rngs`, :func:`replication_seeds` -- independent
   replications derived from one scenario seed by ``numpy.random.SeedSequence(seed).spawn(n)``
   (an optional ``stream`` key separates independent experiments of one scenario, e.g. one per flow);
+  :func:`spawned_generators` -- the generators of ``seq.spawn(n)`` computed for all ``n`` children at once;
 * :func:`t_interval` -- Student-t interval for the mean of independent replications, at the
   scenario's confidence level;
 * :func:`batch_means` -- the same for one long correlated run, cut into batches;
@@ -45,7 +46,8 @@ from qosbound.results import Interval
 
 __all__ = ["Estimate", "t_interval", "batch_means", "proportion_interval", "ci_kind", "nice_bin_width", "Histogram",
            "hist_quantile", "hist_ccdf", "t_quantile", "two_sided_t", "bonferroni", "seed_sequences",
-           "replication_rngs", "replication_seeds", "proportion_se", "Welch", "welch", "welch_samples"]
+           "replication_rngs", "replication_seeds", "spawned_generators", "proportion_se", "Welch", "welch",
+           "welch_samples"]
 
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 
@@ -98,6 +100,109 @@ def replication_seeds(seed: int, replications: int, stream: tuple[int, ...] = ()
     from the same spawned sequences as :func:`replication_rngs`."""
     return np.array([ss.generate_state(1, np.uint32)[0] for ss in seed_sequences(seed, replications, stream)],
                     dtype=np.int64)
+
+
+# NumPy's SeedSequence hash (numpy/random/bit_generator.pyx, after M. O'Neill's seed_seq_fe): its constants
+_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
+_MIX_L, _MIX_R, _XSHIFT, _MASK32 = np.uint32(0xCA01F9DD), np.uint32(0x4973F715), np.uint32(16), 0xFFFFFFFF
+
+
+def _hashmix(v: np.ndarray, h: int) -> tuple[np.ndarray, int]:
+    """SeedSequence's ``hashmix`` on a column of words (uint32, wrapping), the hash constant ``h`` advanced."""
+    v = v ^ np.uint32(h)
+    h = (h * _MULT_A) & _MASK32
+    v = v * np.uint32(h)
+    return v ^ (v >> _XSHIFT), h
+
+
+def _mix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    r = _MIX_L * x - _MIX_R * y
+    return r ^ (r >> _XSHIFT)
+
+
+class _Words(np.random.bit_generator.ISeedSequence):
+    """A seed sequence whose state words are already known (those of one spawned child)."""
+
+    __slots__ = ("words",)
+
+    def __init__(self, words: np.ndarray):
+        self.words = words
+
+    def generate_state(self, n_words, dtype=np.uint32):
+        if np.dtype(dtype) != np.uint64 or n_words != self.words.shape[0]:
+            raise ValueError("these words seed a 64-bit generator of their own size only")
+        return self.words.copy()
+
+
+def _int_words(x) -> list[int]:
+    """A non-negative integer as SeedSequence reads it: 32-bit words, lowest first (0: one zero word)."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < 0:
+        raise ArithmeticError("entropy other than a non-negative integer: NumPy's own spawning")
+    x = int(x)
+    words = [x & _MASK32]
+    while x > _MASK32:
+        x >>= 32
+        words.append(x & _MASK32)
+    return words
+
+
+def _child_words(seq: np.random.SeedSequence, n: int) -> np.ndarray:
+    """The four 64-bit state words (``generate_state(4, np.uint64)``) of each of ``seq.spawn(n)``'s children, all
+    children at once: child ``i`` is the sequence of ``seq``'s entropy with the spawn key ``seq.spawn_key + (j,)``,
+    ``j = seq.n_children_spawned + i``, its assembled entropy the parent's words then ``j`` (one word below 2^32);
+    the pool mixing and the state generation are SeedSequence's, run on a column per child."""
+    j0, pool = seq.n_children_spawned, seq.pool_size
+    run = _int_words(seq.entropy)
+    spawn = [w for k in seq.spawn_key for w in _int_words(k)]
+    ent = run + [0] * max(0, pool - len(run)) + spawn  # the run's words padded to the pool (a spawned child's)
+    L = len(ent) + 1
+    cols = [np.full(n, w, np.uint32) for w in ent] + [np.arange(j0, j0 + n, dtype=np.uint64).astype(np.uint32)]
+    h = _INIT_A
+    mixer = []
+    for i in range(pool):
+        v, h = _hashmix(cols[i] if i < L else np.zeros(n, np.uint32), h)
+        mixer.append(v)
+    for src in range(pool):
+        for dst in range(pool):
+            if src != dst:
+                v, h = _hashmix(mixer[src], h)
+                mixer[dst] = _mix(mixer[dst], v)
+    for src in range(pool, L):
+        for dst in range(pool):
+            v, h = _hashmix(cols[src], h)
+            mixer[dst] = _mix(mixer[dst], v)
+    h = _INIT_B
+    out = np.empty((n, 8), np.uint32)
+    for k in range(8):  # 4 uint64 words = 8 uint32 words, cycling over the pool
+        v = mixer[k % pool] ^ np.uint32(h)
+        h = (h * _MULT_B) & _MASK32
+        v = v * np.uint32(h)
+        out[:, k] = v ^ (v >> _XSHIFT)
+    words = out.astype("<u4").view("<u8").astype(np.uint64)
+    first = np.random.SeedSequence(seq.entropy, spawn_key=tuple(seq.spawn_key) + (j0,), pool_size=pool)
+    if not np.array_equal(words[0], first.generate_state(4, np.uint64)):
+        raise ArithmeticError("SeedSequence's hash is not the one transcribed here")
+    return words
+
+
+def spawned_generators(seq: np.random.SeedSequence, n: int) -> list:
+    """``[Generator(PCG64(child)) for child in seq.spawn(n)]`` -- the same generators, bit for bit -- without
+    building ``n`` SeedSequence objects (their hashing costs more than the draws of a short replication): the
+    children's state words computed together (:func:`_child_words`, checked against NumPy's own for the first
+    child; when the entropy is not an integer, or if NumPy's hash ever differs, the children are spawned as
+    usual). ``seq`` is not advanced (its
+    ``n_children_spawned`` is unchanged); a child index must stay below 2^32."""
+    if n < 1:
+        return []
+    if seq.n_children_spawned + n > 2 ** 32:
+        raise ValueError("at most 2^32 children")
+    try:
+        words = _child_words(seq, n)
+    except ArithmeticError:  # entropy not an integer, or a NumPy whose SeedSequence hashes otherwise
+        kids = np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key, pool_size=seq.pool_size,
+                                      n_children_spawned=seq.n_children_spawned).spawn(n)
+        return [np.random.Generator(np.random.PCG64(k)) for k in kids]
+    return [np.random.Generator(np.random.PCG64(_Words(w))) for w in words]
 
 
 def proportion_se(successes: int, trials: int) -> float:

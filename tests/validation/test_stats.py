@@ -12,7 +12,8 @@ from scipy import stats as sps
 from scipy.signal import lfilter
 
 from qosbound.validation.stats import (Estimate, Histogram, batch_means, ci_kind, hist_ccdf, hist_quantile,
-                                       nice_bin_width, proportion_interval, t_interval)
+                                       nice_bin_width, proportion_interval, seed_sequences, spawned_generators,
+                                       t_interval)
 
 
 def test_ci_kind_labels():
@@ -170,3 +171,32 @@ def test_proportion_interval_zero_successes_and_coverage():
     assert cover >= 0.94  # conservative by construction; 0.94 allows sampling noise of 2000 trials
     with pytest.raises(ValueError):
         proportion_interval(3, 2)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2 ** 32, 2 ** 40 + 7, 2 ** 64 - 1])
+@pytest.mark.parametrize("stream", [(), (3,), (1, 2 ** 33)])
+def test_spawned_generators_are_the_generators_of_the_spawned_children(seed, stream):
+    """The children's generators computed together are NumPy's own for ``seq.spawn(n)``, state for state and draw
+    for draw, and ``seq`` is not advanced (a later spawn gives the same children)."""
+    for seq in seed_sequences(seed, 2, stream):
+        mine = spawned_generators(seq, 70)
+        assert seq.n_children_spawned == 0
+        theirs = [np.random.Generator(np.random.PCG64(k)) for k in seq.spawn(70)]
+        assert [g.bit_generator.state for g in mine] == [g.bit_generator.state for g in theirs]
+        for a, b in zip(mine, theirs):
+            np.testing.assert_array_equal(a.random(5), b.random(5))
+            np.testing.assert_array_equal(a.exponential(2.0, 5), b.exponential(2.0, 5))
+
+
+def test_spawned_generators_continue_after_children_spawned_and_take_any_entropy():
+    """After children were spawned the next ones are computed; entropy that is not one integer (a list) is spawned
+    by NumPy itself -- the same generators either way."""
+    seq = np.random.SeedSequence(5, spawn_key=(2,))
+    seq.spawn(3)
+    mine = spawned_generators(seq, 4)
+    assert [g.bit_generator.state for g in mine] == [np.random.Generator(np.random.PCG64(k)).bit_generator.state
+                                                     for k in seq.spawn(4)]
+    seq = np.random.SeedSequence([1, 2, 3])
+    mine = spawned_generators(seq, 3)
+    assert [g.random() for g in mine] == [np.random.Generator(np.random.PCG64(k)).random() for k in seq.spawn(3)]
+    assert spawned_generators(seq, 0) == []
