@@ -4,7 +4,8 @@ A CI gate re-verifies the same ports on every commit, a capacity-planning sessio
 planned with one SLO changed, and a reader of ``reproduce`` re-runs a paper after editing a claim's rule. The ring
 method's chain and its upper bound (tens of seconds to minutes on a large tx-ring) and the network runs of
 ``reproduce`` (Koehler & Schaefer's and Takeo & Tasaka's dumbbell runs, the TSQ replications, each reduced to
-what the paper's rows use) are pure functions of their inputs, so when the environment variable
+what the paper's rows use) and ns-3's runs of ``validate --ns3`` (the ns3 wheel's version in the key) are pure
+functions of their inputs, so when the environment variable
 ``QOSBOUND_CACHE_DIR`` names a folder their results are kept there and read back by the next run that asks the
 same question; without it nothing is read or written.
 
