@@ -311,10 +311,10 @@ def uplink_aqm_claim(sw: dict, alt: dict) -> list:
     of ``alt``: AP/AB above 1 and PB/PP below 1 (the rule of low-load-ack-class-main-factor: one-sided t on the paired
     per-replication ratios, intersection-union); the drop-tail uplinks' ratios of ``sw`` at the same point are shown
     beside it when the sweep has them."""
+    if not any(ld < 100 for ld, _ in points(alt, "twobit")):
+        return []
     s = Sweep.of(alt)
     light = sorted({ld for ld, _ in s.tb if ld < 100})
-    if not light:
-        return []
     rows = _ack_direction(s, light, f"with RIO at the node uplinks (Two-Bit DS, RTT {s.r0} ms): at low load the ACK "
                           f"class is the main factor ({', '.join(f'{ld} %' for ld in light)}: AP above AB, PB below PP)",
                           "section 3.1, section 4.1, Fig. 5", "(qosbound's sensitivity run)")
