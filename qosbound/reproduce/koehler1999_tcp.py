@@ -36,6 +36,16 @@ acknowledges each); the nodes' 10 Mbit/s links to the routers serialise their da
 drop-tail FIFO of 90 packets (the paper runs RIO / n-RED queues there, which drop by class), ACKs pass
 them without delay; the observed connection runs from the start with the background instead of 60-s periods
 separated by 20-s pauses.
+
+The uplink sensitivity (:func:`uplink_aqm_run`, ``network(..., uplink_aqm=True)``): the paper's section 3.1 places the
+traffic conditioners "at each node but not in the routers" and "RIO queues ... in each node and in the routers"
+(Two-Bit DS), "a trTCM traffic conditioner ... at each node ... and a n-RED queue" (one AF class). With the option the
+dumbbell's node uplinks run the bottleneck's queues (:mod:`qosbound.validation.dumbbell`, "Uplink AQM"): each node's
+token buckets colour its data as it enters the uplink (out-of-profile Premium dropped there, out-of-profile Assured
+OUT), Premium packets meet a drop-tail limit of 90 and Assured / Best Effort packets Table 5's RIO with averages of
+the uplink's own, and source i's and source 50 + i's ACKs (each is the other's sink) leave through the other's node
+uplink. What it neglects: the node's strict priority for Premium (one FIFO per uplink), and the receiver-side access
+delay before an ACK meets its node's uplink (the dumbbell lumps the access delays at the sender).
 """
 
 from __future__ import annotations
@@ -75,7 +85,7 @@ ASSUMPTIONS = [
     "qosbound's receivers delay ACKs (every second segment); ns-2's default sink ACKs every segment (the "
     "sensitivity run turns delayed ACKs off for Two-Bit DS at the smallest RTT)",
     "the nodes' 10 Mbit/s links serialise data in a drop-tail FIFO of 90 packets (the paper: RIO / n-RED "
-    "queues there); ACKs pass them without delay",
+    "queues there); ACKs pass them without delay (the sensitivity run gives Two-Bit DS's nodes RIO at 50 % load)",
     "the Premium queue is drop tail with 90 packets (the paper gives no size)",
     "all nine class combinations run at once, each observed connection replacing a background source "
     "of its data class (the paper: one observed connection, 60 s on / 20 s off, 10 times)",
@@ -183,7 +193,8 @@ def run_point(scenario: str, load_index: int, rtt_ms: int, duration: float, warm
               uplink_aqm: bool = False) -> dict:
     """Replications of one point: per combination the mean goodput (bit/s) and its 95 % CI half-width,
     the per-replication means, and the packets simulated (with ``uplink_aqm`` also the nodes' uplink drops of data
-    per colour and of ACKs, summed over the replications' windows)."""
+    per colour and of ACKs, summed over the replications' windows, and per combination the share of its observed
+    connections' ACKs the uplinks dropped)."""
     net, combo = network(scenario, load_index, rtt_ms, duration, warmup, copies, delack, rto_floor, mixed, uplink_aqm)
     # a mixed run draws its own seeds (independent of the equal-RTT run it is compared with)
     seeds = np.random.SeedSequence([seed, load_index, rtt_ms, len(scenario)] + ([1] if mixed else [])
@@ -192,6 +203,7 @@ def run_point(scenario: str, load_index: int, rtt_ms: int, duration: float, warm
     packets = 0
     loss = []
     up = np.zeros(7)  # uplink data arrivals per colour, data drops per colour, ACK drops
+    acks = np.zeros((len(COMBOS), 2))  # per combination: ACKs dropped at the uplinks, ACKs sent
     for r, s in enumerate(seeds):
         res = simulate(net, int(s))
         packets += res.packets
@@ -199,6 +211,9 @@ def run_point(scenario: str, load_index: int, rtt_ms: int, duration: float, warm
         if uplink_aqm:
             up += np.concatenate([res.flows.uplink_arrivals_by_colour.sum(axis=0),
                                   res.flows.uplink_drops_by_colour.sum(axis=0), [res.flows.ack_uplink_drops.sum()]])
+            for c in range(len(COMBOS)):
+                d = res.flows.ack_uplink_drops[combo == c].sum()
+                acks[c] += (d, d + res.flows.ack_sent[combo == c].sum())
         for c in range(len(COMBOS)):
             per[r, c] = res.flows.goodput[combo == c].mean()
     mean = per.mean(axis=0)
@@ -209,7 +224,8 @@ def run_point(scenario: str, load_index: int, rtt_ms: int, duration: float, warm
             "ci95_half_bit_s": [float(x) if np.isfinite(x) else None for x in half],
             "per_replication": per.tolist(), "loss_rate": float(np.mean(loss)), "packets": int(packets),
             **({"uplink_arrivals_by_colour": up[:3].tolist(), "uplink_drops_by_colour": up[3:6].tolist(),
-                "ack_uplink_drops": float(up[6])} if uplink_aqm else {})}
+                "ack_uplink_drops": float(up[6]),
+                "ack_uplink_drop_share": [float(a / b) if b else None for a, b in acks]} if uplink_aqm else {})}
 
 
 def sweep(loads, rtts, duration: float, warmup: float, reps: int, seed: int = 1999, copies: int = 1) -> dict:

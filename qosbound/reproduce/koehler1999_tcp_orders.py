@@ -20,7 +20,7 @@ import numpy as np
 
 from qosbound.reproduce import claims as C
 from qosbound.reproduce import rules as R
-from qosbound.reproduce.koehler1999_tcp import HEADER, PACKET, label, points
+from qosbound.reproduce.koehler1999_tcp import COMBOS, HEADER, PACKET, label, points
 from qosbound.reproduce.koehler1999_tcp_claims import ratio_reps, Sweep
 from qosbound.validation.stats import welch_samples
 
@@ -327,6 +327,12 @@ def uplink_aqm_claim(sw: dict, alt: dict) -> list:
             notes.append(f"{ld} %: uplink data drops green/yellow/red "
                          + "/".join(f"{100 * d / a:.2f} %" if a else "-" for a, d in zip(arr, drp))
                          + f", {p['ack_uplink_drops']:.0f} ACKs dropped at the uplinks")
+            share = p.get("ack_uplink_drop_share")
+            if share:
+                by_ack = {y: [share[i] for i, (x_, y_) in enumerate(COMBOS) if y_ == y and share[i] is not None]
+                          for y in range(3)}
+                notes.append("the observed connections' ACKs dropped at the uplinks by ACK class: " + ", ".join(
+                    f"{'PAB'[y]} {100 * np.mean(v):.2f} %" for y, v in by_ack.items() if v))
         base = points(sw, "twobit").get((ld, s.r0))
         if base is not None:
             notes.append(f"drop-tail uplinks: AP/AB {ratio_reps(base, [c['AP']], [c['AB']]).mean():.2f}, PB/PP "

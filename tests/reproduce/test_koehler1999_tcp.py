@@ -73,6 +73,7 @@ def test_uplink_aqm_gives_the_nodes_the_bottleneck_queues_and_the_receivers_acks
     assert (node[:half] < 5).all() and (ack[:half] >= 5).all()
     p = K.run_point("twobit", 0, 20, 2.0, 1.0, 1, 3, uplink_aqm=True)
     assert len(p["uplink_drops_by_colour"]) == 3 and p["uplink_arrivals_by_colour"][0] > 0
+    assert len(p["ack_uplink_drop_share"]) == 9 and all(0 <= x <= 1 for x in p["ack_uplink_drop_share"])
 
 
 def test_delack_zero_acknowledges_every_segment():

@@ -190,7 +190,7 @@ def _uplink_run(fix=None, seed: int = 9) -> dict:
     sw = _sweep(twobit=lambda ld, rtt: (fix or (lambda g: g))(_twobit(ld, rtt)), seed=seed)
     sw["points"] = [p for p in sw["points"] if p["scenario"] == "twobit" and (p["load_percent"], p["rtt_ms"]) == (50, 20)]
     sw["points"][0].update(uplink_arrivals_by_colour=[1000.0, 0.0, 500.0], uplink_drops_by_colour=[0.0, 0.0, 50.0],
-                           ack_uplink_drops=3.0)
+                           ack_uplink_drops=3.0, ack_uplink_drop_share=[0.001, 0.002, 0.02] * 3)
     return sw
 
 
@@ -221,4 +221,5 @@ def test_the_uplink_rio_row_shows_the_uplink_drops_and_the_drop_tail_ratios():
     rows = KO.uplink_aqm_claim(_sweep(), _uplink_run())
     assert len(rows) == 1
     assert "green/yellow/red 0.00 %/-/10.00 %" in rows[0].qosbound and "drop-tail uplinks: AP/AB" in rows[0].qosbound
+    assert "by ACK class: P 0.10 %, A 0.20 %, B 2.00 %" in rows[0].qosbound
     assert KO.uplink_aqm_claim(_sweep(), {**_uplink_run(), "points": []}) == []
