@@ -895,8 +895,8 @@ def _emit(ht, hk, hv, hn, ctr, S, SB, TS, f, t, cand, outb, p_f, p_type, p_s, p_
     """Let TCP flow ``f`` send what its window allows now (toward its bottleneck queue) and keep its timer armed.
     With uplinks (``utx`` > 0: one data segment's transmission time on them) the segments queue for the uplink
     ``up[f]`` of the flow's node before the access delay (``upl``: the uplinks' state and what colours a segment): a
-    drop-tail FIFO holding ``ulim`` segments or, with the uplink AQM (``ul``), the node's marker colours each segment now and the uplink's dropper of the segment's
-    bottleneck queue judges it (:func:`_uplink_admit`). A traced flow's segments take packet-record rows from
+    drop-tail FIFO holding ``ulim`` segments or, with the uplink AQM (``ul``), the node's marker colours each segment
+    now and the uplink's dropper of the segment's bottleneck queue judges it (:func:`_uplink_admit`). A traced flow's segments take packet-record rows from
     ``nrec`` on (the caller leaves room for a window). Returns the record rows in use."""
     ufree, utx, ulim, ul, mkind, mstate, colour, dmark, maware, data_size, p_col = upl
     k = T.send_batch(S, SB, TS, f, t, cand, outb)
@@ -949,8 +949,8 @@ def _emit(ht, hk, hv, hn, ctr, S, SB, TS, f, t, cand, outb, p_f, p_type, p_s, p_
 
 # ---- the node uplinks' AQM --------------------------------------------------------------------------------------
 #
-# ``ul`` (built by _uplink_state): [0] (flag, uplink rate bit/s, rows R, packets an uplink holds), [1] ring departure times (G, cap),
-# [2] ring rows, [3] ring colours, [4] ring [head, count] per uplink, [5] last departure per uplink, [6] per
+# ``ul`` (built by _uplink_state): [0] (flag, uplink rate bit/s, rows R, packets an uplink holds), [1] ring
+# departure times (G, cap), [2] ring rows, [3] ring colours, [4] ring [head, count] per uplink, [5] last departure per uplink, [6] per
 # (uplink, row) state as the bottleneck's qs rows, [7..10] the rows' qmin, qmax, qmaxp, qi tiled per uplink, [12]
 # qf tiled; per flow [11] its data's row, [13] its data's policer, [14] its ACKs' row, [15] its ACKs' policer.
 
@@ -1020,8 +1020,8 @@ def _uplink_admit(ul, g, q, pol, col, size, t):
     uplink ``g``: one FIFO served at the uplink rate, whose arrivals of row ``q`` meet row ``q``'s dropper with its
     own averages per uplink (they see the row's packets in the uplink, the one on the wire excluded, and decay after
     the row has had none since its last departure). Drops: a colour at or above the policer's, the dropper, or no
-    room (``Dumbbell.uplink_limit`` packets of the uplink waiting, or the row's limit). Returns the departure time (the last bit
-    leaves the node), or -1."""
+    room (``Dumbbell.uplink_limit`` packets of the uplink waiting, or the row's limit). Returns the departure time (the
+    last bit leaves the node), or -1."""
     if col >= pol:
         return -1.0
     head, rt, rr, rc, rh, last, uqs, uqmin, uqmax, uqmaxp, uqi, uqf = (ul[0], ul[1], ul[2], ul[3], ul[4], ul[5],

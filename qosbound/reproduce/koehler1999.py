@@ -305,8 +305,8 @@ def run(args) -> int:
                   "RTO at 200 ms)")
             _print_tcp_points(sw["no_delack_linux_rto"])
         if sw.get("uplink_aqm"):
-            print("  sensitivity: Two-Bit DS with RIO at the node uplinks (the node's token buckets colour the data as it "
-                  "enters; the receivers' ACKs through their node's uplink)")
+            print("  sensitivity: Two-Bit DS with RIO at the node uplinks (the node's token buckets colour the data "
+                  "as it enters; the receivers' ACKs through their node's uplink)")
             _print_tcp_points(sw["uplink_aqm"])
         if sw.get("mixed"):
             print("  Table 1's mixed rows (observed connections at the RTT shown, background sources cycling through the "

@@ -24,7 +24,8 @@ from qosbound.reproduce.koehler1999_tcp import COMBOS, HEADER, PACKET, label, po
 from qosbound.reproduce.koehler1999_tcp_claims import ratio_reps, Sweep
 from qosbound.validation.stats import welch_samples
 
-__all__ = ["claims", "mixed_claim", "uplink_aqm_claim", "ORDER_EFFECT", "SPREAD_EFFECT", "AB_EFFECT", "SHARE_EFFECT", "CI_EFFECT", "BAND",
+__all__ = ["claims", "mixed_claim", "uplink_aqm_claim",
+           "ORDER_EFFECT", "SPREAD_EFFECT", "AB_EFFECT", "SHARE_EFFECT", "CI_EFFECT", "BAND",
            "PREMIUM_SHARE_BIT_S"]
 
 #: The effects the stated powers refer to (the claims file's ``effect``): a ratio 20 % off 1 (PA/PP, AP/X, AP/AB,
@@ -315,8 +316,9 @@ def uplink_aqm_claim(sw: dict, alt: dict) -> list:
         return []
     s = Sweep.of(alt)
     light = sorted({ld for ld, _ in s.tb if ld < 100})
+    at = ", ".join(f"{ld} %" for ld in light)
     rows = _ack_direction(s, light, f"with RIO at the node uplinks (Two-Bit DS, RTT {s.r0} ms): at low load the ACK "
-                          f"class is the main factor ({', '.join(f'{ld} %' for ld in light)}: AP above AB, PB below PP)",
+                          f"class is the main factor ({at}: AP above AB, PB below PP)",
                           "section 3.1, section 4.1, Fig. 5", "(qosbound's sensitivity run)")
     c = s.c
     notes = []

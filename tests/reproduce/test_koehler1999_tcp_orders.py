@@ -188,7 +188,8 @@ def _uplink_run(fix=None, seed: int = 9) -> dict:
     """A fabricated uplink-RIO sensitivity run: Two-Bit DS at 50 % and 20 ms only, drawn like the sweep's points (8 %
     scatter), with ``fix`` applied to the goodputs."""
     sw = _sweep(twobit=lambda ld, rtt: (fix or (lambda g: g))(_twobit(ld, rtt)), seed=seed)
-    sw["points"] = [p for p in sw["points"] if p["scenario"] == "twobit" and (p["load_percent"], p["rtt_ms"]) == (50, 20)]
+    sw["points"] = [p for p in sw["points"]
+                    if p["scenario"] == "twobit" and (p["load_percent"], p["rtt_ms"]) == (50, 20)]
     sw["points"][0].update(uplink_arrivals_by_colour=[1000.0, 0.0, 500.0], uplink_drops_by_colour=[0.0, 0.0, 50.0],
                            ack_uplink_drops=3.0, ack_uplink_drop_share=[0.001, 0.002, 0.02] * 3)
     return sw
