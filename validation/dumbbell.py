@@ -51,6 +51,34 @@ Node uplinks (``uplink_rate`` > 0): each flow's data segments first queue in its
 take the access delay. Markers may be shared by a node's flows (``marker_of``) and meter colour-aware
 (``marker_aware``: the flow's fixed colour is the pre-colour).
 
+Uplink AQM (``uplink_aqm``; off by default, and then no event or random number of a run changes): the nodes run the
+bottleneck's droppers, as Koehler & Schaefer's nodes run RIO / n-RED queues behind their traffic conditioners.
+
+* Marking moves to the node: a data segment is coloured by its flow's marker (or takes its fixed colour) when its
+  sender hands it to the uplink, at its send time, before the uplink queue; the bottleneck takes that colour and does
+  not mark again. A segment the uplink then drops has used its tokens (the meter sits in front of the queue).
+* The uplink is one FIFO per node at ``uplink_rate`` (departures computed at admission, each packet's own
+  transmission time). A packet bound for bottleneck queue ``q`` (the direction's FIFO, or the class its data or ACK
+  takes there) meets ``q``'s dropper -- mode (WRED / RIO / n-RED), thresholds, ``max_p``, gentle, spacing, EWMA weight
+  ``alpha``, ``limit`` -- with averages and counts of its own per uplink: they see the packets of ``q`` in that
+  uplink, the one on the wire excluded, and decay after ``q`` has had none there since its last departure (idle
+  packet times at the uplink's rate). A class's policer (``police``) drops there, so an EF policer acts at the node
+  and the bottleneck's sees only what passed. The uplink also drops when ``uplink_limit`` packets wait in it.
+* ACKs take an uplink only when ``ack_uplink_of`` names one (per flow: the node of the flow's receiver, -1 none):
+  the receiver's ACK is coloured there (its fixed colour or its marker), offered to that uplink (the dropper of the
+  class the ACK takes at the bottleneck) and reaches the bottleneck when it has left the uplink. The receivers sit at
+  their router (the dumbbell lumps each flow's access delays at its sender), so an ACK meets its node's uplink at the
+  instant it is sent, not a receiver-side access delay later.
+* Neglected: the node's own scheduler. All of a node's classes share one FIFO in arrival order, so a node's strict
+  priority for EF (Koehler & Schaefer's Premium FIFO) or class weights are not modelled at the uplink; with a
+  node's EF traffic held to its token rate (a fifth of a Koehler node's link) this changes its queueing delay at the
+  node, not what the droppers see of the other classes. Handshake segments and TFRC or open-loop packets bypass the
+  uplinks, as without the option.
+
+Counted over the window (:class:`~qosbound.validation.dumbbell_results.FlowStats`): data segments offered to and
+dropped by the uplink per flow and colour, ACKs dropped at uplinks per flow (``ack_sent`` counts only the ACKs that
+reached the bottleneck).
+
 Open-loop sources (``udp``, tuple of :class:`Udp`): CBR, Poisson or on-off UDP packets generated at a bottleneck
 queue (the source's access link is infinitely fast), offered to a class of either direction (or its FIFO) with a
 fixed colour or their own marker, from ``start`` to ``stop``. Each source's packets generated in the window are
@@ -90,7 +118,8 @@ the base RTT: the SYN's sample is not taken). Handshake segments count in ``hand
 Simplifications (besides those of :mod:`qosbound.validation.tcp`):
 
 * Access links are infinitely fast (no serialization, no queue) unless node uplinks are set, and ACKs
-  never queue there; otherwise only the two bottleneck directions queue. ns-3 runs 1 Gbit/s access
+  never queue there unless ``ack_uplink_of`` sends them through one; otherwise only the two bottleneck directions
+  queue. ns-3 runs 1 Gbit/s access
   links (12 us per 1500-byte packet).
 * A class is policed only by colour (its flows' markers); there is no class-level token bucket (Cisco's
   LLQ polices the priority class only under congestion; here a marker polices it always).

@@ -276,7 +276,8 @@ def _colours_and_directions(net: Dumbbell):
 
 
 def _routes(net: Dumbbell, fdir, where, dmode):
-    """Per TCP flow: its data's and its ACKs' internal class, its node's uplink and the flow it starts (``then``)."""
+    """Per TCP flow: its data's and its ACKs' internal class, its node's uplink (then, per flow, the uplink its ACKs
+    take: -1 none) and the flow it starts (``then``)."""
     n = net.n
     dcls_u = net.per_flow(net.data_class, "data_class")
     acls_u = net.per_flow(net.ack_class, "ack_class")
@@ -285,6 +286,11 @@ def _routes(net: Dumbbell, fdir, where, dmode):
     up = np.asarray(net.per_flow(net.uplink_of, "uplink_of") if net.uplink_of else range(n), np.int64)
     if net.uplink_rate < 0 or (up < 0).any():
         raise ValueError("uplink_rate >= 0; uplink_of: a node index >= 0 per flow")
+    aup = np.asarray(net.per_flow(net.ack_uplink_of, "ack_uplink_of") if net.ack_uplink_of else (-1,) * n, np.int64)
+    if (aup < -1).any() or (net.uplink_aqm and net.uplink_rate <= 0) or (not net.uplink_aqm and (aup >= 0).any()):
+        raise ValueError("uplink_aqm needs uplink_rate > 0; ack_uplink_of: -1 or a node index per flow, only with "
+                         "uplink_aqm")
+    up = np.concatenate([up, aup])  # per flow its data's uplink, then per flow its ACKs' uplink (-1: none)
     then = np.asarray(net.per_flow(net.then, "then") if net.then else (-1,) * n, np.int64)
     if ((then < -1) | (then >= n)).any() or net.think < 0:
         raise ValueError("then: -1 or a flow index per flow; think >= 0")
@@ -329,7 +335,7 @@ def kernel_inputs(net: Dumbbell, seed: int) -> tuple[KernelInputs, Layout]:
     seed32 = int(np.random.SeedSequence(seed).generate_state(1)[0])
     started = np.where(np.isfinite(starts), starts, np.nan)
     nt = len(net.tfrc)
-    out = (np.zeros((n, 8)), np.zeros(3), np.zeros(3), np.zeros((len(cl), 4)), np.zeros(n), ust, urec,
+    out = (np.zeros((n, 8)), np.zeros(3), np.zeros(3), np.zeros((len(cl), 4)), np.zeros((n, 8)), ust, urec,
            np.zeros((nt, 9)), np.zeros((n, 4)), np.zeros((nt, 4)), started)
     fp = np.array([net.delay, net.rate, float(net.rev_rate or net.rate), net.delack, net.loss, net.ack_loss,
                    net.duration, net.warmup, net.duration,
@@ -338,7 +344,7 @@ def kernel_inputs(net: Dumbbell, seed: int) -> tuple[KernelInputs, Layout]:
                    net.syn_rto, float(net.header + net.request)], float)
     ip = np.array([min(net.sack_blocks, 4), int(net.marker_aware), pool, net.uplink_limit,
                    int(net.sharing == "scfq"), ccap, max(net.fwd.limit, net.rev.limit) + 2, heap_cap,
-                   int(bool(net.trace))], np.int64)
+                   int(bool(net.trace)), int(bool(net.uplink_aqm))], np.int64)
     hs = np.zeros((n, 6))  # the handshake state (dumbbell_loop.HS_*)
     hs[:, 5] = np.nan
     tcp = (S, SB, TS, RB, access, starts, colour, acolour, dmark, amark, fdir, dcls, acls, then, up,

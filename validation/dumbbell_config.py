@@ -173,6 +173,8 @@ class Dumbbell:
     uplink_rate: float = 0.0  # bit/s of the senders' node uplinks (0: infinitely fast, no uplink queue)
     uplink_of: tuple = ()  # per flow: its sender's node (flows of one node share its uplink; default: own)
     uplink_limit: int = 1 << 30  # data segments an uplink holds (drop tail; default: unlimited)
+    uplink_aqm: bool = False  # uplinks run the bottleneck's droppers, markers at the nodes (dumbbell docstring)
+    ack_uplink_of: tuple = ()  # per flow: the node uplink its receiver's ACKs take (-1 none; only with uplink_aqm)
     then: tuple = ()  # per flow: the flow that starts when this one's file has arrived (-1: none; default: none)
     think: float = 0.0  # s, mean exponential think time before a ``then`` flow starts (0: at once)
     udp: tuple = ()  # open-loop sources (:class:`Udp`), sharing the bottleneck queues with the TCP flows

@@ -335,6 +335,7 @@ def run(seed, fp, ip, tcp, mk, qp, sch, udp, tfrc, out):
     W = SB.shape[1]
     rates = np.array([rate, rrate])
     ufree = np.zeros(up.max() + 1 if up.shape[0] > 0 else 1)
+    ul = _uplink_state(ip, fp, up, qi, qmin, qmax, qmaxp, qf, dmode, fdir, dcls, acls, cpol)
     # packet pool: owner, type, seq/ack, SACK blocks, size, colour, send time, TFRC fields, SCFQ tag, record row
     p_f = np.zeros(pool, np.int64)
     p_type = np.zeros(pool, np.int64)
@@ -384,7 +385,7 @@ def run(seed, fp, ip, tcp, mk, qp, sch, udp, tfrc, out):
     pk = (p_f, p_type, p_s, p_ns, p_sack, p_size, p_col, p_t, p_x, p_tag, p_rec, free, nfree)
     qw = (qs, fdep, fcol, fh, ch, cring, cdef, ctag, vt, lv_cur, lv_fresh, wire, wire_k, rates)
     hp = (ht, hk, hv, hn, ctr)
-    wk = (cand, outb, ufree, u_end)
+    wk = (cand, outb, ufree, u_end, ul)
     ls = np.zeros(8)  # the loop's state between calls: t, in window, pending packet, packets, events, record rows
     ls[2] = -1.0
     rec = np.empty((64, 11))
@@ -423,7 +424,9 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
     handshake, syn_rto, req_size = fp[13] != 0.0, fp[14], fp[15]
     qs, fdep, fcol, fh, ch, cring, cdef, ctag, vt, lv_cur, lv_fresh, wire, wire_k, rates = qw
     ht, hk, hv, hn, ctr = hp
-    cand, outb, ufree, u_end = wk
+    cand, outb, ufree, u_end, ul = wk
+    uaqm = ip[9] != 0
+    upl = (ufree, utx, ulim, ul, mkind, mstate, colour, dmark, maware, data_size, p_col)
     n = S.shape[0]
     nt = Q.shape[0]
     W = SB.shape[1]
@@ -472,7 +475,8 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
                 k = acls[f]
                 nb = p_ns[pid]
                 size = header + (8.0 * nb + 4.0 if nb > 0 else 0.0)
-                c = _colour(mkind, mstate, amark[f], acolour[f], t, size, False)
+                c = p_col[pid] if uaqm and up[n + f] >= 0 else _colour(mkind, mstate, amark[f], acolour[f], t, size,
+                                                                      False)
                 if inwin:
                     st[f, 5] += 1
                 lost = ack_loss > 0.0 and np.random.random() < ack_loss
@@ -480,7 +484,7 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
                 d = fdir[f]
                 k = dcls[f]
                 size = data_size
-                c = _colour(mkind, mstate, dmark[f], colour[f], t, data_size, maware)
+                c = p_col[pid] if uaqm else _colour(mkind, mstate, dmark[f], colour[f], t, data_size, maware)
                 if inwin:
                     st[f, 2] += 1
                     col_arr[c] += 1
@@ -606,7 +610,7 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
                     _sched(ht, hk, hv, hn, ctr, due, EV_DELACK, f, 0)
                 continue
             pend = _ack(ht, hk, hv, hn, ctr, S, RB, f, seq, t, p_f, p_type, p_s, p_ns, p_sack, p_t, free, nfree,
-                        sack_blocks)
+                        sack_blocks, ul, up, mk, amark, acolour, header, p_col, udrop, inwin)
         elif kind == EV_TCP_ACK:  # an ACK at its sender
             pid = a
             f = p_f[pid]
@@ -615,7 +619,7 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
             _on_ack(S, SB, TS, f, t, p_s, p_sack, p_ns, pid, cand)
             _free(free, nfree, pid)
             nrec = _emit(ht, hk, hv, hn, ctr, S, SB, TS, f, t, cand, outb, p_f, p_type, p_s, p_t, p_rec, free, nfree,
-                         access, up, ufree, utx, ulim, udrop, inwin, record and tr_tcp[f], rec, nrec)
+                         access, up, upl, udrop, inwin, record and tr_tcp[f], rec, nrec)
         elif kind == EV_DEPART:  # the packet on direction a's wire has left; the scheduler picks the next
             d = a
             pid = wire[d]
@@ -660,7 +664,7 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
             if due != 1:
                 continue
             pend = _ack(ht, hk, hv, hn, ctr, S, RB, f, -1, t, p_f, p_type, p_s, p_ns, p_sack, p_t, free, nfree,
-                        sack_blocks)
+                        sack_blocks, ul, up, mk, amark, acolour, header, p_col, udrop, inwin)
         elif kind == EV_RTO:  # retransmission timer
             f = a
             due = T.on_timer(S, f, t)
@@ -670,7 +674,7 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
                 continue
             T.on_timeout(S, SB, f, t, cand)
             nrec = _emit(ht, hk, hv, hn, ctr, S, SB, TS, f, t, cand, outb, p_f, p_type, p_s, p_t, p_rec, free, nfree,
-                         access, up, ufree, utx, ulim, udrop, inwin, record and tr_tcp[f], rec, nrec)
+                         access, up, upl, udrop, inwin, record and tr_tcp[f], rec, nrec)
         elif kind == EV_UDP_GEN:  # open-loop source a generates packet number b at its queue
             u = a
             gap = 8.0 * usize[u] / urate[u]
@@ -841,7 +845,7 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
             elif hs[f, HS_PHASE] == 2.0 and ty == P_REQ:  # the request at the server: the transfer starts
                 hs[f, HS_PHASE] = 3.0
                 nrec = _emit(ht, hk, hv, hn, ctr, S, SB, TS, f, t, cand, outb, p_f, p_type, p_s, p_t, p_rec, free,
-                             nfree, access, up, ufree, utx, ulim, udrop, inwin, record and tr_tcp[f], rec, nrec)
+                             nfree, access, up, upl, udrop, inwin, record and tr_tcp[f], rec, nrec)
         elif kind == EV_HS_TIMER:  # the client's handshake timer: retransmit the SYN or the request, back off
             f = a
             if b != int(hs[f, HS_ATTEMPT]) or (hs[f, HS_PHASE] != 1.0 and hs[f, HS_PHASE] != 2.0):
@@ -859,7 +863,7 @@ def _loop(fp, ip, tcp, mk, qp, sch, udp, tfrc, out, pk, qw, hp, wk, ls, rec):
                 _hs_send(ht, hk, hv, hn, ctr, f, P_SYN, t, t, p_f, p_type, p_t, p_rec, free, nfree)
                 continue
             nrec = _emit(ht, hk, hv, hn, ctr, S, SB, TS, f, t, cand, outb, p_f, p_type, p_s, p_t, p_rec, free, nfree,
-                         access, up, ufree, utx, ulim, udrop, inwin, record and tr_tcp[f], rec, nrec)
+                         access, up, upl, udrop, inwin, record and tr_tcp[f], rec, nrec)
     ls[0] = t
     ls[1] = 1.0 if inwin else 0.0
     ls[2] = pend
@@ -887,19 +891,34 @@ def _rec_new(rec, r, ty, src, t_sent):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _emit(ht, hk, hv, hn, ctr, S, SB, TS, f, t, cand, outb, p_f, p_type, p_s, p_t, p_rec, free, nfree, access, up,
-          ufree, utx, ulim, udrop, inwin, traced, rec, nrec):
+          upl, udrop, inwin, traced, rec, nrec):
     """Let TCP flow ``f`` send what its window allows now (toward its bottleneck queue) and keep its timer armed.
     With uplinks (``utx`` > 0: one data segment's transmission time on them) the segments queue for the uplink
-    ``up[f]`` of the flow's node (a drop-tail FIFO holding ``ulim`` segments) before the access delay. A traced
-    flow's segments take packet-record rows from ``nrec`` on (the caller leaves room for a window). Returns the
-    record rows in use."""
+    ``up[f]`` of the flow's node before the access delay (``upl``: the uplinks' state and what colours a segment): a
+    drop-tail FIFO holding ``ulim`` segments or, with the uplink AQM (``ul``), the node's marker colours each segment
+    now and the uplink's dropper of the segment's bottleneck queue judges it (:func:`_uplink_admit`). A traced flow's segments take packet-record rows from
+    ``nrec`` on (the caller leaves room for a window). Returns the record rows in use."""
+    ufree, utx, ulim, ul, mkind, mstate, colour, dmark, maware, data_size, p_col = upl
     k = T.send_batch(S, SB, TS, f, t, cand, outb)
     g = up[f]
+    aqm = ul[0][0] != 0.0
+    c = 0
+    dep = 0.0
     for j in range(k):
-        if utx > 0.0:
+        if aqm:
+            c = _colour(mkind, mstate, dmark[f], colour[f], t, data_size, maware)
+            if inwin:
+                udrop[f, 1 + c] += 1
+            dep = _uplink_admit(ul, g, ul[11][f], ul[13][f], c, data_size, t)
+            if dep < 0.0:
+                if inwin:
+                    udrop[f, 0] += 1
+                    udrop[f, 4 + c] += 1
+                continue
+        elif utx > 0.0:
             if ufree[g] - t >= ulim * utx - 1e-12:
                 if inwin:
-                    udrop[f] += 1
+                    udrop[f, 0] += 1
                 continue
         pid = _alloc(free, nfree)
         if pid < 0:
@@ -914,7 +933,10 @@ def _emit(ht, hk, hv, hn, ctr, S, SB, TS, f, t, cand, outb, p_f, p_type, p_s, p_
             nrec += 1
         else:
             p_rec[pid] = -1
-        if utx > 0.0:
+        if aqm:
+            p_col[pid] = c
+            _sched(ht, hk, hv, hn, ctr, dep + access[f], EV_QUEUE, pid, 0)
+        elif utx > 0.0:
             ufree[g] = max(t, ufree[g]) + utx
             _sched(ht, hk, hv, hn, ctr, ufree[g] + access[f], EV_QUEUE, pid, 0)
         else:
@@ -923,6 +945,132 @@ def _emit(ht, hk, hv, hn, ctr, S, SB, TS, f, t, cand, outb, p_f, p_type, p_s, p_
     if d < np.inf:
         _sched(ht, hk, hv, hn, ctr, d, EV_RTO, f, 0)
     return nrec
+
+
+# ---- the node uplinks' AQM --------------------------------------------------------------------------------------
+#
+# ``ul`` (built by _uplink_state): [0] (flag, uplink rate bit/s, rows R, packets an uplink holds), [1] ring
+# departure times (G, cap), [2] ring rows, [3] ring colours, [4] ring [head, count] per uplink, [5] last departure per uplink, [6] per
+# (uplink, row) state as the bottleneck's qs rows, [7..10] the rows' qmin, qmax, qmaxp, qi tiled per uplink, [12]
+# qf tiled; per flow [11] its data's row, [13] its data's policer, [14] its ACKs' row, [15] its ACKs' policer.
+
+@njit(cache=True, error_model="numpy")
+def _uplink_state(ip, fp, up, qi, qmin, qmax, qmaxp, qf, dmode, fdir, dcls, acls, cpol):
+    """The node uplinks' AQM state (all zero-sized but the flag when the option is off)."""
+    n = fdir.shape[0]
+    on = ip[9] != 0 and fp[9] > 0.0
+    R = qi.shape[0]
+    G = 1
+    cap = 2
+    GR = 1
+    head = np.zeros(4)
+    if on:
+        G = up.max() + 1
+        tot = 0
+        for q in range(R):
+            tot += qi[q, 0]
+        cap = min(ip[3], tot) + 2
+        GR = G * R
+        head[0] = 1.0
+        head[1] = 8.0 * fp[11] / fp[9]
+        head[2] = R
+        head[3] = ip[3]
+    rt = np.zeros((G, cap))
+    rr = np.zeros((G, cap), np.int64)
+    rc = np.zeros((G, cap), np.int64)
+    rh = np.zeros((G, 2), np.int64)
+    last = np.zeros(G)
+    uqs = np.zeros((GR, 10))
+    uqmin = np.zeros((GR, 3))
+    uqmax = np.zeros((GR, 3))
+    uqmaxp = np.zeros((GR, 3))
+    uqi = np.zeros((GR, qi.shape[1]), np.int64)
+    uqf = np.zeros((GR, qf.shape[1]))
+    if on:
+        for g in range(G):
+            for q in range(R):
+                r = g * R + q
+                uqmin[r] = qmin[q]
+                uqmax[r] = qmax[q]
+                uqmaxp[r] = qmaxp[q]
+                uqi[r] = qi[q]
+                uqf[r] = qf[q]
+    drow = np.zeros(n, np.int64)
+    arow = np.zeros(n, np.int64)
+    dpol = np.full(n, 3, np.int64)
+    apol = np.full(n, 3, np.int64)
+    for f in range(n):
+        d = fdir[f]
+        if dmode[d] == 0:
+            drow[f] = d
+        else:
+            drow[f] = 2 + dcls[f]
+            dpol[f] = cpol[dcls[f]]
+        if dmode[1 - d] == 0:
+            arow[f] = 1 - d
+        else:
+            arow[f] = 2 + acls[f]
+            apol[f] = cpol[acls[f]]
+    return (head, rt, rr, rc, rh, last, uqs, uqmin, uqmax, uqmaxp, uqi, drow, uqf, dpol, arow, apol)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _uplink_admit(ul, g, q, pol, col, size, t):
+    """Offer a ``size``-byte packet of colour ``col``, bound for bottleneck queue row ``q`` (policer ``pol``), to node
+    uplink ``g``: one FIFO served at the uplink rate, whose arrivals of row ``q`` meet row ``q``'s dropper with its
+    own averages per uplink (they see the row's packets in the uplink, the one on the wire excluded, and decay after
+    the row has had none since its last departure). Drops: a colour at or above the policer's, the dropper, or no
+    room (``Dumbbell.uplink_limit`` packets of the uplink waiting, or the row's limit). Returns the departure time (the
+    last bit leaves the node), or -1."""
+    if col >= pol:
+        return -1.0
+    head, rt, rr, rc, rh, last, uqs, uqmin, uqmax, uqmaxp, uqi, uqf = (ul[0], ul[1], ul[2], ul[3], ul[4], ul[5],
+                                                                    ul[6], ul[7], ul[8], ul[9], ul[10], ul[12])
+    urate = head[1]
+    R = int(head[2])
+    ulim = head[3]
+    cap = rt.shape[1]
+    h = rh[g, 0]
+    n = rh[g, 1]
+    while n > 0 and rt[g, h] <= t:  # packets whose last bit left before t are gone
+        uqs[g * R + rr[g, h], rc[g, h]] -= 1.0
+        h += 1
+        if h == cap:
+            h = 0
+        n -= 1
+    rh[g, 0] = h
+    rh[g, 1] = n
+    row = g * R + q
+    s0 = uqs[row, 0]
+    s1 = uqs[row, 1]
+    s2 = uqs[row, 2]
+    if s0 + s1 + s2 == 0.0:
+        _decay(uqs, row, t, urate, uqf)
+    if n > 0 and rr[g, h] == q:  # the packet on the wire is not waiting
+        c = rc[g, h]
+        if c == 0:
+            s0 -= 1.0
+        elif c == 1:
+            s1 -= 1.0
+        else:
+            s2 -= 1.0
+    waiting = n - 1 if n > 0 else 0
+    full = waiting >= ulim or s0 + s1 + s2 >= uqi[row, 0]
+    if _red_drop(uqs, row, s0, s1, s2, col, full, uqmin, uqmax, uqmaxp, uqi, uqf[row, 0]):
+        return -1.0
+    start = t if n == 0 else max(t, last[g])
+    dep = start + 8.0 * size / urate
+    last[g] = dep
+    uqs[row, 9] = dep
+    pos = h + n
+    if pos >= cap:
+        pos -= cap
+    rt[g, pos] = dep
+    rr[g, pos] = q
+    rc[g, pos] = col
+    rh[g, 1] = n + 1
+    uqs[row, col] += 1.0
+    return dep
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -948,9 +1096,12 @@ def _hs_arm(ht, hk, hv, hn, ctr, hs, f, t, rto):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _ack(ht, hk, hv, hn, ctr, S, RB, f, trigger, t, p_f, p_type, p_s, p_ns, p_sack, p_t, free, nfree, sack_blocks):
+def _ack(ht, hk, hv, hn, ctr, S, RB, f, trigger, t, p_f, p_type, p_s, p_ns, p_sack, p_t, free, nfree, sack_blocks,
+         ul, up, mk, amark, acolour, header, p_col, udrop, inwin):
     """The receiver of TCP flow ``f`` sends an ACK now (cumulative ACK and SACK blocks) toward its queue; the
-    delayed-ACK timer is cancelled. Returns the packet when the loop hands it to its queue at once, else -1."""
+    delayed-ACK timer is cancelled. With the uplink AQM and an uplink for the receiver's ACKs (``up[n + f]`` >= 0)
+    the ACK is coloured at the receiver's node and offered to that uplink first (:func:`_uplink_admit`). Returns
+    the packet when the loop hands it to its queue at once, else -1."""
     T.ack_sent(S, f)
     pid = _alloc(free, nfree)
     if pid < 0:
@@ -960,6 +1111,20 @@ def _ack(ht, hk, hv, hn, ctr, S, RB, f, trigger, t, p_f, p_type, p_s, p_ns, p_sa
     p_s[pid] = int(S[f, T.RNXT])
     p_ns[pid] = T.build_sack(S, RB, f, trigger, p_sack[pid], sack_blocks)
     p_t[pid] = t
+    n = S.shape[0]
+    if ul[0][0] != 0.0 and up[n + f] >= 0:
+        nb = p_ns[pid]
+        size = header + (8.0 * nb + 4.0 if nb > 0 else 0.0)
+        c = _colour(mk[0], mk[1], amark[f], acolour[f], t, size, False)
+        dep = _uplink_admit(ul, up[n + f], ul[14][f], ul[15][f], c, size, t)
+        if dep < 0.0:
+            if inwin:
+                udrop[f, 7] += 1
+            _free(free, nfree, pid)
+            return -1
+        p_col[pid] = c
+        _sched(ht, hk, hv, hn, ctr, dep, EV_QUEUE, pid, 0)
+        return -1
     return _now_or_later(ht, hk, hv, hn, ctr, t, pid)
 
 

@@ -43,7 +43,12 @@ class FlowStats:
     completion: np.ndarray  # s, finite files (nan: not finished)
     drops_by_colour: np.ndarray  # (3,) forward drops per colour
     arrivals_by_colour: np.ndarray  # (3,)
-    uplink_drops: np.ndarray = None  # data segments dropped by the full uplink of the flow's node
+    uplink_drops: np.ndarray = None  # data segments dropped by the full uplink of the flow's node (or its dropper)
+    # with ``Dumbbell.uplink_aqm`` (window): per flow and colour (as the node's marker coloured them) the data segments
+    # offered to and dropped by the node's uplink, and the ACKs dropped by the uplink of the receiver's node
+    uplink_arrivals_by_colour: np.ndarray = None
+    uplink_drops_by_colour: np.ndarray = None
+    ack_uplink_drops: np.ndarray = None
     srtt_mean: np.ndarray = None  # s, time average of srtt over the window
     window_sent: np.ndarray = None  # segments sent (new and retransmitted) in the window
     window_retransmitted: np.ndarray = None
@@ -231,10 +236,14 @@ def read_out(net: Dumbbell, inputs, layout, returned, wall: float, cpu: float) -
                    sent=S[:, T.N_SENT].copy(), retransmitted=S[:, T.N_RETX].copy(), timeouts=S[:, T.N_RTO].copy(),
                    recoveries=S[:, T.N_FR].copy(), cwnd_mean=S[:, T.CW_AREA] / win, cwnd_max=S[:, T.CW_MAX].copy(),
                    srtt=S[:, T.SRTT].copy(), completion=np.where(done >= 0, done - started, np.nan),
-                   drops_by_colour=col_drop, arrivals_by_colour=col_arr, uplink_drops=udrop,
+                   drops_by_colour=col_drop, arrivals_by_colour=col_arr, uplink_drops=udrop[:, 0].copy(),
                    srtt_mean=S[:, T.RTT_AREA] / win, window_sent=S[:, T.N_SENT] - snap[:, 0],
                    window_retransmitted=S[:, T.N_RETX] - snap[:, 1], window_timeouts=S[:, T.N_RTO] - snap[:, 2],
                    window_recoveries=S[:, T.N_FR] - snap[:, 3])
+    if net.uplink_aqm:
+        fs.uplink_arrivals_by_colour = udrop[:, 1:4].copy()
+        fs.uplink_drops_by_colour = udrop[:, 4:7].copy()
+        fs.ack_uplink_drops = udrop[:, 7].copy()
     if net.handshake:
         hs = inputs.tcp[-1]
         fs.established = hs[:, HS_EST] - started

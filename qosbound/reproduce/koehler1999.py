@@ -12,6 +12,7 @@ DS (Premium queue with strict priority + RIO) and one AF class (trTCM + n-RED), 
 and the RTTs of Table 1, with replications and 95 % confidence intervals; ``--out`` draws Figures 4-7 in
 the paper's form (PNG + SVG). ``--quick`` runs 100 and 140 % load at 20 and 200 ms (5 replications of
 15 s); the full mode every load and RTT (6 replications of 40 s) and Table 1's mixed-RTT rows at 100-140 %.
+Both modes rerun Two-Bit DS at 50 % load and 20 ms with RIO at the node uplinks (the low-load sensitivity).
 
 Claims checked (:mod:`qosbound.reproduce.claims`): the yellow share Table 4's trTCM gives an
 edge node at its access rate (a documented finding: about 10 %, not 30 %); and from section 4.2 of the
@@ -218,7 +219,8 @@ def tcp_sweep(quick: bool, seed: int = TCP_SEED) -> dict:
 
 def tcp_section(quick: bool, out: str | None) -> tuple[dict, list, list[str]]:
     """Sections 4.1-4.2: the sweep, its claims, the delayed-ACK sensitivity run (Two-Bit DS at the sweep's loads
-    and smallest RTT, delayed ACKs off), in the full mode Table 1's mixed-RTT rows, and (with ``out``) the figures."""
+    and smallest RTT, delayed ACKs off), the uplink-RIO sensitivity run (Two-Bit DS at 50 % load and the smallest
+    RTT, RIO at the node uplinks), in the full mode Table 1's mixed-RTT rows, and (with ``out``) the figures."""
     sw = tcp_sweep(quick)
     s = TCP_QUICK if quick else TCP_FULL
     alt = K.no_delack(s["loads"], min(s["rtts"]), s["warmup"] + s["window"], s["warmup"], s["reps"], seed=TCP_SEED,
@@ -229,6 +231,11 @@ def tcp_section(quick: bool, out: str | None) -> tuple[dict, list, list[str]]:
     linux = K.no_delack(s["loads"], min(s["rtts"]), s["warmup"] + s["window"], s["warmup"], s["reps"], seed=TCP_SEED,
                         copies=s["copies"], rto_floor="rttvar")
     sw["no_delack_linux_rto"] = linux
+    # the nodes' uplinks with RIO (the paper's nodes) instead of drop tail: Two-Bit DS at the loads < 100 % (50 %)
+    # and the smallest RTT, the sensitivity run of the low-load ACK-class claim (quick and full mode)
+    light = [li for li in TCP_FULL["loads"] if reference()["table_2"]["load_percent"][li] < 100]
+    sw["uplink_aqm"] = K.uplink_aqm_run(light, min(s["rtts"]), s["warmup"] + s["window"], s["warmup"], s["reps"],
+                                        seed=TCP_SEED, copies=s["copies"])
     mixed = []
     if not quick:
         # Table 1's mixed rows (the full mode only): both scenarios at the loads >= 100 % and the RTTs with a mixed row
@@ -237,7 +244,8 @@ def tcp_section(quick: bool, out: str | None) -> tuple[dict, list, list[str]]:
                                     copies=s["copies"])
         mixed = KO.mixed_claim(sw, sw["mixed"])
     checked = KC.claims(sw) + KO.claims(sw) + mixed + [KC.no_delack_claim(sw, alt),
-                                                       KC.no_delack_claim(sw, linux, "rttvar")]
+                                                       KC.no_delack_claim(sw, linux, "rttvar")] + \
+        KO.uplink_aqm_claim(sw, sw["uplink_aqm"])
     return sw, checked, (K.plots(out, sw) if out else [])
 
 
@@ -296,6 +304,10 @@ def run(args) -> int:
             print("  sensitivity: the same with Linux's RTO floor (srtt + max(200 ms, 4 rttvar); ns-2 floors the whole "
                   "RTO at 200 ms)")
             _print_tcp_points(sw["no_delack_linux_rto"])
+        if sw.get("uplink_aqm"):
+            print("  sensitivity: Two-Bit DS with RIO at the node uplinks (the node's token buckets colour the data "
+                  "as it enters; the receivers' ACKs through their node's uplink)")
+            _print_tcp_points(sw["uplink_aqm"])
         if sw.get("mixed"):
             print("  Table 1's mixed rows (observed connections at the RTT shown, background sources cycling through the "
                   "row's node delays)")

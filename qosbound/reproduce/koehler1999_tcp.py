@@ -36,6 +36,16 @@ acknowledges each); the nodes' 10 Mbit/s links to the routers serialise their da
 drop-tail FIFO of 90 packets (the paper runs RIO / n-RED queues there, which drop by class), ACKs pass
 them without delay; the observed connection runs from the start with the background instead of 60-s periods
 separated by 20-s pauses.
+
+The uplink sensitivity (:func:`uplink_aqm_run`, ``network(..., uplink_aqm=True)``): the paper's section 3.1 places the
+traffic conditioners "at each node but not in the routers" and "RIO queues ... in each node and in the routers"
+(Two-Bit DS), "a trTCM traffic conditioner ... at each node ... and a n-RED queue" (one AF class). With the option the
+dumbbell's node uplinks run the bottleneck's queues (:mod:`qosbound.validation.dumbbell`, "Uplink AQM"): each node's
+token buckets colour its data as it enters the uplink (out-of-profile Premium dropped there, out-of-profile Assured
+OUT), Premium packets meet a drop-tail limit of 90 and Assured / Best Effort packets Table 5's RIO with averages of
+the uplink's own, and source i's and source 50 + i's ACKs (each is the other's sink) leave through the other's node
+uplink. What it neglects: the node's strict priority for Premium (one FIFO per uplink), and the receiver-side access
+delay before an ACK meets its node's uplink (the dumbbell lumps the access delays at the sender).
 """
 
 from __future__ import annotations
@@ -51,7 +61,7 @@ from qosbound.validation.plots import save
 from qosbound.validation.stats import two_sided_t
 
 __all__ = ["SCENARIOS", "RTT_DELAYS_MS", "MIXED_DELAYS_MS", "MIXED_CORE_MS", "COMBOS", "network", "run_point", "sweep",
-           "no_delack", "mixed_sweep", "label", "points", "plots",
+           "no_delack", "mixed_sweep", "uplink_aqm_run", "label", "points", "plots",
            "ASSUMPTIONS"]
 
 #: Table 1, equal-RTT rows: node to router, R1 to R2, router to destination (ms) per RTT (ms).
@@ -76,7 +86,7 @@ ASSUMPTIONS = [
     "qosbound's receivers delay ACKs (every second segment); ns-2's default sink ACKs every segment (the "
     "sensitivity run turns delayed ACKs off for Two-Bit DS at the smallest RTT)",
     "the nodes' 10 Mbit/s links serialise data in a drop-tail FIFO of 90 packets (the paper: RIO / n-RED "
-    "queues there); ACKs pass them without delay",
+    "queues there); ACKs pass them without delay (the sensitivity run gives Two-Bit DS's nodes RIO at 50 % load)",
     "the Premium queue is drop tail with 90 packets (the paper gives no size)",
     "all nine class combinations run at once, each observed connection replacing a background source "
     "of its data class (the paper: one observed connection, 60 s on / 20 s off, 10 times)",
@@ -123,12 +133,13 @@ def _mixed_access(rows, rtt_ms: int) -> tuple:
 
 
 def network(scenario: str, load_index: int, rtt_ms: int, duration: float, warmup: float, copies: int = 1,
-            delack: float = 0.2, rto_floor: str = "rto", mixed: bool = False):
+            delack: float = 0.2, rto_floor: str = "rto", mixed: bool = False, uplink_aqm: bool = False):
     """The dumbbell of one point (scenario, Table 2's load, Table 1's RTT) and each flow's observed
     combination (-1: background); ``delack`` 0 turns delayed ACKs off (every segment acknowledged, ns-2's
     default sink); ``rto_floor`` "rto" floors the whole RTO at 200 ms as ns-2 (the paper's simulator) does,
     "rttvar" the variance term as Linux does (:mod:`qosbound.validation.tcp`); ``mixed`` takes Table 1's mixed row
-    for ``rtt_ms`` (20, 100 or 200 ms: :data:`MIXED_DELAYS_MS`) instead of its equal-RTT row."""
+    for ``rtt_ms`` (20, 100 or 200 ms: :data:`MIXED_DELAYS_MS`) instead of its equal-RTT row; ``uplink_aqm`` gives
+    each node's uplink the bottleneck's queues (:func:`uplink_aqm_run`)."""
     ref = _ref()
     bw = float(ref["table_2"]["bandwidth_mbit_s"][load_index]) * 1e6
     d1, d2, d3 = RTT_DELAYS_MS[rtt_ms]
@@ -144,6 +155,10 @@ def network(scenario: str, load_index: int, rtt_ms: int, duration: float, warmup
                   sack_blocks=0, min_rto=0.2, init_cwnd=1.0, start_spread=0.5, direction=direction,
                   uplink_rate=UPLINK, uplink_of=tuple(node), uplink_limit=int(ref["table_5"]["queue_limit"]),
                   duration=duration, warmup=warmup, delack=delack, rto_floor=rto_floor)
+    if uplink_aqm:
+        # flow i of one side and flow i of the other are the paper's source i and source 50 + i: each is the other's
+        # sink, so a flow's ACKs leave through the uplink of the node of the flow opposite it
+        common.update(uplink_aqm=True, ack_uplink_of=tuple(node[(f + n // 2) % n] for f in range(n)))
     if scenario == "twobit":
         t3, t5 = ref["table_3"], ref["table_5"]
         rio = Queue(limit=int(t5["queue_limit"]), mode="rio", alpha=float(t5["w_q"]),
@@ -175,20 +190,31 @@ def network(scenario: str, load_index: int, rtt_ms: int, duration: float, warmup
 
 
 def run_point(scenario: str, load_index: int, rtt_ms: int, duration: float, warmup: float, reps: int,
-              seed: int, copies: int = 1, delack: float = 0.2, rto_floor: str = "rto", mixed: bool = False) -> dict:
+              seed: int, copies: int = 1, delack: float = 0.2, rto_floor: str = "rto", mixed: bool = False,
+              uplink_aqm: bool = False) -> dict:
     """Replications of one point: per combination the mean goodput (bit/s) and its 95 % CI half-width,
-    the per-replication means, and the packets simulated."""
-    net, combo = network(scenario, load_index, rtt_ms, duration, warmup, copies, delack, rto_floor, mixed)
+    the per-replication means, and the packets simulated (with ``uplink_aqm`` also the nodes' uplink drops of data
+    per colour and of ACKs, summed over the replications' windows, and per combination the share of its observed
+    connections' ACKs the uplinks dropped)."""
+    net, combo = network(scenario, load_index, rtt_ms, duration, warmup, copies, delack, rto_floor, mixed, uplink_aqm)
     # a mixed run draws its own seeds (independent of the equal-RTT run it is compared with)
     seeds = np.random.SeedSequence([seed, load_index, rtt_ms, len(scenario)] + ([1] if mixed else [])
                                    ).generate_state(reps)
     per = np.zeros((reps, len(COMBOS)))
     packets = 0
     loss = []
+    up = np.zeros(7)  # uplink data arrivals per colour, data drops per colour, ACK drops
+    acks = np.zeros((len(COMBOS), 2))  # per combination: ACKs dropped at the uplinks, ACKs sent
     for r, s in enumerate(seeds):
         res = cached(simulate, net, int(s))[0]
         packets += res.packets
         loss.append(res.loss_rate)
+        if uplink_aqm:
+            up += np.concatenate([res.flows.uplink_arrivals_by_colour.sum(axis=0),
+                                  res.flows.uplink_drops_by_colour.sum(axis=0), [res.flows.ack_uplink_drops.sum()]])
+            for c in range(len(COMBOS)):
+                d = res.flows.ack_uplink_drops[combo == c].sum()
+                acks[c] += (d, d + res.flows.ack_sent[combo == c].sum())
         for c in range(len(COMBOS)):
             per[r, c] = res.flows.goodput[combo == c].mean()
     mean = per.mean(axis=0)
@@ -197,7 +223,10 @@ def run_point(scenario: str, load_index: int, rtt_ms: int, duration: float, warm
     return {"scenario": scenario, "load_percent": int(_ref()["table_2"]["load_percent"][load_index]),
             "rtt_ms": rtt_ms, "goodput_bit_s": [float(x) for x in mean],
             "ci95_half_bit_s": [float(x) if np.isfinite(x) else None for x in half],
-            "per_replication": per.tolist(), "loss_rate": float(np.mean(loss)), "packets": int(packets)}
+            "per_replication": per.tolist(), "loss_rate": float(np.mean(loss)), "packets": int(packets),
+            **({"uplink_arrivals_by_colour": up[:3].tolist(), "uplink_drops_by_colour": up[3:6].tolist(),
+                "ack_uplink_drops": float(up[6]),
+                "ack_uplink_drop_share": [float(a / b) if b else None for a, b in acks]} if uplink_aqm else {})}
 
 
 def sweep(loads, rtts, duration: float, warmup: float, reps: int, seed: int = 1999, copies: int = 1) -> dict:
@@ -217,6 +246,20 @@ def no_delack(loads, rtt: int, duration: float, warmup: float, reps: int, seed: 
            for li in loads]
     return {"points": pts, "duration_s": duration, "warmup_s": warmup, "replications": reps, "copies": copies,
             "seed": seed, "delack": 0.0, "rto_floor": rto_floor, "packets": int(sum(p["packets"] for p in pts))}
+
+
+def uplink_aqm_run(loads, rtt: int, duration: float, warmup: float, reps: int, seed: int = 1999,
+                   copies: int = 1) -> dict:
+    """The sensitivity run of the low-load ACK-class claim: Two-Bit DS at ``loads`` and RTT ``rtt`` with each node's
+    uplink running the bottleneck's queues (:attr:`qosbound.validation.dumbbell.Dumbbell.uplink_aqm`), as the paper's
+    nodes run RIO queues: the node's token buckets colour its data as it enters the uplink (out-of-profile Premium
+    dropped there, out-of-profile Assured OUT), Premium data and ACKs meet a drop-tail limit of 90, Assured and Best
+    Effort data and ACKs the RIO of Table 5 with the uplink's own averages, and each flow's ACKs leave through the
+    uplink of its receiver's node. One FIFO per uplink: the node's strict priority for Premium is neglected. The same
+    seeds as the sweep."""
+    pts = [run_point("twobit", li, rtt, duration, warmup, reps, seed, copies, uplink_aqm=True) for li in loads]
+    return {"points": pts, "duration_s": duration, "warmup_s": warmup, "replications": reps, "copies": copies,
+            "seed": seed, "uplink_aqm": True, "packets": int(sum(p["packets"] for p in pts))}
 
 
 def mixed_sweep(loads, rtts, duration: float, warmup: float, reps: int, seed: int = 1999, copies: int = 1) -> dict:

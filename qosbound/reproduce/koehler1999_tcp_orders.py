@@ -14,15 +14,18 @@ claims' evaluation (:func:`qosbound.reproduce.claims.evaluate`) puts in the file
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from qosbound.reproduce import claims as C
 from qosbound.reproduce import rules as R
-from qosbound.reproduce.koehler1999_tcp import HEADER, PACKET, label, points
+from qosbound.reproduce.koehler1999_tcp import COMBOS, HEADER, PACKET, label, points
 from qosbound.reproduce.koehler1999_tcp_claims import ratio_reps, Sweep
 from qosbound.validation.stats import welch_samples
 
-__all__ = ["claims", "mixed_claim", "ORDER_EFFECT", "SPREAD_EFFECT", "AB_EFFECT", "SHARE_EFFECT", "CI_EFFECT", "BAND",
+__all__ = ["claims", "mixed_claim", "uplink_aqm_claim",
+           "ORDER_EFFECT", "SPREAD_EFFECT", "AB_EFFECT", "SHARE_EFFECT", "CI_EFFECT", "BAND",
            "PREMIUM_SHARE_BIT_S"]
 
 #: The effects the stated powers refer to (the claims file's ``effect``): a ratio 20 % off 1 (PA/PP, AP/X, AP/AB,
@@ -301,3 +304,39 @@ def mixed_claim(sw: dict, mixed: dict) -> list:
                  "nearly equivalent results", "; ".join(shown) + " (goodput over the loads, mixed against equal)",
                  f"each combination's relative difference within [{BAND[0]:g}, {BAND[1]:g}]: two one-sided Welch "
                  "tests, intersection-union", t, failure="equivalence within +-10 % not shown")]
+
+
+def uplink_aqm_claim(sw: dict, alt: dict) -> list:
+    """The project's hypothesis for the low-load NOT MET: with RIO at the node uplinks
+    (:func:`qosbound.reproduce.koehler1999_tcp.uplink_aqm_run`) the ACK class is the main factor at the loads < 100 %
+    of ``alt``: AP/AB above 1 and PB/PP below 1 (the rule of low-load-ack-class-main-factor: one-sided t on the paired
+    per-replication ratios, intersection-union); the drop-tail uplinks' ratios of ``sw`` at the same point are shown
+    beside it when the sweep has them."""
+    if not any(ld < 100 for ld, _ in points(alt, "twobit")):
+        return []
+    s = Sweep.of(alt)
+    light = sorted({ld for ld, _ in s.tb if ld < 100})
+    at = ", ".join(f"{ld} %" for ld in light)
+    rows = _ack_direction(s, light, f"with RIO at the node uplinks (Two-Bit DS, RTT {s.r0} ms): at low load the ACK "
+                          f"class is the main factor ({at}: AP above AB, PB below PP)",
+                          "section 3.1, section 4.1, Fig. 5", "(qosbound's sensitivity run)")
+    c = s.c
+    notes = []
+    for ld in light:
+        p = s.tb[(ld, s.r0)]
+        arr, drp = p.get("uplink_arrivals_by_colour"), p.get("uplink_drops_by_colour")
+        if arr is not None:
+            notes.append(f"{ld} %: uplink data drops green/yellow/red "
+                         + "/".join(f"{100 * d / a:.2f} %" if a else "-" for a, d in zip(arr, drp))
+                         + f", {p['ack_uplink_drops']:.0f} ACKs dropped at the uplinks")
+            share = p.get("ack_uplink_drop_share")
+            if share:
+                by_ack = {y: [share[i] for i, (x_, y_) in enumerate(COMBOS) if y_ == y and share[i] is not None]
+                          for y in range(3)}
+                notes.append("the observed connections' ACKs dropped at the uplinks by ACK class: " + ", ".join(
+                    f"{'PAB'[y]} {100 * np.mean(v):.2f} %" for y, v in by_ack.items() if v))
+        base = points(sw, "twobit").get((ld, s.r0))
+        if base is not None:
+            notes.append(f"drop-tail uplinks: AP/AB {ratio_reps(base, [c['AP']], [c['AB']]).mean():.2f}, PB/PP "
+                         f"{ratio_reps(base, [c['PB']], [c['PP']]).mean():.2f}")
+    return [dataclasses.replace(rows[0], qosbound=rows[0].qosbound + "; " + "; ".join(notes))] if notes else rows

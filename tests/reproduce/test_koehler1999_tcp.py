@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections import Counter
 
@@ -47,13 +48,32 @@ def test_quick_reproduce_prints_every_claim_and_draws_the_figures(monkeypatch, c
     for claim in ("ap-vs-ab-gain", "pb-about-60pct-of-pp", "pp-load-independent-low", "assured-twice-be",
                   "assured-above-be", "twobit-differences-shrink", "af-differences-shrink", "premium-highest-at-200ms",
                   "af-ack-precedence-hardly-matters", "af13-acks-halve", "nred-protects-af11-af12",
-                  "delayed-acks-explain-ap-ab", "rto-floor-sensitivity"):
+                  "delayed-acks-explain-ap-ab", "rto-floor-sensitivity", "uplink-aqm-low-load-ack-class"):
         assert claim + ":" in text, claim
-    assert "31 claims --" in text and "140 %  20 ms" in text and "140 % 200 ms" in text
+    assert "32 claims --" in text and "140 %  20 ms" in text and "140 % 200 ms" in text
     assert "sensitivity: Two-Bit DS with delayed ACKs off" in text
+    assert "sensitivity: Two-Bit DS with RIO at the node uplinks" in text and " 50 %  20 ms" in text
     for n in (4, 5, 6, 7):
         for ext in ("png", "svg"):
             assert (tmp_path / f"koehler1999_fig{n}.{ext}").stat().st_size > 5_000
+
+
+def test_uplink_aqm_gives_the_nodes_the_bottleneck_queues_and_the_receivers_acks_their_uplink():
+    """With ``uplink_aqm`` the network is the same but for the option: each flow's ACKs leave through the uplink of
+    the node of its peer on the other side (source i and source 50 + i are each other's sinks), a node of the other
+    side; without it no ACK takes an uplink."""
+    plain, combo = K.network("twobit", 0, 20, 2.0, 1.0)
+    net, combo2 = K.network("twobit", 0, 20, 2.0, 1.0, uplink_aqm=True)
+    assert (combo == combo2).all() and not plain.uplink_aqm and plain.ack_uplink_of == ()
+    assert net.uplink_aqm and {f.name for f in dataclasses.fields(net)
+                               if getattr(net, f.name) != getattr(plain, f.name)} == {"uplink_aqm", "ack_uplink_of"}
+    half = net.n // 2
+    node, ack = np.array(net.uplink_of), np.array(net.ack_uplink_of)
+    assert (ack[:half] == node[half:]).all() and (ack[half:] == node[:half]).all()
+    assert (node[:half] < 5).all() and (ack[:half] >= 5).all()
+    p = K.run_point("twobit", 0, 20, 2.0, 1.0, 1, 3, uplink_aqm=True)
+    assert len(p["uplink_drops_by_colour"]) == 3 and p["uplink_arrivals_by_colour"][0] > 0
+    assert len(p["ack_uplink_drop_share"]) == 9 and all(0 <= x <= 1 for x in p["ack_uplink_drop_share"])
 
 
 def test_delack_zero_acknowledges_every_segment():

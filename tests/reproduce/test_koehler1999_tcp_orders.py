@@ -182,3 +182,45 @@ def test_mixed_rtts_equivalent_only_within_the_band():
 
     assert verdict(_mixed()) == C.CLAIM_REPRODUCED
     assert verdict(_mixed(0.7)) == C.CLAIM_NOT_MET
+
+
+def _uplink_run(fix=None, seed: int = 9) -> dict:
+    """A fabricated uplink-RIO sensitivity run: Two-Bit DS at 50 % and 20 ms only, drawn like the sweep's points (8 %
+    scatter), with ``fix`` applied to the goodputs."""
+    sw = _sweep(twobit=lambda ld, rtt: (fix or (lambda g: g))(_twobit(ld, rtt)), seed=seed)
+    sw["points"] = [p for p in sw["points"]
+                    if p["scenario"] == "twobit" and (p["load_percent"], p["rtt_ms"]) == (50, 20)]
+    sw["points"][0].update(uplink_arrivals_by_colour=[1000.0, 0.0, 500.0], uplink_drops_by_colour=[0.0, 0.0, 50.0],
+                           ack_uplink_drops=3.0, ack_uplink_drop_share=[0.001, 0.002, 0.02] * 3)
+    return sw
+
+
+def _uplink_verdicts(alt: dict, sweep: dict) -> dict:
+    ev = C.evaluate("koehler1999", KO.claims(sweep) + KO.uplink_aqm_claim(sweep, alt))
+    return {j.spec.id: j for j in ev.claims}
+
+
+def test_the_uplink_rio_hypothesis_is_judged_by_the_low_load_rule():
+    """With RIO at the uplinks, AP above AB and PB below PP at 50 % reproduce the hypothesis, and then the low-load
+    claim that fails on the drop-tail sweep is a finding with that tested cause; AB as high as AP in the uplink run
+    makes the hypothesis NOT MET and leaves the claim NOT MET."""
+    # the drop-tail sweep with AB as high as AP at 50 % (the claim NOT MET there)
+    sweep = _sweep(twobit=lambda ld, rtt: _set("AB", lambda ld_, rtt_, g: g[IDX["AP"]],
+                                               lambda ld_, rtt_: ld_ == 50)(ld, rtt, _twobit(ld, rtt)))
+    ok = _uplink_verdicts(_uplink_run(), sweep)
+    hyp, claim = ok["uplink-aqm-low-load-ack-class"], ok["low-load-ack-class-main-factor"]
+    assert hyp.verdict == C.CLAIM_REPRODUCED, hyp.reason
+    assert claim.verdict == C.CLAIM_FINDING and "uplink-aqm-low-load-ack-class reproduced" in claim.reason
+    bad = _uplink_verdicts(_uplink_run(lambda g: np.where(np.arange(9) == IDX["AB"], g[IDX["AP"]], g)), sweep)
+    assert bad["uplink-aqm-low-load-ack-class"].verdict == C.CLAIM_NOT_MET
+    assert bad["low-load-ack-class-main-factor"].verdict == C.CLAIM_NOT_MET
+    assert "not supported by its test" in bad["low-load-ack-class-main-factor"].reason
+
+
+def test_the_uplink_rio_row_shows_the_uplink_drops_and_the_drop_tail_ratios():
+    """The row reports the uplinks' drop rates per colour and the drop-tail sweep's ratios at the same point."""
+    rows = KO.uplink_aqm_claim(_sweep(), _uplink_run())
+    assert len(rows) == 1
+    assert "green/yellow/red 0.00 %/-/10.00 %" in rows[0].qosbound and "drop-tail uplinks: AP/AB" in rows[0].qosbound
+    assert "by ACK class: P 0.10 %, A 0.20 %, B 2.00 %" in rows[0].qosbound
+    assert KO.uplink_aqm_claim(_sweep(), {**_uplink_run(), "points": []}) == []
