@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 from qosbound.validation.stats import t_quantile, welch
 
-__all__ = ["Test", "one_sided", "difference", "variance_ratio", "intersection_union", "band", "holm", "power", "se_from_interval",
-           "spearman_power"]
+__all__ = ["Test", "one_sided", "difference", "variance_ratio", "intersection_union", "band", "holm", "power",
+           "se_from_interval", "spearman_power"]
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ R, F, N = C.REPRODUCED, C.FINDING, C.NOT_MET
     # TFRC just below g (within the 5 % margin) is still the difference: the verdict does not flip on noise
     (dict(tfrc=0.97), [R, F, R, R, R, R, F, R, R, R, R, R, R, R, R]),
     # TCP holding its target, TCP's spread not the largest, a lost pipe, QSTP's jitter above TCP's
-    (dict(tcp=1.0, std=(2e3, 5e3, 3e3), pipe=(0.9, 1.0), jit=(0.006, 0.022)), [N, F, R, R, R, N, F, R, R, R, R, N, N, R, N]),
+    (dict(tcp=1.0, std=(2e3, 5e3, 3e3), pipe=(0.9, 1.0), jit=(0.006, 0.022)),
+     [N, F, R, R, R, N, F, R, R, R, R, N, N, R, N]),
     # the rows added with the aggregate's and the min/max claims (after the Fig. 4 and the Fig. 5 rows): an aggregate
     # below its target, TFRC's range above TCP's, QSTP's range above TFRC's
     (dict(aggregate=0.9), [R, F, R, N, N, R, F, R, R, R, R, R, R, R, R]),
