@@ -50,8 +50,99 @@ def kbit(x) -> str:
 
 def claims(res: dict) -> list[C.Claim]:
     """The claim rows of Figs. 4-7 from :func:`qosbound.reproduce.qstp2008_experiments.results`, in the figures' order."""
-    return (_fig4_claims(res) + _recovery_claims(res) + _fig5_claims(res) + _equation_claims(res)
-            + _clamp_claims(res) + _rto_claims(res) + _fig6_claims(res) + _fig7_claims(res))
+    return (_fig4_claims(res) + _aggregate_claims(res) + _recovery_claims(res) + _fig5_claims(res)
+            + _range_claims(res) + _equation_claims(res) + _clamp_claims(res) + _rto_claims(res) + _fig6_claims(res)
+            + _fig7_claims(res))
+
+
+def _aggregate_claims(res: dict) -> list[C.Claim]:
+    """Section 5.2's "in all experiments the TCP aggregate outperformed its target rate", on every experiment of
+    Fig. 4 (one row) and of Fig. 5 (one row): per experiment a one-sided t test over the replications that the
+    aggregate's throughput over its target exceeds 1; the row's p-value the largest of the experiments'
+    (intersection-union). Threshold, level and effect are read from the claims file
+    (``tcp-aggregate-above-target``)."""
+    rule = CF.load("qstp2008").by_id()["tcp-aggregate-above-target"].rule
+    alpha = float(rule.level)
+    out = []
+    for key, fig in (("fig4", "Fig. 4"), ("fig5", "Fig. 5")):
+        rows = [r for r in res.get(key) or [] if r.get("aggregate_per_replication")]
+        if not rows:
+            continue
+        tests, lows = [], []
+        for r in rows:
+            x = np.asarray(r["aggregate_per_replication"], float) / r["aggregate_target"]
+            m = len(x)
+            se = float(x.std(ddof=1) / math.sqrt(m)) if m > 1 else 0.0
+            t = RULES.one_sided(float(x.mean()), se, m - 1 if m > 1 else None, float(rule.threshold),
+                                rule.direction, effect=rule.effect, alpha=alpha)
+            tests.append(t)
+            lows.append((float(x.mean()), r))
+        t = RULES.intersection_union(tests)
+        worst, wr = min(lows, key=lambda v: v[0])
+        g_agg = sorted({r["aggregate_target"] for r in rows})
+        src = "section 5.2" if key == "fig4" else "section 5.2 (on Fig. 5's runs, section 5.3)"
+        got = (f"{len(rows)} experiments; the aggregate over its target: lowest mean {worst:.3f} "
+               f"({NAMES[wr['protocol']]} flow, {wr['n_tcp']} TCP flows, {kbit(worst * wr['aggregate_target'])}); "
+               f"p = {t.p:.3g}" + ("" if t.power is None else f", power {100 * t.power:.0f} % at "
+                                                              f"+{100 * rule.effect:g} %"))
+        out.append(C.judge(f"the TCP aggregate outperforms its target in every {fig} experiment", src,
+                           f"above {', '.join(kbit(g) for g in g_agg)}", got, t.p <= alpha,
+                           f"per experiment, the aggregate's mean throughput over its target above 1: one-sided t "
+                           f"tests over the replications (intersection-union), p <= {alpha:g} before Holm",
+                           failure="not shown: " + t.what, paper_value=1.0, value=worst, unit="", p_value=t.p,
+                           test=t.what, power=t.power, effect=rule.effect))
+    return out
+
+
+def _range_claims(res: dict) -> list[C.Claim]:
+    """Fig. 5's min/max intervals: per aggregate size the range (max - min) of the flow's throughput over the
+    replications; paired over the sizes, a one-sided t test that TCP's range exceeds TFRC's (Fig. 5(b)), and that
+    TCP's and TFRC's exceed QSTP's (Fig. 5(c), intersection-union). Levels and effects are read from the claims
+    file (``fig5b-tfrc-amplitude-smaller``, ``fig5c-minmax-smallest``)."""
+    rows = res.get("fig5") or []
+    if not rows or any("throughput_max" not in r for r in rows):
+        return []
+    spec = CF.load("qstp2008").by_id()
+    rng = {p: {r["n_tcp"]: r["throughput_max"] - r["throughput_min"] for r in rows if r["protocol"] == p}
+           for p in PROTOCOLS}
+    sizes = sorted(set(rng["tcp"]) & set(rng["tfrc"]) & set(rng["gtfrc"]))
+    reps = rows[0]["replications"]
+
+    def paired(wide: str, narrow: str, rule) -> RULES.Test:
+        d = np.array([rng[wide][n] - rng[narrow][n] for n in sizes])
+        k = len(d)
+        se = float(d.std(ddof=1) / math.sqrt(k)) if k > 1 else 0.0
+        t = RULES.one_sided(float(d.mean()), se, k - 1 if k > 1 else None, 0.0, ">",
+                            effect=rule.effect, alpha=float(rule.level))
+        return RULES.Test(t.p, f"range {NAMES[wide]} - range {NAMES[narrow]}, paired over {k} sizes: {t.what}",
+                          t.power, t.effect)
+
+    def mean_range(p):
+        return float(np.mean([rng[p][n] for n in sizes]))
+
+    shown = "; ".join(f"{NAMES[p]} {kbit(mean_range(p))}" for p in PROTOCOLS)
+    shown = f"mean over {len(sizes)} sizes of max - min over {reps} runs: {shown}"
+    out = []
+    rb = spec["fig5b-tfrc-amplitude-smaller"].rule
+    t = paired("tcp", "tfrc", rb)
+    pw = "" if t.power is None else f", power {100 * t.power:.0f} % at {kbit(rb.effect)}"
+    out.append(C.judge("TFRC's min/max range is smaller than TCP's (Fig. 5)", "section 5.3, Fig. 5(b)",
+                       "TFRC < TCP", shown + f" (p = {t.p:.3g}{pw})", t.p <= float(rb.level),
+                       "TCP's range minus TFRC's above 0: one-sided paired t test over the aggregate sizes, p <= "
+                       f"{float(rb.level):g} before Holm", failure="not shown: " + t.what,
+                       value=mean_range("tcp") - mean_range("tfrc"), unit="bit/s", p_value=t.p, test=t.what,
+                       power=t.power, effect=rb.effect))
+    rc = spec["fig5c-minmax-smallest"].rule
+    t = RULES.intersection_union([paired("tcp", "gtfrc", rc), paired("tfrc", "gtfrc", rc)])
+    pw = "" if t.power is None else f", power {100 * t.power:.0f} % at {kbit(rc.effect)}"
+    out.append(C.judge("QSTP's min/max range is the smallest of the three (Fig. 5)", "section 5.3, Fig. 5(c)",
+                       "QSTP smallest", shown + f" (p = {t.p:.3g}{pw})", t.p <= float(rc.level),
+                       "TCP's and TFRC's ranges minus QSTP's above 0: one-sided paired t tests over the aggregate "
+                       f"sizes (intersection-union), p <= {float(rc.level):g} before Holm",
+                       failure="not shown: " + t.what,
+                       value=min(mean_range("tcp"), mean_range("tfrc")) - mean_range("gtfrc"), unit="bit/s",
+                       p_value=t.p, test=t.what, power=t.power, effect=rc.effect))
+    return out
 
 
 def _fig4_claims(res: dict) -> list[C.Claim]:

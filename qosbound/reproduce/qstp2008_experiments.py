@@ -76,6 +76,7 @@ def _summary(runs, g) -> dict:
             "throughput_min": float(thr.min()), "throughput_max": float(thr.max()), "upper_95": upper,
             "per_replication": [float(x) for x in thr],
             "aggregate_mean": float(np.mean([r.aggregate for r in runs])),
+            "aggregate_per_replication": [float(r.aggregate) for r in runs],
             "loss_event_rate": float(np.mean([r.loss_event_rate for r in runs])),
             "loss_rate": float(np.mean([r.loss_rate for r in runs])),
             "rtt": float(np.mean([r.rtt for r in runs])),

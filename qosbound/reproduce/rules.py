@@ -11,6 +11,8 @@ replications: the stated power tells which).
 * :func:`intersection_union` -- an ordering or "X is largest" holds when every one of its pairwise one-sided
   tests rejects; the intersection-union test's p-value is the largest of theirs, valid at the same level
   without adjustment (Berger, "Multiparameter hypothesis testing and acceptance sampling", 1982).
+* :func:`variance_ratio` -- is one variance above (below) another? The one-sided F test on the two sample
+  variances (normal samples assumed; the test is not robust to heavier tails).
 * :func:`band` -- the two one-sided tests of equivalence (Schuirmann, "A comparison of the two one-sided tests
   procedure and the power approach for assessing the equivalence of average bioavailability", 1987).
 * :func:`holm` -- Holm, "A simple sequentially rejective multiple test procedure" (1979): the family-wise error
@@ -29,8 +31,8 @@ from dataclasses import dataclass
 
 from qosbound.validation.stats import t_quantile, welch
 
-__all__ = ["Test", "one_sided", "difference", "intersection_union", "band", "holm", "power", "se_from_interval",
-           "spearman_power"]
+__all__ = ["Test", "one_sided", "difference", "variance_ratio", "intersection_union", "band", "holm", "power",
+           "se_from_interval", "spearman_power"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,34 @@ def difference(a: tuple[float, float, int], b: tuple[float, float, int], directi
     pw = power(effect, w.se, w.dof, alpha) if effect is not None else None
     t = w.diff / w.se if w.se > 0 else math.copysign(math.inf, w.diff) if w.diff else 0.0
     return Test(p, f"{names[0]} {direction} {names[1]}: Welch t = {t:.2f}, dof {w.dof:.3g}", pw, effect)
+
+
+def variance_ratio(a: tuple[float, int], b: tuple[float, int], direction: str, *, effect: float | None = None,
+                   alpha: float = 0.05, names: tuple[str, str] = ("a", "b")) -> Test:
+    """H1: the variance of ``a`` is ``direction`` ('>' or '<') the variance of ``b``; each given as (sample variance,
+    n). The one-sided F test: F = s_a^2 / s_b^2 on (n_a - 1, n_b - 1) degrees of freedom under normal samples.
+    ``effect`` is the true variance ratio (> 1, in the claimed direction) the power refers to: the power is
+    P(F > F_crit / effect) ('>'; the mirror image for '<')."""
+    from scipy import stats  # scipy: a costly import, loaded only when a statistic is computed
+
+    (va, na), (vb, nb) = a, b
+    if direction not in (">", "<"):
+        raise ValueError("direction is '>' or '<'")
+    if na < 2 or nb < 2 or not (math.isfinite(va) and math.isfinite(vb)):
+        return Test(1.0, "no sample variance (fewer than two replications)")
+    d1, d2 = na - 1, nb - 1
+    if not vb > 0:
+        p = 0.0 if (direction == ">" and va > 0) else 1.0
+        return Test(p, f"var {names[0]} {direction} var {names[1]} = 0 without sampling error", None, effect)
+    f = va / vb
+    p = float(stats.f.sf(f, d1, d2) if direction == ">" else stats.f.cdf(f, d1, d2))
+    pw = None
+    if effect is not None and effect > 0:
+        if direction == ">":
+            pw = float(stats.f.sf(stats.f.isf(alpha, d1, d2) / effect, d1, d2))
+        else:
+            pw = float(stats.f.cdf(stats.f.ppf(alpha, d1, d2) * effect, d1, d2))
+    return Test(p, f"var {names[0]} {direction} var {names[1]}: F = {f:.3g} on ({d1}, {d2}) dof", pw, effect)
 
 
 def intersection_union(tests: list[Test]) -> Test:

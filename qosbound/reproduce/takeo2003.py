@@ -48,7 +48,7 @@ from qosbound.shipped import reference as shipped_reference
 from qosbound.systems import af
 from qosbound.validation.plots import save
 
-__all__ = ["reference", "curves", "allocations", "approximations", "claims", "run"]
+__all__ = ["reference", "curves", "allocations", "approximations", "claims", "share_claims", "run"]
 
 AVG_POINTS = [0, 8, 16, 20, 24, 28, 32, 36, 40, 44, 48, 56]
 
@@ -125,13 +125,34 @@ def claims(alloc: list[dict]) -> list[C.Claim]:
     return out
 
 
+def share_claims(alloc: list[dict]) -> list[C.Claim]:
+    """Section III.D's reading of Tables I, IV and V: class 3's allocation over the two video streams' bit rate
+    ("almost 60 %") and class 2's over the two voice streams' ("much higher"), both with every class backlogged
+    (case 1: Table I's bandwidths); the video rates are Table IV's averages."""
+    ref = reference()
+    rates = ref["table_IV"]["bit_rate_kbit_s"]
+    case1 = next(r for r in alloc if r["case"] == "case1")["kbit_s"]
+    video = rates["video1"] + rates["video2"]
+    voice = rates["voice1"] + rates["voice2"]
+    paper = float(ref["section_III_D"]["class3_share_of_video"])
+    share = case1["AF3"] / video
+    row = C.compare("class 3's allocation over the video streams' total bit rate", "section III.D", paper, share,
+                    0.05, "", digits=3, rule="|qosbound - 0.6| <= 0.05 (section III.D's 'almost 60 %')")
+    ratio = case1["AF2"] / voice
+    row2 = C.judge("class 2's allocation over the voice streams' total bit rate", "section III.D", "much higher",
+                   f"{case1['AF2']:.0f} / {voice:.0f} kbit/s = {ratio:.3f}", ratio > 2.0,
+                   "the ratio above 2 ('much higher': more than twice)", failure="not more than twice",
+                   value=ratio, unit="")
+    return [row, row2]
+
+
 def run(args) -> int:
     quick = bool(getattr(args, "quick", False))
     c = curves()
     alloc = allocations()
     approx = approximations(quick)
     ok = all(r["ok"] for r in alloc)
-    checked = claims(alloc)
+    checked = claims(alloc) + share_claims(alloc)
     setup = N.Setup.quick() if quick else N.Setup()
     net = N.measure(setup)
     checked += N.net_claims(net, 0, setup.replications)

@@ -52,7 +52,7 @@ from qosbound.validation.plots import save
 from qosbound.validation.stats import two_sided_t
 
 __all__ = ["CASES", "FILES", "Setup", "network", "run_case", "measure", "net_claims", "shrink_claims",
-           "handshake_claims", "print_results", "figure", "case_stat", "claim_rule", "order_claim"]
+           "handshake_claims", "print_results", "figure", "case_stat", "claim_rule", "order_claim", "variance_claim"]
 
 # Table V: (class, drop precedence) of each flow per case; classes 1..4 are AF1..AF4.
 CASES = {
@@ -229,14 +229,16 @@ def claim_rule(cid: str):
     return load_claims("takeo2003").by_id()[cid].rule
 
 
-def order_claim(res, m, metric, text, source, best, unit, *, largest=True, cid=None, reps=None, finding=""):
+def order_claim(res, m, metric, text, source, best, unit, *, largest=True, cid=None, reps=None, finding="",
+                exclude=()):
     """``best`` (a case or a tuple of cases) has the largest (or smallest) ``metric``: one-sided Welch tests of
     each named case against every other case on the replication means (intersection-union: the row's p-value
     is the largest of theirs), reproduced when that p-value is below the claim's level before adjustment (the
     report applies Holm-Bonferroni across the paper's tests). The power is stated at a difference of
     ``effect`` times the named case's mean (the claims file's ``effect``). ``res[(case, m)][metric]`` is
     (mean, 95 % t half-width) or (mean, half-width, replications); ``reps`` gives the replications when the
-    entries do not."""
+    entries do not. The cases in ``exclude`` are left out of the comparison (a second place: the named case
+    against every case but the first)."""
     rule = claim_rule(cid) if cid else None
     alpha = float(rule.level) if rule else 0.05
     rel = float(rule.effect) if rule and rule.effect is not None else 0.2
@@ -250,16 +252,19 @@ def order_claim(res, m, metric, text, source, best, unit, *, largest=True, cid=N
         se = v[1] / two_sided_t(0.95, n - 1) if n > 1 and math.isfinite(v[1]) else 0.0
         return float(v[0]), float(se), n
 
-    others = [c for c in CASES if c not in best]
+    others = [c for c in CASES if c not in best and c not in exclude]
     tests = [R.difference(stat(b), stat(c), direction, effect=rel * abs(stat(b)[0]), alpha=alpha,
                           names=(b, c)) for b in best for c in others]
     t = R.intersection_union(tests)
     ok = t.p <= alpha
     shown = ", ".join(f"{c[-1]}: {C.fmt(vals[c][0], unit, 3)}" for c in CASES)
     pw = "" if t.power is None else f"; power {100 * t.power:.0f} % at a {100 * rel:g} % difference"
-    rule_text = (f"m = {m}: {' and '.join(best)} {'above' if largest else 'below'} every other case: one-sided "
+    but = f" but {', '.join(exclude)}" if exclude else ""
+    rule_text = (f"m = {m}: {' and '.join(best)} {'above' if largest else 'below'} every other case{but}: one-sided "
                  f"Welch tests on the replication means (intersection-union), p <= {alpha:g} before Holm")
-    return C.judge(text, source, f"{'/'.join(b[-1] for b in best)} {'largest' if largest else 'smallest'}",
+    place = ("largest" if largest else "smallest") if not exclude else (
+        f"{'largest' if largest else 'smallest'} after {'/'.join(c[-1] for c in exclude)}")
+    return C.judge(text, source, f"{'/'.join(b[-1] for b in best)} {place}",
                    shown + f" (p = {t.p:.3g}{pw})", ok, rule_text,
                    failure=(finding or "not shown: " + t.what), p_value=t.p, test=t.what, power=t.power,
                    effect=rel)
@@ -296,7 +301,37 @@ def net_claims(res: dict, m: int = 0, reps: int | None = None) -> list[C.Claim]:
                      largest=False, cid="fig6-video-case3-smallest", **kw),
         order_claim(res, m, "video1.frame_rate", "video 1 MU rate largest in case 3" + tag, "Fig. 7", "case3",
                      "1/s", cid="fig7-mu-rate-case3-largest", **kw),
+        variance_claim(res, m, "html.time5k", "5125-byte HTML transfer time: its variance largest in case 3" + tag,
+                       "Fig. 3", "case3", "s", cid="fig3-variance-case3-largest", **kw),
+        order_claim(res, m, "video1.cv", "video 1 output-interval CV second smallest in case 1 (after case 3)" + tag,
+                    "Fig. 6", "case1", "", largest=False, cid="fig6-case1-second", exclude=("case3",), **kw),
     ]
+
+
+def variance_claim(res, m, metric, text, source, best, unit, *, cid, reps=None) -> C.Claim:
+    """``best`` has the largest variance of ``metric`` over the replications: one-sided F tests of its sample
+    variance against every other case's (intersection-union: the row's p-value is the largest of theirs),
+    reproduced when that p-value is at most the claim's level before adjustment (the report applies Holm-Bonferroni
+    across the paper's tests). Each case's sample standard deviation is recovered from its 95 % t half-width
+    (``half_width * sqrt(n) / t_0.975,n-1``). The power is stated at the claims file's ``effect``, a true variance
+    ratio. The F test assumes normal replication values."""
+    rule = claim_rule(cid)
+    alpha = float(rule.level)
+
+    def var(c):
+        mean, se, n = case_stat(res, c, m, metric, reps)
+        return (se * math.sqrt(n)) ** 2, n
+
+    tests = [R.variance_ratio(var(best), var(c), ">", effect=rule.effect, alpha=alpha, names=(best, c))
+             for c in CASES if c != best]
+    t = R.intersection_union(tests)
+    sd = ", ".join(f"{c[-1]}: {C.fmt(math.sqrt(var(c)[0]), unit, 3)}" for c in CASES)
+    pw = "" if t.power is None else f"; power {100 * t.power:.0f} % at a variance ratio of {rule.effect:g}"
+    return C.judge(text, source, f"{best[-1]} largest (95 % intervals)",
+                   f"standard deviation over the replications {sd} (p = {t.p:.3g}{pw})", t.p <= alpha,
+                   f"m = {m}: {best}'s variance above every other case's: one-sided F tests (intersection-union), "
+                   f"p <= {alpha:g} before Holm", failure="not shown: " + t.what, p_value=t.p, test=t.what,
+                   power=t.power, effect=rule.effect)
 
 
 def handshake_claims(hs: dict, ms: tuple, reps: int | None = None) -> list[C.Claim]:

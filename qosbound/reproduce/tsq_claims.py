@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from qosbound.reproduce import claims as C
-from qosbound.reproduce.rules import spearman_power
+from qosbound.reproduce import claimsfile as CF
+from qosbound.reproduce.rules import band, spearman_power
 from qosbound.reproduce.tsq_experiments import optimum_by_seed, optimum_spread, standard_error
 from qosbound.validation.stats import welch, welch_samples
 
@@ -190,7 +191,33 @@ def claims(data: dict, qual: list[dict], sweep: dict) -> list[C.Claim]:
         f"lies within {SIMILAR:.0%} of hint {max(hints)}'s delay (both queue every packet at the tail: they differ "
         "only by the random stream)",
         value=diff, unit="s", failure="PI alone's delay differs from the highest hint's"))
+    out += _files_like_hint16(h16)
     return out
+
+
+def _files_like_hint16(h16: dict) -> list[C.Claim]:
+    """Figure 9: "the throughput distributions of the file transfer flows are similar to the distributions obtained
+    with delay hints of 16". Per replication of the highest hint's run, the file transfers' mean throughput (over
+    the bulk flows and the measurement window) over the audio flow's; the two one-sided t tests of equivalence on
+    their mean over the replications (the band and level from the claims file, ``audio-ftp-like-hint16``). The
+    distributions' spread and shape are not compared: the file transfers' per-round-trip series is not recorded."""
+    if "bulk_rate_reps" not in h16 or "rate_bps_reps" not in h16:
+        return []
+    rule = CF.load("tsq").by_id()["audio-ftp-like-hint16"].rule
+    x = np.asarray(h16["bulk_rate_reps"], float) / np.maximum(np.asarray(h16["rate_bps_reps"], float), 1e-12)
+    n = x.size
+    se = standard_error(x)
+    t = band(float(x.mean()), se, n - 1 if n > 1 else None, float(rule.low), float(rule.high),
+             alpha=float(rule.level))
+    return [C.judge(
+        f"the file transfers' throughput is like the audio flow's at hint {h16['hint']}", "section 4.2.2, Figure 9",
+        "similar distributions",
+        f"file transfers {C.fmt(h16['bulk_rate'], 'bit/s')} per flow, audio {C.fmt(h16['rate_bps'], 'bit/s')}; "
+        f"ratio {x.mean():.3f} +- {se:.3f} (s.e., {n} runs; p = {t.p:.3g})", t.p <= float(rule.level),
+        f"the mean over the replications of (file transfers' mean throughput / audio's) inside [{float(rule.low):g}, "
+        f"{float(rule.high):g}]: two one-sided t tests, p <= {float(rule.level):g} before Holm",
+        failure="not shown: " + t.what, value=float(x.mean()), unit="1", p_value=t.p, test=t.what, se=se,
+        dof=n - 1 if n > 1 else None)]
 
 
 def video_claims(data: dict, video: dict, audio: dict) -> list[C.Claim]:

@@ -9,22 +9,31 @@ import math
 from qosbound.reproduce.qstp2008_experiments import CLAMP_CASE, PROTOCOLS
 
 
-def results(tcp=0.8, tfrc=1.01, gtfrc=1.03, std=(20e3, 5e3, 3e3), pipe=(1.0, 1.0), jit=(0.022, 0.006)):
-    """Throughputs as fractions of g per protocol; std per protocol (bit/s); Fig. 7's pipe fractions and jitters."""
+def results(tcp=0.8, tfrc=1.01, gtfrc=1.03, std=(20e3, 5e3, 3e3), pipe=(1.0, 1.0), jit=(0.022, 0.006),
+            ranges=(60e3, 30e3, 10e3), aggregate=1.3):
+    """Throughputs as fractions of g per protocol; std per protocol (bit/s); Fig. 7's pipe fractions and jitters;
+    Fig. 5's min/max range per protocol (bit/s, +-10 % from size to size); the aggregate's throughput as a fraction
+    of its target (three replications at +-2 %)."""
     frac = {"tcp": tcp, "tfrc": tfrc, "gtfrc": gtfrc}
     sd = dict(zip(PROTOCOLS, std))
+    width = dict(zip(PROTOCOLS, ranges))
+
+    def agg(target):
+        return [aggregate * target * (1 + e) for e in (-0.02, 0.0, 0.02)]
     fig4 = [{"target": 500e3, "aggregate_target": 300e3, "protocol": p, "n_tcp": 15, "replications": 3,
              "throughput_mean": frac[p] * 500e3, "upper_95": frac[p] * 500e3 + 1e3, "throughput_std": sd[p],
              "predicted_mean": 520e3, "loss_event_rate": 0.01, "rtt": 0.26, "windows_below_target": 0.3,
-             "tcp_timeouts": 500.0, "tcp_fast_recoveries": 100.0, "series": [frac[p] * 500e3] * 10}
+             "tcp_timeouts": 500.0, "tcp_fast_recoveries": 100.0, "series": [frac[p] * 500e3] * 10,
+             "aggregate_per_replication": agg(300e3)}
             for p in PROTOCOLS]
     fig5 = []
     for p in PROTOCOLS:
-        for n in (1, 10, 20):
+        for n, k in zip((1, 10, 20), (0.9, 1.0, 1.1)):
             m = frac[p] * 400e3 * (1.2 if (p == "tcp" and n == 1) else 1.0)
             fig5.append({"target": 400e3, "aggregate_target": 400e3, "protocol": p, "n_tcp": n, "replications": 3,
-                         "throughput_mean": m, "upper_95": m + 1e3, "throughput_std": sd[p], "throughput_min": m,
-                         "throughput_max": m, "aggregate_mean": 1e6 - m, "predicted_mean": None,
+                         "throughput_mean": m, "upper_95": m + 1e3, "throughput_std": sd[p],
+                         "throughput_min": m - k * width[p] / 2, "throughput_max": m + k * width[p] / 2,
+                         "aggregate_mean": 1e6 - m, "aggregate_per_replication": agg(400e3), "predicted_mean": None,
                          "loss_event_rate": 0.01, "rtt": 0.26})
     fig7 = [{"protocol": p, "replications": 2, "pipe": 300e3, "throughput": 5e5,
              "congestion_throughput": (f * 300e3, f * 300e3 - 1e3, f * 300e3 + 1e3),

@@ -72,6 +72,17 @@ def test_order_and_largest_from_the_rows_p_values():
         assert _verdict(cf, _row("a", C.REPRODUCED, p_value=0.3)) == {"a": C.CLAIM_NOT_MET}
 
 
+def test_variance_ratio_is_a_one_sided_f_test():
+    """F = 4 on (9, 9) dof: p = 0.0255 (scipy's F distribution); the ratio the other way is the mirror image; the
+    power at the stated ratio grows with it; without two replications nothing is shown."""
+    up = R.variance_ratio((4.0, 10), (1.0, 10), ">", effect=4.0)
+    assert up.p == pytest.approx(0.025502, abs=1e-5) and 0.5 < up.power < 0.8
+    assert R.variance_ratio((1.0, 10), (4.0, 10), ">").p == pytest.approx(1 - up.p)
+    assert R.variance_ratio((1.0, 10), (4.0, 10), "<").p == pytest.approx(up.p)
+    assert R.variance_ratio((4.0, 10), (1.0, 10), ">", effect=9.0).power > up.power
+    assert R.variance_ratio((4.0, 1), (1.0, 10), ">").p == 1.0
+
+
 def test_band():
     cf = _file(_claim("a", "{type: band, low: 0.98, high: 1.02, level: 0.05, text: t}"))
     iv = C.interval

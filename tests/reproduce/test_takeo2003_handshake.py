@@ -64,7 +64,7 @@ def test_the_hypothesis_not_met_when_either_quantity_misses():
     assert by["handshake-explains-case3"].verdict == C.CLAIM_NOT_MET
     rows = N.handshake_claims(_hs({"case3": 1.6}, {"case3": 2.4}, {"case3": 0.8}, {"case3": 150e3}), (0, 4), 10)
     flat = {k: (0.1, 0.01, 10) for k in ("html.loss", "voice1.jitter", "voice1.delay", "video1.jitter",
-                                         "video1.frame_rate")}
+                                         "video1.frame_rate", "video1.cv")}
     rows += N.net_claims({k: d | flat for k, d in _hs({}, {}, {}, {}).items()}, 0, 10)  # case 3 not the slowest
     by = {j.spec.id: j for j in C.evaluate("takeo2003", rows).claims}
     assert by["fig3-transfer-case3-largest"].verdict == C.CLAIM_NOT_MET

@@ -5,6 +5,7 @@ import pytest
 
 from qosbound.reproduce import claims as C
 from qosbound.reproduce import tsq
+from qosbound.reproduce import tsq_claims as T
 from tests.helpers import reproduce_json
 
 
@@ -134,3 +135,18 @@ def test_tsq_claims_and_exit_code(monkeypatch, capsys):
     assert code == 1
     assert sorted(c["id"] for c in doc["claims"] if c["verdict"] == C.CLAIM_NOT_MET) == [
         "audio-best-at-6", "audio-no-tsq-like-hint16"]
+
+
+def test_file_transfers_like_hint16_is_an_equivalence_band():
+    """Figure 9's 'similar': the file transfers' throughput over the hint-16 audio flow's inside [0.8, 1.25] by two
+    one-sided t tests; a ratio of 1.5, or one too noisy to place inside the band, is NOT MET."""
+    def h16(bulk):
+        return {"hint": 16, "bulk_rate": float(np.mean(bulk)), "rate_bps": 1e5, "bulk_rate_reps": list(bulk),
+                "rate_bps_reps": [1e5] * len(bulk)}
+
+    (row,) = T._files_like_hint16(h16([1.00e5, 1.02e5, 0.98e5, 1.01e5]))
+    assert row.verdict == C.REPRODUCED and row.p_value < 0.01
+    (row,) = T._files_like_hint16(h16([1.50e5, 1.52e5, 1.48e5, 1.51e5]))
+    assert row.verdict == C.NOT_MET and row.p_value > 0.99
+    (row,) = T._files_like_hint16(h16([0.6e5, 1.4e5, 0.7e5, 1.3e5]))
+    assert row.verdict == C.NOT_MET and 0.05 < row.p_value < 0.99
