@@ -110,6 +110,16 @@ def _red_drop(qs, q, s0, s1, s2, col, full, qmin, qmax, qmaxp, qi, alpha):
     return False
 
 
+@njit(cache=True, inline="always", _nrt=False)
+def _uncount(s0, s1, s2, c):
+    """The three colour counts (green, yellow, red) less one packet of colour ``c``."""
+    if c == 0:
+        return s0 - 1.0, s1, s2
+    if c == 1:
+        return s0, s1 - 1.0, s2
+    return s0, s1, s2 - 1.0
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _decay(qs, q, t, rate, qf):
     """After an idle period since ``qs[q, 9]`` the averages decay by (1 - alpha)^m, m idle packet times."""
@@ -143,13 +153,7 @@ def _fifo_admit(t, size, col, d, fdep, fcol, fh, qs, qmin, qmax, qmaxp, qi, qf, 
     s2 = qs[d, 2]
     j = h
     for _ in range(min(qi[d, 4], n)):
-        c = fcol[d, j]
-        if c == 0:
-            s0 -= 1.0
-        elif c == 1:
-            s1 -= 1.0
-        else:
-            s2 -= 1.0
+        s0, s1, s2 = _uncount(s0, s1, s2, fcol[d, j])
         j += 1
         if j == cap:
             j = 0
@@ -1047,13 +1051,7 @@ def _uplink_admit(ul, g, q, pol, col, size, t):
     if s0 + s1 + s2 == 0.0:
         _decay(uqs, row, t, urate, uqf)
     if n > 0 and rr[g, h] == q:  # the packet on the wire is not waiting
-        c = rc[g, h]
-        if c == 0:
-            s0 -= 1.0
-        elif c == 1:
-            s1 -= 1.0
-        else:
-            s2 -= 1.0
+        s0, s1, s2 = _uncount(s0, s1, s2, rc[g, h])
     waiting = n - 1 if n > 0 else 0
     full = waiting >= ulim or s0 + s1 + s2 >= uqi[row, 0]
     if _red_drop(uqs, row, s0, s1, s2, col, full, uqmin, uqmax, uqmaxp, uqi, uqf[row, 0]):
