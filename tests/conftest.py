@@ -20,11 +20,12 @@ from hypothesis import settings
 # test of a command's stderr does not see them by chance; tests/test_progress.py sets the interval it tests.
 os.environ.setdefault("QOSBOUND_PROGRESS_INTERVAL", "1e9")
 
-#: The ring method's solutions kept for the run (qosbound/systems/solve_cache.py): one folder for the whole run,
-#: created by the process pytest starts in and inherited by its xdist workers and by every command a test runs,
-#: so a port the README, the docs pages, the examples and the agreement tests all plan is solved once. A fresh
-#: folder each run (removed at its end): no run reads another's solutions. A developer's own
-#: QOSBOUND_CACHE_DIR is left as it is.
+#: The solutions and runs kept for the test run (qosbound/systems/solve_cache.py: the ring method's, reproduce's
+#: network runs, validate's ns-3 runs): one folder for the whole run, created by the process pytest starts in and
+#: inherited by its xdist workers and by every command a test runs (the installed wheel's too: its code
+#: fingerprint is asserted equal to the checkout's), so a port the README, the docs pages, the examples and the
+#: agreement tests all plan is solved once, and a paper's quick runs are made once. A fresh folder each run
+#: (removed at its end): no run reads another's. A developer's own QOSBOUND_CACHE_DIR is left as it is.
 _OWN_CACHE: list[Path] = []
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from qosbound.systems.solve_cache import code_fingerprint
 from tests.import_graph import modules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,9 +127,7 @@ def _venv_with_outer_dependencies(venv: Path) -> Path:
 
 def _venv_env(venv: Path) -> dict:
     """The environment of a user of the venv: no PYTHONPATH (a checkout on it would shadow the installed copy)."""
-    # and no QOSBOUND_CACHE_DIR: the installed copy solves every model itself, reading nothing the checkout solved
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "QOSBOUND_CACHE_DIR")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["NUMBA_CACHE_DIR"] = str(venv / "numba_cache")
     env["MPLBACKEND"] = "Agg"
@@ -175,7 +174,9 @@ def test_installed_wheel_runs_every_reproduce_and_plan_from_any_directory(wheel,
     ``plan`` runs on every shipped example by name (exit
     0, 1 or 3: an SLO or agreement check may fail there, which is a verdict, not a crash), printing JSON and no
     traceback: by every method it enables on one example of each system (:data:`FULL_METHODS`), by its closed
-    forms on the others."""
+    forms on the others. The installed copy's code fingerprint must equal the checkout's; it shares the test run's
+    folder of kept runs (tests/conftest.py), so a simulation the checkout's tests made is read back here and the
+    other way round."""
     t0 = time.monotonic()
     venv = tmp_path / "venv"
     py = _venv_with_outer_dependencies(venv)
@@ -192,7 +193,8 @@ def test_installed_wheel_runs_every_reproduce_and_plan_from_any_directory(wheel,
             "as s, qosbound.cli as c; print(json.dumps({'files': [qosbound.__file__, qosbound.models.__file__, "
             "qosbound.analytic.__file__, qosbound.validation.__file__, str(s.example_path(s.example_names()[0])), "
             "str(s.reference_path('ferrari2001'))], "
-            "'examples': s.example_names(), 'papers': list(c.PAPERS), 'prefix': sys.prefix}))")
+            "'examples': s.example_names(), 'papers': list(c.PAPERS), 'prefix': sys.prefix, "
+            "'code': __import__('qosbound.systems.solve_cache', fromlist=['x']).code_fingerprint()}))")
     proc = subprocess.run([str(py), "-c", code], capture_output=True, text=True, cwd=str(work), env=_venv_env(venv))
     assert proc.returncode == 0, proc.stderr[-2000:]
     info = json.loads(proc.stdout)
@@ -204,6 +206,11 @@ def test_installed_wheel_runs_every_reproduce_and_plan_from_any_directory(wheel,
                      if n.startswith("qosbound/examples/") and n.endswith(".yaml")
                      and "/" not in n[len("qosbound/examples/"):])       # a folder of ports is not an example name
     assert info["examples"] == shipped and shipped
+    # The installed copy's code is the checkout's, file for file and byte for byte (the fingerprint of every .py
+    # of the package and its mapped folders, solve_cache.code_fingerprint). That is also why it may share the test
+    # run's QOSBOUND_CACHE_DIR (tests/conftest.py): a run the checkout's tests already made is one this copy would
+    # make, bit for bit, and is read back; every command's own code still runs from the wheel.
+    assert info["code"] == code_fingerprint()
 
     failures = []
     for paper in info["papers"]:
