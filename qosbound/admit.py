@@ -28,7 +28,10 @@ How the search spends its time (a 1 Gbit/s port with thousands of calls answers 
    ``verify`` judges it, and the answer says so. Each look's interval is at the chosen confidence; over
    ``L`` looks the chance that some look decides wrongly is at most ``L`` times one look's.
 3. **Bracket, then refine.** From the bound-decided answer (else the scenario's value) the search doubles
-   (halves) until a value is infeasible, then refines: on a simulated search by bisection on feasibility
+   (halves) until a value is infeasible -- three steps one at a time, then with a doubling stride and bisection
+   on the step count back to the first such value, which finds the values single steps would in logarithmically
+   many evaluations (:meth:`Search._walk`; "no value meets every SLO" after about ten model checks instead of
+   forty) -- then refines: on a simulated search by bisection on feasibility
    down to ``sim_rtol`` (0.5 % of the value, or one unit of an integer parameter: finer would resolve only
    the simulation's noise); otherwise with SciPy's ``brentq`` on the smallest normalised SLO margin where
    it changes sign, and by bisection on feasibility where it does not (e.g. an SLO held with equality over a
