@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numba
 import numpy as np
@@ -143,359 +142,360 @@ class SimOutput:
     tcp: dict | None = None  # per-flow TCP counters (timeouts, recoveries, retransmissions, srtt), tcp flows only
 
 
-@lru_cache(maxsize=1)
-def treap_kernels():
-    """numba treap over parallel arrays: ``(new_tree, insert, pop_min, bytes_before)``."""
-    @numba.njit(cache=True)
-    def new_tree(cap):
-        # one row per node (columns are strided views), so a node's fields share cache lines
-        fl = np.zeros((cap + 1, 2))
-        it = np.zeros((cap + 1, 6), dtype=np.int64)
-        kw = fl[:, 0]
-        pr = fl[:, 1]
-        ks = it[:, 0]
-        lc = it[:, 1]
-        rc = it[:, 2]
-        nb = it[:, 3]
-        sb = it[:, 4]
-        pay = it[:, 5]
-        free = np.arange(cap, 0, -1).astype(np.int64)  # stack of free node ids
-        st = np.zeros(3, dtype=np.int64)  # root, free count, nodes in use
-        st[1] = cap
-        return kw, ks, pr, lc, rc, nb, sb, pay, free, st
+# The treap: parallel arrays, node 0 the empty tree.
+@numba.njit(cache=True)
+def _new_tree(cap):
+    # one row per node (columns are strided views), so a node's fields share cache lines
+    fl = np.zeros((cap + 1, 2))
+    it = np.zeros((cap + 1, 6), dtype=np.int64)
+    kw = fl[:, 0]
+    pr = fl[:, 1]
+    ks = it[:, 0]
+    lc = it[:, 1]
+    rc = it[:, 2]
+    nb = it[:, 3]
+    sb = it[:, 4]
+    pay = it[:, 5]
+    free = np.arange(cap, 0, -1).astype(np.int64)  # stack of free node ids
+    st = np.zeros(3, dtype=np.int64)  # root, free count, nodes in use
+    st[1] = cap
+    return kw, ks, pr, lc, rc, nb, sb, pay, free, st
 
-    @numba.njit(cache=True, inline="always")
-    def less(kw, ks, i, w, s):
-        return kw[i] < w or (kw[i] == w and ks[i] < s)
+@numba.njit(cache=True, inline="always")
+def _less(kw, ks, i, w, s):
+    return kw[i] < w or (kw[i] == w and ks[i] < s)
 
-    @numba.njit(cache=True)
-    def bytes_before(kw, ks, lc, rc, nb, sb, st, w, s):
-        acc = 0
-        x = st[0]
-        while x != _NIL:
-            if less(kw, ks, x, w, s):
-                acc += sb[lc[x]] + nb[x]
-                x = rc[x]
-            else:
-                x = lc[x]
-        return acc
+@numba.njit(cache=True)
+def _bytes_before(kw, ks, lc, rc, nb, sb, st, w, s):
+    acc = 0
+    x = st[0]
+    while x != _NIL:
+        if _less(kw, ks, x, w, s):
+            acc += sb[lc[x]] + nb[x]
+            x = rc[x]
+        else:
+            x = lc[x]
+    return acc
 
-    @numba.njit(cache=True)
-    def insert(kw, ks, pr, lc, rc, nb, sb, pay, free, st, w, s, nbytes, payload, path):
-        st[1] -= 1
-        x = free[st[1]]
-        kw[x] = w
-        ks[x] = s
-        pr[x] = np.random.random()
-        lc[x] = _NIL
-        rc[x] = _NIL
-        nb[x] = nbytes
-        sb[x] = nbytes
-        pay[x] = payload
-        st[2] += 1
-        # descend, adding the bytes to every ancestor
-        depth = 0
-        y = st[0]
-        while y != _NIL:
-            path[depth] = y
-            depth += 1
-            sb[y] += nbytes
-            if less(kw, ks, y, w, s):
-                y = rc[y]
-            else:
-                y = lc[y]
+@numba.njit(cache=True)
+def _insert(kw, ks, pr, lc, rc, nb, sb, pay, free, st, w, s, nbytes, payload, path):
+    st[1] -= 1
+    x = free[st[1]]
+    kw[x] = w
+    ks[x] = s
+    pr[x] = np.random.random()
+    lc[x] = _NIL
+    rc[x] = _NIL
+    nb[x] = nbytes
+    sb[x] = nbytes
+    pay[x] = payload
+    st[2] += 1
+    # descend, adding the bytes to every ancestor
+    depth = 0
+    y = st[0]
+    while y != _NIL:
+        path[depth] = y
+        depth += 1
+        sb[y] += nbytes
+        if _less(kw, ks, y, w, s):
+            y = rc[y]
+        else:
+            y = lc[y]
+    if depth == 0:
+        st[0] = x
+        return x
+    par = path[depth - 1]
+    if _less(kw, ks, par, w, s):
+        rc[par] = x
+    else:
+        lc[par] = x
+    # rotate up while the heap order on priorities is violated
+    while depth > 0 and pr[x] < pr[path[depth - 1]]:
+        par = path[depth - 1]
+        if lc[par] == x:
+            lc[par] = rc[x]
+            rc[x] = par
+        else:
+            rc[par] = lc[x]
+            lc[x] = par
+        sb[par] = nb[par] + sb[lc[par]] + sb[rc[par]]
+        sb[x] = nb[x] + sb[lc[x]] + sb[rc[x]]
+        depth -= 1
         if depth == 0:
             st[0] = x
-            return x
-        par = path[depth - 1]
-        if less(kw, ks, par, w, s):
-            rc[par] = x
         else:
-            lc[par] = x
-        # rotate up while the heap order on priorities is violated
-        while depth > 0 and pr[x] < pr[path[depth - 1]]:
-            par = path[depth - 1]
-            if lc[par] == x:
-                lc[par] = rc[x]
-                rc[x] = par
+            g = path[depth - 1]
+            if lc[g] == par:
+                lc[g] = x
             else:
-                rc[par] = lc[x]
-                lc[x] = par
-            sb[par] = nb[par] + sb[lc[par]] + sb[rc[par]]
-            sb[x] = nb[x] + sb[lc[x]] + sb[rc[x]]
-            depth -= 1
-            if depth == 0:
-                st[0] = x
-            else:
-                g = path[depth - 1]
-                if lc[g] == par:
-                    lc[g] = x
-                else:
-                    rc[g] = x
-        return x
+                rc[g] = x
+    return x
 
-    @numba.njit(cache=True)
-    def pop_min(kw, ks, lc, rc, nb, sb, pay, free, st):
-        x = st[0]
-        par = _NIL
-        while lc[x] != _NIL:
-            par = x
-            x = lc[x]
-        b = nb[x]
-        y = st[0]
-        while y != x:  # the left spine above the minimum loses its bytes
-            sb[y] -= b
-            y = lc[y]
-        if par == _NIL:
-            st[0] = rc[x]
+@numba.njit(cache=True)
+def _pop_min(kw, ks, lc, rc, nb, sb, pay, free, st):
+    x = st[0]
+    par = _NIL
+    while lc[x] != _NIL:
+        par = x
+        x = lc[x]
+    b = nb[x]
+    y = st[0]
+    while y != x:  # the left spine above the minimum loses its bytes
+        sb[y] -= b
+        y = lc[y]
+    if par == _NIL:
+        st[0] = rc[x]
+    else:
+        lc[par] = rc[x]
+    free[st[1]] = x
+    st[1] += 1
+    st[2] -= 1
+    return pay[x], b
+
+
+def treap_kernels():
+    """numba treap over parallel arrays: ``(new_tree, insert, pop_min, bytes_before)``."""
+    return _new_tree, _insert, _pop_min, _bytes_before
+
+
+# The SymPy forms (the weight, p'_uncapped; the clamped PI update), compiled. Lambdified code has no source file,
+# so these are not cached on disk themselves: they are compiled into (and cached with) the cached kernels below
+# that call them, as validation/droppers.py does. numba's cache is keyed on this file: after an edit of the forms
+# in analytic/tsq.py alone, clear NUMBA_CACHE_DIR (a fresh checkout or an installed wheel starts without one).
+_wfun, _pfun, _ = A.numba_functions()
+_pistep = pi_kernel()
+
+
+@numba.njit(cache=True)
+def _sift_down(ht, hf, i):
+    m = ht.shape[0]
+    while True:
+        lft = 2 * i + 1
+        if lft >= m:
+            return
+        c = lft
+        if lft + 1 < m and ht[lft + 1] < ht[lft]:
+            c = lft + 1
+        if ht[c] < ht[i]:
+            ht[c], ht[i] = ht[i], ht[c]
+            hf[c], hf[i] = hf[i], hf[c]
+            i = c
         else:
-            lc[par] = rc[x]
-        free[st[1]] = x
-        st[1] += 1
-        st[2] -= 1
-        return pay[x], b
+            return
 
-    return new_tree, insert, pop_min, bytes_before
+@numba.njit(cache=True, inline="always")
+def _push(heap, ctr, t, k, a, b):
+    heapq.heappush(heap, (float(t), ctr[0], np.int64(k), np.int64(a), np.int64(b)))
+    ctr[0] += 1
 
+@numba.njit(cache=True)
+def _tcp_emit(heap, ctr, S, SB, TS, f, t, cand, out, ing):
+    """Flow ``f`` sends what its window allows now (each segment reaches the router ``ing[f]`` later)."""
+    k = T.send_batch(S, SB, TS, f, t, cand, out)
+    for j in range(k):
+        _push(heap, ctr, t + ing[f], 1, f, out[j])
+    d = T.timer_to_arm(S, f)
+    if d < np.inf:
+        _push(heap, ctr, d, 5, f, 0)
 
-@lru_cache(maxsize=1)
-def _kernel():
-    new_tree, insert, pop_min, bytes_before = treap_kernels()
-    wfun, pfun, _ = A.numba_functions()
-    pistep = pi_kernel()
+@numba.njit(cache=True)
+def _tcp_ack(heap, ctr, S, RB, f, trigger, t, back, a_s, a_ns, a_sack, free, nfree):
+    """The receiver of flow ``f`` acknowledges now; the ACK reaches the sender ``back[f]`` later."""
+    T.ack_sent(S, f)
+    if nfree[0] == 0:
+        raise RuntimeError("ACK pool exhausted")
+    nfree[0] -= 1
+    pid = free[nfree[0]]
+    a_s[pid] = int(S[f, T.RNXT])
+    a_ns[pid] = T.build_sack(S, RB, f, trigger, a_sack[pid], 4)
+    _push(heap, ctr, t + back[f], 4, pid, f)
 
-    @numba.njit(cache=False)
-    def sift_down(ht, hf, i):
-        m = ht.shape[0]
-        while True:
-            lft = 2 * i + 1
-            if lft >= m:
-                return
-            c = lft
-            if lft + 1 < m and ht[lft + 1] < ht[lft]:
-                c = lft + 1
-            if ht[c] < ht[i]:
-                ht[c], ht[i] = ht[i], ht[c]
-                hf[c], hf[i] = hf[i], hf[c]
-                i = c
-            else:
-                return
-
-    @numba.njit(cache=False, inline="always")
-    def push(heap, ctr, t, k, a, b):
-        heapq.heappush(heap, (float(t), ctr[0], np.int64(k), np.int64(a), np.int64(b)))
-        ctr[0] += 1
-
-    @numba.njit(cache=False)
-    def tcp_emit(heap, ctr, S, SB, TS, f, t, cand, out, ing):
-        """Flow ``f`` sends what its window allows now (each segment reaches the router ``ing[f]`` later)."""
-        k = T.send_batch(S, SB, TS, f, t, cand, out)
-        for j in range(k):
-            push(heap, ctr, t + ing[f], 1, f, out[j])
-        d = T.timer_to_arm(S, f)
-        if d < np.inf:
-            push(heap, ctr, d, 5, f, 0)
-
-    @numba.njit(cache=False)
-    def tcp_ack(heap, ctr, S, RB, f, trigger, t, back, a_s, a_ns, a_sack, free, nfree):
-        """The receiver of flow ``f`` acknowledges now; the ACK reaches the sender ``back[f]`` later."""
-        T.ack_sent(S, f)
-        if nfree[0] == 0:
-            raise RuntimeError("ACK pool exhausted")
-        nfree[0] -= 1
-        pid = free[nfree[0]]
-        a_s[pid] = int(S[f, T.RNXT])
-        a_ns[pid] = T.build_sack(S, RB, f, trigger, a_sack[pid], 4)
-        push(heap, ctr, t + back[f], 4, pid, f)
-
-    @numba.njit(cache=False)
-    def run(net, flows, pi, tcp, tfrc):
-        # the arguments, grouped: the bottleneck and the run; per-flow arrays; the PI controller; the TCP ends
-        # (state, path delays, delayed ACKs, start spread, ACK pool); the TFRC senders' state
-        C, duration, lat, nbits, tsq, cap, seed = net
-        kind, rate, size, hint, rtt0 = flows
-        a, b, hz, q_ref, q_max = pi
-        S, SB, TS, RB, ing, fwd, back, delack, start_spread, pool = tcp
-        Q, H = tfrc
-        np.random.seed(seed)
-        F = kind.shape[0]
-        kw, ks, pr, lc, rc, nb, sb, pay, free, st = new_tree(q_max + 1)
-        path = np.zeros(512, dtype=np.int64)
-        o_flow = np.empty(cap, dtype=np.int32)
-        o_arr = np.empty(cap)
-        o_dep = np.full(cap, np.nan)
-        o_drop = np.zeros(cap, dtype=np.bool_)
-        o_td = np.empty(cap)
-        o_qi = np.empty(cap)
-        o_pp = np.empty(cap)
-        o_seq = np.zeros(cap, dtype=np.int64)
-        ns = int(duration * hz) + 2
-        p_tr = np.zeros(ns)
-        q_tr = np.zeros(ns)
-        X = np.empty(F)  # bit/s (a TFRC flow's: 8 x its sender's X)
-        ht = np.empty(F)
-        hf = np.empty(F, dtype=np.int64)
-        # TCP: the event heap (time, order, kind, a, b), the ACK pool and the sender's work arrays
-        W = SB.shape[1]
-        cand = np.zeros(W, np.int64)
-        outb = np.zeros(W, np.int64)
-        a_s, a_ns, a_sack, a_free, a_nfree = pool
-        heap = [(0.0, np.int64(0), np.int64(0), np.int64(0), np.int64(0))]
-        heapq.heappop(heap)
-        ctr = np.zeros(1, np.int64)
-        for f in range(F):
-            if kind[f] == 2:
+@numba.njit(cache=True)
+def _run_kernel(net, flows, pi, tcp, tfrc):
+    # the arguments, grouped: the bottleneck and the run; per-flow arrays; the PI controller; the TCP ends
+    # (state, path delays, delayed ACKs, start spread, ACK pool); the TFRC senders' state
+    C, duration, lat, nbits, tsq, cap, seed = net
+    kind, rate, size, hint, rtt0 = flows
+    a, b, hz, q_ref, q_max = pi
+    S, SB, TS, RB, ing, fwd, back, delack, start_spread, pool = tcp
+    Q, H = tfrc
+    np.random.seed(seed)
+    F = kind.shape[0]
+    kw, ks, pr, lc, rc, nb, sb, pay, free, st = _new_tree(q_max + 1)
+    path = np.zeros(512, dtype=np.int64)
+    o_flow = np.empty(cap, dtype=np.int32)
+    o_arr = np.empty(cap)
+    o_dep = np.full(cap, np.nan)
+    o_drop = np.zeros(cap, dtype=np.bool_)
+    o_td = np.empty(cap)
+    o_qi = np.empty(cap)
+    o_pp = np.empty(cap)
+    o_seq = np.zeros(cap, dtype=np.int64)
+    ns = int(duration * hz) + 2
+    p_tr = np.zeros(ns)
+    q_tr = np.zeros(ns)
+    X = np.empty(F)  # bit/s (a TFRC flow's: 8 x its sender's X)
+    ht = np.empty(F)
+    hf = np.empty(F, dtype=np.int64)
+    # TCP: the event heap (time, order, kind, a, b), the ACK pool and the sender's work arrays
+    W = SB.shape[1]
+    cand = np.zeros(W, np.int64)
+    outb = np.zeros(W, np.int64)
+    a_s, a_ns, a_sack, a_free, a_nfree = pool
+    heap = [(0.0, np.int64(0), np.int64(0), np.int64(0), np.int64(0))]
+    heapq.heappop(heap)
+    ctr = np.zeros(1, np.int64)
+    for f in range(F):
+        if kind[f] == 2:
+            X[f] = rate[f]
+            ht[f] = 1e300
+            _push(heap, ctr, np.random.random() * start_spread, 0, f, 0)
+        else:
+            if kind[f] == 0:
                 X[f] = rate[f]
-                ht[f] = 1e300
-                push(heap, ctr, np.random.random() * start_spread, 0, f, 0)
             else:
-                if kind[f] == 0:
-                    X[f] = rate[f]
-                else:
-                    TF.start(Q, f, 0.0)
-                    X[f] = 8.0 * Q[f, TF.X]
-                ht[f] = np.random.random() * 8.0 * size[f] / X[f]
-            hf[f] = f
-        for i in range((F - 2) // 2, -1, -1):
-            sift_down(ht, hf, i)
-        p = 0.0
-        q_old = 0.0
-        k_s = 0
-        dt_s = 1.0 / hz
-        next_sample = dt_s
-        busy = False
-        tx_end = 0.0
-        cur = -1
-        n = 0
-        t_end = duration
-        while True:
-            t_ev = heap[0][0] if len(heap) > 0 else 1e300
-            t_arr = min(ht[0], t_ev)
-            t_dep = tx_end if busy else 1e300
-            if t_dep <= next_sample and t_dep <= t_arr:
-                o_dep[cur] = tx_end
-                g = o_flow[cur]
-                if kind[g] == 2:  # the segment travels on to its receiver
-                    push(heap, ctr, tx_end + fwd[g], 2, g, o_seq[cur])
-                busy = False
-                if st[2] > 0:
-                    pid, nbytes = pop_min(kw, ks, lc, rc, nb, sb, pay, free, st)
-                    qd = tx_end - o_arr[pid]
-                    g = o_flow[pid]
-                    if kind[g] == 1:
-                        TF.rtt_sample(Q, g, rtt0[g] + qd + nbytes * 8.0 / C)
-                    tx_end = tx_end + nbytes * 8.0 / C
-                    cur = pid
-                    busy = True
-                continue
-            if next_sample < t_dep and next_sample <= t_arr:
-                qn = float(st[2])
-                p = pistep(p, qn, q_old, q_ref, a, b)
-                q_old = qn
-                if k_s < ns:
-                    p_tr[k_s] = p
-                    q_tr[k_s] = qn
-                    k_s += 1
-                next_sample += dt_s
-                continue
-            if t_arr > duration:
-                break
-            from_ht = ht[0] <= t_ev
-            seq = 0
-            if from_ht:
-                f = hf[0]
-                t = t_arr
-            else:
-                ev = heapq.heappop(heap)
-                t = ev[0]
-                ek = ev[2]
-                if ek == 1:  # a TCP segment reaches the router
-                    f = ev[3]
-                    seq = ev[4]
-                elif ek == 2:  # a TCP segment reaches its receiver
-                    f = ev[3]
-                    ack_now, delivered = T.on_data(S, RB, f, ev[4])
-                    if ack_now == 1 or delack <= 0.0:
-                        tcp_ack(heap, ctr, S, RB, f, ev[4], t, back, a_s, a_ns, a_sack, a_free, a_nfree)
-                    else:
-                        gen = T.delack_start(S, f)
-                        if gen >= 0:
-                            push(heap, ctr, t + delack, 6, f, gen)
-                    continue
-                elif ek == 4:  # an ACK reaches its sender
-                    pid = ev[3]
-                    f = ev[4]
-                    T.on_ack(S, SB, TS, f, t, a_s[pid], a_sack[pid], a_ns[pid], cand)
-                    a_free[a_nfree[0]] = pid
-                    a_nfree[0] += 1
-                    tcp_emit(heap, ctr, S, SB, TS, f, t, cand, outb, ing)
-                    continue
-                elif ek == 5:  # retransmission timer
-                    f = ev[3]
-                    due = T.on_timer(S, f, t)
-                    if due == 1:
-                        push(heap, ctr, S[f, T.ARMED], 5, f, 0)
-                    if due != 2:
-                        continue
-                    T.on_timeout(S, SB, f, t, cand)
-                    tcp_emit(heap, ctr, S, SB, TS, f, t, cand, outb, ing)
-                    continue
-                elif ek == 6:  # delayed-ACK timer
-                    f = ev[3]
-                    if not T.delack_due(S, f, ev[4]):
-                        continue
-                    tcp_ack(heap, ctr, S, RB, f, -1, t, back, a_s, a_ns, a_sack, a_free, a_nfree)
-                    continue
-                else:  # start
-                    f = ev[3]
-                    tcp_emit(heap, ctr, S, SB, TS, f, t, cand, outb, ing)
-                    continue
-            if n >= cap:
-                t_end = t
-                break
-            s = size[f]
-            resid = (tx_end - t) * C if busy else 0.0
-            td = (8.0 * sb[st[0]] + resid) / C
-            if tsq:
-                w = wfun(float(hint[f]), td, t, float(nbits))
-                qi = (8.0 * bytes_before(kw, ks, lc, rc, nb, sb, st, w, n) + resid) / C
-                pp = min(1.0, pfun(td, qi, p, lat))
-            else:
-                w = t
-                qi = td
-                pp = p
-            o_flow[n] = f
-            o_arr[n] = t
-            o_td[n] = td
-            o_qi[n] = qi
-            o_pp[n] = pp
-            o_seq[n] = seq
-            if kind[f] == 1:
-                TF.on_send(Q, f, t)
-            if st[2] >= q_max or np.random.random() < pp:
-                o_drop[n] = True
-                if kind[f] == 1:
-                    TF.on_drop(Q, H, f, t)
-                    X[f] = 8.0 * Q[f, TF.X]
-            elif not busy:
-                busy = True
-                cur = n
-                tx_end = t + s * 8.0 / C
-                if kind[f] == 1:
-                    TF.rtt_sample(Q, f, rtt0[f] + s * 8.0 / C)
-            else:
-                insert(kw, ks, pr, lc, rc, nb, sb, pay, free, st, w, n, s, n, path)
-            n += 1
-            if not from_ht:
-                continue
-            if kind[f] == 1 and TF.rate_due(Q, H, f, t):
+                TF.start(Q, f, 0.0)
                 X[f] = 8.0 * Q[f, TF.X]
-            ht[0] = t + 8.0 * s / X[f] * (0.5 + np.random.random())
-            sift_down(ht, hf, 0)
-        return (o_flow[:n], o_arr[:n], o_dep[:n], o_drop[:n], o_td[:n], o_qi[:n], o_pp[:n], p_tr[:k_s],
-                q_tr[:k_s], t_end)
-
-    return run
+            ht[f] = np.random.random() * 8.0 * size[f] / X[f]
+        hf[f] = f
+    for i in range((F - 2) // 2, -1, -1):
+        _sift_down(ht, hf, i)
+    p = 0.0
+    q_old = 0.0
+    k_s = 0
+    dt_s = 1.0 / hz
+    next_sample = dt_s
+    busy = False
+    tx_end = 0.0
+    cur = -1
+    n = 0
+    t_end = duration
+    while True:
+        t_ev = heap[0][0] if len(heap) > 0 else 1e300
+        t_arr = min(ht[0], t_ev)
+        t_dep = tx_end if busy else 1e300
+        if t_dep <= next_sample and t_dep <= t_arr:
+            o_dep[cur] = tx_end
+            g = o_flow[cur]
+            if kind[g] == 2:  # the segment travels on to its receiver
+                _push(heap, ctr, tx_end + fwd[g], 2, g, o_seq[cur])
+            busy = False
+            if st[2] > 0:
+                pid, nbytes = _pop_min(kw, ks, lc, rc, nb, sb, pay, free, st)
+                qd = tx_end - o_arr[pid]
+                g = o_flow[pid]
+                if kind[g] == 1:
+                    TF.rtt_sample(Q, g, rtt0[g] + qd + nbytes * 8.0 / C)
+                tx_end = tx_end + nbytes * 8.0 / C
+                cur = pid
+                busy = True
+            continue
+        if next_sample < t_dep and next_sample <= t_arr:
+            qn = float(st[2])
+            p = _pistep(p, qn, q_old, q_ref, a, b)
+            q_old = qn
+            if k_s < ns:
+                p_tr[k_s] = p
+                q_tr[k_s] = qn
+                k_s += 1
+            next_sample += dt_s
+            continue
+        if t_arr > duration:
+            break
+        from_ht = ht[0] <= t_ev
+        seq = 0
+        if from_ht:
+            f = hf[0]
+            t = t_arr
+        else:
+            ev = heapq.heappop(heap)
+            t = ev[0]
+            ek = ev[2]
+            if ek == 1:  # a TCP segment reaches the router
+                f = ev[3]
+                seq = ev[4]
+            elif ek == 2:  # a TCP segment reaches its receiver
+                f = ev[3]
+                ack_now, delivered = T.on_data(S, RB, f, ev[4])
+                if ack_now == 1 or delack <= 0.0:
+                    _tcp_ack(heap, ctr, S, RB, f, ev[4], t, back, a_s, a_ns, a_sack, a_free, a_nfree)
+                else:
+                    gen = T.delack_start(S, f)
+                    if gen >= 0:
+                        _push(heap, ctr, t + delack, 6, f, gen)
+                continue
+            elif ek == 4:  # an ACK reaches its sender
+                pid = ev[3]
+                f = ev[4]
+                T.on_ack(S, SB, TS, f, t, a_s[pid], a_sack[pid], a_ns[pid], cand)
+                a_free[a_nfree[0]] = pid
+                a_nfree[0] += 1
+                _tcp_emit(heap, ctr, S, SB, TS, f, t, cand, outb, ing)
+                continue
+            elif ek == 5:  # retransmission timer
+                f = ev[3]
+                due = T.on_timer(S, f, t)
+                if due == 1:
+                    _push(heap, ctr, S[f, T.ARMED], 5, f, 0)
+                if due != 2:
+                    continue
+                T.on_timeout(S, SB, f, t, cand)
+                _tcp_emit(heap, ctr, S, SB, TS, f, t, cand, outb, ing)
+                continue
+            elif ek == 6:  # delayed-ACK timer
+                f = ev[3]
+                if not T.delack_due(S, f, ev[4]):
+                    continue
+                _tcp_ack(heap, ctr, S, RB, f, -1, t, back, a_s, a_ns, a_sack, a_free, a_nfree)
+                continue
+            else:  # start
+                f = ev[3]
+                _tcp_emit(heap, ctr, S, SB, TS, f, t, cand, outb, ing)
+                continue
+        if n >= cap:
+            t_end = t
+            break
+        s = size[f]
+        resid = (tx_end - t) * C if busy else 0.0
+        td = (8.0 * sb[st[0]] + resid) / C
+        if tsq:
+            w = _wfun(float(hint[f]), td, t, float(nbits))
+            qi = (8.0 * _bytes_before(kw, ks, lc, rc, nb, sb, st, w, n) + resid) / C
+            pp = min(1.0, _pfun(td, qi, p, lat))
+        else:
+            w = t
+            qi = td
+            pp = p
+        o_flow[n] = f
+        o_arr[n] = t
+        o_td[n] = td
+        o_qi[n] = qi
+        o_pp[n] = pp
+        o_seq[n] = seq
+        if kind[f] == 1:
+            TF.on_send(Q, f, t)
+        if st[2] >= q_max or np.random.random() < pp:
+            o_drop[n] = True
+            if kind[f] == 1:
+                TF.on_drop(Q, H, f, t)
+                X[f] = 8.0 * Q[f, TF.X]
+        elif not busy:
+            busy = True
+            cur = n
+            tx_end = t + s * 8.0 / C
+            if kind[f] == 1:
+                TF.rtt_sample(Q, f, rtt0[f] + s * 8.0 / C)
+        else:
+            _insert(kw, ks, pr, lc, rc, nb, sb, pay, free, st, w, n, s, n, path)
+        n += 1
+        if not from_ht:
+            continue
+        if kind[f] == 1 and TF.rate_due(Q, H, f, t):
+            X[f] = 8.0 * Q[f, TF.X]
+        ht[0] = t + 8.0 * s / X[f] * (0.5 + np.random.random())
+        _sift_down(ht, hf, 0)
+    return (o_flow[:n], o_arr[:n], o_dep[:n], o_drop[:n], o_td[:n], o_qi[:n], o_pp[:n], p_tr[:k_s],
+            q_tr[:k_s], t_end)
 
 
 def _rates(cfg: SimConfig) -> tuple[float, float]:
@@ -575,7 +575,7 @@ def simulate(cfg: SimConfig, seed: int = 1) -> SimOutput:
             np.arange(npool)[::-1].copy(), np.array([npool], np.int64))
     # every flow has a row of TFRC state; the TFRC flows use theirs (sender feedback model, X_max = the flow's rate)
     Q, H = TF.new_state(size.astype(float), np.zeros(len(flows)), rate / 8.0, rtt0, ["sender"] * len(flows))
-    out = _kernel()((float(cfg.capacity), float(cfg.duration), float(cfg.latency), int(cfg.bits), bool(cfg.tsq), cap,
+    out = _run_kernel((float(cfg.capacity), float(cfg.duration), float(cfg.latency), int(cfg.bits), bool(cfg.tsq), cap,
                      int(seed)),
                     (kind, rate, size, hint, rtt0),
                     (float(pi.a), float(pi.b), float(pi.hz), float(pi.q_ref), int(pi.q_max)),

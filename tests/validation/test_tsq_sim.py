@@ -186,3 +186,25 @@ def test_bad_tcp_config():
     """A TCP flow with no receive window is refused with one line."""
     with pytest.raises(ScenarioError, match="rwnd"):
         _tcp_out(duration=1.0, tcp_rwnd=0)
+
+
+def test_the_simulator_is_loaded_from_numbas_disk_cache_in_a_later_process():
+    """The kernel and everything it calls are cached on disk (the SymPy forms compiled into it): a second process
+    with the same NUMBA_CACHE_DIR loads the compiled simulator instead of compiling it again (which took ~8 s of
+    CPU per process when the kernel was built in a closure, uncacheable)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json; from qosbound.validation.pi_aqm import PIParams; "
+            "from qosbound.validation import tsq_sim as S; "
+            "S.simulate(S.SimConfig(2e6, (S.Flow('a', 'cbr', 1e6, 500, 4, 0.1), S.Flow('b', 'tfrc', 2e6, 1000, 16, "
+            "0.1)), 2.0, PIParams()), seed=3); st = S._run_kernel.stats; "
+            "print(json.dumps([sum(st.cache_hits.values()), sum(st.cache_misses.values())]))")
+    env = dict(os.environ)
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env) for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-2000:]
+    hits, misses = json.loads(runs[1].stdout)
+    assert hits >= 1 and misses == 0
