@@ -47,7 +47,8 @@ class Rate:
 
 @dataclass(frozen=True)
 class Burst:
-    """A burst or a queue size as written: ``bytes``, ``bits``, ``ms``, ``us``, ``packets``."""
+    """A burst or a queue size as written: ``bytes``, ``bits``, ``ms``, ``us``, ``packets``, or ``percent`` (a WRED
+    threshold as a share of the class's queue limit)."""
 
     kind: str
     value: float

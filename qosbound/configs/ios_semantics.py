@@ -227,6 +227,7 @@ class _Semantics(CommandReader):
         ratios: dict[str, Field] = {}
         forms: dict[str, tuple[str, Source]] = {}
         reserved: list[tuple[float, Source, str]] = []
+        queued: list[tuple[QueueClass, PolicyClass]] = []
         for pc in pm.classes:
             qc = self._matched(pc, claimed, notes)
             if qc is None:
@@ -234,19 +235,26 @@ class _Semantics(CommandReader):
             self._priority(qc, pc, base, reserved)
             self._policers(qc, pc, base, port, notes, reserved)
             self._bandwidth(qc, pc, pm, base, forms, ratios, reserved)
-            self._queue(qc, pc, base, port, notes)
             self._class_notes(qc, pc, parent, notes)
             out.append(qc)
+            queued.append((qc, pc))
         if not any(c.is_default for c in out):
             qc = QueueClass("class-default", pm.source)
             qc.matches.append(("everything no other class takes (implicit class-default)", pm.source))
-            qc.queue_limit = self._default_queue(qc, base, None)
             ratios.setdefault("class-default", None)
             notes.append((pm.source, f"policy-map {pm.name}", "class-default not declared: it exists on the router "
                                                              "with the platform's defaults"))
             out.append(qc)
         self._ratios(out, ratios, fam)
         self._check_reserved(port, pm, base, reserved)
+        # queue limits and WRED thresholds given in time need each class's guaranteed service rate, which needs
+        # every reservation and every remaining share of the policy
+        guaranteed = self._guaranteed_rates(out, base, reserved)
+        for qc, pc in queued:
+            self._queue(qc, pc, base, guaranteed[qc.name], port, notes)
+        for qc in out:
+            if qc.queue_limit is None:
+                qc.queue_limit = self._default_queue(qc, base, guaranteed[qc.name])
         prio = sorted((c for c in out if c.priority is not None), key=lambda c: c.priority.value)
         rest = [c for c in out if c.priority is None and not c.is_default]
         port.classes = prio + rest + [c for c in out if c.is_default]
@@ -353,9 +361,10 @@ class _Semantics(CommandReader):
         elif qc.priority is None:
             ratios.setdefault(qc.name, None)
 
-    def _queue(self, qc: QueueClass, pc: PolicyClass, base: Field, port: Port, notes: list) -> None:
-        """The class's queue limit (``queue-limit`` in packets, else the platform's default) and WRED dropper."""
-        guaranteed = self._guaranteed(qc, base)
+    def _queue(self, qc: QueueClass, pc: PolicyClass, base: Field, guaranteed: Field, port: Port,
+               notes: list) -> None:
+        """The class's queue limit (``queue-limit`` in packets, else the platform's default) and WRED dropper;
+        sizes in time are taken at the class's ``guaranteed`` service rate."""
         if pc.queue_limit is not None:
             q = pc.queue_limit
             qc.queue_limit = self.packets(q.size, guaranteed, q.source, q.text)
@@ -370,7 +379,7 @@ class _Semantics(CommandReader):
             if not keys:
                 notes.append((pc.wred.source, pc.wred.text, "ignored: WRED in a class that matches no DSCP"))
             else:
-                qc.dropper = self.dropper(pc.wred, keys, guaranteed, port)
+                qc.dropper = self.dropper(pc.wred, keys, guaranteed, port, qc.queue_limit)
 
     def _class_notes(self, qc: QueueClass, pc: PolicyClass, parent: PolicyClass | None, notes: list) -> None:
         """The class's commands that do not change its queueing: fair-queue, a per-class shaper, markings, others."""
@@ -418,17 +427,39 @@ class _Semantics(CommandReader):
                 c.bandwidth = f.derive(Bandwidth("remaining", 100.0 * f.value / total),
                                        f"remaining ratio {f.value:g} of {total:g}", *others)
 
-    def _guaranteed(self, qc: QueueClass, base: Field) -> Field:
-        """The rate a class is sure of (for time-based sizes): its policer or bandwidth, else the port's rate."""
-        if qc.police is not None:
-            return qc.police.cir
-        if qc.bandwidth is not None:
-            b = qc.bandwidth.value
-            if b.kind == "rate":
-                return qc.bandwidth.derive(b.amount, "the class's bandwidth")
-            if b.kind == "percent":
-                return qc.bandwidth.derive(base.value * b.amount / 100.0, "the class's share", base)
-        return base
+    def _guaranteed_rates(self, out: list[QueueClass], base: Field, reserved: list) -> dict[str, Field]:
+        """Each class's guaranteed service rate, the rate at which a time-based size becomes bytes: a priority
+        class's policer rate (the port's rate without one); for the others, Cisco's "guaranteed service rate" (IOS
+        XR Modular QoS Command Reference, queue-limit): the class's minimum bandwidth plus its remaining share of
+        the unallocated rate (the port's rate less every priority and bandwidth reservation). A class without a
+        remaining share takes an equal part of what the stated remaining percentages leave (as Cisco's example
+        there computes it); the excess that idle classes leave is not counted (it is not guaranteed)."""
+        unalloc_v = max(0.0, base.value - sum(r[0] for r in reserved))
+        unalloc = base.derive(unalloc_v, f"{rate_text(base.value)} less the priority and bandwidth reservations",
+                              given(sum(r[0] for r in reserved), *(r[1] for r in reserved)))
+        sharing = [c for c in out if c.priority is None]
+        stated = [c for c in sharing if c.bandwidth is not None and c.bandwidth.value.kind == "remaining"]
+        rest = [c for c in sharing if c not in stated]
+        left = max(0.0, 100.0 - sum(c.bandwidth.value.amount for c in stated))
+        out_rates: dict[str, Field] = {}
+        for c in out:
+            if c.priority is not None:
+                out_rates[c.name] = c.police.cir if c.police is not None else base
+                continue
+            if c in stated:
+                pct, why = c.bandwidth.value.amount, "its remaining share"
+            else:
+                pct, why = left / len(rest), f"an equal part of the {left:g} % no remaining percentage takes"
+            minimum = 0.0
+            if c.bandwidth is not None and c.bandwidth.value.kind == "rate":
+                minimum = c.bandwidth.value.amount
+            elif c.bandwidth is not None and c.bandwidth.value.kind == "percent":
+                minimum = base.value * c.bandwidth.value.amount / 100.0
+            v = minimum + unalloc_v * pct / 100.0
+            inputs = (unalloc,) + ((c.bandwidth,) if c.bandwidth is not None else ())
+            out_rates[c.name] = unalloc.derive(v, f"guaranteed service rate: {rate_text(minimum)} + {pct:.4g} % "
+                                                  f"({why}) of the unallocated {rate_text(unalloc_v)}", *inputs[1:])
+        return out_rates
 
     def _default_queue(self, qc: QueueClass, base: Field, guaranteed: Field | None) -> Field:
         fam = self.family
