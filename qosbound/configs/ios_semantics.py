@@ -43,7 +43,7 @@ from qosbound.configs.traffic import TrafficSpec
 from qosbound.configs.values import Default, Field, given
 from qosbound.errors import ConfigError
 
-__all__ = ["ios_ports", "interface_rate"]
+__all__ = ["ios_ports", "interface_rate", "line_rate"]
 
 #: Constructs read but not modelled, with their effect on what the answers prove.
 _NOT_MODELLED = {
@@ -80,6 +80,21 @@ def interface_rate(itf: Interface, cfg: IosConfig, traffic: TrafficSpec) -> Fiel
     for i in chain:
         if i.bandwidth is not None:
             return given(i.bandwidth[0], i.bandwidth[1], how="interface bandwidth (the QoS reference rate)")
+    return line_rate(itf, cfg, traffic)
+
+
+def line_rate(itf: Interface, cfg: IosConfig, traffic: TrafficSpec) -> Field | None:
+    """The rate the interface's transmit ring drains at: the traffic file's, else ``speed`` (of the interface or
+    of its physical interface), else the nominal rate of its type. ``bandwidth`` is not one: it is the reference
+    IOS computes percentages from and changes no clock (a sub-interface's ``bandwidth 20000`` on a 100 Mbit/s
+    port leaves the port at 100 Mbit/s)."""
+    r = traffic.link_rate(cfg.host, itf.name)
+    if r is not None:
+        return r
+    chain = [itf]
+    parent = cfg.interface(itf.parent_name) if itf.parent_name else None
+    if parent is not None:
+        chain.append(parent)
     for i in chain:
         if i.speed is not None:
             return given(i.speed[0], i.speed[1])
@@ -142,7 +157,9 @@ class _Semantics(CommandReader):
             port.note(p.source, p.text, "not modelled: a policer in the parent class (before the child's queues)")
         return child, pc
 
-    def shaper(self, pc: PolicyClass, phys: Field | None) -> Shaper:
+    def shaper(self, pc: PolicyClass, phys: Field | None, line: Field | None) -> Shaper:
+        """The parent shaper: its rate (a percentage of ``phys``, the reference rate), Bc, Be, and the ``line``
+        rate its ring drains at."""
         s = pc.shape
         cir = self.rate(s.rate, phys, s.source, s.text)
         if s.kind == "peak":
@@ -157,7 +174,7 @@ class _Semantics(CommandReader):
         if s.kind == "peak":
             extra = be.value if be is not None else bc.value
             cir = cir.derive(cir.value * (1 + extra / bc.value), "shape peak: Bc + Be per interval", bc)
-        return Shaper(cir, bc, be, phys)
+        return Shaper(cir, bc, be, line)
 
     def port(self, itf: Interface, att) -> Port:
         cfg = self.cfg
@@ -174,7 +191,8 @@ class _Semantics(CommandReader):
         cfg, fam = self.cfg, self.family
         phys = interface_rate(itf, cfg, self.traffic)
         pm, parent = self.resolve(att, itf, port)
-        shaper = self.shaper(parent, phys) if parent is not None and parent.shape is not None else None
+        line = line_rate(itf, cfg, self.traffic) or phys
+        shaper = self.shaper(parent, phys, line) if parent is not None and parent.shape is not None else None
         if shaper is not None:
             port.shaper = shaper
             port.link_rate = shaper.cir
@@ -195,13 +213,15 @@ class _Semantics(CommandReader):
         for text, s in pm.other:
             port.note(s, text, f"ignored: unknown command in policy-map {pm.name}")
         self.classes(port, pm, base, parent)
-        self.ring(port, itf, phys)
+        self.ring(port, itf, line)
         for s, text, effect in self.input_notes:
             port.note(s, text, effect)
         for text, s in itf.other:
             port.note(s, text, "not modelled: interface-level queueing outside MQC (the service-policy governs)")
 
-    def ring(self, port: Port, itf: Interface, phys: Field | None) -> None:
+    def ring(self, port: Port, itf: Interface, line: Field | None) -> None:
+        """The transmit ring: ``tx-ring-limit`` (of the interface or its physical interface), else the platform's
+        typical size for the ``line`` rate."""
         parent = self.cfg.interface(itf.parent_name) if itf.parent_name else None
         ring = itf.tx_ring or (parent.tx_ring if parent is not None else None)
         rows = default(self.family, "tx_ring")
@@ -209,13 +229,10 @@ class _Semantics(CommandReader):
         if ring is not None:
             port.txq_units = given(ring[0], ring[1])
         else:
-            speed = (phys or port.link_rate).value
+            speed = (line or port.link_rate).value
             units = next(r["units"] for r in rows.value if speed <= float(r["up_to"]))
             port.txq_units = Field(units, (), rows, f"ring of a {rate_text(speed)} interface")
         port.txq_unit_size = size
-        if port.shaper is not None and phys is not None:
-            port.note(None, "tx-ring", f"the ring drains at the interface's {rate_text(phys.value)}; the port model "
-                                       f"drains it at the shaper's rate (ring blocking over-estimated: conservative)")
 
     def classes(self, port: Port, pm: PolicyMap, base: Field, parent: PolicyClass | None) -> None:
         """The port's classes from policy ``pm`` (served at ``base``): each queueing class with its matches,

@@ -229,3 +229,18 @@ def test_a_wred_percentage_above_100_is_an_error_naming_the_line(tmp_path):
         ports(tmp_path, HEAD + "class-map match-any A\n match dscp af21\npolicy-map P\n class A\n"
                     "  bandwidth remaining percent 50\n  random-detect dscp-based\n"
                     "  random-detect dscp af21 percent 50 110\ninterface GigabitEthernet1\n service-policy output P\n")
+
+
+def test_a_shaped_sub_interface_ring_drains_at_the_physical_speed_not_at_its_bandwidth_statement():
+    """IOS 15 branch (CRLF line endings, a tab-indented match line, a banner quoting policy words): the
+    sub-interface says `bandwidth 20000` (the QoS reference), its physical port `speed 100`; the shaper's
+    interface rate (the ring's drain rate) is 100 Mbit/s, the port's rate the shaper's 20 Mbit/s."""
+    [p] = load_configs([FIELD / "field-ios15-branch.cfg"])
+    assert b"\r\n" in (FIELD / "field-ios15-branch.cfg").read_bytes()
+    assert p.scenario["link"] == {"rate": "20 Mbit/s"}
+    assert p.shaper["interface_rate"] == "100 Mbit/s"
+    assert p.shaper["provenance"]["interface_rate"].endswith("field-ios15-branch.cfg:93")
+    assert p.shaper["bc"] == "10000 B" and p.shaper["latency"] == "4 ms"  # shape average 20000000 80000 0: bits
+    assert cls(p, "VOICE")["police"] == {"cir": "2.048 Mbit/s", "cbs": "64000 B", "conditional": True}
+    assert cls(p, "VOICE-SIGNALLING")["dscp"] == ["CS3", "AF31"]  # `cs3 af31 24` after a tab: 24 is CS3
+    assert not any("UNAUTH" in n for n in p.not_modelled)
