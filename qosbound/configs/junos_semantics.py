@@ -305,6 +305,19 @@ class _Ports:
             return None
         mname, msrc = smap[0][0], smap[1]
         port = Port(self.host, name, "out", self.fmt, "junos", tcp_src or msrc, policy=f"scheduler-map {mname}")
+        phys_it = cos.itfs.get(name.split(".")[0]) if "." in name else None
+        if shaping is None and phys_it is not None:
+            # a shaping rate on the physical interface (or its traffic-control profile) shapes every unit's
+            # traffic: the unit's queues drain at it
+            shaping = phys_it.get("shaping-rate")
+            ptcp = phys_it.get("output-traffic-control-profile")
+            if shaping is None and ptcp is not None and ptcp[0][0] in cos.tcps:
+                shaping = cos.tcps[ptcp[0][0]].get("shaping-rate")
+            units = [n for n in cos.itfs if n.startswith(name.split(".")[0] + ".") and n != name]
+            if shaping is not None and units:
+                port.note(shaping[1], "shaping-rate " + " ".join(shaping[0]), "approximated: the physical "
+                          f"interface's shaper is shared with {', '.join(units)}; this port is modelled as if it "
+                          "had the shaper alone")
         try:
             self.build(port, name, mname, msrc, shaping)
         except ConfigError as e:

@@ -140,3 +140,26 @@ def test_a_scheduler_percentage_that_is_not_a_number_is_an_error_naming_the_line
         ports(tmp_path, "set class-of-service schedulers S transmit-rate percent lots\n"
                         "set class-of-service interfaces ge-0/0/0 scheduler-map M\n"
                         "set class-of-service scheduler-maps M forwarding-class best-effort scheduler S\n", "r1.set")
+
+
+def test_a_unit_is_shaped_by_its_physical_interface_shaping_rate():
+    """SRX branch (set commands): `interfaces ge-0/0/0 shaping-rate 50m` and the scheduler map on unit 0. The
+    unit's queues drain at 50 Mbit/s: percentages are of it (video's 25 % is 12.5 Mbit/s, not 250 Mbit/s of the
+    1 Gbit/s port, as before the physical interface's shaper was looked up)."""
+    ps = {p.interface: p for p in load_configs([FIELD / "field-srx-branch.set"], None)}
+    p = ps["ge-0/0/0.0"]
+    assert p.scenario["link"] == {"rate": "50 Mbit/s"}
+    assert p.shaper["cir"] == "50 Mbit/s" and p.shaper["interface_rate"] == "1 Gbit/s"
+    assert cls(p, "video")["police"]["cir"] == "12.5 Mbit/s"
+    assert ps["ge-0/0/2"].scenario["link"] == {"rate": "100 Mbit/s"} and ps["ge-0/0/2"].shaper is None
+
+
+def test_a_physical_shaper_shared_by_several_units_is_noted(tmp_path):
+    text = ("set class-of-service interfaces ge-0/0/0 shaping-rate 20m\n"
+            "set class-of-service interfaces ge-0/0/0 unit 0 scheduler-map M\n"
+            "set class-of-service interfaces ge-0/0/0 unit 1 scheduler-map M\n"
+            "set class-of-service scheduler-maps M forwarding-class best-effort scheduler S\n"
+            "set class-of-service schedulers S transmit-rate percent 100\n")
+    ps = ports(tmp_path, text, "r1.set")
+    assert all(p.scenario["link"] == {"rate": "20 Mbit/s"} for p in ps)
+    assert all(any("shared with ge-0/0/0." in n for n in p.not_modelled) for p in ps)
