@@ -244,3 +244,12 @@ def test_a_shaped_sub_interface_ring_drains_at_the_physical_speed_not_at_its_ban
     assert cls(p, "VOICE")["police"] == {"cir": "2.048 Mbit/s", "cbs": "64000 B", "conditional": True}
     assert cls(p, "VOICE-SIGNALLING")["dscp"] == ["CS3", "AF31"]  # `cs3 af31 24` after a tab: 24 is CS3
     assert not any("UNAUTH" in n for n in p.not_modelled)
+
+
+def test_match_all_of_two_dscps_matches_nothing_and_says_so(tmp_path):
+    """`class-map match-all` with `match dscp af41` and `match dscp af42`: a packet has one DSCP, so the class
+    is empty on the router too; the import keeps it empty and notes the likely mistake."""
+    [p] = ports(tmp_path, HEAD + "class-map match-all BOTH\n match dscp af41\n match dscp af42\npolicy-map P\n"
+                " class BOTH\n  bandwidth remaining percent 10\ninterface GigabitEthernet1\n service-policy output P\n")
+    assert cls(p, "BOTH")["dscp"] == []
+    assert any("match-all BOTH" in n and "matches no packet" in n for n in p.not_modelled)
