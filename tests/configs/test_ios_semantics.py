@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from qosbound import scenario
 from qosbound.configs import load_configs
+from qosbound.configs.writer import scenario_yaml
 from qosbound.errors import ConfigError, ConfigRefused
 from tests.configs_helpers import CONFIG_EXAMPLES, FIELD, MALFORMED, cls, ports
 
@@ -253,3 +255,23 @@ def test_match_all_of_two_dscps_matches_nothing_and_says_so(tmp_path):
                 " class BOTH\n  bandwidth remaining percent 10\ninterface GigabitEthernet1\n service-policy output P\n")
     assert cls(p, "BOTH")["dscp"] == []
     assert any("match-all BOTH" in n and "matches no packet" in n for n in p.not_modelled)
+
+
+def test_a_re_marking_policer_in_a_class_without_wred_is_transmit_and_the_port_accepts_it(tmp_path):
+    """ACL-based CM-INTERACTIVE polices with `exceed-action set-dscp-transmit af32`: the packet stays in the class's
+    queue, which has no WRED, so AF32 changes nothing on this port -- the import writes `transmit` with a note.
+    Before, the written scenario was refused by the port ('its new DSCP must be one of the class's
+    precedences'), so `verify` exited 2 on a configuration the import had accepted."""
+    [p] = load_configs([FIELD / "field-acl-classes.cfg"])
+    pol = cls(p, "CM-INTERACTIVE")["police"]
+    assert pol["exceed"] == "transmit" and pol["violate"] == "drop"
+    assert any("set-dscp AF32" in n and "marking only on this port" in n for n in p.not_modelled)
+    path = tmp_path / "port.yaml"
+    path.write_text(scenario_yaml(p))
+    assert scenario.load(path).classes  # the port system loads and checks it
+
+
+def test_a_re_marking_policer_in_a_wred_class_keeps_the_new_dscp():
+    """The shipped WAN edge: CRITICAL (AF3x with WRED) re-marks exceed to AF32, violate to AF33: kept."""
+    [p] = ports_of("wan-edge-iosxe.cfg")
+    assert cls(p, "CRITICAL")["police"]["exceed"] == "set-dscp AF32"
