@@ -269,7 +269,6 @@ class _Semantics(CommandReader):
         guaranteed = self._guaranteed_rates(out, base, reserved)
         for qc, pc in queued:
             self._queue(qc, pc, base, guaranteed[qc.name], port, notes)
-            self._remarks(qc, notes)
         for qc in out:
             if qc.queue_limit is None:
                 qc.queue_limit = self._default_queue(qc, base, guaranteed[qc.name])
@@ -444,28 +443,6 @@ class _Semantics(CommandReader):
                 others = tuple(v for n, v in fields.items() if n != c.name)
                 c.bandwidth = f.derive(Bandwidth("remaining", 100.0 * f.value / total),
                                        f"remaining ratio {f.value:g} of {total:g}", *others)
-
-    @staticmethod
-    def _remarks(qc: QueueClass, notes: list) -> None:
-        """A policer's ``set-dscp-transmit D`` re-marks a packet that stays in this class's queue (MQC does not
-        reclassify on output). The new DSCP changes this port's queueing only through the class's WRED thresholds
-        by DSCP; where the class has no WRED or does not match D, the action is ``transmit`` here (noted: D
-        matters to the next hop)."""
-        if qc.police is None:
-            return
-        mine = set(qc.dscp.value) if qc.dscp is not None else {"DF"}
-        for colour in ("conform", "exceed", "violate"):
-            act = getattr(qc.police, colour)
-            if act is None or not str(act.value).startswith("set-dscp "):
-                continue
-            new = act.value.split(" ", 1)[1]
-            if qc.dropper is not None and new in mine:
-                continue
-            why = "the class has no WRED" if qc.dropper is None else f"the class does not match {new}"
-            setattr(qc.police, colour, act.derive("transmit", f"{act.value}: marking only on this port"))
-            notes.append((act.sources[0] if act.sources else qc.source, f"{colour} {act.value}",
-                          f"marking only on this port: the re-marked packet stays in class {qc.name}'s queue and "
-                          f"{why} to treat {new} apart; taken as transmit ({new} matters to the next hop)"))
 
     def _guaranteed_rates(self, out: list[QueueClass], base: Field, reserved: list) -> dict[str, Field]:
         """Each class's guaranteed service rate, the rate at which a time-based size becomes bytes: a priority
