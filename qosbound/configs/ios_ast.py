@@ -156,6 +156,8 @@ class PolicyClass:
     source: Source
     priority: PriorityCmd | None = None
     bandwidth: BandwidthCmd | None = None
+    #: IOS XR: a second bandwidth command of the other kind (minimum and remaining share in one class)
+    bandwidth_also: BandwidthCmd | None = None
     police: list[PoliceCmd] = field(default_factory=list)
     queue_limit: QueueLimitCmd | None = None
     wred: WredCmd | None = None

@@ -433,7 +433,12 @@ def _policy_class(node: Node, ctx: _Ctx) -> PolicyClass:
         if k == "priority":
             pc.priority = _priority(ch, ctx)
         elif k == "bandwidth":
-            pc.bandwidth = _bandwidth(ch, ctx)
+            b = _bandwidth(ch, ctx)
+            prev = pc.bandwidth
+            if prev is not None and prev.kind.startswith("remaining") != b.kind.startswith("remaining"):
+                pc.bandwidth_also = b  # IOS XR: a minimum and a remaining share in one class (refused per port)
+            else:
+                pc.bandwidth = b
         elif k == "police":
             pc.police.append(_police(ch, ctx))
         elif k == "queue-limit":

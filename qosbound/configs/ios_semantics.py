@@ -355,6 +355,12 @@ class _Semantics(CommandReader):
                    reserved: list) -> None:
         """``bandwidth`` in one form per policy (rate, percent or remaining); remaining ratios are resolved
         later (:meth:`_ratios`)."""
+        if pc.bandwidth_also is not None:
+            a = pc.bandwidth_also
+            raise self.error(a.source, a.text, f"class {pc.name} has a minimum bandwidth and a remaining share "
+                                               f"('{pc.bandwidth.text}' at line {pc.bandwidth.source.line}): the port "
+                                               "has one bandwidth per class, so this two-part guarantee is not "
+                                               "modelled", refused=True)
         if pc.bandwidth is not None:
             b = pc.bandwidth
             form = {"rate": "rate", "percent": "percent", "remaining-percent": "remaining",

@@ -275,3 +275,14 @@ def test_a_re_marking_policer_in_a_wred_class_keeps_the_new_dscp():
     """The shipped WAN edge: CRITICAL (AF3x with WRED) re-marks exceed to AF32, violate to AF33: kept."""
     [p] = ports_of("wan-edge-iosxe.cfg")
     assert cls(p, "CRITICAL")["police"]["exceed"] == "set-dscp AF32"
+
+
+def test_an_ios_xr_class_with_a_minimum_and_a_remaining_share_is_refused_naming_both_lines(tmp_path):
+    """IOS XR's own example (class c1: bandwidth percent 30 + bandwidth remaining percent 40). Before, the second
+    line silently replaced the first (the 30 % minimum was lost); the port has one bandwidth per class."""
+    text = ("!! IOS XR Configuration 7.5.2\nhostname xr\nclass-map match-any C1\n match dscp af11\n end-class-map\n"
+            "policy-map SAMPLE\n class C1\n  bandwidth percent 30\n  bandwidth remaining percent 40\n !\n"
+            " class class-default\n !\n end-policy-map\ninterface TenGigE0/0/0/1\n service-policy output SAMPLE\n")
+    with pytest.raises(ConfigRefused, match=r"xr.cfg:9: .*minimum bandwidth and a remaining share "
+                                            r"\('bandwidth percent 30' at line 8\)"):
+        ports(tmp_path, text, "xr.cfg")
