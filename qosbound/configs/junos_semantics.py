@@ -158,16 +158,21 @@ class _Cos:
         sch = self.schedulers.setdefault(p[1], {"source": src, "dpm": [], "other": []})
         k = p[2]
         if k == "transmit-rate" and len(p) >= 4:
-            if p[3] == "percent" and len(p) >= 5:
-                sch["transmit"] = ("percent", _number(p[4], src, p), src, p[5:])
+            if p[3] in ("rate-limit", "exact"):  # `transmit-rate { percent 20; rate-limit; }`: its own statement
+                sch["transmit_extra"] = sch.get("transmit_extra", ()) + (p[3],)
+                if "transmit" in sch:
+                    kind, val, tsrc, extra = sch["transmit"]
+                    sch["transmit"] = (kind, val, tsrc, tuple(extra) + (p[3],))
+            elif p[3] == "percent" and len(p) >= 5:
+                sch["transmit"] = ("percent", _number(p[4], src, p), src, p[5:] + sch.get("transmit_extra", ()))
             elif p[3] == "remainder":
-                sch["transmit"] = ("remainder", None, src, p[4:])
+                sch["transmit"] = ("remainder", None, src, p[4:] + sch.get("transmit_extra", ()))
             else:
                 r = junos_rate(p[3])
                 if r is None:
                     raise ConfigError(f"cannot read the rate '{p[3]}'", file=src.file, line=src.line,
                                       construct=text)
-                sch["transmit"] = ("rate", r, src, p[4:])
+                sch["transmit"] = ("rate", r, src, p[4:] + sch.get("transmit_extra", ()))
         elif k == "buffer-size" and len(p) >= 4:
             if p[3] == "percent" and len(p) >= 5:
                 sch["buffer"] = ("percent", _number(p[4], src, p), src)

@@ -163,3 +163,13 @@ def test_a_physical_shaper_shared_by_several_units_is_noted(tmp_path):
     ps = ports(tmp_path, text, "r1.set")
     assert all(p.scenario["link"] == {"rate": "20 Mbit/s"} for p in ps)
     assert all(any("shared with ge-0/0/0." in n for n in p.not_modelled) for p in ps)
+
+
+def test_transmit_rate_options_in_braces_are_read_with_the_rate():
+    """`transmit-rate { percent 20; rate-limit; }` (rate-limit a statement of its own) was refused as 'cannot read
+    the rate rate-limit'; it is the strict-high queue's policer at 20 % of 100 Mbit/s. `buffer-size { remainder; }`
+    takes what the 5 ms temporal buffer of the priority queue leaves of the 100 ms delay buffer."""
+    [p] = load_configs([FIELD / "field-junos-braces.conf"])
+    assert cls(p, "ef")["police"] == {"cir": "20 Mbit/s", "cbs": "25000 B", "conditional": False}
+    assert cls(p, "ef")["queue_limit"] == int(0.005 * 20e6 / 8 / 1500)
+    assert cls(p, "class-default")["queue_limit"] == int((0.100 * 100e6 / 8 - 0.005 * 20e6 / 8) / 1500)
