@@ -207,7 +207,8 @@ def test_a_class_without_a_remaining_share_takes_an_equal_part_of_what_the_state
     """Cisco's example: c1 bandwidth percent 30 + remaining 40 %, c2 bandwidth percent 20, class-default: c2 and
     class-default each take 30 % of the unallocated 50 %; `queue-limit 10 ms` is converted at those rates."""
     [p] = ports(tmp_path, HEAD + "class-map match-any C1\n match dscp af11\nclass-map match-any C2\n match dscp af21\n"
-                "policy-map P\n class C1\n  bandwidth percent 30\n  queue-limit 10 ms\n class C2\n  bandwidth percent 20\n"
+                "policy-map P\n class C1\n  bandwidth percent 30\n  queue-limit 10 ms\n class C2\n"
+                "  bandwidth percent 20\n"
                 "  queue-limit 10 ms\n class class-default\n  queue-limit 10 ms\ninterface GigabitEthernet1\n"
                 " service-policy output P\n")
     # no remaining percentages here: c1, c2 and class-default each take a third of the unallocated 500 Mbit/s
