@@ -81,6 +81,8 @@ class _Cos:
         self.fcs: dict[str, tuple[int, Source]] = {}
         self.classifiers: dict[tuple[str, str], list[tuple[str, str, str, Source]]] = {}
         self.imports: dict[tuple[str, str], tuple[str, Source]] = {}
+        #: user code-point aliases: (type, name) -> bits
+        self.aliases: dict[tuple[str, str], str] = {}
         self.schedulers: dict[str, dict] = {}
         self.profiles: dict[str, dict] = {}
         self.smaps: dict[str, list[tuple[str, str, Source]]] = {}
@@ -139,7 +141,9 @@ class _Cos:
                 self.notes.append((src, text, "not modelled: traffic-control profile statement"))
         elif head == "interfaces" and len(p) >= 3:
             self.interface(p, src, text)
-        elif head in ("rewrite-rules", "host-outbound-traffic", "code-point-aliases", "system-defaults"):
+        elif head == "code-point-aliases" and len(p) >= 4:
+            self.aliases[(p[1], p[2])] = p[3]  # code-point-aliases dscp NAME BITS
+        elif head in ("rewrite-rules", "host-outbound-traffic", "system-defaults"):
             pass
         else:
             self.notes.append((src, text, "ignored: not a queueing statement"))
@@ -245,7 +249,7 @@ class _Ports:
         self.by_precedence: dict[str, dict[str, set[int]]] = {}
         for key in sorted(keys, key=lambda k: k[0] not in ("dscp", "dscp-ipv6")):
             for fc, lp, cp, src in cos.classifiers[key]:
-                ds = _code_point(key[0], cp)
+                ds = _code_point(key[0], cos.aliases.get((key[0], cp), cp))
                 if ds is None:
                     raise self.err(src, f"code-points {cp}", f"'{cp}' is not a {key[0]} code point")
                 if key[0] not in ("dscp", "dscp-ipv6"):
@@ -287,7 +291,7 @@ class _Ports:
         if other is None:
             raise self.err(src, f"import {target}", f"classifier {target} is not defined")
         for fc, lp, cp, osrc in other:
-            for d in _code_point(key[0], cp) or []:
+            for d in _code_point(key[0], cos.aliases.get((key[0], cp), cp)) or []:
                 out.setdefault(d, (fc, lp, osrc))
 
     def port(self, name: str, it: dict) -> Port | None:

@@ -173,3 +173,19 @@ def test_transmit_rate_options_in_braces_are_read_with_the_rate():
     assert cls(p, "ef")["police"] == {"cir": "20 Mbit/s", "cbs": "25000 B", "conditional": False}
     assert cls(p, "ef")["queue_limit"] == int(0.005 * 20e6 / 8 / 1500)
     assert cls(p, "class-default")["queue_limit"] == int((0.100 * 100e6 / 8 - 0.005 * 20e6 / 8) / 1500)
+
+
+def test_user_code_point_aliases_name_dscps_in_classifiers(tmp_path):
+    """`code-point-aliases dscp my-voice 101110` then `code-points my-voice`: EF (was an error, 'not a dscp code
+    point'); bit strings are read as they are."""
+    text = ("set class-of-service code-point-aliases dscp my-voice 101110\n"
+            "set class-of-service classifiers dscp C forwarding-class expedited-forwarding loss-priority low "
+            "code-points [ my-voice 100010 ]\n"
+            "set class-of-service interfaces ge-0/0/1 unit 0 classifiers dscp C\n"
+            "set class-of-service interfaces ge-0/0/0 scheduler-map M\n"
+            "set class-of-service scheduler-maps M forwarding-class expedited-forwarding scheduler S-EF\n"
+            "set class-of-service scheduler-maps M forwarding-class best-effort scheduler S-BE\n"
+            "set class-of-service schedulers S-EF transmit-rate percent 30\n"
+            "set class-of-service schedulers S-BE transmit-rate remainder\n")
+    [p] = ports(tmp_path, text, "r1.set")
+    assert cls(p, "expedited-forwarding")["dscp"] == ["AF41", "EF"]
