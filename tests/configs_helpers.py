@@ -9,6 +9,8 @@ from tests.helpers import ROOT
 
 CONFIG_EXAMPLES = ROOT / "examples" / "configs"
 MALFORMED = ROOT / "tests" / "data" / "configs"
+#: real-sized configurations written from the vendors' documented syntax (``field-*``), in the same folder
+FIELD = MALFORMED
 
 
 def write(tmp_path: Path, text: str, name: str = "r1.cfg") -> Path:

@@ -127,7 +127,18 @@ class CommandReader:
 
     # -------------------------------------------------------------------------------------- WRED
 
-    def dropper(self, w: WredCmd, keys: list[int], rate: Field | None, port: Port) -> Dropper:
+    def threshold(self, b: Burst, rate: Field | None, queue: Field, src: Source, text: str) -> Field:
+        """A WRED threshold in packets: a size (:meth:`packets`) or, as Catalyst 9000 writes it (``random-detect
+        dscp V percent MIN MAX``), a percentage of the class's queue limit."""
+        if b.kind != "percent":
+            return self.packets(b, rate, src, text)
+        if not 0 <= b.value <= 100:
+            raise self.error(src, text, f"a threshold of {b.value:g} % of the queue (0 to 100)")
+        return queue.derive(max(1, math.floor(queue.value * b.value / 100.0)),
+                            f"{b.value:g} % of the {queue.value:g}-packet queue", given(b.value, src))
+
+    def dropper(self, w: WredCmd, keys: list[int], rate: Field | None, port: Port,
+                queue: Field | None = None) -> Dropper:
         fam = self.family
         if w.ecn is not None:
             port.note(w.ecn, "random-detect ecn", "not modelled: ECN marking; drops are counted as if no flow were "
@@ -152,8 +163,8 @@ class CommandReader:
             hits = [t for t in w.thresholds if applies(t.value)]
             if hits:
                 t = hits[-1]
-                lo = self.packets(t.min_th, rate, t.source, t.text)
-                hi = self.packets(t.max_th, rate, t.source, t.text)
+                lo = self.threshold(t.min_th, rate, queue, t.source, t.text)
+                hi = self.threshold(t.max_th, rate, queue, t.source, t.text)
                 pd = given(t.mpd, t.source) if t.mpd is not None else mpd_default
             else:
                 if basis == "dscp":

@@ -47,7 +47,8 @@ class Rate:
 
 @dataclass(frozen=True)
 class Burst:
-    """A burst or a queue size as written: ``bytes``, ``bits``, ``ms``, ``us``, ``packets``."""
+    """A burst or a queue size as written: ``bytes``, ``bits``, ``ms``, ``us``, ``packets``, or ``percent`` (a WRED
+    threshold as a share of the class's queue limit)."""
 
     kind: str
     value: float
@@ -155,6 +156,8 @@ class PolicyClass:
     source: Source
     priority: PriorityCmd | None = None
     bandwidth: BandwidthCmd | None = None
+    #: IOS XR: a second bandwidth command of the other kind (minimum and remaining share in one class)
+    bandwidth_also: BandwidthCmd | None = None
     police: list[PoliceCmd] = field(default_factory=list)
     queue_limit: QueueLimitCmd | None = None
     wred: WredCmd | None = None

@@ -118,6 +118,10 @@ class Classifier:
                 out &= s
             if not known:
                 out = set()
+            if len(known) > 1 and not out:
+                notes.append((cm.source, f"class-map match-all {cm.name}",
+                              "its DSCP criteria have no value in common (a packet carries one DSCP): the class "
+                              "matches no packet, as on the router (match-any was perhaps meant)"))
             if len(known) < len(sets) and known:
                 notes.append((cm.source, f"class-map match-all {cm.name}",
                               "not modelled: the criteria other than DSCP narrow the class further; the port takes "

@@ -359,8 +359,14 @@ def _wred(node: Node, cls: PolicyClass, ctx: _Ctx) -> None:
         values = _split_values([w[1]]) if len(w) > 1 else []
         if not values:
             raise ctx.error(node, "random-detect without a value to apply the thresholds to")
-        lo, i = _size_xr(w, 2, node, ctx, "packets")
-        hi, i = _size_xr(w, i, node, ctx, "packets")
+        if len(low) > 2 and low[2] == "percent":
+            # IOS XE (Catalyst 9000): random-detect dscp VALUE percent MIN MAX -- shares of the queue limit
+            lo = Burst("percent", _num(w[3] if len(w) > 3 else "", node, ctx, "a minimum threshold percentage"))
+            hi = Burst("percent", _num(w[4] if len(w) > 4 else "", node, ctx, "a maximum threshold percentage"))
+            i = 5
+        else:
+            lo, i = _size_xr(w, 2, node, ctx, "packets")
+            hi, i = _size_xr(w, i, node, ctx, "packets")
         mpd = float(w[i]) if i < len(w) and _NUM.match(low[i]) else None
         for v in values:
             r.thresholds.append(WredThreshold(v, lo, hi, mpd, src, node.text))
@@ -427,7 +433,12 @@ def _policy_class(node: Node, ctx: _Ctx) -> PolicyClass:
         if k == "priority":
             pc.priority = _priority(ch, ctx)
         elif k == "bandwidth":
-            pc.bandwidth = _bandwidth(ch, ctx)
+            b = _bandwidth(ch, ctx)
+            prev = pc.bandwidth
+            if prev is not None and prev.kind.startswith("remaining") != b.kind.startswith("remaining"):
+                pc.bandwidth_also = b  # IOS XR: a minimum and a remaining share in one class (refused per port)
+            else:
+                pc.bandwidth = b
         elif k == "police":
             pc.police.append(_police(ch, ctx))
         elif k == "queue-limit":

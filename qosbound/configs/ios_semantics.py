@@ -43,7 +43,7 @@ from qosbound.configs.traffic import TrafficSpec
 from qosbound.configs.values import Default, Field, given
 from qosbound.errors import ConfigError
 
-__all__ = ["ios_ports", "interface_rate"]
+__all__ = ["ios_ports", "interface_rate", "line_rate"]
 
 #: Constructs read but not modelled, with their effect on what the answers prove.
 _NOT_MODELLED = {
@@ -80,6 +80,21 @@ def interface_rate(itf: Interface, cfg: IosConfig, traffic: TrafficSpec) -> Fiel
     for i in chain:
         if i.bandwidth is not None:
             return given(i.bandwidth[0], i.bandwidth[1], how="interface bandwidth (the QoS reference rate)")
+    return line_rate(itf, cfg, traffic)
+
+
+def line_rate(itf: Interface, cfg: IosConfig, traffic: TrafficSpec) -> Field | None:
+    """The rate the interface's transmit ring drains at: the traffic file's, else ``speed`` (of the interface or
+    of its physical interface), else the nominal rate of its type. ``bandwidth`` is not one: it is the reference
+    IOS computes percentages from and changes no clock (a sub-interface's ``bandwidth 20000`` on a 100 Mbit/s
+    port leaves the port at 100 Mbit/s)."""
+    r = traffic.link_rate(cfg.host, itf.name)
+    if r is not None:
+        return r
+    chain = [itf]
+    parent = cfg.interface(itf.parent_name) if itf.parent_name else None
+    if parent is not None:
+        chain.append(parent)
     for i in chain:
         if i.speed is not None:
             return given(i.speed[0], i.speed[1])
@@ -142,7 +157,9 @@ class _Semantics(CommandReader):
             port.note(p.source, p.text, "not modelled: a policer in the parent class (before the child's queues)")
         return child, pc
 
-    def shaper(self, pc: PolicyClass, phys: Field | None) -> Shaper:
+    def shaper(self, pc: PolicyClass, phys: Field | None, line: Field | None) -> Shaper:
+        """The parent shaper: its rate (a percentage of ``phys``, the reference rate), Bc, Be, and the ``line``
+        rate its ring drains at."""
         s = pc.shape
         cir = self.rate(s.rate, phys, s.source, s.text)
         if s.kind == "peak":
@@ -157,7 +174,7 @@ class _Semantics(CommandReader):
         if s.kind == "peak":
             extra = be.value if be is not None else bc.value
             cir = cir.derive(cir.value * (1 + extra / bc.value), "shape peak: Bc + Be per interval", bc)
-        return Shaper(cir, bc, be, phys)
+        return Shaper(cir, bc, be, line)
 
     def port(self, itf: Interface, att) -> Port:
         cfg = self.cfg
@@ -174,7 +191,8 @@ class _Semantics(CommandReader):
         cfg, fam = self.cfg, self.family
         phys = interface_rate(itf, cfg, self.traffic)
         pm, parent = self.resolve(att, itf, port)
-        shaper = self.shaper(parent, phys) if parent is not None and parent.shape is not None else None
+        line = line_rate(itf, cfg, self.traffic) or phys
+        shaper = self.shaper(parent, phys, line) if parent is not None and parent.shape is not None else None
         if shaper is not None:
             port.shaper = shaper
             port.link_rate = shaper.cir
@@ -195,13 +213,15 @@ class _Semantics(CommandReader):
         for text, s in pm.other:
             port.note(s, text, f"ignored: unknown command in policy-map {pm.name}")
         self.classes(port, pm, base, parent)
-        self.ring(port, itf, phys)
+        self.ring(port, itf, line)
         for s, text, effect in self.input_notes:
             port.note(s, text, effect)
         for text, s in itf.other:
             port.note(s, text, "not modelled: interface-level queueing outside MQC (the service-policy governs)")
 
-    def ring(self, port: Port, itf: Interface, phys: Field | None) -> None:
+    def ring(self, port: Port, itf: Interface, line: Field | None) -> None:
+        """The transmit ring: ``tx-ring-limit`` (of the interface or its physical interface), else the platform's
+        typical size for the ``line`` rate."""
         parent = self.cfg.interface(itf.parent_name) if itf.parent_name else None
         ring = itf.tx_ring or (parent.tx_ring if parent is not None else None)
         rows = default(self.family, "tx_ring")
@@ -209,13 +229,10 @@ class _Semantics(CommandReader):
         if ring is not None:
             port.txq_units = given(ring[0], ring[1])
         else:
-            speed = (phys or port.link_rate).value
+            speed = (line or port.link_rate).value
             units = next(r["units"] for r in rows.value if speed <= float(r["up_to"]))
             port.txq_units = Field(units, (), rows, f"ring of a {rate_text(speed)} interface")
         port.txq_unit_size = size
-        if port.shaper is not None and phys is not None:
-            port.note(None, "tx-ring", f"the ring drains at the interface's {rate_text(phys.value)}; the port model "
-                                       f"drains it at the shaper's rate (ring blocking over-estimated: conservative)")
 
     def classes(self, port: Port, pm: PolicyMap, base: Field, parent: PolicyClass | None) -> None:
         """The port's classes from policy ``pm`` (served at ``base``): each queueing class with its matches,
@@ -227,6 +244,7 @@ class _Semantics(CommandReader):
         ratios: dict[str, Field] = {}
         forms: dict[str, tuple[str, Source]] = {}
         reserved: list[tuple[float, Source, str]] = []
+        queued: list[tuple[QueueClass, PolicyClass]] = []
         for pc in pm.classes:
             qc = self._matched(pc, claimed, notes)
             if qc is None:
@@ -234,19 +252,26 @@ class _Semantics(CommandReader):
             self._priority(qc, pc, base, reserved)
             self._policers(qc, pc, base, port, notes, reserved)
             self._bandwidth(qc, pc, pm, base, forms, ratios, reserved)
-            self._queue(qc, pc, base, port, notes)
             self._class_notes(qc, pc, parent, notes)
             out.append(qc)
+            queued.append((qc, pc))
         if not any(c.is_default for c in out):
             qc = QueueClass("class-default", pm.source)
             qc.matches.append(("everything no other class takes (implicit class-default)", pm.source))
-            qc.queue_limit = self._default_queue(qc, base, None)
             ratios.setdefault("class-default", None)
             notes.append((pm.source, f"policy-map {pm.name}", "class-default not declared: it exists on the router "
                                                              "with the platform's defaults"))
             out.append(qc)
         self._ratios(out, ratios, fam)
         self._check_reserved(port, pm, base, reserved)
+        # queue limits and WRED thresholds given in time need each class's guaranteed service rate, which needs
+        # every reservation and every remaining share of the policy
+        guaranteed = self._guaranteed_rates(out, base, reserved)
+        for qc, pc in queued:
+            self._queue(qc, pc, base, guaranteed[qc.name], port, notes)
+        for qc in out:
+            if qc.queue_limit is None:
+                qc.queue_limit = self._default_queue(qc, base, guaranteed[qc.name])
         prio = sorted((c for c in out if c.priority is not None), key=lambda c: c.priority.value)
         rest = [c for c in out if c.priority is None and not c.is_default]
         port.classes = prio + rest + [c for c in out if c.is_default]
@@ -330,6 +355,12 @@ class _Semantics(CommandReader):
                    reserved: list) -> None:
         """``bandwidth`` in one form per policy (rate, percent or remaining); remaining ratios are resolved
         later (:meth:`_ratios`)."""
+        if pc.bandwidth_also is not None:
+            a = pc.bandwidth_also
+            raise self.error(a.source, a.text, f"class {pc.name} has a minimum bandwidth and a remaining share "
+                                               f"('{pc.bandwidth.text}' at line {pc.bandwidth.source.line}): the port "
+                                               "has one bandwidth per class, so this two-part guarantee is not "
+                                               "modelled", refused=True)
         if pc.bandwidth is not None:
             b = pc.bandwidth
             form = {"rate": "rate", "percent": "percent", "remaining-percent": "remaining",
@@ -353,9 +384,10 @@ class _Semantics(CommandReader):
         elif qc.priority is None:
             ratios.setdefault(qc.name, None)
 
-    def _queue(self, qc: QueueClass, pc: PolicyClass, base: Field, port: Port, notes: list) -> None:
-        """The class's queue limit (``queue-limit`` in packets, else the platform's default) and WRED dropper."""
-        guaranteed = self._guaranteed(qc, base)
+    def _queue(self, qc: QueueClass, pc: PolicyClass, base: Field, guaranteed: Field, port: Port,
+               notes: list) -> None:
+        """The class's queue limit (``queue-limit`` in packets, else the platform's default) and WRED dropper;
+        sizes in time are taken at the class's ``guaranteed`` service rate."""
         if pc.queue_limit is not None:
             q = pc.queue_limit
             qc.queue_limit = self.packets(q.size, guaranteed, q.source, q.text)
@@ -370,7 +402,7 @@ class _Semantics(CommandReader):
             if not keys:
                 notes.append((pc.wred.source, pc.wred.text, "ignored: WRED in a class that matches no DSCP"))
             else:
-                qc.dropper = self.dropper(pc.wred, keys, guaranteed, port)
+                qc.dropper = self.dropper(pc.wred, keys, guaranteed, port, qc.queue_limit)
 
     def _class_notes(self, qc: QueueClass, pc: PolicyClass, parent: PolicyClass | None, notes: list) -> None:
         """The class's commands that do not change its queueing: fair-queue, a per-class shaper, markings, others."""
@@ -418,17 +450,39 @@ class _Semantics(CommandReader):
                 c.bandwidth = f.derive(Bandwidth("remaining", 100.0 * f.value / total),
                                        f"remaining ratio {f.value:g} of {total:g}", *others)
 
-    def _guaranteed(self, qc: QueueClass, base: Field) -> Field:
-        """The rate a class is sure of (for time-based sizes): its policer or bandwidth, else the port's rate."""
-        if qc.police is not None:
-            return qc.police.cir
-        if qc.bandwidth is not None:
-            b = qc.bandwidth.value
-            if b.kind == "rate":
-                return qc.bandwidth.derive(b.amount, "the class's bandwidth")
-            if b.kind == "percent":
-                return qc.bandwidth.derive(base.value * b.amount / 100.0, "the class's share", base)
-        return base
+    def _guaranteed_rates(self, out: list[QueueClass], base: Field, reserved: list) -> dict[str, Field]:
+        """Each class's guaranteed service rate, the rate at which a time-based size becomes bytes: a priority
+        class's policer rate (the port's rate without one); for the others, Cisco's "guaranteed service rate" (IOS
+        XR Modular QoS Command Reference, queue-limit): the class's minimum bandwidth plus its remaining share of
+        the unallocated rate (the port's rate less every priority and bandwidth reservation). A class without a
+        remaining share takes an equal part of what the stated remaining percentages leave (as Cisco's example
+        there computes it); the excess that idle classes leave is not counted (it is not guaranteed)."""
+        unalloc_v = max(0.0, base.value - sum(r[0] for r in reserved))
+        unalloc = base.derive(unalloc_v, f"{rate_text(base.value)} less the priority and bandwidth reservations",
+                              given(sum(r[0] for r in reserved), *(r[1] for r in reserved)))
+        sharing = [c for c in out if c.priority is None]
+        stated = [c for c in sharing if c.bandwidth is not None and c.bandwidth.value.kind == "remaining"]
+        rest = [c for c in sharing if c not in stated]
+        left = max(0.0, 100.0 - sum(c.bandwidth.value.amount for c in stated))
+        out_rates: dict[str, Field] = {}
+        for c in out:
+            if c.priority is not None:
+                out_rates[c.name] = c.police.cir if c.police is not None else base
+                continue
+            if c in stated:
+                pct, why = c.bandwidth.value.amount, "its remaining share"
+            else:
+                pct, why = left / len(rest), f"an equal part of the {left:g} % no remaining percentage takes"
+            minimum = 0.0
+            if c.bandwidth is not None and c.bandwidth.value.kind == "rate":
+                minimum = c.bandwidth.value.amount
+            elif c.bandwidth is not None and c.bandwidth.value.kind == "percent":
+                minimum = base.value * c.bandwidth.value.amount / 100.0
+            v = minimum + unalloc_v * pct / 100.0
+            inputs = (unalloc,) + ((c.bandwidth,) if c.bandwidth is not None else ())
+            out_rates[c.name] = unalloc.derive(v, f"guaranteed service rate: {rate_text(minimum)} + {pct:.4g} % "
+                                                  f"({why}) of the unallocated {rate_text(unalloc_v)}", *inputs[1:])
+        return out_rates
 
     def _default_queue(self, qc: QueueClass, base: Field, guaranteed: Field | None) -> Field:
         fam = self.family

@@ -59,6 +59,18 @@ def _code_point(kind: str, cp: str) -> list[int] | None:
     return dscp.precedence_dscps(alias) if alias is not None else None
 
 
+def _number(word: str, src: Source, path: tuple[str, ...]) -> float:
+    """A number of a class-of-service statement, or an error naming its line."""
+    try:
+        v = float(word)
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v):
+        raise ConfigError(f"expected a number, got '{word}'", file=src.file, line=src.line,
+                          construct="class-of-service " + " ".join(path))
+    return v
+
+
 class _Cos:
     """The class-of-service statements gathered by object."""
 
@@ -68,6 +80,9 @@ class _Cos:
         self.host = ""
         self.fcs: dict[str, tuple[int, Source]] = {}
         self.classifiers: dict[tuple[str, str], list[tuple[str, str, str, Source]]] = {}
+        self.imports: dict[tuple[str, str], tuple[str, Source]] = {}
+        #: user code-point aliases: (type, name) -> bits
+        self.aliases: dict[tuple[str, str], str] = {}
         self.schedulers: dict[str, dict] = {}
         self.profiles: dict[str, dict] = {}
         self.smaps: dict[str, list[tuple[str, str, Source]]] = {}
@@ -98,11 +113,15 @@ class _Cos:
         head = p[0]
         if head == "forwarding-classes" and len(p) >= 3:
             if p[1] == "class" and len(p) >= 5 and p[3] == "queue-num":
-                self.fcs[p[2]] = (int(p[4]), src)
+                self.fcs[p[2]] = (int(_number(p[4], src, p)), src)
             elif p[1] == "queue" and len(p) >= 4:
-                self.fcs[p[3]] = (int(p[2]), src)
+                self.fcs[p[3]] = (int(_number(p[2], src, p)), src)
         elif head == "classifiers" and len(p) >= 8 and p[3] == "forwarding-class":
             self.classifier(p, src)
+        elif head == "classifiers" and len(p) == 5 and p[3] == "import":
+            # the code points this classifier does not name follow the imported one (or the default classifier)
+            self.imports[(p[1], p[2])] = (p[4], src)
+            self.classifiers.setdefault((p[1], p[2]), [])
         elif head == "schedulers" and len(p) >= 3:
             self.scheduler(p, src, text)
         elif head == "drop-profiles" and len(p) >= 4:
@@ -111,11 +130,20 @@ class _Cos:
             self.smaps.setdefault(p[1], []).append((p[3], p[5], src))
         elif head == "traffic-control-profiles" and len(p) >= 4:
             t = self.tcps.setdefault(p[1], {"source": src})
-            if p[2] in ("scheduler-map", "shaping-rate", "guaranteed-rate"):
+            if p[2] in ("scheduler-map", "shaping-rate"):
                 t[p[2]] = (p[3:], src)
+            elif p[2] in ("guaranteed-rate", "delay-buffer-rate"):
+                self.notes.append((src, text, "not modelled: the delay buffer is taken as 100 ms of the shaping "
+                                              "rate (Junos bases it on delay-buffer-rate, else guaranteed-rate): "
+                                              "buffer-size percentages are then of another rate; the guaranteed "
+                                              "rate among the port's units is not modelled (one unit per port)"))
+            else:  # excess-rate, overhead-accounting, adjust-minimum, ...
+                self.notes.append((src, text, "not modelled: traffic-control profile statement"))
         elif head == "interfaces" and len(p) >= 3:
             self.interface(p, src, text)
-        elif head in ("rewrite-rules", "host-outbound-traffic", "code-point-aliases", "system-defaults"):
+        elif head == "code-point-aliases" and len(p) >= 4:
+            self.aliases[(p[1], p[2])] = p[3]  # code-point-aliases dscp NAME BITS
+        elif head in ("rewrite-rules", "host-outbound-traffic", "system-defaults"):
             pass
         else:
             self.notes.append((src, text, "ignored: not a queueing statement"))
@@ -134,19 +162,24 @@ class _Cos:
         sch = self.schedulers.setdefault(p[1], {"source": src, "dpm": [], "other": []})
         k = p[2]
         if k == "transmit-rate" and len(p) >= 4:
-            if p[3] == "percent" and len(p) >= 5:
-                sch["transmit"] = ("percent", float(p[4]), src, p[5:])
+            if p[3] in ("rate-limit", "exact"):  # `transmit-rate { percent 20; rate-limit; }`: its own statement
+                sch["transmit_extra"] = sch.get("transmit_extra", ()) + (p[3],)
+                if "transmit" in sch:
+                    kind, val, tsrc, extra = sch["transmit"]
+                    sch["transmit"] = (kind, val, tsrc, tuple(extra) + (p[3],))
+            elif p[3] == "percent" and len(p) >= 5:
+                sch["transmit"] = ("percent", _number(p[4], src, p), src, p[5:] + sch.get("transmit_extra", ()))
             elif p[3] == "remainder":
-                sch["transmit"] = ("remainder", None, src, p[4:])
+                sch["transmit"] = ("remainder", None, src, p[4:] + sch.get("transmit_extra", ()))
             else:
                 r = junos_rate(p[3])
                 if r is None:
                     raise ConfigError(f"cannot read the rate '{p[3]}'", file=src.file, line=src.line,
                                       construct=text)
-                sch["transmit"] = ("rate", r, src, p[4:])
+                sch["transmit"] = ("rate", r, src, p[4:] + sch.get("transmit_extra", ()))
         elif k == "buffer-size" and len(p) >= 4:
             if p[3] == "percent" and len(p) >= 5:
-                sch["buffer"] = ("percent", float(p[4]), src)
+                sch["buffer"] = ("percent", _number(p[4], src, p), src)
             elif p[3] == "temporal" and len(p) >= 5:
                 sch["buffer"] = ("temporal", float(junos_rate(p[4]) or 0), src)
             elif p[3] == "remainder":
@@ -168,11 +201,11 @@ class _Cos:
             dp["interpolate"] = True
             q = q[1:]
         if len(q) >= 2 and q[0] == "fill-level":
-            dp["fill"].append((float(q[1]), src))
+            dp["fill"].append((_number(q[1], src, p), src))
             if len(q) >= 4 and q[2] == "drop-probability":
-                dp["prob"].append((float(q[3]), src))
+                dp["prob"].append((_number(q[3], src, p), src))
         elif len(q) >= 2 and q[0] == "drop-probability":
-            dp["prob"].append((float(q[1]), src))
+            dp["prob"].append((_number(q[1], src, p), src))
 
     def interface(self, p: tuple[str, ...], src: Source, text: str) -> None:
         """``interfaces NAME [unit N] ...``: the scheduler map, traffic-control profile, shaping rate, classifiers."""
@@ -216,7 +249,7 @@ class _Ports:
         self.by_precedence: dict[str, dict[str, set[int]]] = {}
         for key in sorted(keys, key=lambda k: k[0] not in ("dscp", "dscp-ipv6")):
             for fc, lp, cp, src in cos.classifiers[key]:
-                ds = _code_point(key[0], cp)
+                ds = _code_point(key[0], cos.aliases.get((key[0], cp), cp))
                 if ds is None:
                     raise self.err(src, f"code-points {cp}", f"'{cp}' is not a {key[0]} code point")
                 if key[0] not in ("dscp", "dscp-ipv6"):
@@ -225,12 +258,41 @@ class _Ports:
                     self.by_precedence.setdefault(fc, {}).setdefault(kind, set()).add(ds[0] // 8)
                 for d in ds:
                     out.setdefault(d, (fc, lp, src))
+        for key in keys:
+            self.imported(key, out)
         if not keys:
             d = default("junos", "classifier_dscp")
             dflt = Field(d.value, (), d)
             for name, fc in d.value.items():
                 out[dscp.parse(name)] = (fc, "low", None)
         return out, dflt
+
+    def imported(self, key: tuple[str, str], out: dict[int, tuple[str, str, Source]]) -> None:
+        """``classifiers dscp NAME import default`` (or ``import OTHER``): the DSCPs NAME does not name take the
+        default classifier's forwarding class -- the configured class on the default class's queue, as Junos
+        renames queues -- or OTHER's. Only DSCP classifiers import DSCPs; other types are noted."""
+        cos = self.cos
+        if key not in cos.imports:
+            return
+        target, src = cos.imports[key]
+        if key[0] not in ("dscp", "dscp-ipv6"):
+            cos.notes.append((src, f"classifiers {key[0]} {key[1]} import {target}", "not modelled: the imported "
+                              "code points of a non-DSCP classifier (the class takes only the values listed)"))
+            return
+        if target == "default":
+            d = default("junos", "classifier_dscp")
+            by_queue = {q: fc for fc, (q, _) in cos.fcs.items()}
+            dflt_queue = default("junos", "forwarding_classes").value
+            for name, fc in d.value.items():
+                q = dflt_queue.get(fc)
+                out.setdefault(dscp.parse(name), (by_queue.get(q, fc), "low", src))
+            return
+        other = cos.classifiers.get((key[0], target))
+        if other is None:
+            raise self.err(src, f"import {target}", f"classifier {target} is not defined")
+        for fc, lp, cp, osrc in other:
+            for d in _code_point(key[0], cos.aliases.get((key[0], cp), cp)) or []:
+                out.setdefault(d, (fc, lp, osrc))
 
     def port(self, name: str, it: dict) -> Port | None:
         cos = self.cos
@@ -252,6 +314,19 @@ class _Ports:
             return None
         mname, msrc = smap[0][0], smap[1]
         port = Port(self.host, name, "out", self.fmt, "junos", tcp_src or msrc, policy=f"scheduler-map {mname}")
+        phys_it = cos.itfs.get(name.split(".")[0]) if "." in name else None
+        if shaping is None and phys_it is not None:
+            # a shaping rate on the physical interface (or its traffic-control profile) shapes every unit's
+            # traffic: the unit's queues drain at it
+            shaping = phys_it.get("shaping-rate")
+            ptcp = phys_it.get("output-traffic-control-profile")
+            if shaping is None and ptcp is not None and ptcp[0][0] in cos.tcps:
+                shaping = cos.tcps[ptcp[0][0]].get("shaping-rate")
+            units = [n for n in cos.itfs if n.startswith(name.split(".")[0] + ".") and n != name]
+            if shaping is not None and units:
+                port.note(shaping[1], "shaping-rate " + " ".join(shaping[0]), "approximated: the physical "
+                          f"interface's shaper is shared with {', '.join(units)}; this port is modelled as if it "
+                          "had the shaper alone")
         try:
             self.build(port, name, mname, msrc, shaping)
         except ConfigError as e:
@@ -275,6 +350,7 @@ class _Ports:
         classes: list[QueueClass] = []
         percents: list[tuple[float, Source, str]] = []
         remainders: list[QueueClass] = []
+        sized: list[tuple] = []
         for fc, sname, esrc in entries:
             sch = cos.schedulers.get(sname)
             if sch is None:
@@ -286,10 +362,12 @@ class _Ports:
             for text, osrc in sch["other"]:
                 port.note(osrc, text, "not modelled: " + ("excess-bandwidth sharing" if "excess" in text else
                                                           "scheduler statement"))
-            qc.queue_limit = self.queue(sch, rate_f, base, tr, qc)
-            self.dropper(port, qc, sch, mine if not is_default else [0], dscp_map, fc)
+            sized.append((qc, sch, rate_f, tr, mine if not is_default else [0], fc))
             classes.append(qc)
         self.shares(classes, percents, remainders, base)
+        self.buffers(port, sized, base)
+        for qc, sch, _, _, dscps, fc in sized:
+            self.dropper(port, qc, sch, dscps, dscp_map, fc)
         if not any(c.is_default for c in classes):
             qc = QueueClass("class-default", msrc)
             qc.matches.append((f"forwarding class {default_fc} (no scheduler in {mname})", msrc))
@@ -297,7 +375,9 @@ class _Ports:
             port.note(msrc, f"scheduler-map {mname}", f"forwarding class {default_fc} (unclassified packets) has no "
                                                       "scheduler in the map: modelled as a class-default with the "
                                                       "unreserved rate")
-            qc.queue_limit = self.queue({}, None, base, ("remainder", None, None, []), qc)
+            total = default_field("junos", "delay_buffer").derive(
+                default_field("junos", "delay_buffer").value * base.value / 8.0, "the delay buffer", base)
+            qc.queue_limit = self.packets(self.buffer_bytes({}, None, base, ("remainder", None, None, []), qc, total))
             classes.append(qc)
         prio = sorted((c for c in classes if c.priority is not None), key=lambda c: c.priority.value)
         port.classes = prio + [c for c in classes if c.priority is None and not c.is_default] + \
@@ -448,27 +528,64 @@ class _Ports:
                     c.bandwidth = c.bandwidth.derive(Bandwidth("rate", base.value * pct / 100),
                                                      f"{pct:g} % of {rate_text(base.value)}", base)
 
-    def queue(self, sch: dict, rate_f: Field | None, base: Field, tr, qc: QueueClass) -> Field:
+    def buffers(self, port: Port, sized: list[tuple], base: Field) -> None:
+        """Each class's queue limit from its scheduler's buffer: the stated ones first, then ``buffer-size
+        remainder`` -- the share of the port's delay buffer the others leave, split equally (Juniper,
+        buffer-size: "remainder: remaining buffer available"); a scheduler without buffer-size takes its transmit
+        rate's share (for ``transmit-rate remainder``, the share :meth:`shares` gave it)."""
+        dbuf = default_field("junos", "delay_buffer")
+        total = dbuf.derive(dbuf.value * base.value / 8.0, f"{dbuf.value:g} s at {rate_text(base.value)}", base)
+        stated, rest = [], []
+        for qc, sch, rate_f, tr, _, _ in sized:
+            buf = sch.get("buffer")
+            if buf is not None and buf[0] == "remainder":
+                rest.append((qc, buf))
+            else:
+                nb = self.buffer_bytes(sch, rate_f, base, tr, qc, total)
+                stated.append(nb)
+                qc.queue_limit = self.packets(nb)
+        if not rest:
+            return
+        used = sum(nb.value for nb in stated)
+        if used > total.value * (1 + 1e-9):
+            port.note(rest[0][1][2], "buffer-size remainder", f"the other schedulers' buffers take "
+                      f"{100 * used / total.value:.4g} % of the delay buffer: nothing remains (1 packet assumed)")
+        each = max(0.0, total.value - used) / len(rest)
+        for qc, buf in rest:
+            nb = total.derive(each, f"buffer-size remainder: ({100 * (1 - used / total.value):.4g} % of the delay "
+                                    f"buffer the others leave) / {len(rest)}", given(None, buf[2]), *stated)
+            qc.queue_limit = self.packets(nb)
+
+    @staticmethod
+    def packets(nb: Field) -> Field:
         size = default_field("junos", "packet_size")
+        return nb.derive(max(1, math.floor(nb.value / size.value)), f"{nb.value:g} B in {size.value} B packets", size)
+
+    def buffer_bytes(self, sch: dict, rate_f: Field | None, base: Field, tr, qc: QueueClass, total: Field) -> Field:
+        """The bytes of one scheduler's stated buffer (``percent`` of the delay buffer, ``temporal`` at the
+        transmit rate) or, without buffer-size, its transmit rate's share of the delay buffer."""
         buf = sch.get("buffer")
         dbuf = default_field("junos", "delay_buffer")
         if buf is not None and buf[0] == "temporal":
             r = rate_f or base
-            nb = r.derive(r.value * buf[1] * 1e-6 / 8.0, f"{buf[1]:g} us at {rate_text(r.value)}", given(buf[1],
-                                                                                                       buf[2]))
+            return r.derive(r.value * buf[1] * 1e-6 / 8.0, f"{buf[1]:g} us at {rate_text(r.value)}",
+                            given(buf[1], buf[2]))
+        if buf is not None and buf[0] == "percent":
+            pct = given(buf[1], buf[2])
+        elif tr[0] == "percent":
+            pct = given(tr[1], tr[2], how="buffer-size defaults to the transmit-rate percentage")
+        elif rate_f is not None:
+            pct = rate_f.derive(100 * rate_f.value / base.value, "the transmit rate's share", base)
+        elif qc.bandwidth is not None and qc.bandwidth.value.kind == "percent":
+            pct = qc.bandwidth.derive(qc.bandwidth.value.amount, "buffer-size defaults to the transmit-rate share "
+                                                                 "(the remainder's)")
+        elif qc.bandwidth is not None and qc.bandwidth.value.kind == "rate":
+            pct = qc.bandwidth.derive(100 * qc.bandwidth.value.amount / base.value, "the transmit rate's share",
+                                      base)
         else:
-            if buf is not None and buf[0] == "percent":
-                pct = given(buf[1], buf[2])
-            elif tr[0] == "percent":
-                pct = given(tr[1], tr[2], how="buffer-size defaults to the transmit-rate percentage")
-            elif rate_f is not None:
-                pct = rate_f.derive(100 * rate_f.value / base.value, "the transmit rate's share", base)
-            else:
-                pct = default_field("junos", "delay_buffer", value=10.0, how="no buffer-size or transmit-rate: 10 %")
-            nb = dbuf.derive(pct.value / 100 * dbuf.value * base.value / 8.0,
-                             f"{pct.value:g} % of a {dbuf.value:g} s delay buffer at {rate_text(base.value)}", pct,
-                             base)
-        return nb.derive(max(1, math.floor(nb.value / size.value)), f"{nb.value:g} B in {size.value} B packets", size)
+            pct = default_field("junos", "delay_buffer", value=10.0, how="no buffer-size or transmit-rate: 10 %")
+        return total.derive(pct.value / 100 * total.value,
+                            f"{pct.value:g} % of a {dbuf.value:g} s delay buffer at {rate_text(base.value)}", pct)
 
     def dropper(self, port: Port, qc: QueueClass, sch: dict, dscps: list[int], dmap, fc: str) -> None:
         if not sch["dpm"]:

@@ -15,6 +15,7 @@ from qosbound.configs.detect import detect_format
 from qosbound.configs.imported import ImportedPort, import_port
 from qosbound.configs.ios_parse import parse_ios
 from qosbound.configs.ios_semantics import ios_ports
+from qosbound.configs.port import settle_remarks
 from qosbound.configs.junos_semantics import junos_ports
 from qosbound.configs.openconfig import openconfig_ports
 from qosbound.configs.source import read_config
@@ -77,6 +78,7 @@ def import_configs(paths, traffic: str | Path | TrafficSpec | None = None) -> Im
         ports, notes = _ports_of(cfg, fmt, spec)
         report.notes[path] = notes
         for port in ports:
+            settle_remarks(port)
             if not port.refusals:
                 try:
                     apply_traffic(port, spec)

@@ -166,3 +166,26 @@ class Port:
 
     def cls(self, name: str) -> QueueClass | None:
         return next((c for c in self.classes if c.name == name), None)
+
+
+def settle_remarks(port: Port) -> None:
+    """A policer's ``set-dscp D`` re-marks a packet that stays in its class's queue (neither MQC nor the other
+    formats reclassify after the policer). D changes the port's queueing only through the class's WRED
+    thresholds by DSCP; where the class has no WRED or does not match D, the action is ``transmit`` on this port
+    (noted: D matters to the next hop)."""
+    for qc in port.classes:
+        if qc.police is None:
+            continue
+        mine = set(qc.dscp.value) if qc.dscp is not None else {"DF"}
+        for colour in ("conform", "exceed", "violate"):
+            act = getattr(qc.police, colour)
+            if act is None or not str(act.value).startswith("set-dscp "):
+                continue
+            new = act.value.split(" ", 1)[1]
+            if qc.dropper is not None and new in mine:
+                continue
+            why = "the class has no WRED" if qc.dropper is None else f"the class does not match {new}"
+            setattr(qc.police, colour, act.derive("transmit", f"{act.value}: marking only on this port"))
+            port.note(act.sources[0] if act.sources else qc.source, f"{colour} {act.value}",
+                      f"marking only on this port: the re-marked packet stays in class {qc.name}'s queue and {why} "
+                      f"to treat {new} apart; taken as transmit ({new} matters to the next hop)")

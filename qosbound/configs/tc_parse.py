@@ -146,7 +146,11 @@ def parse_tc_script(cfg: ConfigText) -> TcConfig:
             continue
         m = _ASSIGN.match(stripped)
         if m and " " not in m.group(2).strip().strip("'\""):
-            env[m.group(1)] = m.group(2).strip().strip("'\"")
+            value = _assigned(m.group(2).strip().strip("'\""), env)
+            if value is not None:  # a value from arguments or commands is left unset (an error where it is used)
+                env[m.group(1)] = value
+            else:
+                env.pop(m.group(1), None)
             continue
         m = _TC.search(stripped)
         if not m:
@@ -189,6 +193,27 @@ def parse_tc_script(cfg: ConfigText) -> TcConfig:
             out.filters.append(TcFilter(dev, attrs.get("parent", "root"), int(prio) if prio.isdigit() else 0, kind,
                                         flowid, src, stripped, matches))
     return out
+
+
+def _assigned(value: str, env: dict[str, str]) -> str | None:
+    """The value of a plain assignment with the variables it uses expanded (``RATE=${RATE:-40mbit}``: the default
+    when the script has not set RATE); None when it uses one the script does not set and gives no default, or a
+    command substitution."""
+    if "$(" in value or "`" in value or re.search(r"\$\{?[0-9@*#?]", value):
+        return None  # a command's output or the script's arguments
+    unknown = []
+
+    def sub(v):
+        name = v.group(1) or v.group(3)
+        if name in env:
+            return env[name]
+        if v.group(2) is not None:
+            return v.group(2)
+        unknown.append(name)
+        return ""
+
+    out = _VAR.sub(sub, value)
+    return None if unknown else out
 
 
 def _words(cmd: str, env: dict[str, str], file: str, line: int, stripped: str) -> list[str]:

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from qosbound import scenario
+from qosbound.configs import load_configs
+from qosbound.configs.writer import scenario_yaml
 from qosbound.errors import ConfigError, ConfigRefused
-from tests.configs_helpers import CONFIG_EXAMPLES, MALFORMED, cls, ports
+from tests.configs_helpers import CONFIG_EXAMPLES, FIELD, MALFORMED, cls, ports
 
 
 HEAD = "version 17.6\nhostname r1\n"
@@ -73,8 +76,9 @@ def test_two_stage_classification_through_qos_group_and_traffic_class():
 def test_ios_xr_time_queue_limits_are_converted_and_labelled():
     ps = {p.interface: p for p in ports_of("pe-iosxr.cfg")}
     core = ps["HundredGigE0/0/0/0"]
-    # 50 ms at the class's guaranteed rate, the port's 100 Gbit/s here (a remaining share guarantees no rate)
-    assert cls(core, "TC-BUSINESS")["queue_limit"] == int(0.05 * 100e9 / 8 / 1500)
+    # 50 ms at the class's guaranteed service rate (Cisco IOS XR Modular QoS Command Reference, queue-limit):
+    # remaining 60 % of the 80 Gbit/s the 20 % priority policer leaves of 100 Gbit/s
+    assert cls(core, "TC-BUSINESS")["queue_limit"] == int(0.05 * 0.60 * 80e9 / 8 / 1500)
     assert any("approximated: a byte or time queue limit" in n for n in core.not_modelled)
 
 
@@ -177,3 +181,109 @@ def test_layers_the_importer_uses_only_the_core():
                 if _within(name, {"qosbound"}) and not (name in CORE or _within(name, CORE - {"qosbound"})
                                                         or _within(name, {"qosbound.configs"}))]
     assert bad == []
+
+
+# ---------------------------------------------------------------------------------------------- field configurations
+
+def field_ports(name: str) -> dict:
+    return {p.interface: p for p in load_configs([FIELD / name])}
+
+
+def test_a_time_queue_limit_of_a_remaining_class_is_taken_at_its_guaranteed_service_rate():
+    """8-class WAN edge: `queue-limit 20 ms` in a class with remaining ratio 15 of 73, after priority policers of
+    100 and 150 Mbit/s on 1 Gbit/s: 20 ms of 15/73 x 750 Mbit/s (Cisco's guaranteed service rate), not of the
+    1 Gbit/s port (6.5 times more packets)."""
+    p = field_ports("field-xe-wan-8class.cfg")["GigabitEthernet0/0/0"]
+    rate = 15 / 73 * 750e6
+    ms = cls(p, "MULTIMEDIA-STREAMING")
+    assert ms["queue_limit"] == int(0.020 * rate / 8 / 1500)
+    assert ms["dropper"]["thresholds"]["AF31"]["min_th"] == int(0.010 * rate / 8 / 1500)
+    prov = p.provenance["classes.MULTIMEDIA-STREAMING.queue_limit"]
+    # the queue-limit line, the class's ratio line and the voice policer's line all decide it
+    assert all(f"field-xe-wan-8class.cfg:{n}," in prov for n in (60, 59, 45))
+
+
+def test_a_class_without_a_remaining_share_takes_an_equal_part_of_what_the_stated_shares_leave(tmp_path):
+    """Cisco's example: c1 bandwidth percent 30 + remaining 40 %, c2 bandwidth percent 20, class-default: c2 and
+    class-default each take 30 % of the unallocated 50 %; `queue-limit 10 ms` is converted at those rates."""
+    [p] = ports(tmp_path, HEAD + "class-map match-any C1\n match dscp af11\nclass-map match-any C2\n match dscp af21\n"
+                "policy-map P\n class C1\n  bandwidth percent 30\n  queue-limit 10 ms\n class C2\n"
+                "  bandwidth percent 20\n"
+                "  queue-limit 10 ms\n class class-default\n  queue-limit 10 ms\ninterface GigabitEthernet1\n"
+                " service-policy output P\n")
+    # no remaining percentages here: c1, c2 and class-default each take a third of the unallocated 500 Mbit/s
+    assert cls(p, "C1")["queue_limit"] == int(0.010 * (300e6 + 500e6 / 3) / 8 / 1500)
+    assert cls(p, "C2")["queue_limit"] == int(0.010 * (200e6 + 500e6 / 3) / 8 / 1500)
+    assert cls(p, "class-default")["queue_limit"] == int(0.010 * (500e6 / 3) / 8 / 1500)
+
+
+def test_catalyst_wred_thresholds_in_percent_are_shares_of_the_class_queue_limit():
+    """`random-detect dscp af21 percent 70 100` (Catalyst 9000) was refused as 'expected a size'; it is 70 % and
+    100 % of the class's queue limit (64 packets by default)."""
+    p = field_ports("field-cat9k-dist.cfg")["TwentyFiveGigE1/0/3"]
+    th = cls(p, "OUT-TRANS-DATA-Q")["dropper"]["thresholds"]
+    assert th["AF21"]["min_th"] == int(0.70 * 64) and th["AF21"]["max_th"] == 64
+    assert th["AF23"]["min_th"] == int(0.50 * 64)
+    assert "70 % of the 64-packet queue" in p.provenance["classes.OUT-TRANS-DATA-Q.dropper.thresholds.AF21.min_th"]
+
+
+def test_a_wred_percentage_above_100_is_an_error_naming_the_line(tmp_path):
+    with pytest.raises(ConfigError, match=r"r1.cfg:9: .*110 % of the queue"):
+        ports(tmp_path, HEAD + "class-map match-any A\n match dscp af21\npolicy-map P\n class A\n"
+                    "  bandwidth remaining percent 50\n  random-detect dscp-based\n"
+                    "  random-detect dscp af21 percent 50 110\ninterface GigabitEthernet1\n service-policy output P\n")
+
+
+def test_a_shaped_sub_interface_ring_drains_at_the_physical_speed_not_at_its_bandwidth_statement():
+    """IOS 15 branch (CRLF line endings, a tab-indented match line, a banner quoting policy words): the
+    sub-interface says `bandwidth 20000` (the QoS reference), its physical port `speed 100`; the shaper's
+    interface rate (the ring's drain rate) is 100 Mbit/s, the port's rate the shaper's 20 Mbit/s."""
+    [p] = load_configs([FIELD / "field-ios15-branch.cfg"])
+    assert b"\r\n" in (FIELD / "field-ios15-branch.cfg").read_bytes()
+    assert p.scenario["link"] == {"rate": "20 Mbit/s"}
+    assert p.shaper["interface_rate"] == "100 Mbit/s"
+    assert p.shaper["provenance"]["interface_rate"].endswith("field-ios15-branch.cfg:93")
+    assert p.shaper["bc"] == "10000 B" and p.shaper["latency"] == "4 ms"  # shape average 20000000 80000 0: bits
+    assert cls(p, "VOICE")["police"] == {"cir": "2.048 Mbit/s", "cbs": "64000 B", "conditional": True}
+    assert cls(p, "VOICE-SIGNALLING")["dscp"] == ["CS3", "AF31"]  # `cs3 af31 24` after a tab: 24 is CS3
+    assert not any("UNAUTH" in n for n in p.not_modelled)
+
+
+def test_match_all_of_two_dscps_matches_nothing_and_says_so(tmp_path):
+    """`class-map match-all` with `match dscp af41` and `match dscp af42`: a packet has one DSCP, so the class
+    is empty on the router too; the import keeps it empty and notes the likely mistake."""
+    [p] = ports(tmp_path, HEAD + "class-map match-all BOTH\n match dscp af41\n match dscp af42\npolicy-map P\n"
+                " class BOTH\n  bandwidth remaining percent 10\ninterface GigabitEthernet1\n service-policy output P\n")
+    assert cls(p, "BOTH")["dscp"] == []
+    assert any("match-all BOTH" in n and "matches no packet" in n for n in p.not_modelled)
+
+
+def test_a_re_marking_policer_in_a_class_without_wred_is_transmit_and_the_port_accepts_it(tmp_path):
+    """ACL-based CM-INTERACTIVE polices with `exceed-action set-dscp-transmit af32`: the packet stays in the class's
+    queue, which has no WRED, so AF32 changes nothing on this port -- the import writes `transmit` with a note.
+    Before, the written scenario was refused by the port ('its new DSCP must be one of the class's
+    precedences'), so `verify` exited 2 on a configuration the import had accepted."""
+    [p] = load_configs([FIELD / "field-acl-classes.cfg"])
+    pol = cls(p, "CM-INTERACTIVE")["police"]
+    assert pol["exceed"] == "transmit" and pol["violate"] == "drop"
+    assert any("set-dscp AF32" in n and "marking only on this port" in n for n in p.not_modelled)
+    path = tmp_path / "port.yaml"
+    path.write_text(scenario_yaml(p))
+    assert scenario.load(path).classes  # the port system loads and checks it
+
+
+def test_a_re_marking_policer_in_a_wred_class_keeps_the_new_dscp():
+    """The shipped WAN edge: CRITICAL (AF3x with WRED) re-marks exceed to AF32, violate to AF33: kept."""
+    [p] = ports_of("wan-edge-iosxe.cfg")
+    assert cls(p, "CRITICAL")["police"]["exceed"] == "set-dscp AF32"
+
+
+def test_an_ios_xr_class_with_a_minimum_and_a_remaining_share_is_refused_naming_both_lines(tmp_path):
+    """IOS XR's own example (class c1: bandwidth percent 30 + bandwidth remaining percent 40). Before, the second
+    line silently replaced the first (the 30 % minimum was lost); the port has one bandwidth per class."""
+    text = ("!! IOS XR Configuration 7.5.2\nhostname xr\nclass-map match-any C1\n match dscp af11\n end-class-map\n"
+            "policy-map SAMPLE\n class C1\n  bandwidth percent 30\n  bandwidth remaining percent 40\n !\n"
+            " class class-default\n !\n end-policy-map\ninterface TenGigE0/0/0/1\n service-policy output SAMPLE\n")
+    with pytest.raises(ConfigRefused, match=r"xr.cfg:9: .*minimum bandwidth and a remaining share "
+                                            r"\('bandwidth percent 30' at line 8\)"):
+        ports(tmp_path, text, "xr.cfg")

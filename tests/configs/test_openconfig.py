@@ -9,7 +9,7 @@ import pytest
 from qosbound.configs import load_configs
 from qosbound.configs.json_lines import JSONLineError, loads_with_lines
 from qosbound.errors import ConfigError
-from tests.configs_helpers import CONFIG_EXAMPLES, MALFORMED, cls, ports
+from tests.configs_helpers import CONFIG_EXAMPLES, FIELD, MALFORMED, cls, ports
 
 LEAF = CONFIG_EXAMPLES / "leaf-openconfig.json"
 
@@ -66,3 +66,24 @@ def test_json_with_lines_reads_what_json_reads():
     for bad in ('{"a": 1,}', '{"a" 1}', "[1 2]", '{"a": tru}', ""):
         with pytest.raises(JSONLineError):
             loads_with_lines(bad)
+
+
+def test_a_re_marking_policer_on_a_queue_without_wred_is_transmit(tmp_path):
+    """The data-centre WAN policy with voice's exceed action set to DSCP 10: the packet stays in q-voice (no
+    WRED), so AF11 changes nothing on this port; the import writes transmit with a note (before, the port system
+    refused the written scenario and verify exited 2)."""
+    text = (FIELD / "field-dc-wan-openconfig.json").read_text().replace('"set-dscp": 46', '"set-dscp": 10')
+    ps = {p.interface: p for p in ports(tmp_path, text, "oc.json")}
+    pol = cls(ps["et-0/0/0"], "q-voice")["police"]
+    assert pol["exceed"] == "transmit" and pol["violate"] == "drop" and pol["pir"] == "1.5 Gbit/s"
+    assert any("set-dscp AF11" in n and "marking only on this port" in n for n in ps["et-0/0/0"].not_modelled)
+
+
+def test_the_field_openconfig_policy_reads_strict_queues_weights_and_wred_in_bytes_and_percent():
+    ps = {p.interface: p for p in load_configs([FIELD / "field-dc-wan-openconfig.json"])}
+    assert set(ps) == {"et-0/0/0", "et-0/0/1"}  # et-0/0/2 only classifies (input)
+    p = ps["et-0/0/0"]
+    assert cls(p, "q-video")["priority"] == 2 and cls(p, "q-video")["police"]["cir"] == "2.5 Gbit/s"  # cir-pct 25
+    assert cls(p, "q-af2")["dropper"]["thresholds"]["AF21"] == {"min_th": 100, "max_th": 300, "P_d": 10}
+    assert cls(p, "q-af1")["dropper"]["thresholds"]["AF11"]["min_th"] == int(0.40 * 64)
+    assert cls(p, "q-nc")["bandwidth"] == "remaining 5 %" and cls(p, "class-default")["bandwidth"] == "remaining 40 %"

@@ -46,3 +46,23 @@ def test_continuations_comments_and_del_root(tmp_path):
     # limit = rate x latency + burst = 10000 + 10240 B = 13 full-size packets
     assert cls(p, "class-default")["queue_limit"] == 13
     assert p.provenance["link.rate"].endswith("gw.sh:5")
+
+
+def test_an_assignment_with_a_default_expansion_takes_the_default(tmp_path):
+    """`RATE=${RATE:-40mbit}` (a script's overridable setting): RATE is 40mbit where the script uses it; before,
+    the assignment was kept literally and `${RATE}` was refused as 'not a tc rate'."""
+    script = ("#!/bin/bash\nDEV=\"eth0\"\nRATE=${RATE:-40mbit}\nUP=$1\n"
+              "tc qdisc add dev ${DEV} root handle 1: htb default 0x30\n"
+              "tc class add dev ${DEV} parent 1: classid 1:1 htb rate ${RATE} burst 15k\n"
+              "tc class add dev ${DEV} parent 1:1 classid 1:10 htb rate 8mbit ceil ${RATE}\n"
+              "tc class add dev ${DEV} parent 1:1 classid 1:30 htb rate 20mbit ceil ${RATE}\n"
+              "tc filter add dev ${DEV} protocol ip parent 1:0 prio 1 u32 match ip tos 0xb8 0xff flowid 1:10\n")
+    [p] = ports(tmp_path, script, "edge.sh")
+    assert p.scenario["link"] == {"rate": "40 Mbit/s"} and p.shaper["cir"] == "40 Mbit/s"
+    assert cls(p, "htb_1_10")["dscp"] == ["EF"]
+
+
+def test_a_variable_set_from_an_argument_is_an_error_where_it_is_used(tmp_path):
+    with pytest.raises(ConfigError, match=r"edge.sh:3: .*uses \$UP"):
+        ports(tmp_path, "UP=$1\ntc qdisc add dev eth0 root handle 1: htb default 10\n"
+                        "tc class add dev eth0 parent 1: classid 1:1 htb rate $UP\n", "edge.sh")

@@ -8,7 +8,7 @@ import pytest
 from qosbound.configs import import_configs, load_configs
 from qosbound.configs.tc_semantics import _red_wlog
 from qosbound.errors import ConfigError, ConfigRefused
-from tests.configs_helpers import CONFIG_EXAMPLES, MALFORMED, cls, ports
+from tests.configs_helpers import CONFIG_EXAMPLES, FIELD, MALFORMED, cls, ports
 
 
 TRAFFIC = CONFIG_EXAMPLES / "traffic" / "home-prio-tbf.yaml"
@@ -123,3 +123,19 @@ def test_gred_virtual_queues_give_one_threshold_set_per_dscp(tmp_path):
     assert th["AF11"] == {"min_th": 20, "max_th": 60, "P_d": 50}
     assert th["AF12"] == {"min_th": 10, "max_th": 40, "P_d": 20}
     assert any("gred virtual queues are selected by tc_index" in n for n in p.not_modelled)
+
+
+def test_the_office_gateway_script_reads_its_shaper_leaves_red_and_dsfield_filters():
+    """A real-sized script ($TC and $DEV variables, continuation lines, tab indent, an ssh port filter): the top
+    htb class is the 95 Mbit/s shaper (burst 30k = 30720 B); RED's thresholds are in its avpkt (1000 B) packets;
+    bfifo 300kb is 307200 B in 1500 B packets; EF, AF2x and AF1x reach their classes by dsfield / tos."""
+    [p] = load_configs([FIELD / "field-office-gw-tc.sh"])
+    assert p.scenario["link"] == {"rate": "95 Mbit/s"} and p.shaper["bc"] == "30720 B"
+    assert cls(p, "htb_1_10")["dscp"] == ["EF"] and cls(p, "htb_1_10")["queue_limit"] == 50
+    red = cls(p, "htb_1_20")
+    assert red["queue_limit"] == 400 and red["dropper"]["thresholds"]["AF21"] == {"min_th": 30, "max_th": 90,
+                                                                                   "P_d": 50}
+    assert cls(p, "htb_1_30")["dscp"] == ["AF11", "AF12", "AF13"]
+    assert cls(p, "htb_1_30")["queue_limit"] == 307200 // 1500
+    assert cls(p, "class-default")["bandwidth"] == "30 Mbit/s"  # default 40
+    assert any("dport 22" in n and "not modelled" in n for n in p.not_modelled)
