@@ -86,10 +86,15 @@ class PortConfig:
         return {} if self.shaper is None else {"shaper": self.shaper}
 
     def args(self) -> tuple:
+        """The kernel's arguments for one run. The meters' states (``mk_state``, ``po_state``: bucket levels and
+        last update times, which the kernel advances in place) are fresh copies each call, so every run starts
+        with full buckets at time 0 whatever ran before it with this configuration -- in sequence or in another
+        thread at the same time."""
         return (self.cls_level, self.lvl_start, self.lvl_cls, self.drr_q, self.qlimit, self.sat_law, self.mix_cum,
                 self.nprec, self.law_sizes, self.law_cum, self.law_n, self.law_exp, self.src_cls, self.src_kind,
-                self.src_rate, self.src_law, self.src_phase, self.src_on, self.src_off, self.mk_kind, self.mk_state,
-                self.mk_aware, self.mk_to, self.po_kind, self.po_state, self.po_cond, self.po_act, self.po_rem,
+                self.src_rate, self.src_law, self.src_phase, self.src_on, self.src_off, self.mk_kind,
+                self.mk_state.copy(), self.mk_aware, self.mk_to, self.po_kind, self.po_state.copy(), self.po_cond,
+                self.po_act, self.po_rem,
                 self.dr_red, self.dr_mode, self.dr_gentle, self.dr_alpha, self.dr_min, self.dr_max, self.dr_maxp)
 
 

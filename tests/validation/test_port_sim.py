@@ -398,3 +398,22 @@ def test_the_shaped_kernel_is_the_semantics_packet_by_packet(ring, shaper):
     plain = simulate_trace(config(port_of(port(REPLAYED, rate="2 Mbit/s", txq=ring,
                                                 scheduler={"quantum": "300 B"}))), 6000, 9)
     assert not np.array_equal(np.nan_to_num(plain["departure"]), np.nan_to_num(tr["departure"]))
+
+
+def test_every_replication_starts_with_full_meter_buckets_whatever_ran_before():
+    """The meters' states are the kernel's to advance: each run gets its own copy. Before, the configuration's
+    arrays were shared, so a second run of one seed started from the first run's drained buckets and parallel
+    replications drained one bucket together -- the same seed gave other police drops."""
+    scn = port([{"name": "voice", "dscp": ["EF"], "priority": 1,
+                 "police": {"cir": "200 kbit/s", "cbs": "3000 B"},
+                 "traffic": {"rate": "600 kbit/s", "size": "200 B", "arrivals": "poisson"}},
+                {"name": "class-default", "bandwidth": "remaining 100 %",
+                 "traffic": {"saturated": True, "sizes": [{"size": "1500 B", "p": 1}]}}])
+    cfg = config(port_of(scn))
+    before = (cfg.po_state.copy(), cfg.mk_state.copy())
+    serial = [run_replications(cfg, 20_000, 4, seed=3, n_threads=1) for _ in range(2)]
+    parallel = run_replications(cfg, 20_000, 4, seed=3, n_threads=4)
+    police = [r.cst[:, 0, CS_POLICE] for r in (*serial, parallel)]
+    assert police[0].sum() > 0
+    assert np.array_equal(police[0], police[1]) and np.array_equal(police[0], police[2])
+    assert np.array_equal(cfg.po_state, before[0]) and np.array_equal(cfg.mk_state, before[1])
