@@ -228,13 +228,15 @@ def priority_reservation(c: TrafficClass) -> float:
 
 
 
-def long_run_rate(c: TrafficClass) -> float:
-    """The long-run rate a class can pass its policer with, bit/s: its offered rate, capped by a policer (not
-    conditional) whose dropped colours bound what passes -- green alone takes CIR tokens, green and yellow
-    together PIR tokens (trTCM) or CIR tokens (srTCM: the excess bucket fills only from the committed one)."""
+def long_run_rate(c: TrafficClass, congested: bool = False) -> float:
+    """The long-run rate a class can pass its policer with, bit/s: its offered rate, capped by a policer whose
+    dropped colours bound what passes -- green alone takes CIR tokens, green and yellow together PIR tokens
+    (trTCM) or CIR tokens (srTCM: the excess bucket fills only from the committed one). A conditional policer
+    caps it only on a port ``congested`` at every arrival (a saturated class on it:
+    :func:`qosbound.systems.port.elements.always_congested`)."""
     r = offered_rate(c.traffic)
     p = c.police
-    if p is None or p.conditional:
+    if p is None or (p.conditional and not congested):
         return r
     conform, exceed, violate = (a.action == "drop" for a in p.actions())
     if p.kind == "two-colour":

@@ -142,7 +142,7 @@ def queue_inputs(port: Port, c: TrafficClass, mu_share: float) -> tuple[ClassInp
                 moved[p.remark[colour]] += share
             else:
                 moved += share * prec_packets
-        if p.conditional:
+        if not p.metering:
             gaps.append("the conditional policer (taken as always metering)")
         gaps.append("the correlation of the policer's colour with the packet's precedence (taken independent)")
         prec_packets = moved  # fractions of the offered packets reaching the queue, per precedence

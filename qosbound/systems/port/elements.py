@@ -10,7 +10,7 @@ indices. Nothing here decides a method's answer; each method's module reads thes
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from qosbound.systems.port.schema import Traffic as TrafficSpec
 from qosbound.systems.port.schema import TrafficClass as ClassSpec
 
 __all__ = ["SizeLaw", "Stream", "Policer", "Marker", "Dropper", "TrafficClass", "Ring", "Port", "port_of",
-           "streams_of", "EXP_MIN_BYTES", "COLOURS"]
+           "always_congested", "streams_of", "EXP_MIN_BYTES", "COLOURS"]
 
 #: Exponential sizes are drawn at least this many bytes (as the af simulator does) and at most the largest IP
 #: packet (:data:`qosbound.scenario.MAX_PACKET_BYTES`).
@@ -139,6 +139,8 @@ class Policer:
     two-colour meter red is exceed). Each is ``transmit``, ``drop`` or ``remark`` (to precedence ``remark[c]``
     of the class). ``conditional``: meter only under congestion (the ring full, or without a ring the link
     busy, when the packet arrives); otherwise the packet passes untouched and the buckets keep filling.
+    ``congested``: the port is congested at every arrival after time 0, so a conditional policer meters every
+    packet but those arriving at time 0 (:func:`always_congested`).
     """
 
     kind: str
@@ -149,30 +151,43 @@ class Policer:
     conditional: bool
     actions: tuple[str, str, str]
     remark: tuple[int, int, int]
+    congested: bool = False
+    #: bytes that may arrive at one instant (one packet per stream, each at its largest): what may pass
+    #: unmetered at time 0 on a congested port
+    at_once: float = 0.0
+
+    @property
+    def metering(self) -> bool:
+        """Whether every packet after time 0 is metered: always, or conditionally on a congested port."""
+        return not self.conditional or self.congested
 
     def passed(self) -> ArrivalCurve | None:
         """Token buckets every packet that passes conforms to, or None when the policer proves none.
 
         Green packets take ``cbs``/``cir`` tokens; green and yellow take the peak bucket's (trTCM) or, srTCM,
         tokens of a committed bucket whose overflow alone fills the excess one (``cbs + ebs`` at ``cir``). A
-        conditional policer may let anything through while the port is not congested: no bucket."""
-        if self.conditional:
+        conditional policer may let anything through while the port is not congested: no bucket. On a port
+        congested at every arrival after time 0 (``congested``) it meters every later packet, so what passes in
+        any window is what the metered packets can (the buckets) plus the packets of time 0, which take no
+        tokens: every depth grows by the bytes that may arrive at one instant (``at_once``)."""
+        if not self.metering:
             return None
+        extra = self.at_once if self.conditional else 0.0
         drop = [a == "drop" for a in self.actions]
         buckets = []
         if self.kind == "two-colour":
             if drop[2]:
-                buckets.append(TokenBucket(self.cbs, self.cir))
+                buckets.append(TokenBucket(self.cbs + extra, self.cir))
         elif self.kind == "srtcm":
             if drop[2]:
-                buckets.append(TokenBucket(self.cbs + self.second_depth, self.cir))
+                buckets.append(TokenBucket(self.cbs + self.second_depth + extra, self.cir))
                 if drop[1]:
-                    buckets.append(TokenBucket(self.cbs, self.cir))
+                    buckets.append(TokenBucket(self.cbs + extra, self.cir))
         else:
             if drop[2]:
-                buckets.append(TokenBucket(self.second_depth, self.second_rate))
+                buckets.append(TokenBucket(self.second_depth + extra, self.second_rate))
                 if drop[1]:
-                    buckets.append(TokenBucket(self.cbs, self.cir))
+                    buckets.append(TokenBucket(self.cbs + extra, self.cir))
         return ArrivalCurve(tuple(buckets)) if buckets else None
 
 
@@ -469,6 +484,18 @@ def _weights(scn: Scenario, specs: list[ClassSpec]) -> dict[str, float]:
     return out
 
 
+def always_congested(classes) -> bool:
+    """Whether the port is congested, in a conditional policer's sense, at every arrival after time 0: where a
+    class is saturated. Proof (the simulator's rules, docs/port.md "Semantics" 2, 4, 7, 8): a saturated class
+    always has a packet waiting, so the scheduler is never without one to hand the ring; it refills the ring
+    at every departure while fewer than ``units`` units are occupied (without a ring, the link starts the next
+    packet at once), and departures at an instant come before arrivals at it -- so at every arrival after the
+    first fill the ring is full (the link busy); on a shaped port the packet is either in a full ring or held
+    back by the shaper, which counts as congested too. Only arrivals at time 0, before the first fill, may
+    find the port idle."""
+    return any(c.saturated for c in classes)
+
+
 def port_of(scn: Scenario) -> Port:
     """The :class:`Port` a validated scenario describes (class-default added when not declared)."""
     specs = list(scn.classes)
@@ -487,6 +514,10 @@ def port_of(scn: Scenario) -> Port:
             weight=0.0 if c.priority is not None else weights[c.name], queue_limit=int(c.queue_limit),
             dropper=_dropper(c, prec), police=_policer(c, prec), marker=_marker(c, prec), streams=streams_of(t),
             mix=mix, implicit=implicit and c.name == DEFAULT_CLASS, spec=c))
+    if always_congested(classes):
+        classes = [replace(c, police=replace(c.police, congested=True,
+                                             at_once=sum(s.count * s.sizes.largest for s in c.streams)))
+                   if c.police is not None and c.police.conditional else c for c in classes]
     ring = None
     if scn.txq is not None:
         per_packet = scn.txq.unit_size == "packet"

@@ -306,7 +306,8 @@ def _check_rates(scn: Scenario, form: str | None, levels: list[int]) -> None:
         # the levels above and this one must leave the link a positive rate in the long run: their long-term
         # rates (policed or offered) stay below the link
         upto = [c for c in prio if c.priority <= lv]
-        long_run = sum(long_run_rate(c) for c in upto)
+        congested = any(c.traffic is not None and c.traffic.saturated for c in scn.classes)
+        long_run = sum(long_run_rate(c, congested) for c in upto)
         if long_run >= C:
             where = [c for c in upto if c.priority == lv][0]
             raise ScenarioError(f"priority levels 1..{lv} take {long_run:.6g} bit/s in the long run, at least the "

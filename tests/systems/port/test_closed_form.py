@@ -139,3 +139,53 @@ def test_the_closed_forms_give_the_recorded_numbers_digit_for_digit():
         for g, r in zip(got, ref["ports"][name]):
             assert (g["value"], g["low"], g["high"], g["kind"]) == (r["value"], r["low"], r["high"], r["kind"]), \
                 (name, g["metric"])
+
+
+def _llq(voice_rate: str, other: dict) -> dict:
+    """Cisco's LLQ: voice under 'priority 2 Mbit/s' (a conditional policer) on a 10 Mbit/s port, and one other
+    class."""
+    return {"name": "llq", "system": "port", "link": {"rate": "10 Mbit/s"}, "txq": {"units": 8, "unit_size": "packet"},
+            "classes": [{"name": "voice", "dscp": ["EF"], "priority": 1,
+                         "police": {"cir": "2 Mbit/s", "cbs": "4000 B", "conditional": True},
+                         "traffic": {"rate": voice_rate, "size": "200 B", "arrivals": "cbr"}},
+                        {"name": "class-default", "bandwidth": "remaining 100 %", "traffic": other}]}
+
+
+def test_a_conditional_policer_meters_always_on_a_port_a_saturated_class_keeps_congested():
+    """Voice offered at 6 Mbit/s above its 2 Mbit/s LLQ policer, beside a saturated class: the port is congested
+    at every arrival, so the policer holds voice to 2 Mbit/s and class-default gets the other 8 Mbit/s (the
+    closed forms took voice at its offered 6 Mbit/s and gave class-default 4). The simulator, the real kernel,
+    agrees: class-default's throughput and voice's policer loss (2/3)."""
+    from qosbound.progress import QUIET
+    from qosbound.systems import get_system
+
+    raw = _llq("6 Mbit/s", {"saturated": True, "sizes": [{"size": "1500 B", "p": 1}]})
+    port = port_of(build(raw))
+    assert port.cls("voice").long_run_rate == pytest.approx(2e6)
+    r = {x.metric: x for x in closed_form(port)}
+    assert r["class-default.throughput"].value == pytest.approx(8e6, rel=1e-9)
+    raw["methods"] = {"simulated": {"packets": 200000, "replications": 4, "seed": 5}}
+    scn = build(raw)
+    sim = {x.metric: x for x in get_system("port").evaluate(scn, ["simulated"], QUIET)}
+    thr = sim["class-default.throughput"]
+    assert thr.interval.low * 0.99 <= 8e6 <= thr.interval.high * 1.01
+    assert sim["voice.loss.police"].value == pytest.approx(2 / 3, abs=0.01)
+
+
+def test_a_conditional_policer_does_not_cap_a_port_that_is_not_always_congested():
+    """With Poisson traffic below the link instead of a saturated class, the port is idle at times and the
+    policer passes packets unmetered then: no cap is claimed (voice at its offered 3 Mbit/s)."""
+    port = port_of(build(_llq("3 Mbit/s", {"rate": "5 Mbit/s", "size": "1500 B", "arrivals": "poisson"})))
+    assert port.cls("voice").long_run_rate == pytest.approx(3e6)
+    assert port.cls("voice").police.passed() is None
+
+
+def test_priority_traffic_above_the_link_is_stable_under_a_conditional_policer_on_a_congested_port():
+    """Voice offered at 12 Mbit/s on the 10 Mbit/s port: refused as unstable without a saturated class (the
+    policer may never meter), accepted with one (the policer holds it to 2 Mbit/s)."""
+    from qosbound.errors import ScenarioError
+
+    port = port_of(build(_llq("12 Mbit/s", {"saturated": True, "sizes": [{"size": "1500 B", "p": 1}]})))
+    assert port.cls("voice").long_run_rate == pytest.approx(2e6)
+    with pytest.raises(ScenarioError, match="unstable"):
+        build(_llq("12 Mbit/s", {"rate": "5 Mbit/s", "size": "1500 B", "arrivals": "poisson"}))

@@ -164,8 +164,11 @@ def _cls(raw, name):
      "never violates"),
     (lambda r: _cls(r, "video").__setitem__("traffic", {"saturated": True, "size": "1200 B"}),
      "classes.video.traffic.saturated", "starve"),
+    # a conditional policer need not meter on a port that may be idle (no saturated class): no cap is proved
     (lambda r: (_cls(r, "video")["police"].__setitem__("conditional", True),
-                _cls(r, "video")["traffic"].__setitem__("rate", "990 Mbit/s")), "classes.video.traffic", "unstable"),
+                _cls(r, "video")["traffic"].__setitem__("rate", "990 Mbit/s"),
+                *(_cls(r, n).__setitem__("traffic", {"rate": "1 Mbit/s", "size": "1500 B"})
+                  for n in ("bulk", "class-default"))), "classes.video.traffic", "unstable"),
     (lambda r: _cls(r, "voice").__setitem__("name", "voice 1"), "classes", "it heads metric names"),
     (lambda r: _cls(r, "voice").__setitem__("name", "voice..1"), "classes", "'..'"),
     (lambda r: _cls(r, "voice").__setitem__("name", "voice|1"), "classes", "'|'"),
