@@ -1,19 +1,24 @@
 """One replication of the chained network simulator in compiled loops over flat arrays: a port's pass
-(:func:`port_pass`: its flows' live packets merged in arrival order, the port kernel run on them, their departures
+(:func:`port_pass`: its flows' packets merged in arrival order, the port kernel run on them, the survivors
 forwarded) and the end-to-end tally (:func:`tally`). :func:`qosbound.validation.network_sim.simulate` calls them;
-its module docstring states the semantics.
+its module docstring states the semantics, which these loops keep exactly (the same samples, bit for bit, as the
+former per-flow NumPy code; ``tests/validation/test_network_pass.py``).
 
-**The replication's packets** lie in flat arrays: flow ``k``'s are ``start[k] .. start[k] + count[k]`` in the
-order its source made them (a saturated flow's once its first port has admitted them), with their first arrival
-``t_first`` (s), size (B), arrival at the port they are at or going to ``t_cur`` (s) and whether they are
-``alive`` (not dropped). A packet is **counted** when its first arrival lies in ``[lo, hi)``.
+**The replication's packets** lie in flat arrays: flow ``k``'s live packets are ``start[k] .. start[k] + count[k]``
+in the order its source made them (a saturated flow's once its first port has admitted them), with their first
+arrival ``t_first`` (s), size (B) and arrival at the port they are going to ``t_cur`` (s). A packet dropped at a
+port is removed from its flow's range (the survivors keep their order); a packet is **counted** when its first
+arrival lies in ``[lo, hi)``, and a counted packet dropped adds one to its flow's ``lost`` and to its hop's
+``hop_lost``.
 
-**Arrival order at a port.** The port's member flows (in the order of :attr:`NetworkConfig.members`) each give
-their live packets in index order -- a segment; the feed is the stable sort of the segments' concatenation by
-arrival time (ties by segment, then by position). Each segment is already in time order (a flow's packets leave
-a port in the order they came: one class, FIFO), so the stable sort is a merge of the segments (:func:`merge`, a
-tournament of losers, ``log2 S`` comparisons per packet for ``S`` segments); a segment found out of order falls
-back to a stable sort.
+**Arrival order at a port.** The port's member flows (in the order of ``NetworkConfig.members``) each give their
+packets in index order -- a segment; the feed is the stable sort of the segments' concatenation by arrival time
+(ties by segment, then by position). Each segment is already in time order (a flow's packets leave a port in the
+order they came: one class, FIFO), so the stable sort is a merge of the segments (:func:`merge`, a tree of losers,
+``log2 S`` comparisons per packet for ``S`` segments); a segment found out of order falls back to a stable sort.
+
+**Generators.** Port ``p`` draws (RED drops, a saturated class's sizes) from a compiled ``PCG64`` seeded by its
+child's state words (:class:`qosbound.validation.pcg64.PCG64`): the draws of ``Generator(PCG64(child))``.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from qosbound.validation.pcg64 import PCG64, seeded
 from qosbound.validation.port_kernels import N_CS, N_G, run_port
 
 __all__ = ["merge", "port_pass", "tally"]
@@ -33,31 +39,47 @@ def _less(ht, a, b):
 
 
 @njit(cache=True, nogil=True)
-def merge(tt, so, out_pos, out_seg):
-    """The stable sort of ``tt`` (s) by time, ``tt`` being ``S`` segments ``so[j] .. so[j + 1]`` each in time
-    order: ``out_pos[o]`` the position in ``tt`` of the ``o``-th packet in arrival order, ``out_seg[o]`` its
-    segment. A tree of losers over the segments' heads (an exhausted segment's head at +inf); ties go to the lower
-    segment, and within a segment to the earlier packet, as the stable sort orders them. Returns False, writing
-    nothing, when a segment is not in time order."""
-    S = so.shape[0] - 1
-    n = so[S]
+def merge(t, seg_start, seg_n, out_idx, out_seg):
+    """The stable sort by time of ``S`` segments of ``t`` (s), segment ``j`` being ``t[seg_start[j] ..
+    seg_start[j] + seg_n[j]]``, taken one after the other: ``out_idx[o]`` the index in ``t`` of the ``o``-th packet
+    in arrival order, ``out_seg[o]`` its segment. When every segment is in time order, a tree of losers over the
+    segments' heads (an exhausted segment's head at +inf; ties to the lower segment, and within a segment to the
+    earlier packet, as the stable sort orders them); otherwise the stable sort itself. Returns the packets
+    ordered."""
+    S = seg_start.shape[0]
+    n = 0
+    ordered = True
     for j in range(S):
-        for i in range(so[j] + 1, so[j + 1]):
-            if not (tt[i] >= tt[i - 1]):
-                return False
-    if S == 1:
+        a = seg_start[j]
+        n += seg_n[j]
+        for i in range(a + 1, a + seg_n[j]):
+            if not (t[i] >= t[i - 1]):
+                ordered = False
+    if not ordered:
+        cat = np.empty(n)
+        idx = np.empty(n, np.int64)
+        seg = np.empty(n, np.int64)
+        o = 0
+        for j in range(S):
+            for i in range(seg_start[j], seg_start[j] + seg_n[j]):
+                cat[o] = t[i]
+                idx[o] = i
+                seg[o] = j
+                o += 1
+        order = np.argsort(cat, kind="mergesort")
         for o in range(n):
-            out_pos[o] = o
-            out_seg[o] = 0
-        return True
+            out_idx[o] = idx[order[o]]
+            out_seg[o] = seg[order[o]]
+        return n
     if n == 0:
-        return True
-    pos = so[:S].copy()
+        return 0
+    pos = seg_start.copy()
+    end = seg_start + seg_n
     ht = np.empty(S)
     for j in range(S):
-        ht[j] = tt[pos[j]] if pos[j] < so[j + 1] else np.inf
-    # tree[1 .. S-1] hold the losers of the matches, leaves S .. 2S-1 are the segments; tree[0] the winner
-    tree = np.empty(S, np.int64)
+        ht[j] = t[pos[j]] if pos[j] < end[j] else np.inf
+    # tree[1 .. S-1] hold the losers of the matches, the leaves S .. 2S-1 are the segments; cur the winner
+    tree = np.empty(max(S, 1), np.int64)
     win = np.empty(2 * S, np.int64)
     for j in range(S):
         win[S + j] = j
@@ -70,12 +92,14 @@ def merge(tt, so, out_pos, out_seg):
         else:
             win[node] = a
             tree[node] = b
-    cur = win[1]
+    cur = win[1] if S > 1 else 0
     for o in range(n):
-        out_pos[o] = pos[cur]
+        p = pos[cur]
+        out_idx[o] = p
         out_seg[o] = cur
-        pos[cur] += 1
-        ht[cur] = tt[pos[cur]] if pos[cur] < so[cur + 1] else np.inf
+        p += 1
+        pos[cur] = p
+        ht[cur] = t[p] if p < end[cur] else np.inf
         node = (cur + S) >> 1
         while node >= 1:
             other = tree[node]
@@ -83,112 +107,111 @@ def merge(tt, so, out_pos, out_seg):
                 tree[node] = cur
                 cur = other
             node >>= 1
-    return True
+    return n
 
 
 @njit(cache=True, nogil=True)
-def port_pass(rng, Q_t, unit, per_packet, incl_ring, port, shaper, mem_k, mem_h, cls_of, prec_of, sat_k, extra,
-              tick, prop, H, lo, hi, start, count, t_first, size, t_cur, alive, hoff, hop_max, hop_lost, wi, wf, tr):
-    """Port ``p``'s pass in one replication: its member flows' live packets (member ``j``: flow ``mem_k[j]`` at
-    its hop ``mem_h[j]``, class ``cls_of[j]``, precedence ``prec_of[j]``) fed in arrival order to the port kernel
-    (``rng`` its generator; ``Q_t .. incl_ring``, ``port`` -- the kernel's 35 configuration arrays, no sources --
-    and ``shaper`` its configuration; ``extra`` trace rows for the packets of its saturated classes, given to the
-    flows ``sat_k`` that start there). Per packet: dropped, it is dead (counted: ``hop_lost`` of its hop + 1);
-    sent, its hop's largest delay ``hop_max`` takes it in (counted ones) and it arrives at its next port
-    ``prop`` s after its last bit left. ``hoff[k] + h`` indexes flow ``k``'s hop ``h`` in ``hop_max``/``hop_lost``.
-    ``wi``, ``wf``: work arrays of 5 and 3 rows of at least the fed packets; ``tr``: the kernel's six trace
-    arrays, at least ``n + extra`` rows. Returns the packet-hops (fed packets and saturated rows), or ``-n - 1``
-    when the work or trace arrays are too short for ``n`` fed packets (nothing done)."""
+def port_pass(words, Q_t, unit, per_packet, incl_ring, port, shaper, mem_k, hk_of, cls_of, prec_of, sat_k, extra,
+              tick, prop, H, lo, hi, start, count, t_first, size, t_cur, hop_max, hop_lost, lost, wi, wf, tr):
+    """A port's pass in one replication (module docstring): its member flows' packets (member ``j``: flow
+    ``mem_k[j]`` in class ``cls_of[j]`` with precedence ``prec_of[j]``, its hop's index ``hk_of[j]`` in
+    ``hop_max``/``hop_lost``) fed in arrival order to the port kernel -- ``Q_t .. incl_ring``, ``port`` (the
+    kernel's 35 configuration arrays, no sources) and ``shaper`` its configuration, a ``PCG64`` seeded by
+    ``words`` its generator, ``extra`` trace rows for its saturated classes' packets, which start the flows
+    ``sat_k``. A packet dropped is removed (counted: ``hop_lost`` and ``lost`` + 1); one sent has its hop's delay
+    taken into ``hop_max`` (counted ones) and arrives at its next port ``prop`` s after its last bit left. ``wi``,
+    ``wf``: work arrays of 4 and 2 rows of at least the fed packets; ``tr``: the kernel's six trace arrays, at
+    least ``n + extra`` rows. Returns the packet-hops (fed packets and saturated rows), or ``-n - 1`` when the work
+    or trace arrays are too short for ``n`` fed packets (nothing done)."""
     S = mem_k.shape[0]
-    so = np.zeros(S + 1, np.int64)
+    seg_start = np.empty(S, np.int64)
+    seg_n = np.empty(S, np.int64)
+    n = 0
     for j in range(S):
-        k = mem_k[j]
-        a = start[k]
-        live = 0
-        for i in range(a, a + count[k]):
-            if alive[i]:
-                live += 1
-        so[j + 1] = so[j] + live
-    n = so[S]
+        seg_start[j] = start[mem_k[j]]
+        seg_n[j] = count[mem_k[j]]
+        n += seg_n[j]
     rows_max = n + extra
     if wi.shape[1] < n or wf.shape[1] < n or tr[0].shape[0] < rows_max:
         return -n - 1
-    idx = wi[0]
-    out_pos = wi[1]
-    out_seg = wi[2]
-    tt = wf[0]
-    feed_t = wf[1]
-    for j in range(S):
-        k = mem_k[j]
-        a = start[k]
-        o = so[j]
-        for i in range(a, a + count[k]):
-            if alive[i]:
-                idx[o] = i
-                tt[o] = t_cur[i]
-                o += 1
-    if not merge(tt, so, out_pos, out_seg):  # a segment out of time order: the stable sort itself
-        order = np.argsort(tt[:n], kind="mergesort")
-        seg = np.empty(n, np.int64)
-        for j in range(S):
-            seg[so[j]:so[j + 1]] = j
-        for o in range(n):
-            out_pos[o] = order[o]
-            out_seg[o] = seg[order[o]]
-    tr_cls, tr_prec, tr_size, tr_arr, tr_dep, tr_drop = tr
-    feed_cls = wi[3]
-    feed_prec = wi[4]
-    feed_size = wf[2]
+    gidx = wi[0]
+    gseg = wi[1]
+    feed_cls = wi[2]
+    feed_prec = wi[3]
+    feed_t = wf[0]
+    feed_size = wf[1]
+    merge(t_cur, seg_start, seg_n, gidx, gseg)
     for o in range(n):
-        q = out_pos[o]
-        j = out_seg[o]
-        feed_t[o] = tt[q] / tick
+        i = gidx[o]
+        j = gseg[o]
+        feed_t[o] = t_cur[i] / tick
         feed_cls[o] = cls_of[j]
-        feed_size[o] = size[idx[q]]
+        feed_size[o] = size[i]
         feed_prec[o] = prec_of[j]
+    tr_cls, tr_prec, tr_size, tr_arr, tr_dep, tr_drop = tr
     for r in range(rows_max):
         tr_dep[r] = np.nan
         tr_drop[r] = False
     m = port[0].shape[0]
     # a fed port keeps no delay statistics: its histograms are never written, so one bin each is enough
-    rows = run_port(rng, Q_t, unit, per_packet, incl_ring, 0, 0, np.int64(rows_max), *port, np.zeros(0),
-                    np.zeros((m, N_CS)), np.zeros((m, 3, 2)), np.zeros((m, 1), np.int64), np.zeros((m, 1)),
-                    np.zeros((m, 1)), np.zeros((m, 0), np.int64), np.zeros(N_G), tr_cls, tr_prec, tr_size, tr_arr,
-                    tr_dep, tr_drop, feed_t[:n], feed_cls[:n], feed_size[:n], feed_prec[:n], H / tick, shaper)
+    rows = run_port(PCG64(seeded(words)), Q_t, unit, per_packet, incl_ring, 0, 0, np.int64(rows_max), *port,
+                    np.zeros(0), np.zeros((m, N_CS)), np.zeros((m, 3, 2)), np.zeros((m, 1), np.int64),
+                    np.zeros((m, 1)), np.zeros((m, 1)), np.zeros((m, 0), np.int64), np.zeros(N_G), tr_cls, tr_prec,
+                    tr_size, tr_arr, tr_dep, tr_drop, feed_t[:n], feed_cls[:n], feed_size[:n], feed_prec[:n],
+                    H / tick, shaper)
+    drops = np.zeros(S, np.int64)
     for o in range(n):
-        i = idx[out_pos[o]]
-        j = out_seg[o]
-        hk = hoff[mem_k[j]] + mem_h[j]
+        i = gidx[o]
+        j = gseg[o]
         counted = t_first[i] >= lo and t_first[i] < hi
         if tr_drop[o]:
-            alive[i] = False
+            t_cur[i] = np.nan
+            drops[j] += 1
             if counted:
-                hop_lost[hk] += 1.0
+                hop_lost[hk_of[j]] += 1.0
+                lost[mem_k[j]] += 1.0
         else:
             d = tr_dep[o] * tick
             if counted:
                 x = d - t_cur[i]
-                if x > hop_max[hk]:
-                    hop_max[hk] = x
+                if x > hop_max[hk_of[j]]:
+                    hop_max[hk_of[j]] = x
             t_cur[i] = d + prop
+    for j in range(S):  # the flows that lost packets here keep their survivors, in order
+        if drops[j] > 0:
+            k = mem_k[j]
+            a = start[k]
+            w = a
+            for i in range(a, a + count[k]):
+                if t_cur[i] == t_cur[i]:
+                    t_first[w] = t_first[i]
+                    size[w] = size[i]
+                    t_cur[w] = t_cur[i]
+                    w += 1
+            count[k] = w - a
     for k in sat_k:  # a saturated flow's packets, from their admission at its first port
         a = start[k]
-        for q in range(rows - n):
-            r = n + q
+        w = a
+        for r in range(n, rows):
             d = tr_dep[r] * tick
-            t_first[a + q] = tr_arr[r] * tick
-            size[a + q] = tr_size[r]
-            alive[a + q] = d == d
-            t_cur[a + q] = d + prop if d == d else np.nan
-        count[k] = rows - n
+            t0 = tr_arr[r] * tick
+            if d == d:
+                t_first[w] = t0
+                size[w] = tr_size[r]
+                t_cur[w] = d + prop
+                w += 1
+            elif t0 >= lo and t0 < hi:  # admitted, never sent: lost on the path, at no hop
+                lost[k] += 1.0
+        count[k] = w - a
     return rows
 
 
 @njit(cache=True, nogil=True)
-def tally(start, count, t_first, size, t_cur, alive, lo, hi, sent, lost, nbytes):
-    """The replication's end-to-end counts per flow: its counted packets ``sent``, those of them ``lost``, the
-    bytes delivered (summed in packet order: exact for whole bytes), and the delivered counted packets' delays
-    (s) in packet order, flow ``k``'s ``doff[k] .. doff[k + 1]`` of the returned array. Returns (delays, doff)."""
+def tally(start, count, t_first, size, t_cur, lo, hi, sent, lost, nbytes):
+    """The replication's end-to-end counts per flow: its counted packets ``sent`` (those delivered and the
+    ``lost`` ones), the bytes delivered (summed in packet order: exact for whole bytes) and the delivered counted
+    packets' delays (s) in packet order, flow ``k``'s ``doff[k] .. doff[k + 1]`` of the returned array. Returns
+    (delays, doff)."""
     F = start.shape[0]
     total = 0
     for k in range(F):
@@ -198,20 +221,13 @@ def tally(start, count, t_first, size, t_cur, alive, lo, hi, sent, lost, nbytes)
     o = 0
     for k in range(F):
         a = start[k]
-        s = 0
-        ls = 0
         b = 0.0
         for i in range(a, a + count[k]):
             if t_first[i] >= lo and t_first[i] < hi:
-                s += 1
-                if alive[i]:
-                    b += size[i]
-                    D[o] = t_cur[i] - t_first[i]
-                    o += 1
-                else:
-                    ls += 1
-        sent[k] = s
-        lost[k] = ls
+                b += size[i]
+                D[o] = t_cur[i] - t_first[i]
+                o += 1
+        sent[k] = (o - doff[k]) + lost[k]
         nbytes[k] = b
         doff[k + 1] = o
     return D[:o], doff

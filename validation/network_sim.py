@@ -39,7 +39,7 @@ from qosbound.validation.port_kernels import N_CS, N_G, run_port
 from qosbound.validation.port_sim import PortConfig
 from qosbound.validation.network_pass import port_pass, tally
 from qosbound.validation.network_sources import CBR, ON_OFF, POISSON, SATURATED, draw_flows
-from qosbound.validation.stats import generator_of, seed_sequences, spawned_words
+from qosbound.validation.stats import seed_sequences, spawned_words
 
 __all__ = ["SourceSpec", "FlowSpec", "NetworkConfig", "FlowSample", "simulate", "join", "components", "generate",
            "sorted_stream", "POISSON", "CBR", "ON_OFF", "SATURATED"]
@@ -350,29 +350,27 @@ def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup:
     hops_total = 0
     for r, seq in enumerate(seqs):
         words = spawned_words(seq, F + P)  # flow k's sources draw from child k, port p from child F + p
-        T, Z, off = draw_flows(words[:F], *run.sources, H, run.guess)
-        st = run.state(T, Z, off)
+        run.T, run.Z, run.TC, start, count = draw_flows(words[:F], *run.sources, H, run.reserve, run.T, run.Z, run.TC)
+        flat = (start, count, run.T, run.Z, run.TC)
         for p in run.order:
             pl = run.plans[p]
-            rng = generator_of(words[F + p]) if pl.draws else run.idle
             while True:
-                done = port_pass(rng, *pl.port, pl.mem_k, pl.mem_h, pl.cls_of, pl.prec_of, pl.sat_k, pl.extra,
-                                 pl.tick, pl.prop, H, lo, hi, *st, run.hoff, hop_max[r], hop_lost[r], *run.work)
+                done = port_pass(words[F + p], *pl.port, pl.mem_k, pl.hk_of, pl.cls_of, pl.prec_of, pl.sat_k,
+                                 pl.extra, pl.tick, pl.prop, H, lo, hi, *flat, hop_max[r], hop_lost[r], lost[r],
+                                 *run.work)
                 if done >= 0:
                     break
                 run.grow(-done - 1 + pl.extra)
             hops_total += done
-        D, doff = tally(*st[:6], lo, hi, sent[r], lost[r], nbytes[r])
+        D, doff = tally(*flat, lo, hi, sent[r], lost[r], nbytes[r])
         for k in run.inexact:  # sizes that are not whole bytes: summed as NumPy sums them
-            a, c = st[0][k], st[1][k]
-            keep = (st[2][a:a + c] >= lo) & (st[2][a:a + c] < hi) & st[5][a:a + c]
-            nbytes[r, k] = st[3][a:a + c][keep].sum()
+            a, c = start[k], count[k]
+            keep = (run.T[a:a + c] >= lo) & (run.T[a:a + c] < hi)
+            nbytes[r, k] = run.Z[a:a + c][keep].sum()
         for k in range(F):
             delays[k].append(D[doff[k]:doff[k + 1]])
         if advance is not None:
             advance(1)
-    if run.idle.bit_generator.state != run.idle_state:
-        raise AssertionError("a port drew from the generator of ports that draw nothing")
     samples = [FlowSample(delays[k], sent[:, k].copy(), lost[:, k].copy(), nbytes[:, k].copy(),
                           hop_max[:, run.hoff[k]:run.hoff[k + 1]].copy(), hi - lo,
                           hop_lost[:, run.hoff[k]:run.hoff[k + 1]].copy()) for k in range(F)]
@@ -400,23 +398,22 @@ def _whole_bytes(x: float) -> bool:
 class _PortPlan:
     """What a port's pass needs that no replication changes: the kernel's configuration (``port``: ``Q_t``,
     ``unit``, ``per_packet``, ``incl_ring``, its 35 arrays without sources, no shaper), its fed members (flow, hop)
-    in order (a saturated flow's first hop left out) with their classes and precedences, the saturated flows that
-    start there, the trace rows kept for their packets, its tick and propagation delay, and whether the kernel can
-    draw from its generator there (a saturated class or a RED dropper; otherwise it is never built)."""
+    in order (a saturated flow's first hop left out) as their flows, their hops' indices in the flat per-hop arrays,
+    their classes and precedences, the saturated flows that start there, the trace rows kept for their packets,
+    its tick and propagation delay."""
 
     port: tuple
     mem_k: np.ndarray
-    mem_h: np.ndarray
+    hk_of: np.ndarray
     cls_of: np.ndarray
     prec_of: np.ndarray
     sat_k: np.ndarray
     extra: int
     tick: float
     prop: float
-    draws: bool
 
     @classmethod
-    def of(cls, net: NetworkConfig, p: int, sat_at: dict, H: float) -> _PortPlan:
+    def of(cls, net: NetworkConfig, p: int, sat_at: dict, H: float, hoff: np.ndarray) -> _PortPlan:
         cfg = net.ports[p]
         members = [(k, h) for k, h in net.members[p] if not (net.flows[k].saturated and h == 0)]
         sat_here = [k for (pp, c), k in sat_at.items() if pp == p]
@@ -428,31 +425,30 @@ class _PortPlan:
         # no sources: the feed is every arrival (src_cls .. src_off are the 13th to 19th arrays)
         args[12:19] = [_EMPTY_I, _EMPTY_I, _EMPTY_F, _EMPTY_I, _EMPTY_F, _EMPTY_F, _EMPTY_F]
         port = (cfg.Q_t, float(cfg.unit), bool(cfg.per_packet), bool(cfg.incl_ring), tuple(args), None)
-        draws = bool(np.any(cfg.sat_law >= 0) or np.any(cfg.dr_red))
-        return cls(port, np.asarray([k for k, _ in members], np.int64), np.asarray([h for _, h in members], np.int64),
+        return cls(port, np.asarray([k for k, _ in members], np.int64),
+                   np.asarray([hoff[k] + h for k, h in members], np.int64),
                    np.asarray([net.flows[k].classes[h] for k, h in members], np.int64),
                    np.asarray([net.flows[k].precs[h] for k, h in members], np.int64),
-                   np.asarray(sat_here, np.int64), extra, cfg.tick, float(net.prop[p]), draws)
+                   np.asarray(sat_here, np.int64), extra, cfg.tick, float(net.prop[p]))
 
 
 @dataclass
 class _Run:
-    """A run's fixed parts: the flows' source tables for :func:`draw_flows` (and a first guess of their packets),
-    the ports to pass in order with their plans, each flow's first hop in the flat per-hop arrays (``hoff``), the
-    rows each saturated flow keeps for its packets, the flows whose sizes are not whole bytes (``inexact``), the
-    generator handed to ports that draw nothing (checked untouched at the end), and the work and trace arrays
-    reused by every pass."""
+    """A run's fixed parts: the flows' source tables for :func:`draw_flows`, the ports to pass in order with their
+    plans, each flow's first hop in the flat per-hop arrays (``hoff``), the rows each saturated flow keeps for its
+    packets, the flows whose sizes are not whole bytes (``inexact``), and the arrays every replication reuses: the
+    packets' (``T``, ``Z``, ``TC``: first arrivals, sizes, current arrivals) and the passes' work and trace arrays."""
 
     sources: tuple
-    guess: int
     order: list
     plans: dict
     hoff: np.ndarray
     hops: int
     reserve: np.ndarray
     inexact: list
-    idle: np.random.Generator
-    idle_state: dict
+    T: np.ndarray
+    Z: np.ndarray
+    TC: np.ndarray
     work: tuple = ()
 
     @classmethod
@@ -460,34 +456,34 @@ class _Run:
         F = len(net.flows)
         keep = set(range(F)) if flows is None else set(flows)
         sat_at = {(f.ports[0], f.classes[0]): k for k, f in enumerate(net.flows) if f.saturated}
+        hoff = np.concatenate([[0], np.cumsum([len(f.ports) for f in net.flows])]).astype(np.int64)
         order = [p for p in range(len(net.ports)) if ports is None or p in ports]
-        plans = {p: _PortPlan.of(net, p, sat_at, H) for p in order}
+        plans = {p: _PortPlan.of(net, p, sat_at, H, hoff) for p in order}
         reserve = np.zeros(F, np.int64)
         for pl in plans.values():
             for k in pl.sat_k:
                 reserve[k] = pl.extra if k in keep else 0
-        hoff = np.concatenate([[0], np.cumsum([len(f.ports) for f in net.flows])]).astype(np.int64)
         draw = np.array([k in keep and not f.saturated for k, f in enumerate(net.flows)], np.bool_)
-        srcs = [s for f in net.flows for s in f.sources] if F else []
-        src_off = np.concatenate([[0], np.cumsum([len(f.sources) for f in net.flows])]).astype(np.int64)
+        srcs = [s for f in net.flows for s in f.sources if not f.saturated]
+        src_off = np.concatenate([[0], np.cumsum([0 if f.saturated else len(f.sources) for f in net.flows])])
         laws = [s.law if not s.exponential else (np.asarray(s.sizes[:1], float), np.ones(1)) for s in srcs]
         law_n = np.array([len(z) for z, _ in laws], np.int64)
         law_off = np.concatenate([[0], np.cumsum(law_n)[:-1]]).astype(np.int64) if srcs else _EMPTY_I
         cat = (lambda xs: np.concatenate(xs) if xs else _EMPTY_F)
-        pkts = np.array([s.rate / (8.0 * s.mean) if s.kind != SATURATED else 0.0 for s in srcs], float)
-        sources = (draw, src_off, np.array([s.kind for s in srcs], np.int64), pkts,
-                   np.array([s.count for s in srcs], np.int64),
+        pkts = np.array([s.rate / (8.0 * s.mean) for s in srcs], float)
+        counts = np.array([s.count for s in srcs], np.int64)
+        sources = (draw, src_off.astype(np.int64), np.array([s.kind for s in srcs], np.int64), pkts, counts,
                    np.array([np.nan if s.phase is None else float(s.phase) for s in srcs], float),
                    np.array([_one_size(s) for s in srcs], np.bool_), np.array([s.on for s in srcs], float),
                    np.array([s.off for s in srcs], float), law_off, law_n,
                    np.array([s.exponential for s in srcs], np.bool_), cat([z for z, _ in laws]),
                    cat([c for _, c in laws]), np.array([sorted_stream(s) for s in srcs], np.bool_))
-        guess = int(sum(pkts[src_off[k]:src_off[k + 1]] @ sources[4][src_off[k]:src_off[k + 1]] * H * 1.05
-                        for k in range(F) if draw[k])) + 1024
+        # a first guess of a replication's packets (the arrays grow when it is short)
+        guess = int(float(np.dot(pkts, counts)) * H * 1.05 + reserve.sum()) + 1024
         inexact = [k for k, f in enumerate(net.flows) if k in keep and any(
             s.exponential or not all(_whole_bytes(z) for z in s.sizes) for s in f.sources)]
-        idle = np.random.Generator(np.random.PCG64(0))
-        run = cls(sources, guess, order, plans, hoff, int(hoff[-1]), reserve, inexact, idle, idle.bit_generator.state)
+        run = cls(sources, order, plans, hoff, int(hoff[-1]), reserve, inexact, np.empty(guess), np.empty(guess),
+                  np.empty(guess))
         run.grow(1024)
         return run
 
@@ -496,22 +492,6 @@ class _Run:
         if self.work and self.work[2][0].shape[0] >= rows:
             return
         size = int(1.25 * rows)
-        self.work = (np.zeros((5, size), np.int64), np.zeros((3, size)),
+        self.work = (np.zeros((4, size), np.int64), np.zeros((2, size)),
                      (np.zeros(size, np.int64), np.zeros(size, np.int64), np.zeros(size), np.zeros(size),
                       np.empty(size), np.zeros(size, np.bool_)))
-
-    def state(self, T: np.ndarray, Z: np.ndarray, off: np.ndarray) -> tuple:
-        """A replication's flat packet arrays (:mod:`qosbound.validation.network_pass`): ``start``, ``count``,
-        ``t_first``, ``size``, ``t_cur``, ``alive``; the drawn packets first, then each saturated flow's rows."""
-        n = T.shape[0]
-        total = n + int(self.reserve.sum())
-        start = off[:-1].copy()
-        count = np.diff(off)
-        if total == n:
-            return start, count, T, Z, T.copy(), np.ones(n, np.bool_)
-        start[self.reserve > 0] = n + np.concatenate([[0], np.cumsum(self.reserve[self.reserve > 0])[:-1]])
-        t_first, size, t_cur = np.zeros(total), np.zeros(total), np.zeros(total)
-        t_first[:n], size[:n], t_cur[:n] = T, Z, T
-        alive = np.zeros(total, np.bool_)
-        alive[:n] = True
-        return start, count, t_first, size, t_cur, alive

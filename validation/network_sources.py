@@ -160,29 +160,40 @@ def _sizes(st, Z, pos, n, law_sizes, law_cum, lo, nl, exp_law):
 
 @njit(cache=True)
 def draw_flows(words, draw, src_off, kind, pkts, count, phase, one_size, on, off, law_off, law_n, law_exp,
-               law_sizes, law_cum, sorted_src, H, capacity):
+               law_sizes, law_cum, sorted_src, H, reserve, T, Z, TC):
     """Every flow's packets on ``[0, H)`` (module docstring): flow ``k`` (if ``draw[k]``) from the PCG64 seeded by
     ``words[k]``, its streams ``src_off[k] .. src_off[k + 1]`` (per stream: ``kind``, ``pkts`` packets/s of a copy,
     ``count`` copies, ``phase`` s or NaN for random, ``one_size``, ``on``/``off`` s, its size law
     ``law_sizes[law_off .. law_off + law_n]`` with cumulative probabilities ``law_cum``, ``law_exp`` exponential,
-    ``sorted_src`` whether its times come out sorted). Returns (times s, sizes B, offsets: flow ``k``'s packets are
-    ``off[k] .. off[k + 1]``), ``capacity`` the first guess of their number."""
+    ``sorted_src`` whether its times come out sorted). Written into ``T`` (times, s), ``Z`` (sizes, B) and ``TC`` (the
+    times again), grown when too short; after the drawn packets ``reserve[k]`` rows for each flow that has some (a
+    saturated flow's, empty). Returns (T, Z, TC, start, n): flow ``k``'s packets are ``start[k] .. start[k] +
+    n[k]``."""
     F = words.shape[0]
-    T = np.empty(max(capacity, 16))
-    Z = np.empty(max(capacity, 16))
-    foff = np.zeros(F + 1, np.int64)
+    start = np.zeros(F, np.int64)
+    n = np.zeros(F, np.int64)
     pos = 0
     for k in range(F):
+        start[k] = pos
         if draw[k]:
             st = seeded(words[k])
             for s in range(src_off[k], src_off[k + 1]):
                 a = pos
                 T, pos = _times(st, T, pos, kind[s], pkts[s], count[s], phase[s], one_size[s], on[s], off[s], H)
                 Z = _sizes(st, Z, a, pos - a, law_sizes, law_cum, law_off[s], law_n[s], law_exp[s])
-            a = foff[k]
+            a = start[k]
             if not (src_off[k + 1] - src_off[k] == 1 and sorted_src[src_off[k]]) and pos > a:
                 o = np.argsort(T[a:pos], kind="mergesort")
                 T[a:pos] = T[a:pos][o]
                 Z[a:pos] = Z[a:pos][o]
-        foff[k + 1] = pos
-    return T[:pos], Z[:pos], foff
+        n[k] = pos - start[k]
+    drawn = pos
+    for k in range(F):
+        if reserve[k] > 0:
+            start[k] = pos
+            pos += reserve[k]
+    T = _room(T, pos)
+    Z = _room(Z, pos)
+    TC = _room(TC, pos)
+    TC[:drawn] = T[:drawn]
+    return T, Z, TC, start, n

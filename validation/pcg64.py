@@ -25,11 +25,12 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
+from numba.experimental import jitclass
 from numba.extending import intrinsic
 # the ziggurat's tables for the standard exponential, as NumPy's distributions use them (numba's copy of them)
 from numba.np.random._constants import fe_double, ke_double, we_double, ziggurat_exp_r
 
-__all__ = ["seeded", "next_uint64", "random", "standard_exponential", "exponential"]
+__all__ = ["seeded", "next_uint64", "random", "standard_exponential", "exponential", "PCG64"]
 
 _M_HI = np.uint64(0x2360ED051FC65DA4)
 _M_LO = np.uint64(0x4385DF649FCCF645)
@@ -130,3 +131,18 @@ def standard_exponential(st):
 def exponential(st, scale):
     """``Generator.exponential(scale)``."""
     return scale * standard_exponential(st)
+
+
+@jitclass([("st", types.uint64[:])])
+class PCG64:
+    """A compiled ``Generator(PCG64(child))`` for compiled code that draws with the Generator's methods (the port
+    kernel's ``rng.random()`` and ``rng.exponential(scale)``): ``PCG64(seeded(words))``, the same draws."""
+
+    def __init__(self, st):
+        self.st = st
+
+    def random(self):
+        return random(self.st)
+
+    def exponential(self, scale):
+        return exponential(self.st, scale)
