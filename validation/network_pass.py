@@ -14,8 +14,10 @@ arrival lies in ``[lo, hi)``, and a counted packet dropped adds one to its flow'
 **Arrival order at a port.** The port's member flows (in the order of ``NetworkConfig.members``) each give their
 packets in index order -- a segment; the feed is the stable sort of the segments' concatenation by arrival time
 (ties by segment, then by position). Each segment is already in time order (a flow's packets leave a port in the
-order they came: one class, FIFO), so the stable sort is a merge of the segments (:func:`merge`, a tree of losers,
-``log2 S`` comparisons per packet for ``S`` segments); a segment found out of order falls back to a stable sort.
+order they came: one class, FIFO), so for a few segments the stable sort is a merge of them (:func:`merge`, a tree
+of losers, ``log2 S`` comparisons per packet for ``S`` segments; a segment found out of order falls back to a
+stable sort); for more than :data:`MERGE_MAX`, buckets of time (:func:`bucket_order`, a few operations per packet
+whatever ``S``). Both give the stable sort exactly.
 
 **Generators.** Port ``p`` draws (RED drops, a saturated class's sizes) from a compiled ``PCG64`` seeded by its
 child's state words (:class:`qosbound.validation.pcg64.PCG64`): the draws of ``Generator(PCG64(child))``.
@@ -29,7 +31,11 @@ from numba import njit
 from qosbound.validation.pcg64 import PCG64, seeded
 from qosbound.validation.port_kernels import N_CS, N_G, run_port
 
-__all__ = ["merge", "port_pass", "tally"]
+__all__ = ["merge", "bucket_order", "port_pass", "tally", "MERGE_MAX"]
+
+#: Segments up to which a port's arrival order is merged (:func:`merge`); above, sorted by buckets
+#: (:func:`bucket_order`), faster with many segments (measured: ``benchmarks/bench_network.py --compare``).
+MERGE_MAX = 4
 
 
 @njit(cache=True, nogil=True)
@@ -39,10 +45,10 @@ def _less(ht, a, b):
 
 
 @njit(cache=True, nogil=True)
-def merge(t, seg_start, seg_n, out_idx, out_seg):
+def merge(t, seg_start, seg_n, out_idx, out_seg, out_t):
     """The stable sort by time of ``S`` segments of ``t`` (s), segment ``j`` being ``t[seg_start[j] ..
     seg_start[j] + seg_n[j]]``, taken one after the other: ``out_idx[o]`` the index in ``t`` of the ``o``-th packet
-    in arrival order, ``out_seg[o]`` its segment. When every segment is in time order, a tree of losers over the
+    in arrival order, ``out_seg[o]`` its segment, ``out_t[o]`` its time. When every segment is in time order, a tree of losers over the
     segments' heads (an exhausted segment's head at +inf; ties to the lower segment, and within a segment to the
     earlier packet, as the stable sort orders them); otherwise the stable sort itself. Returns the packets
     ordered."""
@@ -70,6 +76,7 @@ def merge(t, seg_start, seg_n, out_idx, out_seg):
         for o in range(n):
             out_idx[o] = idx[order[o]]
             out_seg[o] = seg[order[o]]
+            out_t[o] = cat[order[o]]
         return n
     if n == 0:
         return 0
@@ -97,6 +104,7 @@ def merge(t, seg_start, seg_n, out_idx, out_seg):
         p = pos[cur]
         out_idx[o] = p
         out_seg[o] = cur
+        out_t[o] = ht[cur]
         p += 1
         pos[cur] = p
         ht[cur] = t[p] if p < end[cur] else np.inf
@@ -111,6 +119,81 @@ def merge(t, seg_start, seg_n, out_idx, out_seg):
 
 
 @njit(cache=True, nogil=True)
+def bucket_order(t, seg_start, seg_n, out_idx, out_seg, out_t, cnt):
+    """The same order as :func:`merge` by buckets of time: ``n / 2`` buckets of equal width between the segments'
+    first and last times (``b(t) = int((t - lo) nb / (hi - lo))``, clamped; non-decreasing in ``t``), the packets
+    counted per bucket and placed bucket by bucket in segment order, then each bucket sorted by time with ties left
+    in place (an insertion sort; a stable sort for a bucket of more than 32). The result is the stable sort by time
+    of the segments' concatenation whether or not the segments are in time order. ``cnt``: at least ``n / 2 + 1``
+    integers of work. Returns the packets ordered."""
+    S = seg_start.shape[0]
+    n = 0
+    lo = np.inf
+    hi = -np.inf
+    for j in range(S):
+        c = seg_n[j]
+        if c > 0:
+            n += c
+            a = seg_start[j]
+            lo = min(lo, t[a])
+            hi = max(hi, t[a + c - 1])
+    if n == 0:
+        return 0
+    nb = max(1, n >> 1)
+    inv = nb / (hi - lo) if hi > lo else 0.0
+    top = nb - 1
+    for b in range(nb + 1):
+        cnt[b] = 0
+    for j in range(S):
+        a = seg_start[j]
+        for i in range(a, a + seg_n[j]):
+            b = np.int64((t[i] - lo) * inv)
+            b = 0 if b < 0 else (top if b > top else b)
+            cnt[b + 1] += 1
+    for b in range(nb):
+        cnt[b + 1] += cnt[b]
+    for j in range(S):
+        a = seg_start[j]
+        for i in range(a, a + seg_n[j]):
+            x = t[i]
+            b = np.int64((x - lo) * inv)
+            b = 0 if b < 0 else (top if b > top else b)
+            q = cnt[b]
+            out_t[q] = x
+            out_idx[q] = i
+            out_seg[q] = j
+            cnt[b] = q + 1
+    a = 0
+    for b in range(nb):  # bucket b is now a .. cnt[b]
+        e = cnt[b]
+        if e - a > 32:
+            o = np.argsort(out_t[a:e], kind="mergesort")
+            xt = out_t[a:e][o]
+            xi = out_idx[a:e][o]
+            xj = out_seg[a:e][o]
+            out_t[a:e] = xt
+            out_idx[a:e] = xi
+            out_seg[a:e] = xj
+        else:
+            for q in range(a + 1, e):
+                x = out_t[q]
+                if out_t[q - 1] > x:
+                    vi = out_idx[q]
+                    vj = out_seg[q]
+                    r = q - 1
+                    while r >= a and out_t[r] > x:
+                        out_t[r + 1] = out_t[r]
+                        out_idx[r + 1] = out_idx[r]
+                        out_seg[r + 1] = out_seg[r]
+                        r -= 1
+                    out_t[r + 1] = x
+                    out_idx[r + 1] = vi
+                    out_seg[r + 1] = vj
+        a = e
+    return n
+
+
+@njit(cache=True, nogil=True)
 def port_pass(words, Q_t, unit, per_packet, incl_ring, port, shaper, mem_k, hk_of, cls_of, prec_of, sat_k, extra,
               tick, prop, H, lo, hi, start, count, t_first, size, t_cur, hop_max, hop_lost, lost, wi, wf, tr):
     """A port's pass in one replication (module docstring): its member flows' packets (member ``j``: flow
@@ -120,7 +203,7 @@ def port_pass(words, Q_t, unit, per_packet, incl_ring, port, shaper, mem_k, hk_o
     ``words`` its generator, ``extra`` trace rows for its saturated classes' packets, which start the flows
     ``sat_k``. A packet dropped is removed (counted: ``hop_lost`` and ``lost`` + 1); one sent has its hop's delay
     taken into ``hop_max`` (counted ones) and arrives at its next port ``prop`` s after its last bit left. ``wi``,
-    ``wf``: work arrays of 4 and 2 rows of at least the fed packets; ``tr``: the kernel's six trace arrays, at
+    ``wf``: work arrays of 5 and 3 rows of at least the fed packets; ``tr``: the kernel's six trace arrays, at
     least ``n + extra`` rows. Returns the packet-hops (fed packets and saturated rows), or ``-n - 1`` when the work
     or trace arrays are too short for ``n`` fed packets (nothing done)."""
     S = mem_k.shape[0]
@@ -140,18 +223,18 @@ def port_pass(words, Q_t, unit, per_packet, incl_ring, port, shaper, mem_k, hk_o
     feed_prec = wi[3]
     feed_t = wf[0]
     feed_size = wf[1]
-    merge(t_cur, seg_start, seg_n, gidx, gseg)
+    tt = wf[2]
+    if S <= MERGE_MAX:
+        merge(t_cur, seg_start, seg_n, gidx, gseg, tt)
+    else:
+        bucket_order(t_cur, seg_start, seg_n, gidx, gseg, tt, wi[4])
     for o in range(n):
-        i = gidx[o]
         j = gseg[o]
-        feed_t[o] = t_cur[i] / tick
+        feed_t[o] = tt[o] / tick
         feed_cls[o] = cls_of[j]
-        feed_size[o] = size[i]
+        feed_size[o] = size[gidx[o]]
         feed_prec[o] = prec_of[j]
-    tr_cls, tr_prec, tr_size, tr_arr, tr_dep, tr_drop = tr
-    for r in range(rows_max):
-        tr_dep[r] = np.nan
-        tr_drop[r] = False
+    tr_cls, tr_prec, tr_size, tr_arr, tr_dep, tr_drop = tr  # the kernel sets every row it writes
     m = port[0].shape[0]
     # a fed port keeps no delay statistics: its histograms are never written, so one bin each is enough
     rows = run_port(PCG64(seeded(words)), Q_t, unit, per_packet, incl_ring, 0, 0, np.int64(rows_max), *port,

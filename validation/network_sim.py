@@ -492,6 +492,6 @@ class _Run:
         if self.work and self.work[2][0].shape[0] >= rows:
             return
         size = int(1.25 * rows)
-        self.work = (np.zeros((4, size), np.int64), np.zeros((2, size)),
+        self.work = (np.zeros((5, size), np.int64), np.zeros((3, size)),
                      (np.zeros(size, np.int64), np.zeros(size, np.int64), np.zeros(size), np.zeros(size),
                       np.empty(size), np.zeros(size, np.bool_)))
