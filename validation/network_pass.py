@@ -194,14 +194,14 @@ def bucket_order(t, seg_start, seg_n, out_idx, out_seg, out_t, cnt):
 
 
 @njit(cache=True, nogil=True)
-def port_pass(words, Q_t, unit, per_packet, incl_ring, port, shaper, mem_k, hk_of, cls_of, prec_of, sat_k, extra,
-              tick, prop, H, lo, hi, start, count, t_first, size, t_cur, hop_max, hop_lost, lost, wi, wf, tr):
+def port_pass(words, Q_t, unit, per_packet, incl_ring, port, shaper, mem_k, hk_of, cls_of, prec_of, sat_k, sat_c,
+              extra, tick, prop, H, lo, hi, start, count, t_first, size, t_cur, hop_max, hop_lost, lost, wi, wf, tr):
     """A port's pass in one replication (module docstring): its member flows' packets (member ``j``: flow
     ``mem_k[j]`` in class ``cls_of[j]`` with precedence ``prec_of[j]``, its hop's index ``hk_of[j]`` in
     ``hop_max``/``hop_lost``) fed in arrival order to the port kernel -- ``Q_t .. incl_ring``, ``port`` (the
     kernel's 35 configuration arrays, no sources) and ``shaper`` its configuration, a ``PCG64`` seeded by
-    ``words`` its generator, ``extra`` trace rows for its saturated classes' packets, which start the flows
-    ``sat_k``. A packet dropped is removed (counted: ``hop_lost`` and ``lost`` + 1); one sent has its hop's delay
+    ``words`` its generator, ``extra`` trace rows for its saturated classes' packets: those of class ``sat_c[q]``
+    start flow ``sat_k[q]``. A packet dropped is removed (counted: ``hop_lost`` and ``lost`` + 1); one sent has its hop's delay
     taken into ``hop_max`` (counted ones) and arrives at its next port ``prop`` s after its last bit left. ``wi``,
     ``wf``: work arrays of 5 and 3 rows of at least the fed packets; ``tr``: the kernel's six trace arrays, at
     least ``n + extra`` rows. Returns the packet-hops (fed packets and saturated rows), or ``-n - 1`` when the work
@@ -272,10 +272,13 @@ def port_pass(words, Q_t, unit, per_packet, incl_ring, port, shaper, mem_k, hk_o
                     t_cur[w] = t_cur[i]
                     w += 1
             count[k] = w - a
-    for k in sat_k:  # a saturated flow's packets, from their admission at its first port
+    for q in range(sat_k.shape[0]):  # a saturated flow's packets, from their admission at its first port
+        k = sat_k[q]
         a = start[k]
         w = a
         for r in range(n, rows):
+            if tr_cls[r] != sat_c[q]:
+                continue
             d = tr_dep[r] * tick
             t0 = tr_arr[r] * tick
             if d == d:

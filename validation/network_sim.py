@@ -46,6 +46,7 @@ __all__ = ["SourceSpec", "FlowSpec", "NetworkConfig", "FlowSample", "simulate", 
 
 _EMPTY_I = np.zeros(0, np.int64)
 _EMPTY_F = np.zeros(0, np.float64)
+_MK_KIND, _PO_KIND = 19, 23  # positions in PortConfig.args() of mk_kind (mk_state follows) and po_kind (po_state)
 
 
 @dataclass(frozen=True)
@@ -354,9 +355,10 @@ def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup:
         flat = (start, count, run.T, run.Z, run.TC)
         for p in run.order:
             pl = run.plans[p]
+            port = pl.fresh()
             while True:
-                done = port_pass(words[F + p], *pl.port, pl.mem_k, pl.hk_of, pl.cls_of, pl.prec_of, pl.sat_k,
-                                 pl.extra, pl.tick, pl.prop, H, lo, hi, *flat, hop_max[r], hop_lost[r], lost[r],
+                done = port_pass(words[F + p], *port, pl.mem_k, pl.hk_of, pl.cls_of, pl.prec_of, pl.sat_k,
+                                 pl.sat_c, pl.extra, pl.tick, pl.prop, H, lo, hi, *flat, hop_max[r], hop_lost[r], lost[r],
                                  *run.work)
                 if done >= 0:
                     break
@@ -400,7 +402,9 @@ class _PortPlan:
     ``unit``, ``per_packet``, ``incl_ring``, its 35 arrays without sources, no shaper), its fed members (flow, hop)
     in order (a saturated flow's first hop left out) as their flows, their hops' indices in the flat per-hop arrays,
     their classes and precedences, the saturated flows that start there, the trace rows kept for their packets,
-    its tick and propagation delay."""
+    its tick and propagation delay. The saturated flows there each take the rows of their class (``sat_c``).
+    :meth:`fresh` gives the configuration for one replication: its meters' and policers' buckets full at time 0 (the
+    kernel updates them in place, so each replication gets copies of the configured state)."""
 
     port: tuple
     mem_k: np.ndarray
@@ -408,15 +412,28 @@ class _PortPlan:
     cls_of: np.ndarray
     prec_of: np.ndarray
     sat_k: np.ndarray
+    sat_c: np.ndarray
     extra: int
     tick: float
     prop: float
+
+    def fresh(self) -> tuple:
+        """The kernel's configuration for one replication: the marker and policer states (the 21st and 25th arrays)
+        copied when the port meters anything."""
+        args = self.port[4]
+        if not (np.any(args[_MK_KIND] >= 0) or np.any(args[_PO_KIND] >= 0)):
+            return self.port
+        args = list(args)
+        args[_MK_KIND + 1] = args[_MK_KIND + 1].copy()
+        args[_PO_KIND + 1] = args[_PO_KIND + 1].copy()
+        return self.port[:4] + (tuple(args),) + self.port[5:]
 
     @classmethod
     def of(cls, net: NetworkConfig, p: int, sat_at: dict, H: float, hoff: np.ndarray) -> _PortPlan:
         cfg = net.ports[p]
         members = [(k, h) for k, h in net.members[p] if not (net.flows[k].saturated and h == 0)]
         sat_here = [k for (pp, c), k in sat_at.items() if pp == p]
+        sat_cls = [c for (pp, c), k in sat_at.items() if pp == p]
         extra = 0
         if sat_here:
             smallest = min(min(s.sizes) if not s.exponential else 1.0 for k in sat_here for s in net.flows[k].sources)
@@ -429,7 +446,7 @@ class _PortPlan:
                    np.asarray([hoff[k] + h for k, h in members], np.int64),
                    np.asarray([net.flows[k].classes[h] for k, h in members], np.int64),
                    np.asarray([net.flows[k].precs[h] for k, h in members], np.int64),
-                   np.asarray(sat_here, np.int64), extra, cfg.tick, float(net.prop[p]))
+                   np.asarray(sat_here, np.int64), np.asarray(sat_cls, np.int64), extra, cfg.tick, float(net.prop[p]))
 
 
 @dataclass
