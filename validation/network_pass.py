@@ -48,10 +48,10 @@ def _less(ht, a, b):
 def merge(t, seg_start, seg_n, out_idx, out_seg, out_t):
     """The stable sort by time of ``S`` segments of ``t`` (s), segment ``j`` being ``t[seg_start[j] ..
     seg_start[j] + seg_n[j]]``, taken one after the other: ``out_idx[o]`` the index in ``t`` of the ``o``-th packet
-    in arrival order, ``out_seg[o]`` its segment, ``out_t[o]`` its time. When every segment is in time order, a tree of losers over the
-    segments' heads (an exhausted segment's head at +inf; ties to the lower segment, and within a segment to the
-    earlier packet, as the stable sort orders them); otherwise the stable sort itself. Returns the packets
-    ordered."""
+    in arrival order, ``out_seg[o]`` its segment, ``out_t[o]`` its time. When every segment is in time order, a
+    tree of losers over the segments' heads (an exhausted segment's head at +inf; ties to the lower segment, and
+    within a segment to the earlier packet, as the stable sort orders them); otherwise the stable sort itself.
+    Returns the packets ordered."""
     S = seg_start.shape[0]
     n = 0
     ordered = True
@@ -201,9 +201,9 @@ def port_pass(words, Q_t, unit, per_packet, incl_ring, port, shaper, mem_k, hk_o
     ``hop_max``/``hop_lost``) fed in arrival order to the port kernel -- ``Q_t .. incl_ring``, ``port`` (the
     kernel's 35 configuration arrays, no sources) and ``shaper`` its configuration, a ``PCG64`` seeded by
     ``words`` its generator, ``extra`` trace rows for its saturated classes' packets: those of class ``sat_c[q]``
-    start flow ``sat_k[q]``. A packet dropped is removed (counted: ``hop_lost`` and ``lost`` + 1); one sent has its hop's delay
-    taken into ``hop_max`` (counted ones) and arrives at its next port ``prop`` s after its last bit left. ``wi``,
-    ``wf``: work arrays of 5 and 3 rows of at least the fed packets; ``tr``: the kernel's six trace arrays, at
+    start flow ``sat_k[q]``. A packet dropped is removed (counted: ``hop_lost`` and ``lost`` + 1); one sent has its
+    hop's delay taken into ``hop_max`` (counted ones) and arrives at its next port ``prop`` s after its last bit
+    left. ``wi``, ``wf``: work arrays of 5 and 3 rows of at least the fed packets; ``tr``: the kernel's six trace arrays, at
     least ``n + extra`` rows. Returns the packet-hops (fed packets and saturated rows), or ``-n - 1`` when the work
     or trace arrays are too short for ``n`` fed packets (nothing done)."""
     S = mem_k.shape[0]

@@ -11,7 +11,7 @@ Semantics (the port's, :mod:`qosbound.validation.port_kernels`, at every port; h
   process of exponential on and off periods, started in its stationary state, is on); sizes drawn per packet
   from the flow's law (exponential: at least 1 B, at most 65535 B). A **saturated** flow is its class's
   saturated traffic at its first port (it must be alone in that class there) until ``H``; the packets that port
-  sends go on along its path as any other.
+  admits from its class go on along its path as any other.
 * **Forwarding.** A packet leaving port ``p`` at ``d`` (its last bit on the wire) arrives at the next port of
   its path at ``d + delay_p``; a packet dropped at a port goes no further. Packets arriving at one port at the
   same instant are fed in the order of the flows crossing it (then their own order).
@@ -19,10 +19,18 @@ Semantics (the port's, :mod:`qosbound.validation.port_kernels`, at every port; h
   delay, less its arrival at its first port. Packets whose first arrival lies in the first ``warmup`` or the last
   ``cooldown`` fraction of ``[0, H)`` are forwarded (they load the ports) but not counted.
 * **Replications** are independent: replication ``r`` uses the ``r``-th of ``SeedSequence(seed).spawn(R)``,
-  spawned again into one Generator per flow's sources and one per port.
+  spawned again into one generator per flow's sources (child ``k`` for flow ``k``) and one per port (child
+  ``F + p``), each ``Generator(PCG64(child))`` or its compiled copy (:mod:`qosbound.validation.pcg64`, the same
+  draws); every port's meters and policers start each replication with full buckets.
 * **Independent sub-networks.** The ports linked by flows fall into connected components (:func:`components`);
   no packet of one reaches another, and each flow and port draws from its own generator, so a component simulated
   alone (``simulate(..., flows=...)``) makes the same draws and gives its flows the same samples as the whole run.
+
+**Implementation.** A replication is three kinds of compiled calls on flat arrays: every flow's sources drawn at once
+(:mod:`qosbound.validation.network_sources`), one pass per port and the end-to-end tally
+(:mod:`qosbound.validation.network_pass`). :func:`generate` is the same sources in NumPy, stream by stream from a
+Generator: the readable statement of what the compiled drawing does (``tests/validation/test_network_sources.py``
+holds them equal, bit for bit).
 """
 
 from __future__ import annotations
@@ -226,6 +234,8 @@ def generate(rng, s: SourceSpec, H: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _source(rng, f: FlowSpec, H: float) -> tuple[np.ndarray, np.ndarray]:
+    """A flow's packets (times s, sizes B) in time order: its streams drawn one after another from ``rng``, merged by
+    a stable sort unless it has one stream that comes out sorted."""
     ts, ss = [], []
     for s in f.sources:
         t, z = generate(rng, s, H)
@@ -358,8 +368,8 @@ def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup:
             port = pl.fresh()
             while True:
                 done = port_pass(words[F + p], *port, pl.mem_k, pl.hk_of, pl.cls_of, pl.prec_of, pl.sat_k,
-                                 pl.sat_c, pl.extra, pl.tick, pl.prop, H, lo, hi, *flat, hop_max[r], hop_lost[r], lost[r],
-                                 *run.work)
+                                 pl.sat_c, pl.extra, pl.tick, pl.prop, H, lo, hi, *flat, hop_max[r], hop_lost[r],
+                                 lost[r], *run.work)
                 if done >= 0:
                     break
                 run.grow(-done - 1 + pl.extra)

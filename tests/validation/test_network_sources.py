@@ -19,7 +19,7 @@ STREAMS = {
     "poisson, one size": SourceSpec(POISSON, 2e6, (500.0,), (1.0,)),
     "poisson, a size mix": SourceSpec(POISSON, 60e6, *MIX),
     "poisson, exponential sizes": SourceSpec(POISSON, 3e6, (700.0,), (1.0,), exponential=True),
-    "poisson, a chunk too short": SourceSpec(POISSON, 1e3, (1000.0,), (1.0,)),
+    "poisson, sparse": SourceSpec(POISSON, 1e3, (1000.0,), (1.0,)),
     "cbr, one call": SourceSpec(CBR, 400e3, (500.0,), (1.0,)),
     "cbr, a given phase": SourceSpec(CBR, 100e3, (125.0,), (1.0,), phase=0.0005),
     "cbr, 37 calls": SourceSpec(CBR, 80e3, (200.0,), (1.0,), count=37),
@@ -51,7 +51,7 @@ def test_each_arrival_process_is_drawn_as_numpy_draws_it(name, H):
     for w in spawned_words(seed_sequences(11, 1)[0], 4):
         T, Z, TC, start, n = _drawn(net, H, w[None, :])
         want_t, want_z = _source(generator_of(w), net.flows[0], H)
-        assert n[0] > 0 or name == "poisson, a chunk too short"
+        assert n[0] > 0 or name == "poisson, sparse"
         np.testing.assert_array_equal(T[start[0]:start[0] + n[0]], want_t)
         np.testing.assert_array_equal(Z[start[0]:start[0] + n[0]], want_z)
         np.testing.assert_array_equal(TC[:n[0]], want_t)
