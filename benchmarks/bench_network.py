@@ -9,7 +9,7 @@ figures are the ones to compare):
    built: routes, classes, 1,000 ports) and bounded (TFA, SFA and FIFO-LP for every flow) -- target <= 10 s on one core,
    loading included;
 2. the chained simulator (qosbound.validation.network_sim): packet-hops per CPU second on examples/network_wan.yaml
-   and on a generated mesh of 40 ports and 400 flows, beside the port kernel's own rate in trace mode on the WAN's
+   and on a generated mesh of 64 ports and 400 flows, beside the port kernel's own rate in trace mode on the WAN's
    core port fed the same packets (the share of the time the chaining costs).
 
 3. with ``--approximation``: the end-to-end approximation (qosbound.systems.network.approximation) against the

@@ -11,7 +11,7 @@ Semantics (the port's, :mod:`qosbound.validation.port_kernels`, at every port; h
   process of exponential on and off periods, started in its stationary state, is on); sizes drawn per packet
   from the flow's law (exponential: at least 1 B, at most 65535 B). A **saturated** flow is its class's
   saturated traffic at its first port (it must be alone in that class there) until ``H``; the packets that port
-  sends go on along its path as any other.
+  admits from its class go on along its path as any other.
 * **Forwarding.** A packet leaving port ``p`` at ``d`` (its last bit on the wire) arrives at the next port of
   its path at ``d + delay_p``; a packet dropped at a port goes no further. Packets arriving at one port at the
   same instant are fed in the order of the flows crossing it (then their own order).
@@ -19,10 +19,18 @@ Semantics (the port's, :mod:`qosbound.validation.port_kernels`, at every port; h
   delay, less its arrival at its first port. Packets whose first arrival lies in the first ``warmup`` or the last
   ``cooldown`` fraction of ``[0, H)`` are forwarded (they load the ports) but not counted.
 * **Replications** are independent: replication ``r`` uses the ``r``-th of ``SeedSequence(seed).spawn(R)``,
-  spawned again into one Generator per flow's sources and one per port.
+  spawned again into one generator per flow's sources (child ``k`` for flow ``k``) and one per port (child
+  ``F + p``), each ``Generator(PCG64(child))`` or its compiled copy (:mod:`qosbound.validation.pcg64`, the same
+  draws); every port's meters and policers start each replication with full buckets.
 * **Independent sub-networks.** The ports linked by flows fall into connected components (:func:`components`);
   no packet of one reaches another, and each flow and port draws from its own generator, so a component simulated
   alone (``simulate(..., flows=...)``) makes the same draws and gives its flows the same samples as the whole run.
+
+**Implementation.** A replication is three kinds of compiled calls on flat arrays: every flow's sources drawn at once
+(:mod:`qosbound.validation.network_sources`), one pass per port and the end-to-end tally
+(:mod:`qosbound.validation.network_pass`). :func:`generate` is the same sources in NumPy, stream by stream from a
+Generator: the readable statement of what the compiled drawing does (``tests/validation/test_network_sources.py``
+holds them equal, bit for bit).
 """
 
 from __future__ import annotations
@@ -37,14 +45,16 @@ from numba import njit
 from qosbound.errors import ScenarioError
 from qosbound.validation.port_kernels import N_CS, N_G, run_port
 from qosbound.validation.port_sim import PortConfig
-from qosbound.validation.stats import seed_sequences, spawned_generators
+from qosbound.validation.network_pass import port_pass, tally
+from qosbound.validation.network_sources import CBR, ON_OFF, POISSON, SATURATED, draw_flows
+from qosbound.validation.stats import seed_sequences, spawned_words
 
 __all__ = ["SourceSpec", "FlowSpec", "NetworkConfig", "FlowSample", "simulate", "join", "components", "generate",
            "sorted_stream", "POISSON", "CBR", "ON_OFF", "SATURATED"]
 
-POISSON, CBR, ON_OFF, SATURATED = 0, 1, 2, 3
 _EMPTY_I = np.zeros(0, np.int64)
 _EMPTY_F = np.zeros(0, np.float64)
+_MK_KIND, _PO_KIND = 19, 23  # positions in PortConfig.args() of mk_kind (mk_state follows) and po_kind (po_state)
 
 
 @dataclass(frozen=True)
@@ -224,6 +234,8 @@ def generate(rng, s: SourceSpec, H: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _source(rng, f: FlowSpec, H: float) -> tuple[np.ndarray, np.ndarray]:
+    """A flow's packets (times s, sizes B) in time order: its streams drawn one after another from ``rng``, merged by
+    a stable sort unless it has one stream that comes out sorted."""
     ts, ss = [], []
     for s in f.sources:
         t, z = generate(rng, s, H)
@@ -289,66 +301,6 @@ def _run_port(rng, cfg: PortConfig, t: np.ndarray, cls: np.ndarray, size: np.nda
     return dep, _saturated_rows(tr, n, rows, cfg.tick)
 
 
-@njit(cache=True, nogil=True)
-def _gather(order, t, z, off, cls_of, prec_of):
-    """The fed packets of one port in the order ``order`` (a permutation of the concatenation ``t`` (s), ``z``
-    (B) of its flows' segments, segment ``j`` being ``off[j] .. off[j + 1]`` of class ``cls_of[j]`` and
-    precedence ``prec_of[j]``): their times, classes, sizes and precedences."""
-    n = t.shape[0]
-    seg = np.empty(n, np.int64)
-    for j in range(off.shape[0] - 1):
-        seg[off[j]:off[j + 1]] = j
-    ts = np.empty(n)
-    cs = np.empty(n, np.int64)
-    zs = np.empty(n)
-    ps = np.empty(n, np.int64)
-    for o in range(n):
-        i = order[o]
-        ts[o] = t[i]
-        zs[o] = z[i]
-        j = seg[i]
-        cs[o] = cls_of[j]
-        ps[o] = prec_of[j]
-    return ts, cs, zs, ps
-
-
-@njit(cache=True, nogil=True)
-def _unmerge(order, tr_dep, tr_drop, tick, prop, t, off, w_lo, w_hi):
-    """The port's departures back in concatenation order (s, NaN when dropped), the
-    arrivals at the next port (departure + ``prop``), and per segment: its drops and its largest delay over the
-    packet range ``w_lo[j] .. w_hi[j]`` (offsets within the segment; -inf when the range is empty or the segment
-    lost a packet). ``order``: the arrival order, as for :func:`_gather`."""
-    n = order.shape[0]
-    dep = np.empty(n)
-    nxt = np.empty(n)
-    for o in range(n):
-        i = order[o]
-        if tr_drop[o]:
-            dep[i] = np.nan
-            nxt[i] = np.nan
-        else:
-            d = tr_dep[o] * tick
-            dep[i] = d
-            nxt[i] = d + prop
-    S = off.shape[0] - 1
-    lost = np.zeros(S, np.int64)
-    hmax = np.full(S, -np.inf)
-    for j in range(S):
-        for i in range(off[j], off[j + 1]):
-            if dep[i] != dep[i]:
-                lost[j] += 1
-        if lost[j] == 0 and w_hi[j] > w_lo[j]:
-            m = -np.inf
-            first = True
-            for i in range(off[j] + w_lo[j], off[j] + w_hi[j]):
-                x = dep[i] - t[i]
-                if first or x > m:
-                    m = x
-                    first = False
-            hmax[j] = m
-    return dep, nxt, lost, hmax
-
-
 def components(net: NetworkConfig) -> list[list[int]]:
     """The flows of each independent sub-network: connected components of the ports, two ports joined when a flow
     crosses both (each component's flows in index order; components in the order of their first flow)."""
@@ -383,13 +335,16 @@ def _closed(net: NetworkConfig, flows) -> set:
 
 def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup: float = 0.05,
              cooldown: float = 0.05, advance=None, only: list[int] | None = None,
-             flows: list[int] | None = None) -> tuple[FlowSample, int]:
+             flows: list[int] | None = None) -> tuple[list[FlowSample], int]:
     """``replications`` runs of ``H`` simulated seconds; per flow its :class:`FlowSample`, and the packet-hops
     simulated (module docstring). ``only``: run just these replications (indices into the ``replications``
     seed sequences of ``seed``), in that order -- each is the same run as in the whole, so parts run apart and
     joined by :func:`join` in index order are the whole run exactly. ``flows``: simulate just these flows and the
     ports they cross, which must carry no other flow (one or more of :func:`components`); their samples are the
-    whole run's, the other flows' are empty (nothing counted, no delays)."""
+    whole run's, the other flows' are empty (nothing counted, no delays).
+
+    A replication is three kinds of compiled calls (:mod:`qosbound.validation.network_sources`,
+    :mod:`qosbound.validation.network_pass`): every flow's sources drawn at once, one pass per port, the tally."""
     net.check()
     ports = None if flows is None else _closed(net, flows)
     P = len(net.ports)
@@ -399,26 +354,38 @@ def simulate(net: NetworkConfig, H: float, replications: int, seed: int, warmup:
     if only is not None:
         seqs = [seqs[i] for i in only]
     R = len(seqs)
-    samples = [FlowSample([], np.zeros(R), np.zeros(R), np.zeros(R), np.zeros((R, len(f.ports))), hi - lo,
-                          np.zeros((R, len(f.ports))))
-               for f in net.flows]
-    sat_at = {}
-    for k, f in enumerate(net.flows):
-        if f.saturated:
-            sat_at[(f.ports[0], f.classes[0])] = k
-    plans = [None if ports is not None and p not in ports else _PortPlan.of(net, p, sat_at, H) for p in range(P)]
+    run = _Run.of(net, H, flows, ports)
+    sent, lost, nbytes = np.zeros((R, F)), np.zeros((R, F)), np.zeros((R, F))
+    hop_max, hop_lost = np.zeros((R, run.hops)), np.zeros((R, run.hops))
+    delays: list[list] = [[] for _ in range(F)]
     hops_total = 0
-    buf: dict = {}
     for r, seq in enumerate(seqs):
-        rngs = spawned_generators(seq, F + P)  # those of seq.spawn(F + P), computed together
-        packets = _Packets.drawn(net, rngs, H, lo, hi, flows)
-        for p in range(P):
-            if ports is not None and p not in ports:
-                continue
-            hops_total += _pass_port(net, p, packets, rngs[F + p], H, (lo, hi), plans[p], samples, r, buf)
-        _tally(net, packets, samples, r, lo, hi)
+        words = spawned_words(seq, F + P)  # flow k's sources draw from child k, port p from child F + p
+        run.T, run.Z, run.TC, start, count = draw_flows(words[:F], *run.sources, H, run.reserve, run.T, run.Z, run.TC)
+        flat = (start, count, run.T, run.Z, run.TC)
+        for p in run.order:
+            pl = run.plans[p]
+            port = pl.fresh()
+            while True:
+                done = port_pass(words[F + p], *port, pl.mem_k, pl.hk_of, pl.cls_of, pl.prec_of, pl.sat_k,
+                                 pl.sat_c, pl.extra, pl.tick, pl.prop, H, lo, hi, *flat, hop_max[r], hop_lost[r],
+                                 lost[r], *run.work)
+                if done >= 0:
+                    break
+                run.grow(-done - 1 + pl.extra)
+            hops_total += done
+        D, doff = tally(*flat, lo, hi, sent[r], lost[r], nbytes[r])
+        for k in run.inexact:  # sizes that are not whole bytes: summed as NumPy sums them
+            a, c = start[k], count[k]
+            keep = (run.T[a:a + c] >= lo) & (run.T[a:a + c] < hi)
+            nbytes[r, k] = run.Z[a:a + c][keep].sum()
+        for k in range(F):
+            delays[k].append(D[doff[k]:doff[k + 1]])
         if advance is not None:
             advance(1)
+    samples = [FlowSample(delays[k], sent[:, k].copy(), lost[:, k].copy(), nbytes[:, k].copy(),
+                          hop_max[:, run.hoff[k]:run.hoff[k + 1]].copy(), hi - lo,
+                          hop_lost[:, run.hoff[k]:run.hoff[k + 1]].copy()) for k in range(F)]
     return samples, hops_total
 
 
@@ -435,182 +402,123 @@ def join(parts: list[list[FlowSample]]) -> list[FlowSample]:
     return out
 
 
-@dataclass
-class _Packets:
-    """One replication's packets per flow: first arrival times, sizes, whether each is still alive, and its
-    arrival time at the next port (None for a saturated flow before its first port); whether none is lost yet
-    (the arrays then pass between ports as they are, without gathering the live ones), and the counted window as
-    an index range (the first arrivals are sorted) or, when they are not sorted, as a mask."""
-
-    t_first: list
-    t_cur: list
-    size: list
-    alive: list
-    intact: list
-    window: list
-
-    @classmethod
-    def drawn(cls, net: NetworkConfig, rngs, H: float, lo: float, hi: float, flows=None) -> _Packets:
-        """Every flow's source packets, flow ``k`` drawing from ``rngs[k]`` (``flows`` given: those flows' only,
-        the others none)."""
-        F = len(net.flows)
-        out = cls([None] * F, [None] * F, [None] * F, [None] * F, [True] * F, [None] * F)
-        keep = None if flows is None else set(flows)
-        for k, f in enumerate(net.flows):
-            if keep is not None and k not in keep:  # not simulated: no packets
-                out.start(k, _EMPTY_F, _EMPTY_F, np.zeros(0, np.bool_), _EMPTY_F, lo, hi)
-                continue
-            if not f.saturated:
-                t, z = _source(rngs[k], f, H)
-                out.start(k, t, z, np.ones(t.shape[0], np.bool_), t, lo, hi)  # t_cur copied before a write
-        return out
-
-    def start(self, k: int, t_first, size, alive, t_cur, lo: float, hi: float) -> None:
-        """Flow ``k``'s packets from their first arrivals on."""
-        self.t_first[k], self.size[k], self.alive[k], self.t_cur[k] = t_first, size, alive, t_cur
-        self.intact[k] = bool(alive.all())
-        ordered, a, b = _window(t_first, lo, hi)
-        self.window[k] = (int(a), int(b)) if ordered else (t_first >= lo) & (t_first < hi)
-
-    def counted(self, k: int) -> np.ndarray:
-        """Flow ``k``'s counted packets as a mask."""
-        w = self.window[k]
-        if isinstance(w, tuple):
-            m = np.zeros(self.t_first[k].shape[0], np.bool_)
-            m[w[0]:w[1]] = True
-            return m
-        return w
+def _whole_bytes(x: float) -> bool:
+    return float(x).is_integer()
 
 
 @dataclass
 class _PortPlan:
-    """What a port's pass needs that no replication changes: its fed members (flow, hop) in order (a saturated
-    flow's first hop left out), their classes and precedences, its saturated flows as (class, flow), the trace
-    rows kept for their packets, and each member flow's number of hops."""
+    """What a port's pass needs that no replication changes: the kernel's configuration (``port``: ``Q_t``,
+    ``unit``, ``per_packet``, ``incl_ring``, its 35 arrays without sources, no shaper), its fed members (flow, hop)
+    in order (a saturated flow's first hop left out) as their flows, their hops' indices in the flat per-hop arrays,
+    their classes and precedences, the saturated flows that start there, the trace rows kept for their packets,
+    its tick and propagation delay. The saturated flows there each take the rows of their class (``sat_c``).
+    :meth:`fresh` gives the configuration for one replication: its meters' and policers' buckets full at time 0 (the
+    kernel updates them in place, so each replication gets copies of the configured state)."""
 
-    members: list
+    port: tuple
+    mem_k: np.ndarray
+    hk_of: np.ndarray
     cls_of: np.ndarray
     prec_of: np.ndarray
-    sat_here: list
+    sat_k: np.ndarray
+    sat_c: np.ndarray
     extra: int
-    hops: list  # each member flow's number of hops
+    tick: float
+    prop: float
+
+    def fresh(self) -> tuple:
+        """The kernel's configuration for one replication: the marker and policer states (the 21st and 25th arrays)
+        copied when the port meters anything."""
+        args = self.port[4]
+        if not (np.any(args[_MK_KIND] >= 0) or np.any(args[_PO_KIND] >= 0)):
+            return self.port
+        args = list(args)
+        args[_MK_KIND + 1] = args[_MK_KIND + 1].copy()
+        args[_PO_KIND + 1] = args[_PO_KIND + 1].copy()
+        return self.port[:4] + (tuple(args),) + self.port[5:]
 
     @classmethod
-    def of(cls, net: NetworkConfig, p: int, sat_at: dict, H: float) -> _PortPlan:
+    def of(cls, net: NetworkConfig, p: int, sat_at: dict, H: float, hoff: np.ndarray) -> _PortPlan:
         cfg = net.ports[p]
         members = [(k, h) for k, h in net.members[p] if not (net.flows[k].saturated and h == 0)]
-        sat_here = [(c, k) for (pp, c), k in sat_at.items() if pp == p]
+        sat_here = [k for (pp, c), k in sat_at.items() if pp == p]
+        sat_cls = [c for (pp, c), k in sat_at.items() if pp == p]
         extra = 0
         if sat_here:
-            smallest = min(min(s.sizes) if not s.exponential else 1.0 for _, k in sat_here
-                           for s in net.flows[k].sources)
+            smallest = min(min(s.sizes) if not s.exponential else 1.0 for k in sat_here for s in net.flows[k].sources)
             extra = int(H * cfg.C / 8.0 / smallest) + cfg.Q_t + 16
-        return cls(members, np.asarray([net.flows[k].classes[h] for k, h in members], np.int64),
-                   np.asarray([net.flows[k].precs[h] for k, h in members], np.int64), sat_here, extra,
-                   [len(net.flows[k].ports) for k, _ in members])
+        args = list(cfg.args())
+        # no sources: the feed is every arrival (src_cls .. src_off are the 13th to 19th arrays)
+        args[12:19] = [_EMPTY_I, _EMPTY_I, _EMPTY_F, _EMPTY_I, _EMPTY_F, _EMPTY_F, _EMPTY_F]
+        port = (cfg.Q_t, float(cfg.unit), bool(cfg.per_packet), bool(cfg.incl_ring), tuple(args), None)
+        return cls(port, np.asarray([k for k, _ in members], np.int64),
+                   np.asarray([hoff[k] + h for k, h in members], np.int64),
+                   np.asarray([net.flows[k].classes[h] for k, h in members], np.int64),
+                   np.asarray([net.flows[k].precs[h] for k, h in members], np.int64),
+                   np.asarray(sat_here, np.int64), np.asarray(sat_cls, np.int64), extra, cfg.tick, float(net.prop[p]))
 
 
-def _pass_port(net: NetworkConfig, p: int, flows: _Packets, rng, H: float, window: tuple[float, float],
-               plan: _PortPlan, samples: list, r: int, buf: dict) -> int:
-    """Port ``p`` serves the live packets of its flows in arrival order: each hop's losses and largest delay
-    within the window, the survivors' arrival at the next port; a saturated flow's packets start here. Returns
-    the packet-hops simulated. A flow that has lost no packet passes its arrays whole (no gathering); the flows'
-    packets are put in arrival order (:func:`_gather`) and their departures back (:func:`_unmerge`) in compiled
-    loops."""
-    lo, hi = window
-    cfg = net.ports[p]
-    S = len(plan.members)
-    ts, zs, idxs = [], [], []
-    off = np.zeros(S + 1, np.int64)
-    w_lo = np.zeros(S, np.int64)
-    w_hi = np.zeros(S, np.int64)
-    for j, (k, h) in enumerate(plan.members):
-        if flows.intact[k]:
-            idx = None
-            ts.append(flows.t_cur[k])
-            zs.append(flows.size[k])
-            w = flows.window[k]
-            if isinstance(w, tuple):
-                w_lo[j], w_hi[j] = w
-        else:
-            idx = np.flatnonzero(flows.alive[k])
-            ts.append(flows.t_cur[k][idx])
-            zs.append(flows.size[k][idx])
-        idxs.append(idx)
-        off[j + 1] = off[j] + ts[-1].shape[0]
-    t = np.concatenate(ts) if ts else _EMPTY_F
-    z = np.concatenate(zs) if zs else _EMPTY_F
-    order = np.argsort(t, kind="stable")
-    t_s, cls, z_s, pr = _gather(order, t, z, off, plan.cls_of, plan.prec_of)
-    n = t.shape[0]
-    tr, rows = _port_trace(rng, cfg, t_s, cls, z_s, pr, H, plan.extra, buf)
-    dep, nxt, lost_of, hmax_of = _unmerge(order, tr[4][:n], tr[5][:n], cfg.tick, float(net.prop[p]), t, off,
-                                          w_lo, w_hi)
-    sat = _saturated_rows(tr, n, rows, cfg.tick)
-    for j, (k, h) in enumerate(plan.members):
-        a, b = off[j], off[j + 1]
-        idx = idxs[j]
-        w = flows.window[k]
-        if idx is None and lost_of[j] == 0 and isinstance(w, tuple):  # every packet on: slices, no masks
-            if w[1] > w[0]:
-                samples[k].hop_max[r, h] = max(samples[k].hop_max[r, h], float(hmax_of[j]))
-            # a view of the port's array while the flow goes on; its own array after its last port (so that no
-            # port's whole array outlives the replication's other flows)
-            flows.t_cur[k] = nxt[a:b] if h + 1 < plan.hops[j] else nxt[a:b].copy()
-            continue
-        d = dep[a:b]
-        arr = t[a:b]
-        ok = ~np.isnan(d)
-        counted = flows.counted(k) if idx is None else flows.counted(k)[idx]
-        samples[k].hop_lost[r, h] += np.count_nonzero(counted & ~ok)
-        cnt = counted & ok
-        if cnt.any():
-            samples[k].hop_max[r, h] = max(samples[k].hop_max[r, h], float(np.max(d[cnt] - arr[cnt])))
-        if idx is None:
-            idx = np.arange(b - a)
-        flows.alive[k][idx[~ok]] = False
-        flows.intact[k] = False
-        if flows.t_cur[k] is flows.t_first[k]:  # the first arrivals stay as they are
-            flows.t_cur[k] = flows.t_cur[k].copy()
-        flows.t_cur[k][idx[ok]] = nxt[a:b][ok]
-    for c, k in plan.sat_here:  # the saturated flow's packets, from their admission at its first port
-        arr, d, zz = sat
-        keep = ~np.isnan(d)
-        flows.start(k, arr, zz, keep.copy(), np.where(keep, d + net.prop[p], np.nan), lo, hi)
-    return n + sat[0].shape[0]
+@dataclass
+class _Run:
+    """A run's fixed parts: the flows' source tables for :func:`draw_flows`, the ports to pass in order with their
+    plans, each flow's first hop in the flat per-hop arrays (``hoff``), the rows each saturated flow keeps for its
+    packets, the flows whose sizes are not whole bytes (``inexact``), and the arrays every replication reuses: the
+    packets' (``T``, ``Z``, ``TC``: first arrivals, sizes, current arrivals) and the passes' work and trace arrays."""
 
+    sources: tuple
+    order: list
+    plans: dict
+    hoff: np.ndarray
+    hops: int
+    reserve: np.ndarray
+    inexact: list
+    T: np.ndarray
+    Z: np.ndarray
+    TC: np.ndarray
+    work: tuple = ()
 
-@njit(cache=True, nogil=True)
-def _window(t, lo, hi):
-    """Whether ``t`` is sorted and, if so, the index range of its times in ``[lo, hi)``."""
-    for i in range(1, t.shape[0]):
-        if not (t[i] >= t[i - 1]):
-            return False, 0, 0
-    return True, np.searchsorted(t, lo, "left"), np.searchsorted(t, hi, "left")
+    @classmethod
+    def of(cls, net: NetworkConfig, H: float, flows, ports) -> _Run:
+        F = len(net.flows)
+        keep = set(range(F)) if flows is None else set(flows)
+        sat_at = {(f.ports[0], f.classes[0]): k for k, f in enumerate(net.flows) if f.saturated}
+        hoff = np.concatenate([[0], np.cumsum([len(f.ports) for f in net.flows])]).astype(np.int64)
+        order = [p for p in range(len(net.ports)) if ports is None or p in ports]
+        plans = {p: _PortPlan.of(net, p, sat_at, H, hoff) for p in order}
+        reserve = np.zeros(F, np.int64)
+        for pl in plans.values():
+            for k in pl.sat_k:
+                reserve[k] = pl.extra if k in keep else 0
+        draw = np.array([k in keep and not f.saturated for k, f in enumerate(net.flows)], np.bool_)
+        srcs = [s for f in net.flows for s in f.sources if not f.saturated]
+        src_off = np.concatenate([[0], np.cumsum([0 if f.saturated else len(f.sources) for f in net.flows])])
+        laws = [s.law if not s.exponential else (np.asarray(s.sizes[:1], float), np.ones(1)) for s in srcs]
+        law_n = np.array([len(z) for z, _ in laws], np.int64)
+        law_off = np.concatenate([[0], np.cumsum(law_n)[:-1]]).astype(np.int64) if srcs else _EMPTY_I
+        cat = (lambda xs: np.concatenate(xs) if xs else _EMPTY_F)
+        pkts = np.array([s.rate / (8.0 * s.mean) for s in srcs], float)
+        counts = np.array([s.count for s in srcs], np.int64)
+        sources = (draw, src_off.astype(np.int64), np.array([s.kind for s in srcs], np.int64), pkts, counts,
+                   np.array([np.nan if s.phase is None else float(s.phase) for s in srcs], float),
+                   np.array([_one_size(s) for s in srcs], np.bool_), np.array([s.on for s in srcs], float),
+                   np.array([s.off for s in srcs], float), law_off, law_n,
+                   np.array([s.exponential for s in srcs], np.bool_), cat([z for z, _ in laws]),
+                   cat([c for _, c in laws]), np.array([sorted_stream(s) for s in srcs], np.bool_))
+        # a first guess of a replication's packets (the arrays grow when it is short)
+        guess = int(float(np.dot(pkts, counts)) * H * 1.05 + reserve.sum()) + 1024
+        inexact = [k for k, f in enumerate(net.flows) if k in keep and any(
+            s.exponential or not all(_whole_bytes(z) for z in s.sizes) for s in f.sources)]
+        run = cls(sources, order, plans, hoff, int(hoff[-1]), reserve, inexact, np.empty(guess), np.empty(guess),
+                  np.empty(guess))
+        run.grow(1024)
+        return run
 
-
-def _tally(net: NetworkConfig, flows: _Packets, samples: list, r: int, lo: float, hi: float) -> None:
-    """Replication ``r``'s end-to-end counts per flow: packets sent and lost within the window, bytes delivered,
-    and the delivered packets' delays (a counted window that is an index range read as slices)."""
-    for k in range(len(net.flows)):
-        s = samples[k]
-        w = flows.window[k]
-        if isinstance(w, tuple):
-            a, b = w
-            s.sent[r] = b - a
-            if flows.intact[k]:
-                s.lost[r] = 0
-                s.bytes[r] = flows.size[k][a:b].sum()
-                s.delays.append(flows.t_cur[k][a:b] - flows.t_first[k][a:b])
-            else:
-                ok = flows.alive[k][a:b]
-                s.lost[r] = (b - a) - np.count_nonzero(ok)
-                s.bytes[r] = flows.size[k][a:b][ok].sum()
-                s.delays.append(flows.t_cur[k][a:b][ok] - flows.t_first[k][a:b][ok])
-            continue
-        cnt = w
-        ok = cnt & flows.alive[k]
-        s.sent[r] = cnt.sum()
-        s.lost[r] = (cnt & ~flows.alive[k]).sum()
-        s.bytes[r] = flows.size[k][ok].sum()
-        s.delays.append(flows.t_cur[k][ok] - flows.t_first[k][ok])
+    def grow(self, rows: int) -> None:
+        """Work and trace arrays for ``rows`` rows at least (a quarter more than asked)."""
+        if self.work and self.work[2][0].shape[0] >= rows:
+            return
+        size = int(1.25 * rows)
+        self.work = (np.zeros((5, size), np.int64), np.zeros((3, size)),
+                     (np.zeros(size, np.int64), np.zeros(size, np.int64), np.zeros(size), np.zeros(size),
+                      np.empty(size), np.zeros(size, np.bool_)))

@@ -10,7 +10,8 @@ The public surface is small:
 * :func:`seed_sequences`, :func:`replication_rngs`, :func:`replication_seeds` -- independent
   replications derived from one scenario seed by ``numpy.random.SeedSequence(seed).spawn(n)``
   (an optional ``stream`` key separates independent experiments of one scenario, e.g. one per flow);
-  :func:`spawned_generators` -- the generators of ``seq.spawn(n)`` computed for all ``n`` children at once;
+  :func:`spawned_generators` -- the generators of ``seq.spawn(n)`` computed for all ``n`` children at once
+  (:func:`spawned_words`, their state words; :func:`generator_of`, one generator from its words);
 * :func:`t_interval` -- Student-t interval for the mean of independent replications, at the
   scenario's confidence level;
 * :func:`batch_means` -- the same for one long correlated run, cut into batches;
@@ -46,7 +47,7 @@ from qosbound.results import Interval
 
 __all__ = ["Estimate", "t_interval", "batch_means", "proportion_interval", "ci_kind", "nice_bin_width", "Histogram",
            "hist_quantile", "hist_ccdf", "t_quantile", "two_sided_t", "bonferroni", "seed_sequences",
-           "replication_rngs", "replication_seeds", "spawned_generators", "proportion_se", "Welch", "welch",
+           "replication_rngs", "replication_seeds", "spawned_generators", "spawned_words", "generator_of", "proportion_se", "Welch", "welch",
            "welch_samples"]
 
 _MASK64 = 0xFFFFFFFFFFFFFFFF
@@ -185,24 +186,34 @@ def _child_words(seq: np.random.SeedSequence, n: int) -> np.ndarray:
     return words
 
 
-def spawned_generators(seq: np.random.SeedSequence, n: int) -> list:
-    """``[Generator(PCG64(child)) for child in seq.spawn(n)]`` -- the same generators, bit for bit -- without
-    building ``n`` SeedSequence objects (their hashing costs more than the draws of a short replication): the
-    children's state words computed together (:func:`_child_words`, checked against NumPy's own for the first
-    child; when the entropy is not an integer, or if NumPy's hash ever differs, the children are spawned as
-    usual). ``seq`` is not advanced (its
-    ``n_children_spawned`` is unchanged); a child index must stay below 2^32."""
+def spawned_words(seq: np.random.SeedSequence, n: int) -> np.ndarray:
+    """The state words ``child.generate_state(4, np.uint64)`` of each of ``seq.spawn(n)``'s children, as an
+    ``(n, 4)`` array, without building ``n`` SeedSequence objects (their hashing costs more than the draws of a short
+    replication): computed together (:func:`_child_words`, checked against NumPy's own for the first child; when the
+    entropy is not an integer, or if NumPy's hash ever differs, the children are spawned as usual). ``seq`` is not
+    advanced (its ``n_children_spawned`` is unchanged); a child index must stay below 2^32. ``PCG64`` seeded by
+    child ``i`` is :func:`generator_of` of row ``i`` (or the compiled one of :mod:`qosbound.validation.pcg64`)."""
     if n < 1:
-        return []
+        return np.zeros((0, 4), np.uint64)
     if seq.n_children_spawned + n > 2 ** 32:
         raise ValueError("at most 2^32 children")
     try:
-        words = _child_words(seq, n)
+        return _child_words(seq, n)
     except ArithmeticError:  # entropy not an integer, or a NumPy whose SeedSequence hashes otherwise
         kids = np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key, pool_size=seq.pool_size,
                                       n_children_spawned=seq.n_children_spawned).spawn(n)
-        return [np.random.Generator(np.random.PCG64(k)) for k in kids]
-    return [np.random.Generator(np.random.PCG64(_Words(w))) for w in words]
+        return np.array([k.generate_state(4, np.uint64) for k in kids], np.uint64).reshape(n, 4)
+
+
+def generator_of(words: np.ndarray) -> np.random.Generator:
+    """``Generator(PCG64(child))`` for the child whose ``generate_state(4, np.uint64)`` is ``words``."""
+    return np.random.Generator(np.random.PCG64(_Words(words)))
+
+
+def spawned_generators(seq: np.random.SeedSequence, n: int) -> list:
+    """``[Generator(PCG64(child)) for child in seq.spawn(n)]`` -- the same generators, bit for bit -- from
+    :func:`spawned_words`; ``seq`` is not advanced."""
+    return [generator_of(w) for w in spawned_words(seq, n)]
 
 
 def proportion_se(successes: int, trials: int) -> float:

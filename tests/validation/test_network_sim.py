@@ -12,8 +12,7 @@ from qosbound.systems.network import network
 from qosbound.systems.network.simulated import network_config
 from qosbound.systems.port import port_of
 from qosbound.systems.port.simulated import config as port_config
-from qosbound.validation.network_sim import (SourceSpec, _gather, _run_port, _sizes, _unmerge, components,
-                                             simulate)
+from qosbound.validation.network_sim import SourceSpec, _run_port, _sizes, components, simulate
 from qosbound.validation.port_sim import simulate_trace
 from tests.helpers import example
 from tests.systems.network.sub_networks import two_wans
@@ -211,40 +210,18 @@ def test_sizes_of_several_values_are_the_draws_rng_choice_makes(law):
         assert a.random() == b.random()
 
 
-def test_a_ports_feed_in_arrival_order_and_back_is_the_stable_sort():
-    """Flows' segments (each in time order, with ties across them) gathered in the stable sort's order get their
-    classes and precedences, and their departures (some dropped) come back in segment order with each segment's
-    drops and its largest delay over its window -- as NumPy computes them."""
-    rng = np.random.default_rng(3)
-    counts = [0, 50, 1, 200, 37]
-    t = np.concatenate([np.sort(np.round(rng.random(n) * 20.0) / 4.0) for n in counts])  # many equal times
-    z = rng.random(t.shape[0]) * 1500.0
-    off = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    cls_of = np.array([1, 0, 2, 1, 0], np.int64)
-    prec_of = np.array([0, 1, 2, 0, 1], np.int64)
-    order = np.argsort(t, kind="stable")
-    t_s, cls, z_s, pr = _gather(order, t, z, off, cls_of, prec_of)
-    seg = np.repeat(np.arange(5), counts)
-    np.testing.assert_array_equal(t_s, t[order])
-    np.testing.assert_array_equal(z_s, z[order])
-    np.testing.assert_array_equal(cls, cls_of[seg][order])
-    np.testing.assert_array_equal(pr, prec_of[seg][order])
-    tick, prop = 8.0 / 10e6, 0.002
-    tr_dep = t_s / tick + 100.0 + rng.random(t.shape[0]) * 1e4
-    tr_drop = rng.random(t.shape[0]) < 0.01
-    tr_drop[np.flatnonzero(seg[order] == 2)] = False  # segment 2 loses nothing
-    w_lo = np.array([0, 5, 0, 10, 0], np.int64)
-    w_hi = np.array([0, 45, 1, 190, 0], np.int64)
-    dep, nxt, lost, hmax = _unmerge(order, tr_dep, tr_drop, tick, prop, t, off, w_lo, w_hi)
-    want = np.empty_like(t)
-    want[order] = np.where(tr_drop, np.nan, tr_dep * tick)
-    np.testing.assert_array_equal(dep, want)
-    np.testing.assert_array_equal(nxt, want + prop)
-    for j in range(5):
-        d, a = want[off[j]:off[j + 1]], t[off[j]:off[j + 1]]
-        assert lost[j] == np.isnan(d).sum()
-        if lost[j] == 0 and w_hi[j] > w_lo[j]:
-            assert hmax[j] == np.max(d[w_lo[j]:w_hi[j]] - a[w_lo[j]:w_hi[j]])
-        else:
-            assert hmax[j] == -np.inf
-    assert lost[2] == 0 and hmax[2] > 0 and lost.sum() == tr_drop.sum()
+def test_replications_with_policers_are_independent_of_the_runs_before_them():
+    """The six-router WAN polices video at every access port: each replication starts with full buckets, so a
+    replication run alone, or in a second run on the same configuration, gives the samples it gives in the whole
+    run (the kernel updates its meters' state in place: each replication works on copies)."""
+    cfg = network_config(network(load(example("network_wan_sites"))))
+    assert any((p.po_kind >= 0).any() for p in cfg.ports)
+    before = [p.po_state.copy() for p in cfg.ports]
+    whole, _ = simulate(cfg, 2.0, 3, seed=5)
+    again, _ = simulate(cfg, 2.0, 3, seed=5)
+    alone, _ = simulate(cfg, 2.0, 3, seed=5, only=[2])
+    assert all(np.array_equal(p.po_state, b) for p, b in zip(cfg.ports, before))
+    for w, a, o in zip(whole, again, alone):
+        assert all(np.array_equal(x, y) for x, y in zip(w.delays, a.delays))
+        np.testing.assert_array_equal(w.delays[2], o.delays[0])
+        np.testing.assert_array_equal(w.lost[2:], o.lost)

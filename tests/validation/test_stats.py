@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 from scipy.signal import lfilter
 
-from qosbound.validation.stats import (Estimate, Histogram, batch_means, ci_kind, hist_ccdf, hist_quantile,
-                                       nice_bin_width, proportion_interval, seed_sequences, spawned_generators,
-                                       t_interval)
+from qosbound.validation.stats import (Estimate, Histogram, batch_means, ci_kind, generator_of, hist_ccdf,
+                                       hist_quantile, nice_bin_width, proportion_interval, seed_sequences,
+                                       spawned_generators, spawned_words, t_interval)
 
 
 def test_ci_kind_labels():
@@ -200,3 +200,14 @@ def test_spawned_generators_continue_after_children_spawned_and_take_any_entropy
     mine = spawned_generators(seq, 3)
     assert [g.random() for g in mine] == [np.random.Generator(np.random.PCG64(k)).random() for k in seq.spawn(3)]
     assert spawned_generators(seq, 0) == []
+
+
+def test_spawned_words_are_the_childrens_state_words_either_way():
+    """The state words computed together, and those of entropy NumPy spawns itself (a list), are each child's
+    ``generate_state(4, np.uint64)``; none for no child; ``generator_of`` a row is the child's generator."""
+    for seq in (np.random.SeedSequence(9, spawn_key=(1,)), np.random.SeedSequence([4, 5])):
+        words = spawned_words(seq, 6)
+        kids = seq.spawn(6)
+        np.testing.assert_array_equal(words, np.array([k.generate_state(4, np.uint64) for k in kids]))
+        assert generator_of(words[3]).bit_generator.state == np.random.PCG64(kids[3]).state
+    assert spawned_words(np.random.SeedSequence(1), 0).shape == (0, 4)
