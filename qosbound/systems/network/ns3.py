@@ -24,15 +24,17 @@ import numpy as np
 
 from qosbound.errors import ScenarioError
 from qosbound.results import Result
-from qosbound.systems.network.elements import Network
+from qosbound.systems.network.elements import Network, network
+from qosbound.systems.network.metrics import quantiles_of
 from qosbound.systems.network.estimates import reduce_samples
 from qosbound.systems.network.simulated import results
 from qosbound.systems.port import ns3_gap
 from qosbound.validation.network_sim import FlowSample
 from qosbound.validation.ns3_network import SATURATION, FlowSpec, NetConfig, PortSpec, run_network
 from qosbound.validation.ns3_runner import device_queue_packets
+from qosbound.validation.trace import make_table
 
-__all__ = ["ns3_config", "ns3_results", "samples_of"]
+__all__ = ["ns3_config", "ns3_results", "samples_of", "ns3_trace"]
 
 _KINDS = ("cbr", "poisson", "saturated")
 
@@ -52,12 +54,15 @@ def ns3_config(net: Network, opts, path=None) -> NetConfig:
     ports = []
     for p in net.order:
         port = net.ports[p]
+        k_max = max(port.units_of(z) for c in port.active for s in c.streams
+                    for z in (s.sizes.sizes if not s.sizes.exponential else (65535.0,)))
+        try:
+            devq = device_queue_packets(port.Q_t, k_max, port.unit, field=f"ports.{p}.txq")
+        except ScenarioError as e:
+            raise ScenarioError(f"port {p}: {e.problem}", file=path, field=e.field) from None
         why = ns3_gap(port, both=False)
         if why:
             raise ScenarioError(f"ns-3 cannot express port {p}: {why}", file=path, field=f"ports.{p}.classes")
-        k_max = max(port.units_of(z) for c in port.active for s in c.streams
-                    for z in (s.sizes.sizes if not s.sizes.exponential else (65535.0,)))
-        devq = device_queue_packets(port.Q_t, k_max, port.unit, field=f"ports.{p}.txq")
         bands = [1, 1]
         for c in port.active:
             bands[0 if c.priority is not None else 1] = int(c.queue_limit)
@@ -107,9 +112,9 @@ def samples_of(net: Network, reps: list, H: float, warmup: float, cooldown: floa
     return out
 
 
-def ns3_results(net: Network, opts, quantiles, path=None) -> tuple[list[Result], dict, list[FlowSample]]:
+def ns3_results(net: Network, opts, quantiles, path=None) -> tuple[list[Result], dict, list]:
     """ns-3's replications of the network reduced per flow as the simulation's (method ``ns-3``), what ns-3
-    modelled, and the per-flow samples."""
+    modelled, and ns-3's packets (per replication and flow, as :func:`run_network` returns them)."""
     cfg = ns3_config(net, opts, path)
     reps, info = run_network(cfg)
     samples = samples_of(net, reps, cfg.duration, float(opts.warmup), float(opts.cooldown))
@@ -126,4 +131,30 @@ def ns3_results(net: Network, opts, quantiles, path=None) -> tuple[list[Result],
                             "socket (the last bit at the destination)"
                           + (f"; saturated flows ({', '.join(sat)}) offered as Poisson at {SATURATION:g} x their "
                              "first link's rate" if sat else ""))
-    return out, info, samples
+    return out, info, reps
+
+
+def ns3_trace(scn, ef_packets: int):
+    """``qosbound validate NETWORK --ns3``: ns-3 runs the scenario's ``methods.simulated`` replications and duration
+    (``ef_packets``, the port systems' run length, does not apply). Returns the end-to-end trace of the counted
+    packets (flow and class columns: the flow's name; replication ``r``'s times shifted by ``r`` durations, so the
+    replications follow one another) for the plots, and an info dict whose ``results`` are ns-3's estimates formed
+    per replication (:func:`ns3_results`) and ``compare_with`` the method they are judged against: the chained
+    simulation's estimates of the same replications and duration."""
+    opts = scn.methods.simulated
+    net = network(scn)
+    res, info, reps = ns3_results(net, opts, quantiles_of(scn), scn.path)
+    H = float(opts.duration)
+    lo, hi = float(opts.warmup) * H, (1.0 - float(opts.cooldown)) * H
+    parts = {"flow": [], "size": [], "arrival": [], "departure": []}
+    for r, flows in enumerate(reps):
+        for f, d in zip(net.flows, flows):
+            w = (d["send"] >= lo) & (d["send"] < hi)
+            parts["flow"].append(np.full(int(w.sum()), f.name, dtype=object))
+            parts["size"].append(d["size"][w])
+            parts["arrival"].append(d["send"][w] + r * H)
+            parts["departure"].append(d["recv"][w] + r * H)
+    cat = {k: np.concatenate(v) for k, v in parts.items()}
+    table = make_table(flow=cat["flow"], cls=cat["flow"], size=cat["size"], arrival=cat["arrival"],
+                       departure=cat["departure"], dropped=np.isnan(cat["departure"]))
+    return table, dict(info, results=res, compare_with=["simulated"])
