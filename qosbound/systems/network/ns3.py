@@ -29,6 +29,7 @@ from qosbound.systems.network.metrics import quantiles_of
 from qosbound.systems.network.estimates import reduce_samples
 from qosbound.systems.network.simulated import results
 from qosbound.systems.port import ns3_gap
+from qosbound.systems.solve_cache import cached
 from qosbound.validation.network_sim import FlowSample
 from qosbound.validation.ns3_network import SATURATION, FlowSpec, NetConfig, PortSpec, run_network
 from qosbound.validation.ns3_runner import device_queue_packets
@@ -44,6 +45,12 @@ def _version() -> str:
         return importlib.metadata.version("ns3")
     except importlib.metadata.PackageNotFoundError:
         return "not installed"
+
+
+def _run(cfg: NetConfig, ns3_version: str):
+    """ns-3's run of ``cfg`` (the version in the key: with QOSBOUND_CACHE_DIR set, a run is kept and read back for
+    the same configuration, ns-3 wheel and code; the runs are deterministic for a given seed)."""
+    return run_network(cfg)
 
 
 def ns3_config(net: Network, opts, path=None) -> NetConfig:
@@ -116,7 +123,9 @@ def ns3_results(net: Network, opts, quantiles, path=None) -> tuple[list[Result],
     """ns-3's replications of the network reduced per flow as the simulation's (method ``ns-3``), what ns-3
     modelled, and ns-3's packets (per replication and flow, as :func:`run_network` returns them)."""
     cfg = ns3_config(net, opts, path)
-    reps, info = run_network(cfg)
+    (reps, info), read_back = cached(_run, cfg, _version())
+    if read_back:
+        info = dict(info, cache="read back (QOSBOUND_CACHE_DIR; run_seconds: the original run)")
     samples = samples_of(net, reps, cfg.duration, float(opts.warmup), float(opts.cooldown))
     hops = int(sum(len(d["send"]) * len(f.hops) for flows in reps for f, d in zip(net.flows, flows)))
     prov = {"simulator": f"ns-3 {_version()} (qosbound.validation.ns3_network)",
