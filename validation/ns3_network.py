@@ -24,8 +24,9 @@ The topology (what :func:`run_network` builds from a :class:`NetConfig`, every r
   independent uniform phases, Poisson; sizes per packet from the flow's law) and handed to ns-3. Sizes are bytes
   on the wire: UDP payload = size - 30 (PPP 2 + IPv4 20 + UDP 8), the payload starting with a 32-bit sequence
   number. A **saturated** flow is offered at ``SATURATION`` times its first link's rate, Poisson, into its band
-  (of its class's queue limit at its first port), which then never empties (checked per run: the flow's first
-  port never idles once it has started).
+  (of its class's queue limit ``Q`` at its first port), which then stays non-empty: from full, Poisson arrivals
+  at twice the rate the band is served at empty it before refilling it with probability about ``2^-Q`` (a random
+  walk stepping up with probability 2/3), 5e-20 for the usual 64 packets.
 * **Timestamps.** A packet's first arrival is its send time (the socket hands it to the first port's queue disc
   at once); its delivery is the receiving socket's time, at which ns-3's point-to-point channel hands over a
   packet: its transmission time plus the propagation delay after its transmission started, i.e. the **last bit
