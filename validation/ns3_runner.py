@@ -48,7 +48,7 @@ import numpy as np
 from qosbound.errors import EngineError, ScenarioError
 from qosbound.validation.trace import make_table
 
-__all__ = ["PqConfig", "RedConfig", "available", "run_pq", "run_red", "pq_config_from_params",
+__all__ = ["PqConfig", "RedConfig", "available", "run_pq", "run_red", "pq_config_from_params", "device_queue_packets",
            "send_schedule", "HEADER_BYTES"]
 
 #: PPP (2) + IPv4 (20) + UDP (8) bytes added to each UDP payload on the wire.
@@ -112,6 +112,21 @@ def send_schedule(rng: np.random.Generator, rate_pps: float, duration: float, ki
     raise ScenarioError(f"ns-3 runs support cbr and poisson arrivals, not {kind!r}", field="traffic.EF.arrivals")
 
 
+def device_queue_packets(Q_t: int, k_max: int, unit: float, field: str = "txq") -> int:
+    """The ns-3 device queue (packets) that plays a tx-ring of ``Q_t`` units whose largest packet takes ``k_max``
+    units of ``unit`` bytes: ``Q_t - 1`` waiting packets plus the one on the wire (ns-3's point-to-point device
+    takes the packet it transmits out of its queue; qosbound's ring holds it until its last bit has left). The
+    same queue only when every packet takes one unit; otherwise a ScenarioError under ``field`` says so."""
+    if k_max > 1:
+        raise ScenarioError(f"ns-3 counts its device queue in packets; this scenario has packets of up to "
+                            f"{k_max} units of {unit:g} B. Set txq.unit_size to at least the largest packet "
+                            "size for an ns-3 comparison", field=f"{field}.unit_size")
+    if Q_t < 2:
+        raise ScenarioError("ns-3 needs a device queue of at least one packet: txq.units >= 2",
+                            field=f"{field}.units")
+    return Q_t - 1
+
+
 def pq_config_from_params(p, *, duration: float = 10.0, seed: int = 1, be_capacity: int = 64) -> PqConfig:
     """The ns-3 counterpart of a pq_txq scenario (``qosbound.systems.pq_txq.params.Params``).
 
@@ -120,13 +135,8 @@ def pq_config_from_params(p, *, duration: float = 10.0, seed: int = 1, be_capaci
     same queue only when every packet fits one unit (unit size >= largest
     packet); otherwise the runs differ and the caller is told so.
     """
-    if p.k_max > 1:
-        raise ScenarioError(f"ns-3 counts its device queue in packets; this scenario has packets of up to "
-                            f"{p.k_max} units of {p.unit:g} B. Set txq.unit_size to at least the largest packet "
-                            "size for an ns-3 comparison", field="txq.unit_size")
-    if p.Q_t < 2:
-        raise ScenarioError("ns-3 needs a device queue of at least one packet: txq.units >= 2", field="txq.units")
-    return PqConfig(rate=p.C, device_queue=p.Q_t - 1, pq_capacity=p.pq_cap, ef_size=int(round(p.ef_size)),
+    return PqConfig(rate=p.C, device_queue=device_queue_packets(p.Q_t, p.k_max, p.unit),
+                    pq_capacity=p.pq_cap, ef_size=int(round(p.ef_size)),
                     ef_rate=p.ef_rate, arrivals=p.arrivals, be_sizes=[int(round(s)) for s in p.be_sizes],
                     be_probs=[float(x) for x in p.be_probs], be_capacity=be_capacity, duration=duration,
                     seed=seed)

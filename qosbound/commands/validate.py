@@ -16,7 +16,10 @@ The command asks the system for what it can do, never for its name, through
 the hooks of :class:`qosbound.systems.System`: ``plot_delays(scn)`` (the delay
 range worth plotting, or None), ``simulate_trace(scn, packets, seed)`` and
 ``ns3_trace(scn, ef_packets)`` (each raises a ScenarioError naming what to use
-instead where the system has no such capability).
+instead where the system has no such capability). A system whose ns-3 counterpart
+runs replications (a network) returns its estimates in the info (``results``) with
+the methods to judge them against (``compare_with``: the simulation); those
+estimates replace the trace's batch means, and the methods named join the reference.
 """
 
 from __future__ import annotations
@@ -157,11 +160,20 @@ def validate(scn, source: str, trace_spec: str | None = None, progress=None):
     else:
         table, info = load_trace(trace_spec)
         method, warmup = "trace", 0.0
+    replicated = info.pop("results", None)
+    if replicated is not None:
+        # ns-3 ran the scenario's replications (a network): its own estimates, judged against the methods named
+        # (the chained simulation of the same replications and duration) besides the closed forms
+        for m in info.pop("compare_with", []):
+            reference += system.evaluate(scn, [m], progress)
     t = arrays(table, warmup)
     # the model's plot-only CCDF points are not part of the report
     ref_report = [r for r in reference if r.metric not in grid]
     names = _metric_names(scn, system, ref_report)
-    observed = trace_results(t, names + grid, method, source=info.get("kind", method), warmup=warmup)
+    if replicated is None:
+        observed = trace_results(t, names + grid, method, source=info.get("kind", method), warmup=warmup)
+    else:
+        observed = list(replicated)
     obs_plot = [r for r in observed if r.metric in grid and r.metric not in names]
     observed = [r for r in observed if r.metric in names]
     verdicts = compare(ref_report, observed)
@@ -182,7 +194,8 @@ def _rows(ctx) -> list[dict]:
         estimates = [r for r in ref if (r.estimates or r.metric) == name and r.interval is not None
                      and not r.interval.is_bound]
         model = next((r for r in estimates if r.method == "model-checked"), None) or next(
-            (r for r in estimates if r.kind in (Kind.EXACT, Kind.NUMERICAL)), None)
+            (r for r in estimates if r.kind in (Kind.EXACT, Kind.NUMERICAL)), None) or next(
+            (r for r in estimates if r.method == "simulated"), None)
         bounds = [r for r in ref if r.bounds_metric(name)]
         o = obs.get(name)
         vs = [v for v in ctx["verdicts"] if v.metric == name]

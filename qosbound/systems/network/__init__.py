@@ -14,7 +14,8 @@ crossing them along paths, with end-to-end answers per flow.
 The methods: closed forms (:mod:`.bounds`: total and separated flow analysis and FIFO-LP (:mod:`.fifo_lp`) over
 the ports' ring-aware service curves, the tightest the answer; :mod:`.approximation`: the end-to-end mean and
 percentiles, approximately) and the chained simulation (:mod:`.simulated`, each port the port
-system's kernel fed with the packets its upstream ports send). Routes must be feed-forward.
+system's kernel fed with the packets its upstream ports send). Routes must be feed-forward. ``validate --ns3``
+runs the network in ns-3 (:mod:`.ns3`) and judges its per-flow estimates against the chained simulation's.
 
 The system can send its simulated replications to Dask (:func:`replications_on`, what ``plan --workers N`` and
 ``--scheduler ADDRESS`` use with one network file; :mod:`.distributed`).
@@ -23,9 +24,10 @@ The system can send its simulated replications to Dask (:func:`replications_on`,
 from __future__ import annotations
 
 from qosbound.systems.base import default_methods
-from qosbound.systems.capabilities import no_models, no_ns3, no_plot_delays, no_trace_simulator
+from qosbound.systems.capabilities import no_models, no_plot_delays, no_trace_simulator
 from qosbound.systems.network import admission as _admission
 from qosbound.systems.network import closed_form as _closed_form
+from qosbound.systems.network import ns3 as _ns3
 from qosbound.systems.network import simulated as _simulated
 from qosbound.systems.network.distributed import replications_on
 from qosbound.systems.network.elements import Network, network
@@ -71,6 +73,6 @@ def agreements(scn: Scenario, results: list[Result]) -> list:
 
 render_models = no_models("network")
 simulate_trace = no_trace_simulator("network")
-ns3_trace = no_ns3("network")
+ns3_trace = _ns3.ns3_trace
 plot_delays = no_plot_delays
 admit = _admission.admit

@@ -53,12 +53,12 @@ def packet_hops(net: Network, duration: float) -> float:
     return tot
 
 
-def _ci(metric, unit, per_rep, conf, base, estimator):
+def _ci(metric, unit, per_rep, conf, base, estimator, method="simulated"):
     e = t_interval(per_rep, conf)
     lo = max(0.0, e.low) if unit in ("s", "bit/s") else e.low
     iv = Interval.ci(min(lo, e.mean), max(e.high, e.mean), conf, se=e.std_error, dof=e.dof,
                      note=f"Student t over {len(per_rep)} replications")
-    return Result(metric, "simulated", e.mean, unit, iv, dict(base, std_error=e.std_error, estimator=estimator))
+    return Result(metric, method, e.mean, unit, iv, dict(base, std_error=e.std_error, estimator=estimator))
 
 
 def simulated(net: Network, opts, quantiles, progress) -> list[Result]:
@@ -85,39 +85,46 @@ def simulated(net: Network, opts, quantiles, progress) -> list[Result]:
     return results(net, estimates, hops, opts, quantiles)
 
 
-def results(net: Network, estimates: list, hops: int, opts, quantiles) -> list[Result]:
+def results(net: Network, estimates: list, hops: int, opts, quantiles, *, method: str = "simulated",
+            provenance: dict | None = None) -> list[Result]:
     """The simulated results from each flow's per-replication estimates (:class:`.estimates.FlowEstimates`); they
-    do not depend on where the replications ran."""
+    do not depend on where the replications ran. ``method``/``provenance``: another simulator's replications
+    reduced the same way (ns-3's, :mod:`.ns3`: no per-hop maxima, NaN there, are reported)."""
     conf = opts.confidence
     R = opts.replications
     base = {"replications": R, "duration": opts.duration, "seed": opts.seed, "warmup": opts.warmup,
             "cooldown": opts.cooldown, "packet_hops": hops, "simulator": "qosbound.validation.network_sim",
             "seeding": "numpy SeedSequence(seed).spawn(replications), then one Generator per flow and per port"}
+    if provenance is not None:
+        base = dict(base, **provenance)
     out: list[Result] = []
     for k, f in enumerate(net.flows):
         s = estimates[k]
         n = f.name
         if s.window > 0:
             out.append(_ci(f"{n}.throughput", "bit/s", 8.0 * s.bytes / s.window, conf, base,
-                           "delivered bits of the counted packets / the counted window"))
+                           "delivered bits of the counted packets / the counted window", method))
         if f.saturated:
             continue
         if np.all(s.delivered >= 2):
             out.append(_ci(f"{n}.delay.mean", "s", [float(x) for x in s.mean], conf, base,
-                           "mean of per-replication sample means"))
+                           "mean of per-replication sample means", method))
             for j, q in enumerate(quantiles):
                 out.append(_ci(f"{n}.delay.{quantile_name(q)}", "s", [float(x) for x in s.quantile[:, j]],
-                               conf, base, "mean of per-replication sample quantiles (numpy's linear interpolation)"))
+                               conf, base, "mean of per-replication sample quantiles (numpy's linear interpolation)",
+                               method))
             out.append(_ci(f"{n}.delay.jitter", "s", [float(x) for x in s.jitter], conf, base,
-                           "mean of per-replication spreads (largest less smallest delay)"))
+                           "mean of per-replication spreads (largest less smallest delay)", method))
             mx = float(s.max.max())
-            out.append(Result(f"{n}.delay.max", "simulated", mx, "s",
+            out.append(Result(f"{n}.delay.max", method, mx, "s",
                               Interval.lower_bound(mx, note="the largest delay observed over all replications: the "
                                                             "true maximum is at least this"),
                               dict(base, estimator="largest end-to-end delay observed over all replications")))
             for h, hop in enumerate(f.hops):
+                if np.isnan(s.hop_max[:, h]).all():
+                    continue
                 hm = float(s.hop_max[:, h].max())
-                out.append(Result(f"{n}.hop.{hop.port}.delay.max", "simulated", hm, "s",
+                out.append(Result(f"{n}.hop.{hop.port}.delay.max", method, hm, "s",
                                   Interval.lower_bound(hm, note="the largest delay at the port observed"),
                                   dict(base, estimator="largest delay at the port (arrival to last bit on the wire)")))
         if np.all(s.sent > 0):
@@ -127,8 +134,10 @@ def results(net: Network, estimates: list, hops: int, opts, quantiles) -> list[R
             se = max(e.std_error, proportion_se(K, N))
             iv = Interval.ci(max(0.0, min(e.low, lo, e.mean)), min(1.0, max(e.high, hi, e.mean)), conf, se=se, dof=R - 1,
                              note=f"Student t over {R} replications, widened to the pooled Clopper-Pearson interval")
-            hop_lost = {hop.port: int(s.hop_lost[:, h].sum()) for h, hop in enumerate(f.hops)}
-            out.append(Result(f"{n}.loss", "simulated", e.mean, "1", iv,
-                              dict(base, std_error=se, events=K, trials=N, lost_per_port=hop_lost,
+            where = {}
+            if not np.isnan(s.hop_lost).any():  # a simulator that says where it drops
+                where = {"lost_per_port": {hop.port: int(s.hop_lost[:, h].sum()) for h, hop in enumerate(f.hops)}}
+            out.append(Result(f"{n}.loss", method, e.mean, "1", iv,
+                              dict(base, std_error=se, events=K, trials=N, **where,
                                    estimator="per-replication fraction of the counted packets lost on the path")))
     return out

@@ -50,7 +50,8 @@ from qosbound.systems.port.schema import Scenario
 from qosbound.systems.port.understood import understood_inputs
 
 __all__ = ["Scenario", "Port", "port_of", "evaluate", "metric_names", "metric_kind", "slo_limit", "default_methods",
-           "agreements", "render_models", "simulate_trace", "ns3_trace", "plot_delays", "admit", "understood_inputs"]
+           "agreements", "render_models", "simulate_trace", "ns3_trace", "ns3_gap", "plot_delays", "admit",
+           "understood_inputs"]
 
 
 #: Why a method cannot take a parent shaper (the simulator models it: not listed).
@@ -121,7 +122,7 @@ def ns3_trace(scn: Scenario, ef_packets: int):
     exactly ``pq_txq``'s ns-3 counterpart, which answers with the classes renamed. ns-3 has no DRR or WFQ queue
     disc, no policer and no per-DSCP WRED: any other port is refused, naming what ns-3 lacks."""
     port = _port(scn, "ns-3")
-    why = _ns3_gap(port)
+    why = ns3_gap(port)
     ccdf, qs = requested(scn)
     raw = None
     if not why:
@@ -137,11 +138,12 @@ def ns3_trace(scn: Scenario, ef_packets: int):
     return _renamed(table, names), dict(info, classes=names)
 
 
-def _ns3_gap(port: Port) -> str:
-    """What ns-3 lacks to express the port ('' when it can)."""
+def ns3_gap(port: Port, *, both: bool = True) -> str:
+    """What ns-3 lacks to express the port ('' when it can): ns-3's ``PrioQueueDisc`` with two FIFO bands holds
+    one priority class over one weighted class (``both``: each of them with traffic; else at most one of each)."""
     pr = [c for c in port.active if c.priority is not None]
     w = port.weighted
-    if len(pr) != 1 or len(w) != 1:
+    if (len(pr) != 1 or len(w) != 1) if both else (len(pr) > 1 or len(w) > 1):
         return ("ns-3 has no DRR or WFQ queue disc for several weighted classes, and its PrioQueueDisc serves "
                 "one class per band (it expresses one priority class over one other class)")
     if port.ring is not None and not port.ring.per_packet and port.largest > port.unit:
