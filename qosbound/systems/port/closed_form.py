@@ -505,8 +505,42 @@ def _cbr_loss_results(port: Port) -> list[Result]:
     return [cbr_loss.loss_result(p, float(V), cls=c.name)]
 
 
+def _priority_police_results(port: Port) -> list[Result]:
+    """``X.loss.police`` of each priority class whose policer meters every packet (not conditional, or
+    conditional on a port congested at every arrival: :func:`~qosbound.systems.port.elements.always_congested`,
+    where only the packets of time 0, none in the long run, pass unmetered): the long-run fraction of its
+    packets in the colours the policer drops, from the meter's colour fractions
+    (:mod:`qosbound.analytic.markers`; exact for one CBR or Poisson stream of one size, else an approximation
+    saying what it neglects). The policer meets the packets before the queue, so nothing behind it changes
+    this fraction."""
+    out = []
+    for c in port.active:
+        p = c.police
+        if c.priority is None or p is None or not p.metering:
+            continue
+        gaps = []
+        spec = _cbr_or_poisson(c)
+        if spec is None:
+            law = c.size_law()
+            one_size = law is not None and not law.exponential and len(law.sizes) == 1
+            spec = ("poisson", "fixed" if one_size else "exponential")
+            gaps.append("the class's arrival law in the policer's colour fractions (taken as Poisson" +
+                        (")" if one_size else " with exponential sizes of the mean size)"))
+        f = _fractions(p.kind, spec, c.offered, c.mean_size, p.cir, p.cbs, p.second_rate, p.second_depth, False,
+                       (1.0, 0.0, 0.0))
+        if not all(f.exact):
+            gaps.append(f"error of the policer's colour fractions ({f.neglects})")
+        loss = float(sum(f.packets[k] for k in range(3) if p.actions[k] == "drop"))
+        prov = {"formula": "the packets of the colours the policer drops, of its long-run colour fractions",
+                "source": "qosbound.analytic.markers", "policer": p.kind, "conditional": p.conditional,
+                "neglects": gaps}
+        iv = Interval.approximation(loss, "; ".join(gaps)) if gaps else Interval.exact(loss)
+        out.append(Result(f"{c.name}.loss.police", "closed-form", loss, "1", iv, prov))
+    return out
+
+
 def closed_form(port: Port, setting: str = "auto") -> list[Result]:
     """Every closed-form result of the port (module docstring)."""
     return (_bound_results(port) + _priority_means(port) + _cbr_loss_results(port)
-            + _weighted_results(port, setting))
+            + _priority_police_results(port) + _weighted_results(port, setting))
 

@@ -164,6 +164,8 @@ def test_a_conditional_policer_meters_always_on_a_port_a_saturated_class_keeps_c
     assert port.cls("voice").long_run_rate == pytest.approx(2e6)
     r = {x.metric: x for x in closed_form(port)}
     assert r["class-default.throughput"].value == pytest.approx(8e6, rel=1e-9)
+    # the policer's loss, of its long-run colour fractions: one CBR stream of one size, exact
+    assert r["voice.loss.police"].kind is Kind.EXACT and r["voice.loss.police"].value == pytest.approx(2 / 3)
     raw["methods"] = {"simulated": {"packets": 200000, "replications": 4, "seed": 5}}
     scn = build(raw)
     sim = {x.metric: x for x in get_system("port").evaluate(scn, ["simulated"], QUIET)}
@@ -178,6 +180,7 @@ def test_a_conditional_policer_does_not_cap_a_port_that_is_not_always_congested(
     port = port_of(build(_llq("3 Mbit/s", {"rate": "5 Mbit/s", "size": "1500 B", "arrivals": "poisson"})))
     assert port.cls("voice").long_run_rate == pytest.approx(3e6)
     assert port.cls("voice").police.passed() is None
+    assert "voice.loss.police" not in {x.metric for x in closed_form(port)}  # it may never meter: no claim
 
 
 def test_priority_traffic_above_the_link_is_stable_under_a_conditional_policer_on_a_congested_port():
