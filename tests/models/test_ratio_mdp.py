@@ -137,3 +137,16 @@ def test_reusing_one_column_order_gives_the_bounds_of_an_order_per_policy(seed):
         mdp, n, d = _process(seed)
         mdp.reuse_order = reuse
         assert mdp.lagrange_bound(n, d)[0] >= max(ratios) - 1e-7
+
+
+def test_a_policy_with_two_closed_classes_is_solved_restarted_and_its_factorisation_kept():
+    """Two labels, each keeping itself (the choice sets allow either): two closed classes, the system without the
+    restart is singular; the evaluation restarts to state 0 (gain and frequencies of state 0's class), and a
+    second evaluation of the same policy reuses that factorisation."""
+    mdp = ChoiceMDP(np.array([0, 0]), [(np.array([0, 2, 4]), np.array([0, 1, 1, 0]))], [np.ones((1, 1, 1))])
+    pol = [np.zeros((2, 1), dtype=np.int64)]
+    for R in (np.array([[0.3], [0.9]]), np.array([[0.7], [0.1]])):
+        g, h, x = mdp.evaluate(pol, R)
+        assert g == pytest.approx(R[0, 0], abs=1e-8) and np.allclose(x.ravel(), [1.0, 0.0], atol=1e-8)
+        assert np.all(np.isfinite(h))
+        assert mdp.factorisations == 1 and mdp.evaluations in (1, 2)
