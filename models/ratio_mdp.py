@@ -60,8 +60,14 @@ LP_SLACK = 1e-9
 #: The Lagrangian search (ChoiceMDP.lagrange_bound) stops when the proved value is within this relative distance
 #: of its estimate of the best value (the linear programme's).
 LAGRANGE_GAP = 1e-5
-#: GMRES iterations tried, preconditioned by the last LU factorisation, before a policy gets its own.
-GMRES_ITER = 25
+#: A policy's factorisation is made again with a fill-reducing order of its own (COLAMD) where the factors in the
+#: order reused (computed for an earlier policy) have more than this many times the nonzeros they had there.
+REORDER_FILL = 1.5
+#: Whether policy evaluations reuse one fill-reducing order (ChoiceMDP._factor): about four times faster on the
+#: largest ring-bound processes, the same certificates, but not the same rounding as an order of each system's
+#: own, and the searches over multipliers and lattice points that pick what to certify follow the rounding (ties
+#: among optimal policies): bounds proved may then differ in their fourth digit (benchmarks/bench_ring_bound.py).
+REUSE_ORDER = False
 
 
 class ChoiceMDP:
@@ -102,10 +108,14 @@ class ChoiceMDP:
         self._grp = [np.repeat(np.arange(self.N), np.diff(p)) for p, _ in self.post]
         self._off = [np.arange(q.size) - p[g] for (p, q), g in zip(self.post, self._grp)]
         self._by_kind = [np.flatnonzero(self.kind == k) for k in range(len(self.T))]
-        self._lu_key = None
-        self._lu = None
+        self._entries = None
+        self._lu_key = None  # (policy, restart) of the last factorisation, and its solvers
         self._cur = None
+        self._perm = self._perm_inv = None  # the order of the unknowns reused by the factorisations (_factor)
+        self._fill = 0
+        self.reuse_order = REUSE_ORDER
         self.factorisations = 0
+        self.orderings = 0
         self.evaluations = 0
         self.lps = 0
         self._lp = None
@@ -195,79 +205,133 @@ class ChoiceMDP:
         return self._certify(h, R)
 
     # ---- policy evaluation -------------------------------------------------------------------------------------
+    def _entries_by_row(self):
+        """What the policies' systems share (built once): the entries of ``[1 | I - (1 - r) P]`` (module
+        docstring: :meth:`_system`) listed by row -- so that the compressed-column matrix built from them has its
+        rows sorted in every column and only sums its duplicates -- as (rows, fixed columns (-1 where the policy
+        sets it), probabilities (of P's entries; 1 for the others), and for P's entries: their positions in the
+        list, where their label's choice set starts in the concatenated sets, where their choice is in the
+        concatenated policy, and their levels n'). An entry of P is ``T[kind i][n, a, n']`` from row ``(i, n)``
+        to column ``(j, n')``, ``j`` the label the policy chooses at ``(i, a, n')``."""
+        if self._entries is None:
+            nn, N = self.nn, self.N
+            rows, labs, ms, vals, base, flat = [], [], [], [], [], []
+            start = 0
+            for a, (indptr, idx) in enumerate(self.post):
+                for k, sel in enumerate(self._by_kind):
+                    if not sel.size:
+                        continue
+                    Tk = self.T[k][:, a, :]
+                    nz_n, nz_m = np.nonzero(Tk)
+                    rows.append((sel[:, None] * nn + nz_n[None, :]).ravel())
+                    lab = np.repeat(sel, nz_n.size)
+                    m = np.tile(nz_m, sel.size)
+                    ms.append(m)
+                    vals.append(np.tile(Tk[nz_n, nz_m], sel.size))
+                    base.append(start + indptr[lab])
+                    flat.append((a * N + lab) * nn + m)
+                start += idx.size
+            ones = np.arange(self.size)
+            rows = np.concatenate(rows + [ones[1:], ones])  # P, the identity but at column 0, the column of ones
+            nP = rows.size - 2 * self.size + 1
+            cols = np.concatenate([np.full(nP, -1), ones[1:], np.zeros(self.size, dtype=np.int64)])
+            vals = np.concatenate(vals + [np.ones(2 * self.size - 1)])
+            order = np.argsort(rows, kind="stable")
+            where = np.empty_like(order)
+            where[order] = np.arange(order.size)
+            self._entries = (rows[order], cols[order], vals[order], where[:nP], np.concatenate(base),
+                             np.concatenate(flat), np.concatenate(ms), np.concatenate([q for _, q in self.post]))
+        return self._entries
+
+    def _p_columns(self, pol) -> np.ndarray:
+        """The column of each entry of P (in the order of :meth:`_entries_by_row`'s positions) under ``pol``."""
+        _, _, _, _, base, flat, m, idx = self._entries_by_row()
+        choice = np.concatenate([p.ravel() for p in pol])
+        return idx[base + choice[flat]] * self.nn + m
+
     def _matrix(self, pol) -> sp.csc_matrix:
         """The policy's chain P (sparse, states x states)."""
-        nn = self.nn
-        rows, cols, vals = [], [], []
-        for a, (indptr, idx) in enumerate(self.post):
-            J = idx[indptr[:-1][:, None] + pol[a]]  # (N, nn): the chosen label per (i, n')
-            for k, sel in enumerate(self._by_kind):
-                if not sel.size:
-                    continue
-                Tk = self.T[k][:, a, :]
-                nz_n, nz_m = np.nonzero(Tk)
-                rows.append((sel[:, None] * nn + nz_n[None, :]).ravel())
-                cols.append((J[sel][:, nz_m] * nn + nz_m[None, :]).ravel())
-                vals.append(np.broadcast_to(Tk[nz_n, nz_m][None, :], (sel.size, nz_n.size)).ravel())
-        return sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                             shape=(self.size, self.size))
+        rows, _, vals, pos, *_ = self._entries_by_row()
+        return sp.csc_matrix((vals[pos], (rows[pos], self._p_columns(pol))), shape=(self.size, self.size))
 
-    def _system(self, P: sp.csc_matrix, restart: float) -> sp.csc_matrix:
-        """[1 | (I - (1 - restart) P) without column 0]: unknowns (gain, h_1 .. h_last), h_0 = 0."""
-        M = (sp.identity(self.size, format="csc") - (1.0 - restart) * P).tocsc()
-        return sp.hstack([sp.csc_matrix(np.ones((self.size, 1))), M[:, 1:]], format="csc")
+    def _system(self, pol, restart: float, perm: np.ndarray | None = None) -> sp.csc_matrix:
+        """[1 | (I - (1 - restart) P) without column 0]: unknowns (gain, h_1 .. h_last), h_0 = 0; with ``perm``
+        (a permutation of the unknowns) its column j moved to position ``perm[j]``. Every entry is rounded as
+        ``1 - (1 - restart) (p + p')`` (P's duplicates -- one per draw at most -- summed first) and entries that
+        are exactly zero are not stored: the matrix is the same to the last bit however it is built, and so is a
+        factorisation of it in a fill-reducing order of its own. (P's entries in column 0 are kept as zeros beside
+        the column of ones, and summed into it.)"""
+        rows, cols, vals, pos, *_ = self._entries_by_row()
+        c = self._p_columns(pol)
+        cols = cols.copy()
+        cols[pos] = c
+        if perm is not None:
+            cols = perm[cols]
+        shape = (self.size, self.size)
+        if restart == 0.0:  # listed by row, P's entries before the identity's: summed as (-p - p') + 1
+            vals = vals.copy()
+            vals[pos] = np.where(c == 0, 0.0, -vals[pos])
+            A = sp.csc_matrix((vals, (rows, cols)), shape=shape)
+        else:
+            fixed = np.ones(vals.size, dtype=bool)
+            fixed[pos] = False
+            P = sp.csc_matrix((np.where(c == 0, 0.0, vals[pos]), (rows[pos], cols[pos])), shape=shape)
+            A = sp.csc_matrix((vals[fixed], (rows[fixed], cols[fixed])), shape=shape) - (1.0 - restart) * P
+        A.eliminate_zeros()
+        return A
 
-    def _solver(self, pol, fresh: bool = False, restart: float = 0.0):
-        """(solve(b), solve_transposed(b)) for the policy's system: its own LU factorisation, or GMRES
-        preconditioned by the last factorisation when that converges (a policy differing in a few choices)."""
-        key = b"".join(p.tobytes() for p in pol) + repr(restart).encode()
-        if key == self._lu_key and not fresh:
-            return self._cur
-        A = self._system(self._matrix(pol), restart)
-        solvers = None
-        if self._lu is not None and not fresh:
-            lu = self._lu
-            pre = spla.LinearOperator(A.shape, matvec=lu.solve)
-            preT = spla.LinearOperator(A.shape, matvec=lambda v: lu.solve(v, trans="T"))
-            AT = A.T.tocsr()
-
-            def iterative(b, M, Amat):
-                z, info = spla.gmres(Amat, b, M=M, rtol=1e-13, atol=0.0, restart=GMRES_ITER, maxiter=1)
-                if info != 0:
-                    raise ArithmeticError("gmres")
-                return z
-            try:
-                probe = iterative(np.ones(self.size), pre, A)  # does the old factorisation precondition it?
-                if np.all(np.isfinite(probe)):
-                    solvers = (lambda b: iterative(b, pre, A), lambda b: iterative(b, preT, AT))
-            except ArithmeticError:
-                solvers = None
-        if solvers is None:
-            for rs in (restart, RESTART):  # without a restart first: exact for a unichain policy
-                try:
-                    lu = spla.splu(A if rs == restart else self._system(self._matrix(pol), rs), permc_spec="COLAMD")
-                    break
-                except RuntimeError:  # singular: the policy has several closed classes
-                    continue
-            self._lu = lu
+    def _factor(self, pol, restart: float):
+        """(solve(b), solve_transposed(b)) for the policy's system by a sparse LU factorisation (SuperLU, partial
+        pivoting by rows) in a fill-reducing order of the unknowns computed for that system (COLAMD: about five
+        sixths of a factorisation's time on the ring bound's largest processes). With ``reuse_order``
+        (:data:`REUSE_ORDER`) the order is computed once and reused for the next policies, whose chains differ in
+        a few choices: their systems are factorised with their columns in that order, and where the factors of one
+        fill more than :data:`REORDER_FILL` times those the order was computed for, it is computed again on that
+        system. RuntimeError where the system is singular."""
+        if self._perm is not None and self.reuse_order:
+            perm = self._perm
+            lu = spla.splu(self._system(pol, restart, perm), permc_spec="NATURAL")
             self.factorisations += 1
-            solvers = (lu.solve, lambda b: lu.solve(b, trans="T"))
-        self._lu_key, self._cur = key, solvers
+            if lu.L.nnz + lu.U.nnz <= REORDER_FILL * self._fill:
+                inv = self._perm_inv
+                return (lambda b: lu.solve(b)[perm]), (lambda b: lu.solve(b[inv], trans="T"))
+        lu = spla.splu(self._system(pol, restart), permc_spec="COLAMD")
+        self.factorisations += 1
+        self.orderings += 1
+        self._perm = np.asarray(lu.perm_c, dtype=np.int64)
+        self._perm_inv = np.argsort(self._perm)
+        self._fill = lu.L.nnz + lu.U.nnz
+        return lu.solve, (lambda b: lu.solve(b, trans="T"))
+
+    def _solver(self, pol, key: bytes, restart: float):
+        """(solve(b), solve_transposed(b)) for the system of policy ``pol`` (``key``: its bytes) with ``restart``,
+        or with :data:`RESTART` where that system is singular; the last factorisation is kept while its policy is
+        evaluated again."""
+        if (key, restart) == self._lu_key:
+            return self._cur
+        for rs in (restart, RESTART):
+            try:
+                solvers = self._factor(pol, rs)
+                break
+            except RuntimeError:  # singular: the policy has several closed classes
+                continue
+        self._lu_key, self._cur = (key, rs), solvers
         return solvers
 
     def evaluate(self, pol, R: np.ndarray):
         """(gain, h, stationary frequencies) of policy ``pol`` for rewards R."""
         e0 = np.zeros(self.size)
         e0[0] = 1.0
-        try:
-            solve, solve_t = self._solver(pol)
-            z, x = solve(R.ravel()), solve_t(e0)
-        except ArithmeticError:  # the preconditioned iteration did not converge: factorise this policy
-            solve, solve_t = self._solver(pol, fresh=True)
-            z, x = solve(R.ravel()), solve_t(e0)
-        if not np.all(np.isfinite(z)) or np.max(np.abs(z)) > HUGE * (1.0 + float(np.max(np.abs(R)))):
+        key = b"".join(p.tobytes() for p in pol)
+        # without a restart first (exact for a unichain policy), unless this policy's system needed one when it
+        # was factorised last (below)
+        restart = RESTART if self._lu_key == (key, RESTART) else 0.0
+        solve, solve_t = self._solver(pol, key, restart)
+        z, x = solve(R.ravel()), solve_t(e0)
+        if not restart and (not np.all(np.isfinite(z))
+                            or np.max(np.abs(z)) > HUGE * (1.0 + float(np.max(np.abs(R))))):
             # (nearly) singular: a policy with closed classes apart from state 0; solve it restarted
-            solve, solve_t = self._solver(pol, fresh=True, restart=RESTART)
+            solve, solve_t = self._solver(pol, key, RESTART)
             z, x = solve(R.ravel()), solve_t(e0)
         g = float(z[0])
         h = z.copy()
