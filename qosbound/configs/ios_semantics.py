@@ -67,17 +67,19 @@ def _dscp_field(values: set[int], sources: list[Source], defaults: list[Default]
     return f
 
 
+def _with_parent(itf: Interface, cfg: IosConfig) -> list[Interface]:
+    """The interface, then its physical interface when it is a sub-interface (whose settings it inherits)."""
+    parent = cfg.interface(itf.parent_name) if itf.parent_name else None
+    return [itf] if parent is None else [itf, parent]
+
+
 def interface_rate(itf: Interface, cfg: IosConfig, traffic: TrafficSpec) -> Field | None:
     """An interface's rate: the traffic file, else ``bandwidth`` (the QoS reference rate), else ``speed``, else the
     nominal rate of its type (a labelled default); a sub-interface inherits its physical interface's."""
     r = traffic.link_rate(cfg.host, itf.name)
     if r is not None:
         return r
-    chain = [itf]
-    parent = cfg.interface(itf.parent_name) if itf.parent_name else None
-    if parent is not None:
-        chain.append(parent)
-    for i in chain:
+    for i in _with_parent(itf, cfg):
         if i.bandwidth is not None:
             return given(i.bandwidth[0], i.bandwidth[1], how="interface bandwidth (the QoS reference rate)")
     return line_rate(itf, cfg, traffic)
@@ -91,11 +93,7 @@ def line_rate(itf: Interface, cfg: IosConfig, traffic: TrafficSpec) -> Field | N
     r = traffic.link_rate(cfg.host, itf.name)
     if r is not None:
         return r
-    chain = [itf]
-    parent = cfg.interface(itf.parent_name) if itf.parent_name else None
-    if parent is not None:
-        chain.append(parent)
-    for i in chain:
+    for i in _with_parent(itf, cfg):
         if i.speed is not None:
             return given(i.speed[0], i.speed[1])
     rates = default(cfg.dialect, "interface_rates")
