@@ -508,34 +508,48 @@ def _cbr_loss_results(port: Port) -> list[Result]:
 def _priority_police_results(port: Port) -> list[Result]:
     """``X.loss.police`` of each priority class whose policer meters every packet (not conditional, or
     conditional on a port congested at every arrival: :func:`~qosbound.systems.port.elements.always_congested`,
-    where only the packets of time 0, none in the long run, pass unmetered): the long-run fraction of its
-    packets in the colours the policer drops, from the meter's colour fractions
-    (:mod:`qosbound.analytic.markers`; exact for one CBR or Poisson stream of one size, else an approximation
-    saying what it neglects). The policer meets the packets before the queue, so nothing behind it changes
-    this fraction."""
+    where only the packets of time 0, none in the long run, pass unmetered). The policer meets the packets
+    before the queue, so nothing behind it changes what it drops.
+
+    * One CBR or Poisson stream of one size (or exponential sizes): the long-run fraction of its packets in
+      the colours the policer drops, from the meter's colour fractions (:mod:`qosbound.analytic.markers`),
+      exact or an approximation saying what it neglects -- as for a weighted class's policer.
+    * Any other traffic of one packet size (many calls, several streams): a **lower bound**, reported where it
+      is positive. Proof: every packet that passes conforms to the policer's buckets
+      (:meth:`~qosbound.systems.port.elements.Policer.passed`), so the bytes passed in ``[0, t]`` are at most
+      ``b + R t`` for the bucket of the smallest rate ``R`` (the class's long-run rate cap); the class offers
+      ``r t`` in the long run, so the fraction dropped is at least ``1 - R / r`` -- of the bytes, and of the
+      packets since they are all one size. It holds for any arrival law (Le Boudec & Thiran, Network
+      Calculus, 2001, Section 1.2: the token-bucket constraint); where the traffic is below the cap it says
+      nothing (0), and nothing is reported."""
     out = []
     for c in port.active:
         p = c.police
         if c.priority is None or p is None or not p.metering:
             continue
-        gaps = []
         spec = _cbr_or_poisson(c)
+        prov = {"source": "qosbound.analytic.markers", "policer": p.kind, "conditional": p.conditional}
         if spec is None:
             law = c.size_law()
-            one_size = law is not None and not law.exponential and len(law.sizes) == 1
-            spec = ("poisson", "fixed" if one_size else "exponential")
-            gaps.append("the class's arrival law in the policer's colour fractions (taken as Poisson" +
-                        (")" if one_size else " with exponential sizes of the mean size)"))
+            if law is None or law.exponential or len(law.sizes) != 1:
+                continue
+            low = 1.0 - c.long_run_rate / c.offered
+            if low <= 0.0:
+                continue
+            out.append(Result(f"{c.name}.loss.police", "closed-form", float(low), "1",
+                              Interval.lower_bound(float(low)),
+                              {**prov, "formula": "1 - R / r: the bytes a token bucket of rate R lets pass, of "
+                                                  "the offered r (one packet size)",
+                               "cap_bit_s": c.long_run_rate, "offered_bit_s": c.offered}))
+            continue
         f = _fractions(p.kind, spec, c.offered, c.mean_size, p.cir, p.cbs, p.second_rate, p.second_depth, False,
                        (1.0, 0.0, 0.0))
-        if not all(f.exact):
-            gaps.append(f"error of the policer's colour fractions ({f.neglects})")
+        gaps = [] if all(f.exact) else [f"error of the policer's colour fractions ({f.neglects})"]
         loss = float(sum(f.packets[k] for k in range(3) if p.actions[k] == "drop"))
-        prov = {"formula": "the packets of the colours the policer drops, of its long-run colour fractions",
-                "source": "qosbound.analytic.markers", "policer": p.kind, "conditional": p.conditional,
-                "neglects": gaps}
         iv = Interval.approximation(loss, "; ".join(gaps)) if gaps else Interval.exact(loss)
-        out.append(Result(f"{c.name}.loss.police", "closed-form", loss, "1", iv, prov))
+        out.append(Result(f"{c.name}.loss.police", "closed-form", loss, "1", iv,
+                          {**prov, "formula": "the packets of the colours the policer drops, of its long-run "
+                                              "colour fractions", "neglects": gaps}))
     return out
 
 

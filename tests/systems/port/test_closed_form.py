@@ -192,3 +192,22 @@ def test_priority_traffic_above_the_link_is_stable_under_a_conditional_policer_o
     assert port.cls("voice").long_run_rate == pytest.approx(2e6)
     with pytest.raises(ScenarioError, match="unstable"):
         build(_llq("12 Mbit/s", {"rate": "5 Mbit/s", "size": "1500 B", "arrivals": "poisson"}))
+
+
+def test_many_calls_above_their_policer_get_a_lower_bound_on_its_loss_the_simulator_respects():
+    """60 calls of 100 kbit/s (6 Mbit/s) under the 2 Mbit/s LLQ policer beside a saturated class: whatever their
+    phases, at most 2 Mbit/s passes, so at least 2/3 of the packets (one size) are dropped -- a lower bound the
+    simulator's estimate does not fall below; under the cap (15 calls) no claim is made."""
+    from qosbound.progress import QUIET
+    from qosbound.systems import get_system
+
+    raw = _llq("1 Mbit/s", {"saturated": True, "sizes": [{"size": "1500 B", "p": 1}]})
+    raw["classes"][0]["traffic"] = {"calls": 60, "call": {"rate": "100 kbit/s", "size": "200 B", "arrivals": "cbr"}}
+    r = {x.metric: x for x in closed_form(port_of(build(raw)))}
+    low = r["voice.loss.police"]
+    assert low.kind is Kind.LOWER_BOUND and low.value == pytest.approx(2 / 3)
+    raw["methods"] = {"simulated": {"packets": 200000, "replications": 4, "seed": 9}}
+    sim = {x.metric: x for x in get_system("port").evaluate(build(raw), ["simulated"], QUIET)}
+    assert sim["voice.loss.police"].interval.high >= low.value
+    raw["classes"][0]["traffic"]["calls"] = 15
+    assert "voice.loss.police" not in {x.metric for x in closed_form(port_of(build(raw)))}
