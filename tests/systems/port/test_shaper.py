@@ -24,6 +24,7 @@ from qosbound.progress import QUIET
 from qosbound.scenario import build, load_raw
 from qosbound.systems import get_system
 from qosbound.systems.port.bounds import class_bounds
+from qosbound.systems.port.closed_form import paced_ring_term
 from qosbound.systems.port.elements import port_of
 from qosbound.systems.port.simulated import config
 from qosbound.validation.port_kernels import CS_BITS, CS_DELIVERED, CS_MAX, G_WINDOW
@@ -310,5 +311,26 @@ def test_an_imported_shaped_cisco_port_is_planned_by_the_closed_forms_and_the_si
     got = {(m["metric"], m["method"]): m["value"] for m in json.loads(proc.stdout)["metrics"]}
     for cls in ("VOICE", "VIDEO"):
         assert 0 < got[(f"{cls}.delay.max", "simulated")] <= got[(f"{cls}.delay.max", "closed-form")]
+        # Cobham's mean with the ring paced by the shaper (closed_form.paced_ring_term): within 10 % of the
+        # simulated mean (the ring taken full at the shaper's rate gave 15 ms against 0.08 ms)
+        assert got[(f"{cls}.delay.cobham_mean", "closed-form")] == \
+            pytest.approx(got[(f"{cls}.delay.mean", "simulated")], rel=0.10)
     total = sum(v for (metric, method), v in got.items() if method == "simulated" and metric.endswith(".throughput"))
     assert total == pytest.approx(100e6, rel=2e-3)
+
+
+def test_under_a_faster_interface_the_ring_holds_at_most_the_packet_admitted_before():
+    """The shaper paces admissions at its rate C, the ring drains at C_line > C: a packet finds the ring empty
+    (its term is its own wire time 8 L / C_line) unless the packet before it is longer than C_line / C times it,
+    and then waits out the rest of that packet's wire time."""
+    one_size = port_of(build(_edge({"rate": "1 Gbit/s", "bc": "10 kB", "interface_rate": "10 Gbit/s"})))
+    voice = one_size.cls("voice")
+    sizes = {L for c in one_size.active for L in c.size_law().sizes}
+    # voice packets are 200 B and no packet of the port is above 10 x 200 B: voice finds the ring empty
+    assert voice.mean_size == 200.0 and max(sizes) <= 2000.0
+    assert paced_ring_term(one_size, voice) == pytest.approx(8.0 * 200.0 / 10e9, rel=1e-12)
+    # the same port barely shaped (C_line = 1.01 C): a 200 B voice packet after a 1500 B one finds it on the wire
+    close = port_of(build(_edge({"rate": "1 Gbit/s", "bc": "10 kB", "interface_rate": "1.01 Gbit/s"})))
+    T_close = paced_ring_term(close, close.cls("voice"))
+    assert T_close > 8.0 * close.cls("voice").mean_size / 1.01e9
+    assert T_close < 8.0 * (close.cls("voice").mean_size + max(sizes)) / 1.01e9
