@@ -16,10 +16,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 #: The neutral core every layer may use: units, errors, results, input checks, progress, the forked-child
-#: runner and its signal policy, the shared parameter types, the metric-name helpers and the stationary solve of a Markov chain.
+#: runner and its signal policy, the shared parameter types, the metric-name helpers, the stationary solve of a Markov chain
+#: and where numba keeps the compiled kernels.
 CORE = {"qosbound", "qosbound.units", "qosbound.errors", "qosbound.results", "qosbound.inputs",
         "qosbound.progress", "qosbound.isolate", "qosbound.interrupts", "qosbound.metric_names",
-        "qosbound.markov", "qosbound.dscp"}
+        "qosbound.markov", "qosbound.dscp", "qosbound.kernel_cache"}
 
 #: Each lower layer (folder, package) and the lower layers it may use besides the core.
 LOWER = {

@@ -126,10 +126,13 @@ def _venv_with_outer_dependencies(venv: Path) -> Path:
 
 
 def _venv_env(venv: Path) -> dict:
-    """The environment of a user of the venv: no PYTHONPATH (a checkout on it would shadow the installed copy)."""
+    """The environment of a user of the venv: no PYTHONPATH (a checkout on it would shadow the installed copy).
+    The test run's NUMBA_CACHE_DIR when it has one (.ci/run sets it): qosbound.kernel_cache keys compiled kernels by
+    their sources, not their path, so the installed copy reuses what the checkout's tests compiled from the same
+    bytes (asserted: the code fingerprints are equal); else a folder of the venv's own."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-    env["NUMBA_CACHE_DIR"] = str(venv / "numba_cache")
+    env["NUMBA_CACHE_DIR"] = os.environ.get("NUMBA_CACHE_DIR") or str(venv / "numba_cache")
     env["MPLBACKEND"] = "Agg"
     return env
 

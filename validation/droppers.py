@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import sympy as sp
 from numba import njit
+from qosbound import kernel_cache  # noqa: F401 -- numba keeps the kernels by its rule (before any @njit)
 
 from qosbound.analytic import wred as _wred
 

@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 from numba import njit
+from qosbound import kernel_cache  # noqa: F401 -- numba keeps the kernels by its rule (before any @njit)
 
 from qosbound.validation import event_heap as E
 from qosbound.validation import tcp as T

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from qosbound import kernel_cache  # noqa: F401 -- numba keeps the kernels by its rule (before any @njit)
 
 __all__ = ["new_heap", "push", "pop", "pack", "KIND_MASK", "A_MASK"]
 

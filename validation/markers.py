@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from qosbound import kernel_cache  # noqa: F401 -- numba keeps the kernels by its rule (before any @njit)
 
 __all__ = ["TRTCM", "SRTCM", "TWO_COLOUR", "KINDS", "new_state", "mark", "mark_stream"]
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from qosbound import kernel_cache  # noqa: F401 -- numba keeps the kernels by its rule (before any @njit)
 
 from qosbound.validation.pcg64 import PCG64, seeded
 from qosbound.validation.port_kernels import N_CS, N_G, run_port

@@ -41,6 +41,7 @@ from functools import cached_property
 
 import numpy as np
 from numba import njit
+from qosbound import kernel_cache  # noqa: F401 -- numba keeps the kernels by its rule (before any @njit)
 
 from qosbound.errors import ScenarioError
 from qosbound.validation.port_kernels import N_CS, N_G, run_port

@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 from numba import njit
+from qosbound import kernel_cache  # noqa: F401 -- numba keeps the kernels by its rule (before any @njit)
 
 from qosbound.validation.pcg64 import exponential, random, seeded
 

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
+from qosbound import kernel_cache  # noqa: F401 -- numba keeps the kernels by its rule (before any @njit)
 
 from qosbound.errors import ScenarioError
 from qosbound.validation.pq_txq_sim import simulate_trace

@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 from numba import njit
+from qosbound import kernel_cache  # noqa: F401 -- numba keeps the kernels by its rule (before any @njit)
 
 from qosbound import dscp
 from qosbound.errors import TraceError

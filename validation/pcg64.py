@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
+from qosbound import kernel_cache  # noqa: F401 -- numba keeps the kernels by its rule (before any @njit)
 from numba.experimental import jitclass
 from numba.extending import intrinsic
 # the ziggurat's tables for the standard exponential, as NumPy's distributions use them (numba's copy of them)

@@ -66,6 +66,7 @@ import math
 
 import numpy as np
 from numba import njit
+from qosbound import kernel_cache  # noqa: F401 -- numba keeps the kernels by its rule (before any @njit)
 
 from qosbound.validation.droppers import colour_drop_prob, update_averages
 from qosbound.validation.markers import mark

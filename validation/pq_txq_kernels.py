@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+from qosbound import kernel_cache  # noqa: F401 -- numba keeps the kernels by its rule (before any @njit)
 
 __all__ = ["ARRIVALS", "NEVER", "N_STATS", "N_SSTATS", "SS_ARRIVALS", "SS_LOST", "SS_DELAYS", "SS_SUM",
            "S_ARRIVALS", "S_LOST", "S_DELAYS", "S_SUM", "S_SUMSQ", "S_MAX",

@@ -75,6 +75,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from qosbound import kernel_cache  # noqa: F401 -- numba keeps the kernels by its rule (before any @njit)
 
 __all__ = ["NFIELDS", "new_state", "send_batch", "on_ack", "on_timeout", "on_data", "build_sack",
            "timer_to_arm", "on_timer", "delack_start", "delack_due", "delack_arm", "delack_fire", "ack_sent",

@@ -63,6 +63,7 @@ import math
 import numpy as np
 import sympy as sp
 from numba import njit
+from qosbound import kernel_cache  # noqa: F401 -- numba keeps the kernels by its rule (before any @njit)
 
 from qosbound.analytic import tfrc as TF
 

@@ -57,6 +57,7 @@ import heapq
 from dataclasses import dataclass, field
 
 import numba
+from qosbound import kernel_cache  # noqa: F401 -- numba keeps the kernels by its rule (before any @njit)
 import numpy as np
 
 from qosbound.analytic import tsq as A
