@@ -68,9 +68,10 @@ progress (on standard error; standard output carries only the report):
 
 solutions kept between runs:
   QOSBOUND_CACHE_DIR=FOLDER keeps the ring method's chain and upper bound (the costly
-  model-checked answers of large tx-rings), reproduce's network runs and validate's ns-3
-  runs in FOLDER, keyed by their inputs and the code; an unchanged port is answered from
-  it, its provenance saying "read back"; a paper reproduced again reruns no simulation
+  model-checked answers of large tx-rings), the simulated replications of pq_txq scenarios
+  and ports, reproduce's network runs and validate's ns-3 runs in FOLDER, keyed by their
+  inputs and the code; an unchanged port is answered from it, its provenance saying "read
+  back"; a paper reproduced again reruns no simulation
 """
 
 

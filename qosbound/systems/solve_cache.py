@@ -4,8 +4,9 @@ A CI gate re-verifies the same ports on every commit, a capacity-planning sessio
 planned with one SLO changed, and a reader of ``reproduce`` re-runs a paper after editing a claim's rule. The ring
 method's chain and its upper bound (tens of seconds to minutes on a large tx-ring) and the network runs of
 ``reproduce`` (Koehler & Schaefer's and Takeo & Tasaka's dumbbell runs, the TSQ replications, each reduced to
-what the paper's rows use) and ns-3's runs of ``validate --ns3`` (the ns3 wheel's version in the key) are pure
-functions of their inputs, so when the environment variable
+what the paper's rows use), the simulated replications of a pq_txq scenario or a port (each replication's
+generator spawned from the scenario's seed) and ns-3's runs of ``validate --ns3`` (the ns3 wheel's version in the
+key) are pure functions of their inputs, so when the environment variable
 ``QOSBOUND_CACHE_DIR`` names a folder their results are kept there and read back by the next run that asks the
 same question; without it nothing is read or written.
 
@@ -125,16 +126,20 @@ def _write(path: Path, key: str, value: Any) -> None:
             Path(tmp).unlink(missing_ok=True)
 
 
-def cached(fn: Callable[..., Any], *args, **kwargs) -> tuple[Any, bool]:
+def cached(fn: Callable[..., Any], *args, unkeyed: dict | None = None, **kwargs) -> tuple[Any, bool]:
     """``(fn(*args, **kwargs), read_back)``: the value from the cache folder when one is set and holds it (then
     ``read_back`` is True), else computed (and stored when a folder is set). The function's module and name are
     part of the key: two functions never share a record. Processes asking the same question at once take turns
     (a lock file per key, released when its holder ends, however it ends): the second reads what the first
-    stored instead of solving again. An error is raised, never stored."""
+    stored instead of solving again. An error is raised, never stored. ``unkeyed``: keyword arguments passed to
+    ``fn`` but not part of the key -- only what cannot change the value (a progress callback)."""
     folder = cache_folder()
+    if unkeyed:
+        fn = functools.partial(fn, **unkeyed)
     if folder is None:
         return fn(*args, **kwargs), False
-    key = _key(f"{fn.__module__}.{fn.__qualname__}", args, kwargs)
+    base = fn.func if isinstance(fn, functools.partial) else fn
+    key = _key(f"{base.__module__}.{base.__qualname__}", args, kwargs)
     path = folder / key[:2] / f"{key}.pickle"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

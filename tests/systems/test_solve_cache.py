@@ -11,10 +11,10 @@ import pytest
 
 from qosbound.errors import ScenarioError
 from qosbound.progress import QUIET
-from qosbound.scenario import build
-from qosbound.systems import pq_txq, solve_cache
+from qosbound.scenario import build, load
+from qosbound.systems import get_system, pq_txq, solve_cache
 from qosbound.systems.solve_cache import ENV, cached
-from tests.helpers import ROOT
+from tests.helpers import ROOT, example
 from tests.models.test_pq_txq_ring import IMIX, raw
 
 CALLS: list[tuple] = []
@@ -123,6 +123,33 @@ def test_a_ring_port_read_back_gives_the_fresh_solve_and_says_so(folder):
     assert all("cache" not in r.provenance for r in first)
     assert all(r.provenance["cache"].startswith("read back") for r in second)
     assert len(list(folder.rglob("*.pickle"))) == 2  # the chain and the bound
+
+
+def test_simulated_replications_read_back_give_the_fresh_run_and_say_so(folder):
+    """pq_txq's and the port's simulators: the same scenario and seed simulated twice give the same results, the
+    second read back (and saying so), the progress bar still completed; another seed is simulated anew."""
+    steps = []
+
+    class Bar:
+        def task(self, label, total):
+            return lambda n=1: steps.append(n)
+
+    scn = build({**raw(12, "2 Mbit/s", 200, IMIX, 16, link="10 Mbps"),
+                 "methods": {"simulated": {"packets": 20_000, "replications": 3, "seed": 5}}})
+    first = pq_txq.evaluate(scn, ["simulated"], Bar())
+    second = pq_txq.evaluate(scn, ["simulated"], Bar())
+    assert [(r.metric, r.value, r.interval) for r in first] == [(r.metric, r.value, r.interval) for r in second]
+    assert all("cache" not in r.provenance for r in first)
+    assert all(r.provenance["cache"].startswith("read back") for r in second)
+    assert sum(steps) == 6  # three replications run, then three read back at once
+    other = build({**scn.raw, "methods": {"simulated": {"packets": 20_000, "replications": 3, "seed": 6}}})
+    assert all("cache" not in r.provenance for r in pq_txq.evaluate(other, ["simulated"], QUIET))
+    port = get_system("port")
+    pscn = load(example("port_branch10m"))
+    pscn = build({**pscn.raw, "methods": {"simulated": {"packets": 20_000, "replications": 2}}}, pscn.path)
+    a, b = port.evaluate(pscn, ["simulated"], QUIET), port.evaluate(pscn, ["simulated"], QUIET)
+    assert [(r.metric, r.value, r.interval) for r in a] == [(r.metric, r.value, r.interval) for r in b]
+    assert all(r.provenance["cache"].startswith("read back") for r in b if r.method == "simulated")
 
 
 def test_the_command_line_refuses_a_bad_folder_in_one_line(tmp_path):
