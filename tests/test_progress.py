@@ -99,6 +99,7 @@ def _run(*args, interval_s="0.5"):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                QOSBOUND_PROGRESS_INTERVAL=interval_s)
     env.pop("CI", None)
+    env.pop("QOSBOUND_CACHE_DIR", None)  # the methods must run to be reported, not be read back
     return subprocess.run([sys.executable, "-m", "qosbound", *args], capture_output=True, text=True, env=env,
                           cwd=ROOT)
 

@@ -46,6 +46,8 @@ def drive(args, stages: str, actions, cwd, timeout: float = 300.0, env: dict | N
     environ = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                    QB_EVENTS_FD=str(ev_w), QB_ACK_FD=str(ack_r), QB_STAGES=stages, **(env or {}))
     environ.pop("CI", None)
+    # the stages watched must run: no solution or simulation read back from the test run's QOSBOUND_CACHE_DIR
+    environ.pop("QOSBOUND_CACHE_DIR", None)
     t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, str(DRIVER), *map(str, args)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=environ, cwd=cwd, pass_fds=(ev_w, ack_r),

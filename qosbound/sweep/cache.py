@@ -13,11 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from qosbound import __version__
-from qosbound.errors import ScenarioError
+from qosbound.kept_files import writable_folder, write_atomically
 
 __all__ = ["Cache", "default_cache_dir", "point_key", "canonical"]
 
@@ -50,15 +49,7 @@ class Cache:
     """Records of finished points, one JSON file per key (``ab/abcdef....json``); ``None`` folder = no cache."""
 
     def __init__(self, folder: str | Path | None):
-        self.folder = Path(folder) if folder is not None else None
-        if self.folder is not None:
-            try:
-                self.folder.mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise ScenarioError(f"cannot create the cache folder '{folder}': {e.strerror}",
-                                    field="--cache") from None
-            if not os.access(self.folder, os.W_OK | os.X_OK):
-                raise ScenarioError(f"the cache folder '{folder}' is not writable", field="--cache")
+        self.folder = writable_folder(folder, field="--cache") if folder is not None else None
 
     def _file(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
@@ -79,18 +70,6 @@ class Cache:
             return
         target = self._file(key)
         target.parent.mkdir(exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(canonical(dict(record, key=key)))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_atomically(target, lambda f: f.write(canonical(dict(record, key=key))), binary=False, sync=True)
         with open(self.folder / LOG_NAME, "a") as log:  # one short line: appends of it do not interleave
             log.write(f"{key}\n")

@@ -34,7 +34,6 @@ import hashlib
 import os
 import pickle
 import platform
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -46,7 +45,7 @@ import qosbound.analytic
 import qosbound.models
 import qosbound.validation
 from qosbound import __version__
-from qosbound.errors import ScenarioError
+from qosbound.kept_files import writable_folder, write_atomically
 
 try:
     import fcntl  # POSIX: parallel runs sharing a folder take turns per key
@@ -64,16 +63,7 @@ def cache_folder() -> Path | None:
     A folder that cannot be created or written is a clear error naming the variable (in the place of a file: the
     command line checks it before any work, so a bad folder is never a method silently skipped)."""
     text = os.environ.get(ENV, "").strip()
-    if not text:
-        return None
-    folder = Path(text).expanduser()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ScenarioError(f"cannot create the cache folder '{text}': {e.strerror}", file=ENV) from None
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ScenarioError(f"the cache folder '{text}' is not writable", file=ENV)
-    return folder
+    return writable_folder(text, file=ENV) if text else None
 
 
 @functools.lru_cache(maxsize=1)
@@ -115,15 +105,10 @@ def _read(path: Path, key: str) -> tuple[bool, Any]:
 
 
 def _write(path: Path, key: str, value: Any) -> None:
-    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pickle")
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump((key, value), f, protocol=4)
-        os.replace(tmp, path)
+        write_atomically(path, lambda f: pickle.dump((key, value), f, protocol=4), binary=True)
     except OSError:  # a full or read-only disk loses the record, not the answer
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
+        pass
 
 
 def cached(fn: Callable[..., Any], *args, unkeyed: dict | None = None, **kwargs) -> tuple[Any, bool]:

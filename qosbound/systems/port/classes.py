@@ -19,7 +19,7 @@ from qosbound.systems.port.traffic import Traffic, offered_rate
 from qosbound.systems.pq_txq.schema import TxQ
 from qosbound.units import parse_quantity
 
-__all__ = ["PortLink", "Ring", "Match", "TrafficClass", "Scheduler", "Shaper", "NotModelled",
+__all__ = ["always_congested", "PortLink", "Ring", "Match", "TrafficClass", "Scheduler", "Shaper", "NotModelled",
            "DEFAULT_CLASS", "CLASS_NAME", "MAX_PRECEDENCES", "MAX_QUEUE", "MAX_CLASSES", "MAX_STREAMS",
            "parse_bandwidth", "precedences", "priority_reservation", "long_run_rate"]
 
@@ -228,12 +228,24 @@ def priority_reservation(c: TrafficClass) -> float:
 
 
 
+def always_congested(saturated) -> bool:
+    """Whether the port is congested, in a conditional policer's sense, at every arrival after time 0, given
+    whether each of its classes is saturated: where one is. Proof (the simulator's rules, docs/port.md
+    "Semantics" 2, 4, 7, 8): a saturated class always has a packet waiting, so the scheduler is never without
+    one to hand the ring; it refills the ring at every departure while fewer than ``units`` units are occupied
+    (without a ring, the link starts the next packet at once), and departures at an instant come before
+    arrivals at it -- so at every arrival after the first fill the ring is full (the link busy); on a shaped
+    port the packet is either in a full ring or held back by the shaper, which counts as congested too. Only
+    arrivals at time 0, before the first fill, may find the port idle."""
+    return any(saturated)
+
+
 def long_run_rate(c: TrafficClass, congested: bool = False) -> float:
     """The long-run rate a class can pass its policer with, bit/s: its offered rate, capped by a policer whose
     dropped colours bound what passes -- green alone takes CIR tokens, green and yellow together PIR tokens
     (trTCM) or CIR tokens (srTCM: the excess bucket fills only from the committed one). A conditional policer
     caps it only on a port ``congested`` at every arrival (a saturated class on it:
-    :func:`qosbound.systems.port.elements.always_congested`)."""
+    :func:`always_congested`)."""
     r = offered_rate(c.traffic)
     p = c.police
     if p is None or (p.conditional and not congested):

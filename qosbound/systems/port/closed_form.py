@@ -544,7 +544,7 @@ def _cbr_loss_results(port: Port) -> list[Result]:
 
 def _priority_police_results(port: Port) -> list[Result]:
     """``X.loss.police`` of each priority class whose policer meters every packet (not conditional, or
-    conditional on a port congested at every arrival: :func:`~qosbound.systems.port.elements.always_congested`,
+    conditional on a port congested at every arrival: :func:`~qosbound.systems.port.classes.always_congested`,
     where only the packets of time 0, none in the long run, pass unmetered). The policer meets the packets
     before the queue, so nothing behind it changes what it drops.
 

@@ -20,13 +20,14 @@ from qosbound.analytic.wred import Profile
 from qosbound.errors import ScenarioError
 from qosbound.scenario import MAX_PACKET_BYTES
 from qosbound import dscp
+from qosbound.systems.port.classes import always_congested
 from qosbound.systems.port.schema import (DEFAULT_CLASS, Scenario, parse_bandwidth, precedences, priority_reservation,
                                           shaper_burst, shaper_line_rate)
 from qosbound.systems.port.schema import Traffic as TrafficSpec
 from qosbound.systems.port.schema import TrafficClass as ClassSpec
 
 __all__ = ["SizeLaw", "Stream", "Policer", "Marker", "Dropper", "TrafficClass", "Ring", "Port", "port_of",
-           "always_congested", "streams_of", "EXP_MIN_BYTES", "COLOURS"]
+           "streams_of", "EXP_MIN_BYTES", "COLOURS"]
 
 #: Exponential sizes are drawn at least this many bytes (as the af simulator does) and at most the largest IP
 #: packet (:data:`qosbound.scenario.MAX_PACKET_BYTES`).
@@ -140,7 +141,7 @@ class Policer:
     of the class). ``conditional``: meter only under congestion (the ring full, or without a ring the link
     busy, when the packet arrives); otherwise the packet passes untouched and the buckets keep filling.
     ``congested``: the port is congested at every arrival after time 0, so a conditional policer meters every
-    packet but those arriving at time 0 (:func:`always_congested`).
+    packet but those arriving at time 0 (:func:`qosbound.systems.port.classes.always_congested`).
     """
 
     kind: str
@@ -484,18 +485,6 @@ def _weights(scn: Scenario, specs: list[ClassSpec]) -> dict[str, float]:
     return out
 
 
-def always_congested(classes) -> bool:
-    """Whether the port is congested, in a conditional policer's sense, at every arrival after time 0: where a
-    class is saturated. Proof (the simulator's rules, docs/port.md "Semantics" 2, 4, 7, 8): a saturated class
-    always has a packet waiting, so the scheduler is never without one to hand the ring; it refills the ring
-    at every departure while fewer than ``units`` units are occupied (without a ring, the link starts the next
-    packet at once), and departures at an instant come before arrivals at it -- so at every arrival after the
-    first fill the ring is full (the link busy); on a shaped port the packet is either in a full ring or held
-    back by the shaper, which counts as congested too. Only arrivals at time 0, before the first fill, may
-    find the port idle."""
-    return any(c.saturated for c in classes)
-
-
 def port_of(scn: Scenario) -> Port:
     """The :class:`Port` a validated scenario describes (class-default added when not declared)."""
     specs = list(scn.classes)
@@ -514,7 +503,7 @@ def port_of(scn: Scenario) -> Port:
             weight=0.0 if c.priority is not None else weights[c.name], queue_limit=int(c.queue_limit),
             dropper=_dropper(c, prec), police=_policer(c, prec), marker=_marker(c, prec), streams=streams_of(t),
             mix=mix, implicit=implicit and c.name == DEFAULT_CLASS, spec=c))
-    if always_congested(classes):
+    if always_congested(c.saturated for c in classes):
         classes = [replace(c, police=replace(c.police, congested=True,
                                              at_once=sum(s.count * s.sizes.largest for s in c.streams)))
                    if c.police is not None and c.police.conditional else c for c in classes]

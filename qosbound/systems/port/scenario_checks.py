@@ -13,7 +13,7 @@ from qosbound.errors import ScenarioError
 from qosbound.systems.af.schema import check_marker, check_threshold
 from qosbound.systems.base import MAX_BURST, MAX_RATE, MAX_TIME, check_range
 from qosbound.systems.port.classes import (CLASS_NAME, DEFAULT_CLASS, MAX_CLASSES, MAX_PRECEDENCES, MAX_STREAMS,
-                                           TrafficClass, long_run_rate, parse_bandwidth, precedences,
+                                           TrafficClass, always_congested, long_run_rate, parse_bandwidth, precedences,
                                            priority_reservation)
 from qosbound.units import format_exact
 
@@ -306,7 +306,7 @@ def _check_rates(scn: Scenario, form: str | None, levels: list[int]) -> None:
         # the levels above and this one must leave the link a positive rate in the long run: their long-term
         # rates (policed or offered) stay below the link
         upto = [c for c in prio if c.priority <= lv]
-        congested = any(c.traffic is not None and c.traffic.saturated for c in scn.classes)
+        congested = always_congested(c.traffic is not None and c.traffic.saturated for c in scn.classes)
         long_run = sum(long_run_rate(c, congested) for c in upto)
         if long_run >= C:
             where = [c for c in upto if c.priority == lv][0]
