@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -46,6 +47,79 @@ __all__ = ["closed_form", "allocation", "residual_rate", "queue_inputs", "approx
 #: What the approximations leave out of a shaped port (the bounds include it: qosbound.analytic.port).
 SHAPER_NEGLECT = ("; the parent shaper's bursts (the port served steadily at the shaper's rate; under a faster "
                   "interface the ring holding at most the packet admitted before)")
+
+
+#: Below this probability that the shaper holds traffic back, the approximations take its bucket as never empty.
+HOLD_NEGLIGIBLE = 1e-3
+
+
+def shaper_hold_probability(port: Port) -> float:
+    """An approximation of the long-run probability that a parent shaper holds traffic back: its token deficit
+    (``bc`` less the tokens) is the workload of a queue served at the shaper's rate ``C`` and fed by every
+    packet, and the shaper holds a packet back when that workload would pass ``bc``. With the traffic taken as
+    compound Poisson (each stream at its long-run packet rate and size law), the Cramer-Lundberg approximation
+    of the workload's tail (Asmussen, Applied Probability and Queues, 2003, XIII.5) gives
+    ``P(W > bc) ~ rho exp(-s bc)``, ``s > 0`` solving ``sum_i lam_i (E[exp(s L_i)] - 1) = s C / 8``. 1 with a
+    saturated class or at ``rho >= 1``; CBR streams are smoother than Poisson (over-estimated), on-off streams
+    burstier (under-estimated)."""
+    C, bc = port.rate, port.shaper_burst
+    if any(c.saturated for c in port.active):
+        return 1.0
+    parts = []  # (packet rate, sizes, probs) of every stream
+    for c in port.active:
+        for st in c.streams:
+            rate = st.rate * st.count
+            law = st.sizes
+            sizes = np.array(law.sizes if not law.exponential else (law.sizes[0],), float)
+            probs = np.array(law.probs if not law.exponential else (1.0,), float)
+            parts.append((rate / (8.0 * float(sizes @ probs)), sizes, probs, law.exponential))
+    rho = sum(lam * float(sz @ pr) * 8.0 for lam, sz, pr, _ in parts) / C
+    if rho >= 1.0:
+        return 1.0
+    if rho <= 0.0:
+        return 0.0
+
+    def excess(x):  # sum lam (E[e^{xL}] - 1) - x C / 8, negative just above 0 and increasing past its minimum
+        tot = -x * C / 8.0
+        for lam, sz, pr, exp_law in parts:
+            if exp_law:
+                m = float(sz[0])
+                if x * m >= 1.0:
+                    return math.inf
+                tot += lam * (1.0 / (1.0 - x * m) - 1.0)
+            else:
+                with np.errstate(over="ignore"):
+                    tot += lam * (float(pr @ np.exp(np.minimum(x * sz, 700.0))) - 1.0)
+        return tot
+
+    hi = 1.0 / max(float(sz.max()) for _, sz, _, _ in parts)
+    while excess(hi) < 0.0:
+        hi *= 2.0
+    lo = 0.0
+    for _ in range(200):  # bisection between the root's two sides: excess(lo) <= 0 < excess(hi)
+        mid = 0.5 * (lo + hi)
+        if excess(mid) <= 0.0:
+            lo = mid
+        else:
+            hi = mid
+    return float(min(1.0, rho * math.exp(-hi * bc)))
+
+
+def approximation_view(port: Port) -> tuple[Port, str]:
+    """The port the approximations serve, and what that neglects of its parent shaper (``"; ..."``, or empty
+    without a shaper). A shaper that holds traffic back with probability below :data:`HOLD_NEGLIGIBLE`
+    (:func:`shaper_hold_probability`) is taken as absent: the port served at its interface's rate (a deep
+    bucket under a load below the shaper's rate is hardly ever empty, and then every packet passes at once).
+    Otherwise the port is served steadily at the shaper's rate (a saturated port: the bucket is always empty)."""
+    if not port.shaper_burst:
+        return port, ""
+    p = shaper_hold_probability(port)
+    if p < HOLD_NEGLIGIBLE and port.line_rate > port.rate:
+        view = replace(port, rate=port.line_rate, shaper_burst=0.0, line_rate=0.0)
+        return view, (f"; the parent shaper (its bucket of {port.shaper_burst:.6g} B taken never empty: the "
+                      f"shaper holds traffic back with probability about {p:.2g}; the port served at the "
+                      "interface's rate)")
+    return port, SHAPER_NEGLECT
 
 
 def tail_profile(K: int) -> Profile:
@@ -195,7 +269,7 @@ def queue_neglects(port: Port, c: TrafficClass, approx: str | None) -> list[str]
     if port.ring is not None:
         out.append("the tx-ring (admission to the ring taken as the class's exponential service)")
     if port.shaper_burst:
-        out.append(SHAPER_NEGLECT[2:])
+        out.append(approximation_view(port)[1][2:])
     return out
 
 
@@ -370,6 +444,8 @@ def _priority_means(port: Port) -> list[Result]:
     levels = port.levels
     if not levels:
         return out
+    shaped = port.shaper_burst
+    port, shaper_note = approximation_view(port)
     C = port.rate
     u = port.unit
     try:
@@ -390,7 +466,7 @@ def _priority_means(port: Port) -> list[Result]:
                 f"{c.name}.delay.cobham_mean", "closed-form", M, "s",
                 Interval.approximation(M, neglects="the ring dynamics beyond a mean-value fixed point for the time "
                                                    "in it, the queue limits, and the arrival law (taken Poisson)"
-                                                   + (SHAPER_NEGLECT if port.shaper_burst else "")),
+                                                   + shaper_note),
                 {"formula": "W_k + T, W_k Cobham's non-preemptive priority wait (levels as classes, the weighted "
                             f"classes the lowest: {form}), T the ring term of qosbound.analytic.pq_txq",
                  "source": "Cobham 1954; Bertsekas & Gallager, Data Networks, sec. 3.5.3; ring term approximate",
@@ -398,7 +474,7 @@ def _priority_means(port: Port) -> list[Result]:
                 estimates=f"{c.name}.delay.mean"))
     top = port.level(levels[0])
     # eq. (7) counts the ring's units at line rate; a parent shaper's wait for its interval is not in it
-    if not port.shaper_burst and all(s.kind in ("poisson", "cbr") for c in top for s in c.streams):
+    if not shaped and all(s.kind in ("poisson", "cbr") for c in top for s in c.streams):
         k_max = max(port.units_of(L) for x in port.active for law in [x.size_law()] if law is not None
                     for L in (law.sizes if not law.exponential else (law.largest,)))
         rho = sum(c.long_run_rate for c in top) / C
@@ -479,13 +555,17 @@ def _weighted_results(port: Port, setting: str) -> list[Result]:
                               Interval.approximation(float(t), neglects=neg),
                               {"formula": "weighted max-min allocation of C_W to the offered rates",
                                "source": "qosbound.analytic.cbwfq.maxmin", "residual_rate_bit_s": CW}))
+    view, _ = approximation_view(port)
+    if view is not port:  # the queues served at the interface's rate (the shaper taken as never holding back)
+        w = view.weighted
+        CW = allocation(view)[2]
     demand = np.array([2.0 * CW if c.saturated else c.offered for c in w])
     rates = service_rates(CW, [c.weight for c in w], demand)
     for c, mu_share in zip(w, rates):
         if c.saturated:
             continue
-        ci, police_loss, gaps = queue_inputs(port, c, float(mu_share))
-        approx = approximation_of(port, c, setting)
+        ci, police_loss, gaps = queue_inputs(view, c, float(mu_share))
+        approx = approximation_of(view, c, setting)
         sol, mu = solve_sized(ci, approx)
         gaps = gaps + queue_neglects(port, c, approx)
         prov = {"formula": sol.method, "source": "Takeo & Tasaka 2003 sec. II.A (P(avr)); Kleinrock eq. 3.11",
@@ -495,7 +575,7 @@ def _weighted_results(port: Port, setting: str) -> list[Result]:
         def iv(_k, v, gaps=gaps):
             return Interval.approximation(float(v), "; ".join(gaps)) if gaps else Interval.exact(float(v))
 
-        out += class_queue_results(port, c, "closed-form", sol.drop, sol.delay, sol.mean_queue, police_loss, ci, iv,
+        out += class_queue_results(view, c, "closed-form", sol.drop, sol.delay, sol.mean_queue, police_loss, ci, iv,
                                    prov)
     return out
 

@@ -24,7 +24,8 @@ from qosbound.progress import QUIET
 from qosbound.scenario import build, load_raw
 from qosbound.systems import get_system
 from qosbound.systems.port.bounds import class_bounds
-from qosbound.systems.port.closed_form import paced_ring_term
+from qosbound.systems.port.closed_form import (HOLD_NEGLIGIBLE, approximation_view, paced_ring_term,
+                                               shaper_hold_probability)
 from qosbound.systems.port.elements import port_of
 from qosbound.systems.port.simulated import config
 from qosbound.validation.port_kernels import CS_BITS, CS_DELIVERED, CS_MAX, G_WINDOW
@@ -334,3 +335,50 @@ def test_under_a_faster_interface_the_ring_holds_at_most_the_packet_admitted_bef
     T_close = paced_ring_term(close, close.cls("voice"))
     assert T_close > 8.0 * close.cls("voice").mean_size / 1.01e9
     assert T_close < 8.0 * (close.cls("voice").mean_size + max(sizes)) / 1.01e9
+
+
+def _unsaturated_edge(shaper: dict) -> dict:
+    """port_edge1g under a parent shaper, its saturated classes given Poisson loads of 1500 B packets at 100 Mbit/s
+    each (58 % of the shaper's rate in all)."""
+    raw = _edge(shaper)
+    for c in raw["classes"]:
+        if c["traffic"].get("saturated"):
+            c["traffic"] = {"rate": "100 Mbit/s", "size": "1500 B", "arrivals": "poisson"}
+    return raw
+
+
+def test_the_shaper_s_hold_probability_is_the_m_m_1_workload_tail_for_one_poisson_stream_of_exponential_sizes():
+    """One Poisson class of exponential sizes (mean m bytes) at load rho of the shaper's rate: the token deficit is
+    M/M/1's workload, P(W > bc) = rho exp(-(1 - rho) bc / m) exactly (the Cramer-Lundberg form is exact there)."""
+    raw = _edge({"rate": "1 Gbit/s", "bc": "30 kB", "interface_rate": "10 Gbit/s"})
+    raw["classes"] = [{"name": "class-default", "bandwidth": "100 %", "queue_limit": 64,
+                       "traffic": {"rate": "600 Mbit/s", "arrivals": "poisson", "sizes": "exponential",
+                                   "size": "1000 B"}}]
+    raw["slos"] = []
+    port = port_of(build(raw))
+    assert shaper_hold_probability(port) == pytest.approx(0.6 * np.exp(-0.4 * 30_000 / 1000.0), rel=1e-9)
+    raw["classes"][0]["traffic"] = {"saturated": True, "sizes": [{"size": "1500 B", "p": 1}]}
+    assert shaper_hold_probability(port_of(build(raw))) == 1.0
+
+
+def test_a_deep_bucket_under_a_light_load_is_taken_as_absent_and_a_shallow_one_is_not():
+    """The approximations serve the port at the interface's rate when the shaper hardly ever holds traffic back
+    (and say so), at the shaper's rate otherwise; the bounds keep the shaper either way."""
+    deep = port_of(build(_unsaturated_edge({"rate": "1 Gbit/s", "bc": "1 MB", "interface_rate": "10 Gbit/s"})))
+    view, note = approximation_view(deep)
+    assert shaper_hold_probability(deep) < HOLD_NEGLIGIBLE
+    assert view.rate == 10e9 and view.shaper_burst == 0.0 and "taken never empty" in note
+    shallow = port_of(build(_unsaturated_edge({"rate": "1 Gbit/s", "bc": "1500 B", "interface_rate": "10 Gbit/s"})))
+    assert shaper_hold_probability(shallow) >= HOLD_NEGLIGIBLE
+    assert approximation_view(shallow)[0] is shallow
+    assert class_bounds(deep)["voice"].parts["shaper"] == pytest.approx(8.0 * 1e6 / 1e9, rel=1e-9)  # 8 bc / C
+
+
+def test_under_a_deep_bucket_cobham_s_mean_follows_the_simulator():
+    """The deep-bucket port simulated (the shaper's token bucket in front of the ring): voice's Cobham mean within
+    10 % of the simulated mean (served steadily at the shaper's rate it was several times the simulated mean)."""
+    raw = _unsaturated_edge({"rate": "1 Gbit/s", "bc": "1 MB", "interface_rate": "10 Gbit/s"})
+    raw["methods"] = {"simulated": {"packets": 200_000, "replications": 4, "seed": 3}}
+    res = {(r.metric, r.method): r for r in PORT.evaluate(build(raw), ["closed-form", "simulated"], QUIET)}
+    assert res[("voice.delay.cobham_mean", "closed-form")].value == pytest.approx(
+        res[("voice.delay.mean", "simulated")].value, rel=0.10)
