@@ -21,8 +21,16 @@ so compare the ratios, not the absolute figures):
    100 kB, an interface 1x to 100x the shaper's rate), and beside it the largest ratio of the simulated delay to
    the bound the port would have without the shaper's term 8 bc / R.
 
+6. with ``--approximations`` (alone: nothing else is run): the approximations of shaped ports against the
+   simulator -- each priority class's Cobham mean and each weighted class's mean delay beside the simulated mean,
+   its 95 % interval and the relative error: the imported branch port of examples/configs/branch-iosxe.cfg (a
+   100 Mbit/s shaper on a 1 Gbit/s interface, saturated classes: the ring paced by the shaper), and the edge
+   port under a 1 Gbit/s shaper of 1 MB on a 10 Gbit/s interface with Poisson loads (a bucket hardly ever
+   empty: the port served at the interface's rate), each also as the approximations served it before
+   (steadily at the shaper's rate: ``HOLD_NEGLIGIBLE`` below every probability).
+
 "Packets" counts every packet handled: departures and drops. Run: ``python benchmarks/bench_port.py
-[--quick] [--bounds N] [--shaped N]``.
+[--quick] [--bounds N] [--shaped N]`` or ``python benchmarks/bench_port.py --approximations``.
 """
 
 from __future__ import annotations
@@ -154,12 +162,55 @@ def bounds_survey(n: int, packets: int, shaped: bool = False) -> dict:
             "largest_unshaped_ratio": worst_unshaped}
 
 
+def _shaped_cases():
+    from qosbound.configs import load_configs
+    from tests.systems.port.test_shaper import _unsaturated_edge
+
+    [branch] = load_configs([ROOT / "examples" / "configs" / "branch-iosxe.cfg"])
+    deep = _unsaturated_edge({"rate": "1 Gbit/s", "bc": "1 MB", "interface_rate": "10 Gbit/s"})
+    deep["methods"] = {"simulated": {"packets": 400_000, "replications": 8, "seed": 3}}
+    return [("branch-iosxe.cfg, saturated", branch.document()), ("edge-1g, 1 MB bucket, Poisson", deep)]
+
+
+def approximations_survey() -> None:
+    """Print every shaped case's approximations beside the simulated means (module docstring, item 6)."""
+    from qosbound.systems.port import closed_form as cf
+
+    port = get_system("port")
+    for label, raw in _shaped_cases():
+        scn = build(raw)
+        sim = {r.metric: r for r in port.evaluate(scn, ["simulated"], QUIET)}
+        now = {r.metric: r for r in port.evaluate(scn, ["closed-form"], QUIET)}
+        saved = cf.HOLD_NEGLIGIBLE
+        cf.HOLD_NEGLIGIBLE = -1.0  # every hold probability above it: served steadily at the shaper's rate
+        try:
+            steady = {r.metric: r for r in port.evaluate(scn, ["closed-form"], QUIET)}
+        finally:
+            cf.HOLD_NEGLIGIBLE = saved
+        print(f"{label}:")
+        for name, r in now.items():
+            if not name.endswith((".delay.cobham_mean", ".delay.mean")) or r.interval.kind.value != "approximation":
+                continue
+            s = sim.get(name.replace("cobham_mean", "mean"))
+            if s is None:
+                continue
+            old = steady[name].value
+            print(f"  {name:32s} {r.value * 1e6:10.4g} us (steadily at the shaper's rate {old * 1e6:10.4g} us); "
+                  f"simulated {s.value * 1e6:.4g} us [{s.interval.low * 1e6:.4g}, {s.interval.high * 1e6:.4g}]; "
+                  f"error {r.value / s.value - 1:+.1%} (was {old / s.value - 1:+.1%})")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer packets and repeats")
     ap.add_argument("--bounds", type=int, default=0, metavar="N", help="also survey N random adversarial ports")
     ap.add_argument("--shaped", type=int, default=0, metavar="N", help="also survey N random adversarial shaped ports")
+    ap.add_argument("--approximations", action="store_true",
+                    help="only the approximations of shaped ports against the simulator")
     args = ap.parse_args(argv)
+    if args.approximations:
+        approximations_survey()
+        return 0
     packets, repeats = (1_000_000, 3) if args.quick else (4_000_000, 5)
     k = kernels(packets, repeats)
     print(f"port kernel, 6-class port (edge-1g + AF1x):     {k['six']:.3g} packets/s per core (target >= 1e7)")
