@@ -52,10 +52,13 @@ try:
 except ImportError:  # pragma: no cover - elsewhere they may both solve, never read half a record
     fcntl = None
 
-__all__ = ["ENV", "cache_folder", "cached", "code_fingerprint"]
+__all__ = ["ENV", "READ_BACK", "cache_folder", "cached", "cached_replications", "code_fingerprint"]
 
 #: The environment variable naming the cache folder (unset or empty: no cache).
 ENV = "QOSBOUND_CACHE_DIR"
+
+#: What the provenance of a result read back says.
+READ_BACK = "read back (QOSBOUND_CACHE_DIR)"
 
 
 def cache_folder() -> Path | None:
@@ -143,3 +146,14 @@ def cached(fn: Callable[..., Any], *args, unkeyed: dict | None = None, **kwargs)
     finally:
         if lock is not None:
             lock.close()  # closing releases the lock
+
+
+def cached_replications(run: Callable[..., Any], *args, replications: int, advance) -> tuple[Any, bool]:
+    """A simulator's ``run(*args, advance=advance)`` of ``replications`` replications through :func:`cached`
+    (``advance``, the progress callback, not in the key); read back, the progress is advanced by all of them at
+    once. The replications must be a pure function of ``args`` (each its own generator spawned from the seed
+    among them)."""
+    rep, read_back = cached(run, *args, unkeyed={"advance": advance})
+    if read_back:
+        advance(replications)
+    return rep, read_back

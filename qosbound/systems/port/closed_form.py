@@ -322,13 +322,20 @@ def _bound_results(port: Port) -> list[Result]:
     return out
 
 
+def long_run_rates(port: Port) -> dict[str, float]:
+    """Each class's long-run rate through the ring, bit/s: a priority class's (capped by its policer), a
+    weighted class's max-min allocation."""
+    _, thr, _ = allocation(port) if port.weighted else (None, np.zeros(0), None)
+    rates = {x.name: x.long_run_rate for x in port.active if x.priority is not None}
+    rates.update({x.name: float(t) for x, t in zip(port.weighted, thr)})
+    return rates
+
+
 def ring_mix(port: Port, c: TrafficClass) -> tuple[float, float, float] | None:
     """(E[k], E[k^2] in units, E[L] in bytes) of the packets of every class but ``c``'s level (by long-run packet
     rate; weighted classes at their max-min allocation): the ring's "best effort" seen by ``c``. None when a
     law is exponential or no other class has traffic."""
-    _, thr, _ = allocation(port) if port.weighted else (None, np.zeros(0), None)
-    rates = {x.name: x.long_run_rate for x in port.active if x.priority is not None}
-    rates.update({x.name: float(t) for x, t in zip(port.weighted, thr)})
+    rates = long_run_rates(port)
     mixed: dict[float, float] = {}
     for x in port.active:
         if x.name == c.name or (c.priority is not None and x.priority == c.priority):
@@ -389,9 +396,7 @@ def paced_ring_term(port: Port, c: TrafficClass) -> float:
     C, C_line = port.rate, port.line_rate
     own = c.size_law()
     sizes, probs = (own.sizes, own.probs) if own is not None and not own.exponential else ((c.mean_size,), (1.0,))
-    _, thr, _ = allocation(port) if port.weighted else (None, np.zeros(0), None)
-    rates = {x.name: x.long_run_rate for x in port.active if x.priority is not None}
-    rates.update({x.name: float(t) for x, t in zip(port.weighted, thr)})
+    rates = long_run_rates(port)
     ahead: dict[float, float] = {}
     for x in port.active:
         law = x.size_law()

@@ -9,7 +9,7 @@ from qosbound.metric_names import ccdf_name, quantile_name
 from qosbound.results import Interval, Result
 from qosbound.systems.port.elements import Port, Stream, TrafficClass
 from qosbound.systems.port.metrics import carried_precedences
-from qosbound.systems.solve_cache import cached
+from qosbound.systems.solve_cache import READ_BACK, cached_replications
 from qosbound.validation.markers import KINDS, new_state
 from qosbound.validation.droppers import MODES
 from qosbound.validation.port_kernels import (ACT_DROP, ACT_REMARK, ACT_TRANSMIT, CS_ARRIVALS, CS_BITS,
@@ -264,16 +264,14 @@ def simulated(port: Port, opts, quantiles, ccdf, progress) -> list[Result]:
     """Every simulated metric of every class with traffic."""
     cfg = config(port)
     advance = progress.task(f"simulating {opts.replications} x {opts.packets:,} packets", opts.replications)
-    # kept under QOSBOUND_CACHE_DIR (a pure function of the configuration and the seed: each replication has its
-    # own generator and its own copy of the meters' state)
-    rep, read_back = cached(run_replications, cfg, opts.packets, opts.replications, opts.seed, opts.warmup,
-                            [float(x) for x in ccdf], unkeyed={"advance": advance})
-    if read_back:
-        advance(opts.replications)
+    # kept under QOSBOUND_CACHE_DIR: each replication has its own generator and its own copy of the meters' state
+    rep, read_back = cached_replications(run_replications, cfg, opts.packets, opts.replications, opts.seed,
+                                         opts.warmup, [float(x) for x in ccdf], replications=opts.replications,
+                                         advance=advance)
     out: list[Result] = []
     b = _Builder(opts, rep, out)
     if read_back:
-        b.base["cache"] = "read back (QOSBOUND_CACHE_DIR)"
+        b.base["cache"] = READ_BACK
     for c in port.active:
         _class_results(b, c, c.index, quantiles, ccdf)
     return out

@@ -15,7 +15,7 @@ from qosbound.results import Interval, Result
 from qosbound.systems.curves import histogram_ccdf
 from qosbound.systems.pq_txq.metrics import per_stream, stream_prefix
 from qosbound.systems.pq_txq.params import scenario_fields
-from qosbound.systems.solve_cache import cached
+from qosbound.systems.solve_cache import READ_BACK, cached_replications
 from qosbound.validation.pq_txq_kernels import SS_ARRIVALS, SS_DELAYS, SS_LOST, SS_SUM
 from qosbound.validation.pq_txq_sim import S_ARRIVALS, S_DELAYS, S_LOST, S_MAX, S_SUM, run_replications
 from qosbound.validation.pq_txq_sim import simulate_trace as sim
@@ -40,12 +40,11 @@ def simulated_results(p, opts, ccdf: list[float], qs: list[float], progress) -> 
     """
     advance = progress.task(f"simulating {opts.replications} x {opts.packets:,} EF packets", opts.replications)
     with scenario_fields("methods.simulated"):
-        # kept under QOSBOUND_CACHE_DIR like the ring's solutions: the replications are a pure function of the
-        # parameters and the seed (each replication's generator spawned from it), whatever the thread count
-        rep, read_back = cached(run_replications, p, opts.packets, opts.replications, opts.seed, opts.warmup,
-                                [float(x) for x in ccdf], unkeyed={"advance": advance})
-    if read_back:
-        advance(opts.replications)
+        # kept under QOSBOUND_CACHE_DIR: each replication's generator is spawned from the seed, whatever the
+        # thread count
+        rep, read_back = cached_replications(run_replications, p, opts.packets, opts.replications, opts.seed,
+                                             opts.warmup, [float(x) for x in ccdf], replications=opts.replications,
+                                             advance=advance)
     st = rep.stats
     n = st[:, S_DELAYS]
     s = rep.setup
@@ -55,7 +54,7 @@ def simulated_results(p, opts, ccdf: list[float], qs: list[float], progress) -> 
             "packets_per_replication": opts.packets, "seed": opts.seed, "warmup": opts.warmup,
             "arrivals": p.arrivals, "simulator": "qosbound.validation.pq_txq_sim",
             "seeding": "numpy SeedSequence(seed).spawn(replications)",
-            **({"cache": "read back (QOSBOUND_CACHE_DIR)"} if read_back else {})}
+            **({"cache": READ_BACK} if read_back else {})}
     out: list[Result] = []
 
     def add(metric, unit, per_rep, estimator, **extra):
